@@ -1,0 +1,146 @@
+"""Events: what travels on the bus.
+
+An event is a name, a JSON object of data, an id and a timestamp. Built-in event names
+have typed data models and are validated on publish; any other name carries free-form data.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.errors import InvalidEventError
+
+MESSAGE_RECEIVED = "agent.message.received"
+REPLY_READY = "agent.reply.ready"
+FUNCTION_FAILED = "function.failed"
+FUNCTION_CANCELLED = "function.cancelled"
+
+_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$")
+
+
+def _new_event_id() -> str:
+    return uuid.uuid4().hex
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Event(BaseModel):
+    """One event. `id` makes publishing idempotent; `ts` is milliseconds since the epoch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    id: str = Field(default_factory=_new_event_id, min_length=1, max_length=200)
+    ts: int = Field(default_factory=_now_ms)
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_well_formed(cls, name: str) -> str:
+        if not _NAME_PATTERN.match(name):
+            raise ValueError(
+                "event name must be 1-200 characters of letters, digits and _ . : / -, "
+                f"starting with a letter or digit; got {name!r}"
+            )
+        return name
+
+
+class Sender(BaseModel):
+    """Who wrote a message."""
+
+    id: str
+    name: str = ""
+    username: str | None = None
+
+
+class Destination(BaseModel):
+    """Where a reply goes: a chat, optionally a message to answer and a thread or topic."""
+
+    chat_id: str
+    message_id: str | None = None
+    thread_id: str | None = None
+
+
+class MessageReceived(BaseModel):
+    """Data of `agent.message.received`."""
+
+    message: str
+    session_key: str = Field(min_length=1, max_length=300)
+    channel: str = Field(min_length=1)
+    sender: Sender
+    destination: Destination
+    channel_meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class ReplyReady(BaseModel):
+    """Data of `agent.reply.ready`."""
+
+    response: str
+    channel: str
+    destination: Destination
+    channel_meta: dict[str, Any] = Field(default_factory=dict)
+    run_id: str
+
+
+class FunctionFailed(BaseModel):
+    """Data of `function.failed`: a run that spent its retries."""
+
+    function_id: str
+    run_id: str
+    event: dict[str, Any]
+    error: str
+
+
+class FunctionCancelled(BaseModel):
+    """Data of `function.cancelled`: a run stopped because a newer event superseded it."""
+
+    function_id: str
+    run_id: str
+    event: dict[str, Any]
+    reason: str = ""
+
+
+BUILTIN_DATA: dict[str, type[BaseModel]] = {
+    MESSAGE_RECEIVED: MessageReceived,
+    REPLY_READY: ReplyReady,
+    FUNCTION_FAILED: FunctionFailed,
+    FUNCTION_CANCELLED: FunctionCancelled,
+}
+
+
+def validate_event(event: Event) -> Event:
+    """Check a built-in event's data against its model; return the event with normalised data.
+
+    Raises `InvalidEventError` naming the event and every field at fault. Events with other
+    names pass through unchanged.
+    """
+    model = BUILTIN_DATA.get(event.name)
+    if model is None:
+        return event
+    try:
+        data = model.model_validate(event.data).model_dump(mode="json")
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'data'}: {err['msg']}" for err in exc.errors()
+        )
+        raise InvalidEventError(f"invalid data for event {event.name!r}: {problems}") from exc
+    return event.model_copy(update={"data": data})
+
+
+def parse_event(raw: Any) -> Event:
+    """Build and validate an event from untrusted JSON-like input. Raises `InvalidEventError`."""
+    try:
+        event = Event.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'event'}: {err['msg']}" for err in exc.errors()
+        )
+        raise InvalidEventError(f"invalid event: {problems}") from exc
+    return validate_event(event)

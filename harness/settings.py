@@ -1,0 +1,54 @@
+"""All configuration, read once from the environment and `.env`.
+
+Every field here is listed with its default in `.env.example` and the README.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+OnNewMessage = Literal["steer", "cancel", "queue"]
+
+
+class Settings(BaseSettings):
+    """The one configuration object. Field names map to upper-case environment variables."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    redis_url: str | None = Field(
+        default=None, description="Redis to use; unset starts an embedded Redis under the workspace."
+    )
+    agent_workspace: Path = Field(default=Path("./workspace"))
+    agent_name: str = Field(default="Harness")
+    port: int = Field(default=8000, ge=1, le=65535)
+    harness_api_key: SecretStr | None = Field(
+        default=None, description="Bearer token for the HTTP API; unset disables it."
+    )
+    on_new_message: OnNewMessage = Field(default="steer")
+    log_level: str = Field(default="INFO")
+
+    harness_function_modules: str = Field(
+        default="",
+        description="Comma-separated Python modules whose @function declarations workers load.",
+    )
+    worker_concurrency: int = Field(default=16, ge=1, le=512)
+    harness_lease_ttl: float = Field(
+        default=10.0, gt=0.5, description="Seconds a run's lease lives without renewal."
+    )
+    harness_reaper_interval: float = Field(default=1.0, gt=0.0)
+    harness_retry_backoff: float = Field(
+        default=1.0, ge=0.0, description="Base of the exponential backoff between retries, seconds."
+    )
+    harness_events_maxlen: int = Field(default=10_000, ge=100)
+    harness_key_prefix: str = Field(default="harness")
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read on first use."""
+    return Settings()
