@@ -1,15 +1,15 @@
 """The project's error hierarchy. Third-party errors are translated into these at each seam.
 
-    HarnessError
-    ├── ConfigurationError        a setting is missing or wrong
-    ├── InvalidEventError         an event failed validation; nothing was published
-    ├── InvalidFunctionError      a function declaration is wrong (bad cron, bad key path, ...)
-    ├── FunctionNotFoundError     a run names a function this process does not know
-    ├── StepError                 a step failed
-    │   ├── StepFailedError       a step spent its retries; raised into the handler on replay
-    │   ├── StepResultError       a step's result cannot be stored as JSON
-    │   └── NonDeterminismError   the handler asked for steps in another order than recorded
-    └── NonRetriableError         raise this from a step or handler to fail without retries
+HarnessError
+├── ConfigurationError        a setting is missing or wrong
+├── InvalidEventError         an event failed validation; nothing was published
+├── InvalidFunctionError      a function declaration is wrong (bad cron, bad key path, ...)
+├── FunctionNotFoundError     a run names a function this process does not know
+├── StepError                 a step failed
+│   ├── StepFailedError       a step spent its retries; raised into the handler on replay
+│   ├── StepResultError       a step's result cannot be stored as JSON
+│   └── NonDeterminismError   the handler asked for steps in another order than recorded
+└── NonRetriableError         raise this from a step or handler to fail without retries
 """
 
 from __future__ import annotations

@@ -128,7 +128,8 @@ def validate_event(event: Event) -> Event:
         data = model.model_validate(event.data).model_dump(mode="json")
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'data'}: {err['msg']}" for err in exc.errors()
+            f"{'.'.join(str(p) for p in err['loc']) or 'data'}: {err['msg']}"
+            for err in exc.errors()
         )
         raise InvalidEventError(f"invalid data for event {event.name!r}: {problems}") from exc
     return event.model_copy(update={"data": data})
@@ -140,7 +141,8 @@ def parse_event(raw: Any) -> Event:
         event = Event.model_validate(raw)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'event'}: {err['msg']}" for err in exc.errors()
+            f"{'.'.join(str(p) for p in err['loc']) or 'event'}: {err['msg']}"
+            for err in exc.errors()
         )
         raise InvalidEventError(f"invalid event: {problems}") from exc
     return validate_event(event)

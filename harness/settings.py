@@ -21,7 +21,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
     redis_url: str | None = Field(
-        default=None, description="Redis to use; unset starts an embedded Redis under the workspace."
+        default=None,
+        description="Redis to use; unset starts an embedded Redis under the workspace.",
     )
     agent_workspace: Path = Field(default=Path("./workspace"))
     agent_name: str = Field(default="Harness")

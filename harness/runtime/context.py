@@ -1,0 +1,341 @@
+"""What a handler receives: the event, the durable step API, and facts about its run.
+
+Steps are memoized in the run's journal: on replay (a retry, a resume after a crash, a
+wake-up after a sleep) a completed step returns its recorded result without running again.
+Step ids are auto-indexed per run, so `step.run("think", ...)` in a loop records `think:0`,
+`think:1`, ... A handler must ask for its steps in the same order on every replay.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+
+from harness.errors import (
+    NonDeterminismError,
+    NonRetriableError,
+    StepFailedError,
+    StepResultError,
+)
+from harness.events import Event
+from harness.runtime.durations import parse_duration
+from harness.runtime.expressions import resolve_path
+from harness.runtime.functions import INVOKE_EVENT, FunctionSpec
+from harness.runtime.runtime import Runtime
+
+T = TypeVar("T")
+_MAX_ERROR_CHARS = 2000
+_MAX_BACKOFF_S = 300.0
+
+
+class Interrupt(BaseException):
+    """Unwinds a handler without running its `except Exception` blocks. Never caught by users."""
+
+
+class Suspended(Interrupt):
+    """The run parked itself (sleep, wait, retry backoff); a timer or an event resumes it."""
+
+
+class Cancelled(Interrupt):
+    """The run was asked to stop; raised at the next step boundary."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class LeaseLost(Interrupt):
+    """Another worker owns the run now; this execution must stop without writing anything."""
+
+
+@dataclass
+class RunState:
+    """Mutable, per-execution state shared by the step API, the executor and the lease keeper."""
+
+    runtime: Runtime
+    spec: FunctionSpec
+    run_id: str
+    epoch: str
+    event: dict[str, Any]
+    journal: dict[str, dict[str, Any]]
+    attempt: int = 0
+    cancel_reason: str = ""
+    lease_lost: bool = False
+    abort: threading.Event = field(default_factory=threading.Event)
+    counters: dict[str, int] = field(default_factory=dict)
+
+    def request_stop(self, *, cancel: str = "", lost: bool = False) -> None:
+        """Note a cancel request or a lost lease and wake anything watching `abort`."""
+        if cancel:
+            self.cancel_reason = cancel
+        if lost:
+            self.lease_lost = True
+        self.abort.set()
+
+
+def backoff_seconds(base: float, failures: int) -> float:
+    """Exponential backoff with 10% jitter: base, 2*base, 4*base, ... capped at five minutes."""
+    delay = min(base * (2 ** max(failures - 1, 0)), _MAX_BACKOFF_S)
+    return float(delay * random.uniform(0.9, 1.1))
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:_MAX_ERROR_CHARS]
+
+
+def _to_ms(when: datetime | str | float) -> int:
+    if isinstance(when, str):
+        when = datetime.fromisoformat(when)
+    if isinstance(when, datetime):
+        if when.tzinfo is None:
+            raise ValueError(f"sleep_until needs a time zone-aware time, got {when.isoformat()}")
+        return int(when.timestamp() * 1000)
+    return int(float(when) * 1000)
+
+
+class Step:
+    """The durable step API. Every method records its outcome once per run."""
+
+    def __init__(self, state: RunState) -> None:
+        self._s = state
+
+    # -- bookkeeping -------------------------------------------------------------------
+    def _key(self, step_id: str) -> str:
+        if not step_id or ":" in step_id:
+            raise ValueError(f"step id {step_id!r} must be non-empty and contain no ':'")
+        n = self._s.counters.get(step_id, 0)
+        self._s.counters[step_id] = n + 1
+        return f"{step_id}:{n}"
+
+    def _recorded(self, key: str, kind: str) -> dict[str, Any] | None:
+        rec = self._s.journal.get(key)
+        if rec is not None and rec.get("k") != kind:
+            raise NonDeterminismError(
+                f"step {key!r} was recorded as {rec.get('k')!r} but is now called as {kind!r}; "
+                "a handler must call its steps in the same order on every replay"
+            )
+        return rec
+
+    def _boundary(self) -> None:
+        if self._s.lease_lost:
+            raise LeaseLost()
+        if self._s.cancel_reason:
+            raise Cancelled(self._s.cancel_reason)
+
+    def _commit(self, key: str, record: str) -> None:
+        ok, cancel = self._s.runtime.ledger.commit_step(self._s.run_id, self._s.epoch, key, record)
+        if not ok:
+            self._s.request_stop(lost=True)
+            raise LeaseLost()
+        self._s.journal[key] = json.loads(record)
+        if cancel:
+            self._s.request_stop(cancel=cancel)
+
+    def _suspend(self, key: str, kind: str, wake_at_ms: int | None, **kw: Any) -> int:
+        s = self._s
+        out = s.runtime.ledger.suspend(
+            s.run_id,
+            s.epoch,
+            s.runtime.now_ms(),
+            kind=kind,
+            step_key=key,
+            wake_at_ms=wake_at_ms,
+            **kw,
+        )
+        if out == 0:
+            raise LeaseLost()
+        return out
+
+    def _resolved_record(self, key: str) -> dict[str, Any]:
+        raw = self._s.runtime.redis.hget(self._s.runtime.keys.journal(self._s.run_id), key)
+        rec: dict[str, Any] = json.loads(raw)  # type: ignore[arg-type]
+        self._s.journal[key] = rec
+        return rec
+
+    # -- the API -----------------------------------------------------------------------
+    def run(self, step_id: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run `fn(*args, **kwargs)` once per run and return its JSON result.
+
+        On replay the recorded result is returned without calling `fn`. An exception is
+        retried with backoff up to the function's `retries`; then (or at once for
+        `NonRetriableError`) `StepFailedError` is raised here, now and on every replay.
+        A result that is not JSON-serialisable raises `StepResultError` (not retried).
+        The value returned is the JSON round trip of `fn`'s result (tuples become lists),
+        so the first execution and every replay see the same thing.
+        """
+        key = self._key(step_id)
+        rec = self._recorded(key, "run")
+        if rec is not None:
+            if "v" in rec:
+                return rec["v"]  # type: ignore[no-any-return]
+            if rec.get("final"):
+                raise StepFailedError(step_id, rec["e"])
+        failures = int(rec.get("n", 0)) if rec else 0
+        self._boundary()
+        self._s.attempt = failures
+        try:
+            value = fn(*args, **kwargs)
+        except NonRetriableError as exc:
+            self._fail(key, step_id, exc, failures + 1, final=True)
+        except Exception as exc:
+            self._fail(key, step_id, exc, failures + 1, final=failures >= self._s.spec.retries)
+        try:
+            encoded = json.dumps(value, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            message = (
+                f"step {step_id!r} returned a {type(value).__name__}, which cannot be stored as "
+                f"JSON ({exc}); return plain data: dict, list, str, int, float, bool or None"
+            )
+            self._commit(key, json.dumps({"k": "run", "e": message, "final": True}))
+            raise StepResultError(message) from exc
+        self._commit(key, '{"k":"run","v":' + encoded + "}")
+        return json.loads(encoded)  # type: ignore[no-any-return]
+
+    def _fail(self, key: str, step_id: str, exc: Exception, failures: int, *, final: bool) -> None:
+        text = _error_text(exc)
+        record = {"k": "run", "e": text, "n": failures}
+        if final:
+            self._commit(key, json.dumps({**record, "final": True}))
+            raise StepFailedError(step_id, text) from exc
+        self._commit(key, json.dumps(record))
+        s = self._s
+        wake = s.runtime.now_ms() + int(backoff_seconds(s.runtime.retry_backoff, failures) * 1000)
+        self._suspend(key, "retry", wake)
+        raise Suspended()
+
+    def send_event(self, step_id: str, event: Event | dict[str, Any]) -> str:
+        """Publish an event exactly once per run. Returns its id.
+
+        Without an explicit id the event gets one derived from the run and step, so a
+        replay after a crash between publishing and recording publishes nothing new.
+        """
+        from harness.runtime.bus import publish
+
+        key = self._key(step_id)
+        rec = self._recorded(key, "send")
+        if rec is not None:
+            return str(rec["v"])
+        self._boundary()
+        raw = event.model_dump(mode="json") if isinstance(event, Event) else dict(event)
+        raw.setdefault("id", f"{self._s.run_id}:{key}")
+        result = publish(raw, runtime=self._s.runtime)
+        self._commit(key, json.dumps({"k": "send", "v": result.event_id}))
+        return result.event_id
+
+    def sleep(self, step_id: str, duration: str | float) -> None:
+        """Suspend the run for a duration ("30s", "1h", seconds) without holding a worker."""
+        self.sleep_until(step_id, self._s.runtime.clock() + parse_duration(duration))
+
+    def sleep_until(self, step_id: str, when: datetime | str | float) -> None:
+        """Suspend the run until a time (aware datetime, ISO 8601 string or epoch seconds)."""
+        key = self._key(step_id)
+        if self._recorded(key, "sleep") is not None:
+            return
+        self._boundary()
+        wake_ms = _to_ms(when)
+        if wake_ms <= self._s.runtime.now_ms():
+            self._commit(key, '{"k":"sleep","v":null}')
+            return
+        self._suspend(key, "sleep", wake_ms)
+        raise Suspended()
+
+    def wait_for_event(
+        self, step_id: str, *, event: str, timeout: str | float, match: str | None = None
+    ) -> Event | None:
+        """Suspend until an event named `event` is published, or `timeout` passes (None).
+
+        With `match="data.order_id"`, only an event whose `data.order_id` equals this run's
+        triggering event's `data.order_id` resumes it. Events published before this step
+        is first reached are not seen.
+        """
+        key = self._key(step_id)
+        rec = self._recorded(key, "wait")
+        if rec is None:
+            self._boundary()
+            value = resolve_path(f"event.{match}", self._s.event) if match else None
+            waiter = json.dumps({"match": match, "value": value})
+            wake = self._s.runtime.now_ms() + int(parse_duration(timeout) * 1000)
+            out = self._suspend(
+                key, "wait", wake, status="waiting", wait_event=event, waiter=waiter
+            )
+            if out != 2:
+                raise Suspended()
+            rec = self._resolved_record(key)
+        return Event.model_validate(rec["v"]) if rec["v"] is not None else None
+
+    def invoke(
+        self,
+        step_id: str,
+        function_id: str,
+        data: dict[str, Any] | None = None,
+        timeout: str | float | None = None,
+    ) -> Any:
+        """Run another function with `data` as its event data and return its result.
+
+        The caller suspends until the child finishes. A child that fails, or does not
+        finish within `timeout`, raises `StepFailedError` here.
+        """
+        from harness.runtime.bus import publish
+
+        key = self._key(step_id)
+        rec = self._recorded(key, "invoke")
+        if rec is None:
+            self._boundary()
+            s = self._s
+            child = Event(name=INVOKE_EVENT, id=f"{s.run_id}:{key}", data=data or {})
+            publish(child, runtime=s.runtime, target=function_id, parent=(s.run_id, key))
+            wake = (
+                None
+                if timeout is None
+                else s.runtime.now_ms() + int(parse_duration(timeout) * 1000)
+            )
+            if self._suspend(key, "invoke", wake, status="waiting") != 2:
+                raise Suspended()
+            rec = self._resolved_record(key)
+        if "v" in rec:
+            return rec["v"]
+        raise StepFailedError(step_id, rec.get("e", "invoked function failed"))
+
+    def take_inbox(self, step_id: str = "inbox") -> list[Event]:
+        """Events handed to this run while it held its singleton key (steer mode), oldest
+        first, each returned exactly once across replays. Empty when there are none."""
+        key = self._key(step_id)
+        rec = self._recorded(key, "inbox")
+        if rec is None:
+            self._boundary()
+            s = self._s
+            raw = s.runtime.ledger.drain_inbox(s.run_id, s.epoch, key, s.runtime.now_ms())
+            if raw is None:
+                s.request_stop(lost=True)
+                raise LeaseLost()
+            rec = json.loads(raw)
+            s.journal[key] = rec
+        return [Event.model_validate(e) for e in rec["v"]]
+
+
+class Context:
+    """What a handler receives. `cancelled` is set when the run is asked to stop, so a long
+    step can watch it and abort early; the run itself stops at its next step boundary."""
+
+    def __init__(self, state: RunState, logger: logging.Logger) -> None:
+        self._state = state
+        self.event = Event.model_validate(state.event)
+        self.step = Step(state)
+        self.run_id = state.run_id
+        self.function_id = state.spec.id
+        self.logger = logging.LoggerAdapter(logger, {"run_id": state.run_id})
+        self.cancelled = state.abort
+
+    @property
+    def attempt(self) -> int:
+        """0 on the first try of the current unit of work (a step, or the handler), then 1, 2..."""
+        return self._state.attempt
+
+
+__all__ = ["Cancelled", "Context", "Interrupt", "LeaseLost", "Step", "Suspended"]

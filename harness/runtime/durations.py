@@ -1,0 +1,34 @@
+"""Durations written the way people write them: "500ms", "30s", "5m", "1h", "1d", "1h30m"."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def parse_duration(value: str | float | int | timedelta) -> float:
+    """Return seconds for a duration string, a number of seconds or a timedelta.
+
+    Raises `ValueError` with the accepted forms for anything else, or for a negative duration.
+    """
+    if isinstance(value, timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+    elif isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        parts = _PART.findall(text)
+        if not parts or "".join(n + u for n, u in parts) != text:
+            raise ValueError(
+                f"cannot read duration {value!r}: use forms like '500ms', '30s', '5m', '1h', "
+                "'1d' or '1h30m'"
+            )
+        seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in parts)
+    else:
+        raise ValueError(f"cannot read duration {value!r}: give a string, seconds or a timedelta")
+    if seconds < 0:
+        raise ValueError(f"duration must not be negative, got {value!r}")
+    return seconds

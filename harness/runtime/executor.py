@@ -1,0 +1,179 @@
+"""Advancing a run: claim it, replay its handler under a renewed lease, record the outcome.
+
+`advance(runtime, run_id)` is what a kick does. It is safe to call any number of times, from
+any number of workers, for the same run: only the claimant of the current epoch executes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import redis
+
+from harness.errors import FunctionNotFoundError, NonRetriableError, StepError
+from harness.events import FUNCTION_CANCELLED, FUNCTION_FAILED, Event
+from harness.runtime.context import (
+    Cancelled,
+    Context,
+    LeaseLost,
+    RunState,
+    Suspended,
+    backoff_seconds,
+)
+from harness.runtime.functions import EventTrigger, Function, FunctionSpec
+from harness.runtime.kicker import kick_all
+from harness.runtime.runtime import Runtime
+
+log = logging.getLogger("harness.run")
+THROTTLE_MS = 250
+
+
+class LeaseKeeper:
+    """Renews a run's lease every third of its TTL on a daemon thread until stopped.
+
+    A refused renewal (someone else owns the run) or a cancel request is passed to the
+    run's state, which sets its `abort` event so that an in-flight step can notice.
+    """
+
+    def __init__(self, state: RunState) -> None:
+        self._state = state
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._loop, name=f"lease-{state.run_id}", daemon=True
+        )
+
+    def __enter__(self) -> LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _loop(self) -> None:
+        s = self._state
+        ttl_ms = int(s.runtime.lease_ttl * 1000)
+        while not self._stop.wait(s.runtime.lease_ttl / 3):
+            try:
+                ok, cancel = s.runtime.ledger.renew(s.run_id, s.epoch, s.runtime.now_ms(), ttl_ms)
+            except redis.RedisError:
+                log.warning("could not renew the lease of run %s; will try again", s.run_id)
+                continue
+            if not ok:
+                s.request_stop(lost=True)
+                return
+            if cancel:
+                s.request_stop(cancel=cancel)
+
+
+def advance(runtime: Runtime, run_id: str) -> str:
+    """Try to advance one run. Returns what happened: `completed`, `failed`, `cancelled`,
+    `suspended`, `lease-lost`, or the claim's reason for not running (`busy`, ...).
+
+    Never raises for anything a handler does; Redis errors propagate (the kick is retried
+    by the scheduler's reaper).
+    """
+    claim = runtime.ledger.claim(
+        run_id, runtime.new_owner(), runtime.now_ms(), int(runtime.lease_ttl * 1000), THROTTLE_MS
+    )
+    kick_all(runtime.kicker, claim.kicks)
+    if claim.state != "ok":
+        return claim.state
+    fn = runtime.registry.get(claim.function_id)
+    assert claim.event is not None and claim.journal is not None
+    if fn is None:
+        stand_in = FunctionSpec(id=claim.function_id, triggers=(EventTrigger(name="*"),), retries=0)
+        state = RunState(runtime, stand_in, run_id, claim.epoch, claim.event, {})
+        message = (
+            f"function {claim.function_id!r} is not loaded in this worker ({runtime.worker_id})"
+        )
+        return _fail(state, FunctionNotFoundError(message), claim.function_id)
+    state = RunState(
+        runtime=runtime,
+        spec=fn.spec,
+        run_id=run_id,
+        epoch=claim.epoch,
+        event=claim.event,
+        journal=claim.journal,
+        attempt=claim.attempt,
+    )
+    if claim.cancel:
+        state.request_stop(cancel=claim.cancel)
+    with LeaseKeeper(state):
+        return _execute(fn, state)
+
+
+def _execute(fn: Function, state: RunState) -> str:
+    ctx = Context(state, log)
+    try:
+        result = fn(ctx)
+    except Suspended:
+        return "suspended"
+    except LeaseLost:
+        log.warning("run %s: lease lost to another worker; stopping without writing", state.run_id)
+        return "lease-lost"
+    except Cancelled as exc:
+        return _cancel(state, exc.reason)
+    except (StepError, NonRetriableError) as exc:
+        return _fail(state, exc, fn.id)
+    except Exception as exc:
+        return _retry_or_fail(state, exc, fn.id)
+    try:
+        encoded = json.dumps(result, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        message = f"function {fn.id!r} returned a {type(result).__name__}, not JSON data ({exc})"
+        return _fail(state, TypeError(message), fn.id)
+    return _finish(state, "completed", result_json=encoded)
+
+
+def _retry_or_fail(state: RunState, exc: Exception, function_id: str) -> str:
+    if state.attempt >= state.spec.retries:
+        return _fail(state, exc, function_id)
+    rt = state.runtime
+    failures = state.attempt + 1
+    log.warning("run %s: attempt %d failed (%s); retrying", state.run_id, failures, exc)
+    wake = rt.now_ms() + int(backoff_seconds(rt.retry_backoff, failures) * 1000)
+    out = rt.ledger.suspend(
+        state.run_id, state.epoch, rt.now_ms(), kind="retry", step_key="", wake_at_ms=wake,
+        count_attempt=True,
+    )  # fmt: skip
+    return "suspended" if out else "lease-lost"
+
+
+def _fail(state: RunState, exc: BaseException, function_id: str) -> str:
+    error = f"{type(exc).__name__}: {exc}"[:2000]
+    log.error("run %s of %s failed: %s", state.run_id, function_id, error)
+    if state.event.get("name") != FUNCTION_FAILED:  # a failing failure handler must not loop
+        _notify(state, FUNCTION_FAILED, f"failed:{state.run_id}", {"error": error}, function_id)
+    return _finish(state, "failed", error=error)
+
+
+def _cancel(state: RunState, reason: str) -> str:
+    log.info("run %s cancelled: %s", state.run_id, reason)
+    _notify(
+        state, FUNCTION_CANCELLED, f"cancelled:{state.run_id}", {"reason": reason}, state.spec.id
+    )
+    return _finish(state, "cancelled", error=f"cancelled: {reason}")
+
+
+def _notify(
+    state: RunState, name: str, event_id: str, extra: dict[str, str], function_id: str
+) -> None:
+    from harness.runtime.bus import publish
+
+    data = {"function_id": function_id, "run_id": state.run_id, "event": state.event, **extra}
+    # Published before the run is finished: if we crash in between, the retry publishes
+    # the same event id again, which the bus ignores.
+    publish(Event(name=name, id=event_id, data=data), runtime=state.runtime)
+
+
+def _finish(state: RunState, status: str, *, result_json: str = "null", error: str = "") -> str:
+    rt = state.runtime
+    ok, kicks = rt.ledger.finish(
+        state.run_id, state.epoch, rt.now_ms(), status=status, result_json=result_json,
+        error=error, retention_s=rt.retention_s,
+    )  # fmt: skip
+    kick_all(rt.kicker, kicks)
+    return status if ok else "lease-lost"

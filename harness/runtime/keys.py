@@ -1,0 +1,79 @@
+"""Names of every Redis key the runtime uses, in one place.
+
+Everything lives under one prefix (`HARNESS_KEY_PREFIX`, default `harness`), so that several
+deployments can share a Redis and `redis-cli --scan --pattern 'harness:*'` shows all of ours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Key names under a prefix. Lua scripts build per-run keys from the same prefix."""
+
+    prefix: str = "harness"
+
+    @property
+    def functions(self) -> str:
+        """Hash: function id -> JSON spec (the trigger table)."""
+        return f"{self.prefix}:functions"
+
+    @property
+    def functions_version(self) -> str:
+        """Counter bumped on every change of the trigger table, for cheap cache checks."""
+        return f"{self.prefix}:functions:version"
+
+    @property
+    def events(self) -> str:
+        """Capped stream of every accepted event."""
+        return f"{self.prefix}:events"
+
+    @property
+    def runs(self) -> str:
+        """Sorted set of run ids by creation time, for listing."""
+        return f"{self.prefix}:runs"
+
+    @property
+    def ready(self) -> str:
+        """Sorted set of queued runs by the time they were last kicked."""
+        return f"{self.prefix}:q:ready"
+
+    @property
+    def leases(self) -> str:
+        """Sorted set of running runs by lease expiry."""
+        return f"{self.prefix}:q:leases"
+
+    @property
+    def timers(self) -> str:
+        """Sorted set of suspended runs by wake-up time."""
+        return f"{self.prefix}:q:timers"
+
+    def run(self, run_id: str) -> str:
+        """Hash: the run's ledger record."""
+        return f"{self.prefix}:run:{run_id}"
+
+    def journal(self, run_id: str) -> str:
+        """Hash: step key -> JSON record of the step's outcome."""
+        return f"{self.prefix}:run:{run_id}:steps"
+
+    def inbox(self, run_id: str) -> str:
+        """List: ids of runs whose events were handed to this run (steer mode)."""
+        return f"{self.prefix}:run:{run_id}:inbox"
+
+    def waiters(self, event_name: str) -> str:
+        """Hash: run id -> JSON waiter, for runs in `wait_for_event` on this event name."""
+        return f"{self.prefix}:waiters:{event_name}"
+
+    def cron_last(self, function_id: str, index: int) -> str:
+        """The last cron tick (ms) handled for one cron trigger of a function."""
+        return f"{self.prefix}:cron:{function_id}:{index}:last"
+
+    def cron_missed(self, function_id: str) -> str:
+        """Sorted set of missed ticks (ms) of a function, for `harness runs` and alerts."""
+        return f"{self.prefix}:cron:{function_id}:missed"
+
+    def scheduler_heartbeat(self) -> str:
+        """Hash: scheduler id -> last loop time, to show which schedulers are alive."""
+        return f"{self.prefix}:schedulers"

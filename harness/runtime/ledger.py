@@ -1,0 +1,231 @@
+"""The run ledger: Python's side of the Lua scripts in `scripts.py`.
+
+This is the one module that talks to Redis about runs. Every method is a single round trip.
+Methods a running worker calls take the run's epoch and report `False` (or raise
+`LeaseLostError` in the executor) when the epoch is stale.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from harness.runtime import scripts
+from harness.runtime.keys import Keys
+
+Kick = tuple[str, str]  # (run_id, queue)
+
+RUN_FIELDS = (
+    "function_id", "status", "attempt", "epoch", "owner", "created_at", "started_at",
+    "ended_at", "updated_at", "error", "queue", "singleton", "mode", "wake_kind",
+    "wake_step", "steered_into", "cancel",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The outcome of trying to start or resume a run.
+
+    `state` is `ok` when this worker now holds the lease; otherwise it says why not
+    (`missing`, `terminal`, `busy`, `pending`, `steered`, `suspended`, `throttled`).
+    """
+
+    state: str
+    epoch: str = ""
+    function_id: str = ""
+    event: dict[str, Any] | None = None
+    attempt: int = 0
+    cancel: str = ""
+    journal: dict[str, dict[str, Any]] | None = None
+    kicks: tuple[Kick, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunSeed:
+    """A run to create when an event is accepted."""
+
+    id: str
+    function_id: str
+    queue: str
+    singleton: str = ""
+    mode: str = ""
+    slots: str = ""
+    parent: str = ""
+
+
+def _pairs(flat: list[Any]) -> tuple[Kick, ...]:
+    return tuple((str(flat[i]), str(flat[i + 1])) for i in range(0, len(flat) - 1, 2))
+
+
+class Ledger:
+    """Run state in Redis. Thread-safe (redis-py clients are)."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.redis = client
+        self.keys = keys
+        self._publish = client.register_script(scripts.PUBLISH)
+        self._claim = client.register_script(scripts.CLAIM)
+        self._renew = client.register_script(scripts.RENEW)
+        self._commit = client.register_script(scripts.COMMIT)
+        self._drain = client.register_script(scripts.DRAIN_INBOX)
+        self._suspend = client.register_script(scripts.SUSPEND)
+        self._finish = client.register_script(scripts.FINISH)
+        self._reap = client.register_script(scripts.REAP)
+        self._cancel = client.register_script(scripts.REQUEST_CANCEL)
+
+    def accept_event(
+        self,
+        event_id: str,
+        event_json: str,
+        event_name: str,
+        now_ms: int,
+        runs: list[RunSeed],
+        waiter_run_ids: list[str],
+        *,
+        dedupe_ttl_s: int,
+        stream_maxlen: int,
+    ) -> tuple[bool, tuple[Kick, ...]]:
+        """Record an event once: dedupe by id, append to the stream, create runs, wake waiters.
+
+        Returns (accepted, kicks). `accepted` is False when the id was seen within the TTL.
+        """
+        seeds = [seed.__dict__ for seed in runs]
+        out = self._publish(
+            args=[
+                self.keys.prefix,
+                event_id,
+                event_json,
+                now_ms,
+                dedupe_ttl_s,
+                stream_maxlen,
+                event_name,
+                json.dumps(seeds),
+                json.dumps(waiter_run_ids),
+            ]
+        )
+        return bool(out[0]), _pairs(out[1:])
+
+    def claim(self, run_id: str, owner: str, now_ms: int, ttl_ms: int, throttle_ms: int) -> Claim:
+        """Try to take the run's lease (epoch + 1). See `Claim` for the outcomes."""
+        out = self._claim(args=[self.keys.prefix, run_id, owner, now_ms, ttl_ms, throttle_ms])
+        state = str(out[0])
+        if state != "ok":
+            kicks = _pairs(out[2:]) if state == "pending" and len(out) > 2 else ()
+            return Claim(state=state, kicks=kicks)
+        flat = out[6]
+        journal = {str(flat[i]): json.loads(flat[i + 1]) for i in range(0, len(flat), 2)}
+        return Claim(
+            state="ok",
+            epoch=str(out[1]),
+            function_id=str(out[2]),
+            event=json.loads(out[3]),
+            attempt=int(out[4] or 0),
+            cancel=str(out[5] or ""),
+            journal=journal,
+        )
+
+    def renew(self, run_id: str, epoch: str, now_ms: int, ttl_ms: int) -> tuple[bool, str]:
+        """Extend the lease. Returns (still_ours, cancel_request)."""
+        ok, cancel = self._renew(args=[self.keys.prefix, run_id, epoch, now_ms, ttl_ms])
+        return bool(ok), str(cancel or "")
+
+    def commit_step(self, run_id: str, epoch: str, key: str, record: str) -> tuple[bool, str]:
+        """Write a step record under the fence. Returns (written, cancel_request)."""
+        ok, cancel = self._commit(args=[self.keys.prefix, run_id, epoch, key, record])
+        return bool(ok), str(cancel or "")
+
+    def drain_inbox(self, run_id: str, epoch: str, key: str, now_ms: int) -> str | None:
+        """Move handed-over events into the journal under `key`; returns the record or None."""
+        out = self._drain(args=[self.keys.prefix, run_id, epoch, key, now_ms])
+        return str(out[1]) if out[0] else None
+
+    def suspend(
+        self,
+        run_id: str,
+        epoch: str,
+        now_ms: int,
+        *,
+        kind: str,
+        step_key: str,
+        wake_at_ms: int | None,
+        status: str = "sleeping",
+        wait_event: str = "",
+        waiter: str = "",
+        count_attempt: bool = False,
+    ) -> int:
+        """Park the run and release its lease. Returns 1 parked, 2 already resolved, 0 stale."""
+        return int(
+            self._suspend(
+                args=[
+                    self.keys.prefix,
+                    run_id,
+                    epoch,
+                    now_ms,
+                    "" if wake_at_ms is None else wake_at_ms,
+                    kind,
+                    step_key,
+                    wait_event,
+                    waiter,
+                    status,
+                    "1" if count_attempt else "0",
+                ]
+            )
+        )
+
+    def finish(
+        self,
+        run_id: str,
+        epoch: str,
+        now_ms: int,
+        *,
+        status: str,
+        result_json: str = "null",
+        error: str = "",
+        retention_s: int,
+    ) -> tuple[bool, tuple[Kick, ...]]:
+        """End the run, wake its parent, pass on its singleton lock. Returns (ok, kicks)."""
+        out = self._finish(
+            args=[self.keys.prefix, run_id, epoch, now_ms, status, result_json, error, retention_s]
+        )
+        return bool(out[0]), _pairs(out[1:])
+
+    def reap(self, now_ms: int, ttl_ms: int, stale_ms: int, limit: int = 500) -> tuple[Kick, ...]:
+        """Fire due timers, recover runs with expired leases and re-kick lost kicks."""
+        return _pairs(self._reap(args=[self.keys.prefix, now_ms, ttl_ms, stale_ms, limit]))
+
+    def request_cancel(self, run_id: str, reason: str) -> bool:
+        """Ask a live run to stop at its next step boundary. False when it is not live."""
+        return bool(self._cancel(args=[self.keys.prefix, run_id, reason]))
+
+    def run(self, run_id: str) -> dict[str, str] | None:
+        """The run's ledger record as strings (event and result as JSON text), or None."""
+        record = self.redis.hgetall(self.keys.run(run_id))
+        return {str(k): str(v) for k, v in record.items()} if record else None
+
+    def journal(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """The run's step records by step key."""
+        raw = self.redis.hgetall(self.keys.journal(run_id))
+        return {str(k): json.loads(v) for k, v in raw.items()}
+
+    def recent(self, limit: int = 20) -> list[dict[str, str]]:
+        """The newest runs first, each with its id and summary fields."""
+        ids = self.redis.zrevrange(self.keys.runs, 0, limit - 1)
+        pipe = self.redis.pipeline(transaction=False)
+        for run_id in ids:
+            pipe.hmget(self.keys.run(str(run_id)), RUN_FIELDS)
+        rows = []
+        for run_id, values in zip(ids, pipe.execute(), strict=True):
+            if values[0] is None:
+                continue
+            row = {"id": str(run_id)}
+            row.update(
+                {
+                    k: str(v) if v is not None else ""
+                    for k, v in zip(RUN_FIELDS, values, strict=True)
+                }
+            )
+            rows.append(row)
+        return rows

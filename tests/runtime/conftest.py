@@ -1,0 +1,51 @@
+"""Fixtures for runtime unit tests: a runtime on fakeredis with a hand-driven clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import fakeredis
+import pytest
+
+from harness.runtime import Runtime
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.kicker import RecordingKicker
+
+
+@dataclass
+class ManualClock:
+    """A clock that only moves when told to."""
+
+    now: float = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def registry() -> FunctionRegistry:
+    return FunctionRegistry()
+
+
+@pytest.fixture
+def runtime(clock: ManualClock, registry: FunctionRegistry) -> Iterator[Runtime]:
+    client = fakeredis.FakeRedis(decode_responses=True)
+    rt = Runtime(
+        redis=client,
+        kicker=RecordingKicker(),
+        registry=registry,
+        clock=clock,
+        retry_backoff=1.0,
+        lease_ttl=10.0,
+    )
+    yield rt
+    client.flushall()

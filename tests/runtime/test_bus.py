@@ -1,0 +1,101 @@
+"""Publishing: validation, idempotency by id, fan-out by trigger, and the events stream."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.errors import InvalidEventError, InvalidFunctionError
+from harness.events import MESSAGE_RECEIVED
+from harness.runtime import Context, Runtime, Singleton, cron, event, function, publish
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.testing import drain
+
+
+def test_duplicate_publish_of_an_event_id_runs_nothing_twice(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    calls: list[str] = []
+
+    @function(id="count", trigger=event("app/paid"), registry=registry)
+    def count(ctx: Context) -> None:
+        calls.append(ctx.event.id)
+
+    runtime.register_functions()
+    first = publish({"name": "app/paid", "id": "inv-1"}, runtime=runtime)
+    second = publish({"name": "app/paid", "id": "inv-1"}, runtime=runtime)
+    drain(runtime)
+    assert not first.duplicate and second.duplicate
+    assert second.run_ids == ()
+    assert calls == ["inv-1"]
+    assert runtime.redis.xlen(runtime.keys.events) == 1
+
+
+def test_publish_fans_out_by_name_glob_and_predicate(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    ran: list[str] = []
+
+    @function(id="all-app", trigger=event("app/*"), registry=registry)
+    def all_app(ctx: Context) -> None:
+        ran.append("all-app")
+
+    @function(
+        id="pro-only",
+        trigger=event("app/signup", if_="event.data.plan == 'pro'"),
+        registry=registry,
+    )
+    def pro_only(ctx: Context) -> None:
+        ran.append("pro-only")
+
+    runtime.register_functions()
+    publish({"name": "app/signup", "data": {"plan": "free"}}, runtime=runtime)
+    drain(runtime)
+    assert ran == ["all-app"]
+    publish({"name": "app/signup", "data": {"plan": "pro"}}, runtime=runtime)
+    drain(runtime)
+    assert sorted(ran) == ["all-app", "all-app", "pro-only"]
+
+
+def test_functions_registered_by_another_process_receive_events(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a spec written to Redis by "another process" (a second runtime on the same Redis)
+    other = FunctionRegistry()
+
+    @function(id="remote", trigger=event("app/ping"), registry=other)
+    def remote(ctx: Context) -> None:
+        return None
+
+    Runtime(redis=runtime.redis, kicker=runtime.kicker, registry=other).register_functions()
+    # When this process publishes
+    result = publish({"name": "app/ping"}, runtime=runtime)
+    # Then a run is created for the remote function
+    assert len(result.run_ids) == 1
+    assert runtime.ledger.run(result.run_ids[0])["function_id"] == "remote"  # type: ignore[index]
+
+
+def test_builtin_event_with_the_wrong_shape_is_refused_and_nothing_is_recorded(
+    runtime: Runtime,
+) -> None:
+    with pytest.raises(InvalidEventError) as info:
+        publish({"name": MESSAGE_RECEIVED, "data": {"message": "hi"}}, runtime=runtime)
+    assert "session_key" in str(info.value) and "sender" in str(info.value)
+    assert runtime.redis.xlen(runtime.keys.events) == 0
+
+
+def test_malformed_event_names_are_refused(runtime: Runtime) -> None:
+    with pytest.raises(InvalidEventError, match="event name"):
+        publish({"name": "has spaces"}, runtime=runtime)
+    with pytest.raises(InvalidEventError, match="data"):
+        publish({"name": "app/x", "data": "not an object"}, runtime=runtime)
+
+
+def test_invalid_declarations_fail_at_import_time() -> None:
+    with pytest.raises(InvalidFunctionError, match="cron"):
+        cron("61 * * * *")
+    with pytest.raises(InvalidFunctionError, match="time zone"):
+        cron("0 9 * * *", tz="Mars/Olympus")
+    with pytest.raises(InvalidFunctionError, match="predicate"):
+        event("app/x", if_="event.data.a ==")
+    with pytest.raises(InvalidFunctionError, match="key path"):
+        function(id="bad-key", trigger=event("app/x"), singleton=Singleton(key="data.session"))

@@ -1,0 +1,223 @@
+"""Durable steps: memoized, retried, fenced, replayed after a crash."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.errors import NonRetriableError, StepFailedError
+from harness.events import FUNCTION_FAILED
+from harness.runtime import Context, Runtime, event, function, publish
+from harness.runtime.executor import advance
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.testing import drain
+from tests.runtime.conftest import ManualClock
+
+
+class WorkerKilled(BaseException):
+    """Stands in for SIGKILL: unwinds out of the executor without any cleanup running."""
+
+
+def _start(runtime: Runtime, name: str = "app/go", data: dict[str, Any] | None = None) -> str:
+    runtime.register_functions()
+    result = publish({"name": name, "data": data or {}}, runtime=runtime)
+    assert len(result.run_ids) == 1, f"expected one run, got {result.run_ids}"
+    return result.run_ids[0]
+
+
+def test_step_memoized_result_is_not_recomputed_on_retry(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a function whose second step fails once
+    calls: list[str] = []
+
+    @function(id="memo", trigger=event("app/go"), retries=2, registry=registry)
+    def memo(ctx: Context) -> int:
+        a = ctx.step.run("first", lambda: calls.append("first") or 1)
+        b = ctx.step.run("second", lambda: _flaky(calls))
+        return int(a) + int(b)
+
+    run_id = _start(runtime)
+    # When it runs, fails, and is retried after the backoff
+    assert drain(runtime)[-1][1] == "suspended"
+    clock.advance(5)
+    drain(runtime)
+    # Then the first step ran once and the run completed
+    assert calls == ["first", "second", "second"]
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record["status"] == "completed" and record["result"] == "3"
+
+
+def _flaky(calls: list[str]) -> int:
+    calls.append("second")
+    if calls.count("second") == 1:
+        raise ConnectionError("transient")
+    return 2
+
+
+def test_repeated_step_ids_are_auto_indexed(runtime: Runtime, registry: FunctionRegistry) -> None:
+    @function(id="loop", trigger=event("app/go"), registry=registry)
+    def loop(ctx: Context) -> list[int]:
+        return [ctx.step.run("think", lambda i=i: i * 10) for i in range(3)]
+
+    run_id = _start(runtime)
+    drain(runtime)
+    assert set(runtime.ledger.journal(run_id)) == {"think:0", "think:1", "think:2"}
+    assert runtime.ledger.run(run_id)["result"] == "[0,10,20]"  # type: ignore[index]
+
+
+def test_crashed_worker_run_resumes_after_lease_expiry_without_redoing_steps(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a worker that dies after the first step completes
+    calls: list[str] = []
+    die = {"now": True}
+
+    @function(id="crashy", trigger=event("app/go"), registry=registry)
+    def crashy(ctx: Context) -> str:
+        ctx.step.run("one", lambda: calls.append("one"))
+        if die["now"]:
+            die["now"] = False
+            raise WorkerKilled()
+        ctx.step.run("two", lambda: calls.append("two"))
+        return "done"
+
+    run_id = _start(runtime)
+    with pytest.raises(WorkerKilled):
+        drain(runtime)
+    # When the lease expires and the reaper hands the run on
+    assert drain(runtime) == [], "a live lease must not be taken over"
+    clock.advance(runtime.lease_ttl + 1)
+    outcomes = drain(runtime)
+    # Then each step ran exactly once and the run completed
+    assert outcomes[-1] == (run_id, "completed")
+    assert calls == ["one", "two"]
+
+
+def test_stale_epoch_cannot_write_the_journal(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    @function(id="fenced", trigger=event("app/go"), registry=registry)
+    def fenced(ctx: Context) -> None:
+        return None
+
+    run_id = _start(runtime)
+    first = runtime.ledger.claim(run_id, "a", runtime.now_ms(), 10_000, 250)
+    clock.advance(11)
+    second = runtime.ledger.claim(run_id, "b", runtime.now_ms(), 10_000, 250)
+    assert (first.state, second.state) == ("ok", "ok")
+    assert int(second.epoch) == int(first.epoch) + 1
+    written, _ = runtime.ledger.commit_step(run_id, first.epoch, "x:0", '{"k":"run","v":1}')
+    assert not written, "a write from the old epoch must be refused"
+    written, _ = runtime.ledger.commit_step(run_id, second.epoch, "x:0", '{"k":"run","v":2}')
+    assert written and runtime.ledger.journal(run_id)["x:0"]["v"] == 2
+
+
+def test_duplicate_delivery_of_a_kick_is_a_no_op(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    calls: list[int] = []
+
+    @function(id="once", trigger=event("app/go"), registry=registry)
+    def once(ctx: Context) -> None:
+        calls.append(1)
+        assert advance(runtime, ctx.run_id) == "busy"
+
+    run_id = _start(runtime)
+    drain(runtime)
+    assert advance(runtime, run_id) == "terminal"
+    assert calls == [1]
+
+
+def test_spent_retries_fail_the_run_and_publish_function_failed(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    failures: list[dict[str, Any]] = []
+
+    @function(id="doomed", trigger=event("app/go"), retries=1, registry=registry)
+    def doomed(ctx: Context) -> None:
+        ctx.step.run("boom", _raise, RuntimeError("no luck"))
+
+    @function(id="on-failure", trigger=event(FUNCTION_FAILED), registry=registry)
+    def on_failure(ctx: Context) -> None:
+        failures.append(ctx.event.data)
+
+    run_id = _start(runtime)
+    drain(runtime)
+    clock.advance(5)
+    drain(runtime)
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record["status"] == "failed"
+    assert "no luck" in record["error"]
+    assert [f["run_id"] for f in failures] == [run_id]
+    assert failures[0]["function_id"] == "doomed" and "no luck" in failures[0]["error"]
+
+
+def _raise(exc: Exception) -> None:
+    raise exc
+
+
+def test_non_retriable_error_skips_retries(runtime: Runtime, registry: FunctionRegistry) -> None:
+    attempts: list[int] = []
+
+    @function(id="final", trigger=event("app/go"), retries=5, registry=registry)
+    def final(ctx: Context) -> None:
+        ctx.step.run("bad", lambda: attempts.append(1) or _raise(NonRetriableError("bad input")))
+
+    run_id = _start(runtime)
+    drain(runtime)
+    assert attempts == [1]
+    assert runtime.ledger.run(run_id)["status"] == "failed"  # type: ignore[index]
+
+
+def test_handler_can_catch_a_failed_step(runtime: Runtime, registry: FunctionRegistry) -> None:
+    @function(id="catcher", trigger=event("app/go"), retries=0, registry=registry)
+    def catcher(ctx: Context) -> str:
+        try:
+            ctx.step.run("bad", _raise, ValueError("nope"))
+        except StepFailedError as exc:
+            return f"handled: {exc.error}"
+        return "unreachable"
+
+    run_id = _start(runtime)
+    drain(runtime)
+    assert runtime.ledger.run(run_id)["result"] == '"handled: ValueError: nope"'  # type: ignore[index]
+
+
+def test_non_json_step_result_fails_clearly_and_keeps_the_event(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    @function(id="setty", trigger=event("app/go"), registry=registry)
+    def setty(ctx: Context) -> None:
+        ctx.step.run("bad", lambda: {1, 2})
+
+    run_id = _start(runtime, data={"keep": "me"})
+    drain(runtime)
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record["status"] == "failed"
+    assert "cannot be stored as JSON" in record["error"] and "'bad'" in record["error"]
+    assert '"keep":"me"' in record["event"], "the triggering event must be kept with the run"
+
+
+def test_send_event_publishes_once_across_replays(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    received: list[str] = []
+    flaky_calls: list[str] = []
+
+    @function(id="sender", trigger=event("app/go"), retries=3, registry=registry)
+    def sender(ctx: Context) -> None:
+        ctx.step.send_event("tell", {"name": "app/told", "data": {}})
+        ctx.step.run("flaky", _flaky, flaky_calls)  # fails once, forcing a replay
+
+    @function(id="listener", trigger=event("app/told"), registry=registry)
+    def listener(ctx: Context) -> None:
+        received.append(ctx.event.id)
+
+    _start(runtime)
+    drain(runtime)
+    clock.advance(5)
+    drain(runtime)
+    assert flaky_calls == ["second", "second"], "the run should have been replayed once"
+    assert len(received) == 1
