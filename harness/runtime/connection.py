@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import redis
-
 from harness.errors import ConfigurationError
 from harness.settings import Settings
 
@@ -28,11 +26,4 @@ def resolve_redis_url(settings: Settings) -> str:
     raise ConfigurationError(
         "REDIS_URL is not set and no embedded Redis is running: set REDIS_URL, or start the "
         "fleet with `harness up`, which starts one"
-    )
-
-
-def redis_from_settings(settings: Settings) -> redis.Redis:
-    """A client (decoded strings, health checks) for the configured Redis."""
-    return redis.Redis.from_url(
-        resolve_redis_url(settings), decode_responses=True, health_check_interval=30
     )

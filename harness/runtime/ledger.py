@@ -113,8 +113,7 @@ class Ledger:
         out = self._claim(args=[self.keys.prefix, run_id, owner, now_ms, ttl_ms, throttle_ms])
         state = str(out[0])
         if state != "ok":
-            kicks = _pairs(out[2:]) if state == "pending" and len(out) > 2 else ()
-            return Claim(state=state, kicks=kicks)
+            return Claim(state=state, kicks=_pairs(out[2:]))
         flat = out[6]
         journal = {str(flat[i]): json.loads(flat[i + 1]) for i in range(0, len(flat), 2)}
         return Claim(

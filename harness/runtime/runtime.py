@@ -63,13 +63,15 @@ def get_runtime() -> Runtime:
     global _default
     with _default_lock:
         if _default is None:
-            from harness.runtime.celery_app import CeleryKicker
-            from harness.runtime.connection import redis_from_settings
+            from harness.runtime.celery_app import CeleryKicker, configure
+            from harness.runtime.connection import resolve_redis_url
             from harness.settings import get_settings
 
             settings = get_settings()
+            url = resolve_redis_url(settings)
+            configure(url)
             _default = Runtime(
-                redis=redis_from_settings(settings),
+                redis=redis.Redis.from_url(url, decode_responses=True, health_check_interval=30),
                 kicker=CeleryKicker(),
                 keys=Keys(settings.harness_key_prefix),
                 lease_ttl=settings.harness_lease_ttl,

@@ -47,6 +47,52 @@ local function fenced(id, epoch)
   return redis.call('HGET', r, 'epoch') == epoch and redis.call('HGET', r, 'status') == 'running'
 end
 
+-- Decide, in arrival order, whether run `id` may hold its singleton key now.
+-- Returns 'own' (it holds the key), 'pending' (it waits in line) or 'steered' (handed to the
+-- holder's inbox). Called when a run is created, so the line is the order events arrived in.
+local function route(id, now)
+  local r = rk(id)
+  local sk = redis.call('HGET', r, 'singleton')
+  if not sk or sk == '' then return 'own' end
+  local lock = P .. ':sk:' .. sk
+  local fifo = lock .. ':fifo'
+  local holder = redis.call('GET', lock)
+  if holder == id then return 'own' end
+  if holder then
+    local hs = redis.call('HGET', rk(holder), 'status')
+    if (not hs) or TERMINAL[hs] then
+      holder = false
+      redis.call('DEL', lock)
+    end
+  end
+  if not holder then
+    if redis.call('LLEN', fifo) == 0 then
+      redis.call('SET', lock, id)
+      return 'own'
+    end
+    -- a line waits behind a holder that vanished: join it at the back and move it on
+    redis.call('RPUSH', fifo, id)
+    redis.call('HSET', r, 'status', 'pending', 'updated_at', now)
+    redis.call('ZREM', READY, id)
+    local nxt = redis.call('LPOP', fifo)
+    redis.call('SET', lock, nxt)
+    make_ready(nxt, now)
+    kick(nxt)
+    return 'pending'
+  end
+  redis.call('ZREM', READY, id)
+  local mode = redis.call('HGET', r, 'mode')
+  if mode == 'steer' then
+    redis.call('RPUSH', ik(holder), id)
+    redis.call('HSET', r, 'status', 'steered', 'steered_into', holder, 'updated_at', now)
+    return 'steered'
+  end
+  redis.call('RPUSH', fifo, id)
+  redis.call('HSET', r, 'status', 'pending', 'updated_at', now)
+  if mode == 'cancel' then redis.call('HSET', rk(holder), 'cancel', id) end
+  return 'pending'
+end
+
 -- Give the singleton lock that `id` holds to the next run in line, if any.
 local function release_singleton(id, now)
   local sk = redis.call('HGET', rk(id), 'singleton')
@@ -100,9 +146,11 @@ for _, run in ipairs(cjson.decode(ARGV[8])) do
       'epoch', 0, 'attempt', 0, 'owner', '', 'lease_until', 0, 'created_at', now,
       'updated_at', now, 'queue', run.queue, 'singleton', run.singleton, 'mode', run.mode,
       'slots', run.slots, 'parent', run.parent, 'cancel', '')
-    redis.call('ZADD', READY, now, run.id)
     redis.call('ZADD', P .. ':runs', now, run.id)
-    kick(run.id)
+    if route(run.id, now) == 'own' then
+      redis.call('ZADD', READY, now, run.id)
+      kick(run.id)
+    end
   end
 end
 for _, id in ipairs(cjson.decode(ARGV[9])) do
@@ -137,42 +185,10 @@ if st == 'running' and tonumber(redis.call('HGET', r, 'lease_until')) > now then
 end
 
 local sk = redis.call('HGET', r, 'singleton')
-if sk and sk ~= '' then
-  local lock = P .. ':sk:' .. sk
-  local fifo = lock .. ':fifo'
-  local holder = redis.call('GET', lock)
-  if holder and holder ~= id then
-    local hs = redis.call('HGET', rk(holder), 'status')
-    if (not hs) or TERMINAL[hs] then
-      -- a holder that is gone: the line moves on, in order
-      redis.call('DEL', lock)
-      holder = false
-      if redis.call('LLEN', fifo) > 0 then
-        redis.call('RPUSH', fifo, id)
-        redis.call('HSET', r, 'status', 'pending', 'updated_at', now)
-        redis.call('ZREM', READY, id)
-        local nxt = redis.call('LPOP', fifo)
-        redis.call('SET', lock, nxt)
-        make_ready(nxt, now)
-        kick(nxt)
-        return {'pending', nxt, unpack(kicks)}
-      end
-    end
-  end
-  if holder and holder ~= id then
-    redis.call('ZREM', READY, id)
-    local mode = redis.call('HGET', r, 'mode')
-    if mode == 'steer' then
-      redis.call('RPUSH', ik(holder), id)
-      redis.call('HSET', r, 'status', 'steered', 'steered_into', holder, 'updated_at', now)
-      return {'steered', holder}
-    end
-    redis.call('RPUSH', fifo, id)
-    redis.call('HSET', r, 'status', 'pending', 'updated_at', now)
-    if mode == 'cancel' then redis.call('HSET', rk(holder), 'cancel', id) end
-    return {'pending', holder}
-  end
-  redis.call('SET', lock, id)
+if sk and sk ~= '' and redis.call('GET', P .. ':sk:' .. sk) ~= id then
+  -- normally settled when the run was created; this covers a lock that changed hands since
+  local res = route(id, now)
+  if res ~= 'own' then return {res, '', unpack(kicks)} end
 end
 
 local slots = slots_of(id)

@@ -1,0 +1,68 @@
+"""Starting worker and scheduler processes: load function modules, register, consume."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import signal
+import threading
+from collections.abc import Iterable
+
+from harness.errors import ConfigurationError
+from harness.runtime.celery_app import app
+from harness.runtime.runtime import get_runtime
+from harness.runtime.scheduler import run_scheduler
+from harness.settings import Settings
+
+log = logging.getLogger(__name__)
+BUILTIN_FUNCTION_MODULES: tuple[str, ...] = ()
+
+
+def function_modules(settings: Settings, extra: Iterable[str] = ()) -> list[str]:
+    """The modules whose functions a worker runs: built-ins, `HARNESS_FUNCTION_MODULES`, extra."""
+    configured = [m.strip() for m in settings.harness_function_modules.split(",") if m.strip()]
+    seen: dict[str, None] = {}
+    for module in (*BUILTIN_FUNCTION_MODULES, *configured, *extra):
+        seen.setdefault(module, None)
+    return list(seen)
+
+
+def load_function_modules(modules: Iterable[str]) -> None:
+    """Import each module so its `@function` declarations register themselves.
+
+    Raises `ConfigurationError` naming the module that failed to import.
+    """
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            raise ConfigurationError(f"cannot load function module {module!r}: {exc}") from exc
+
+
+def run_worker(settings: Settings, modules: list[str], concurrency: int, queues: list[str]) -> None:
+    """Run a Celery worker (threads pool) advancing runs of the loaded functions. Blocks."""
+    load_function_modules(modules)
+    runtime = get_runtime()
+    count = runtime.register_functions()
+    log.info("worker registered %d function(s) from %s", count, ", ".join(modules) or "-")
+    app.worker_main(
+        [
+            "worker",
+            "--pool=threads",
+            f"--concurrency={concurrency}",
+            f"--queues={','.join(queues)}",
+            f"--loglevel={settings.log_level}",
+            f"--hostname=harness-{os.getpid()}@%h",
+            "--without-gossip",
+            "--without-mingle",
+        ]
+    )
+
+
+def run_scheduler_process(settings: Settings) -> None:
+    """Run the scheduler loop until SIGINT or SIGTERM. Blocks."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    run_scheduler(get_runtime(), settings.harness_reaper_interval, stop)
