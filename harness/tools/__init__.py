@@ -1,0 +1,84 @@
+"""The agent's tools: files in the workspace, a shell, the web; and the registry that runs them.
+
+Typical use by the agent loop:
+
+    registry = default_registry(allow_shell=True)
+    registry.register(my_tool)                      # the agent adds its own tools
+    outcome = registry.execute("read", '{"path": "README.md"}', ToolContext(workspace))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.tools.base import (
+    Tool,
+    ToolContext,
+    ToolOutcome,
+    ToolParams,
+    ToolRegistry,
+    ToolSpec,
+)
+from harness.tools.bash import BashTool
+from harness.tools.edit import EditTool
+from harness.tools.errors import ToolError, WorkspaceEscapeError
+from harness.tools.find import FindTool
+from harness.tools.grep import GrepTool
+from harness.tools.ls import LsTool
+from harness.tools.paths import resolve_in_workspace
+from harness.tools.read import ReadTool
+from harness.tools.web_fetch import WebFetchTool
+from harness.tools.write import WriteTool
+
+__all__ = [
+    "TOOL_GUIDELINES",
+    "BashTool",
+    "EditTool",
+    "FindTool",
+    "GrepTool",
+    "LsTool",
+    "ReadTool",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolOutcome",
+    "ToolParams",
+    "ToolRegistry",
+    "ToolSpec",
+    "WebFetchTool",
+    "WorkspaceEscapeError",
+    "WriteTool",
+    "default_registry",
+    "resolve_in_workspace",
+]
+
+TOOL_GUIDELINES = """\
+Using tools:
+- Paths are relative to your workspace; you cannot reach files outside it.
+- Read a file before you edit it, and copy old_text exactly from what read showed.
+- Prefer edit to write for changing an existing file; use write for new files or full rewrites.
+- Prefer find and grep to bash for finding files and text; use ls to look inside one folder.
+- Long output is cut: follow the hints (e.g. read's offset) instead of asking for everything.
+- When a tool returns an error, read it and fix the call; do not repeat the same call.
+- Be concise: ask for what you need, and do not repeat tool output back in full.
+"""
+
+
+def default_registry(allow_shell: bool) -> ToolRegistry:
+    """Return a new registry with read, write, edit, ls, find, grep, web_fetch, and bash.
+
+    bash is included only when `allow_shell` is True; even then each call runs only if its
+    `ToolContext.allow_shell` is set too. More tools can be added with `register`.
+    """
+    tools: list[Tool[Any]] = [
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        LsTool(),
+        FindTool(),
+        GrepTool(),
+        WebFetchTool(),
+    ]
+    if allow_shell:
+        tools.append(BashTool())
+    return ToolRegistry(tools)

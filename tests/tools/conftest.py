@@ -1,0 +1,61 @@
+"""Fixtures for the tool tests: the test's tmp_path is the agent's workspace."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.tools import ToolContext, ToolOutcome, ToolRegistry, default_registry
+
+Call = Callable[..., ToolOutcome]
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(workspace=tmp_path, allow_shell=True)
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    return default_registry(allow_shell=True)
+
+
+@pytest.fixture
+def call(registry: ToolRegistry, ctx: ToolContext) -> Call:
+    """Execute a tool through the registry, as the agent loop will."""
+
+    def _call(name: str, **arguments: Any) -> ToolOutcome:
+        return registry.execute(name, arguments, ctx)
+
+    return _call
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Poll observable state until `predicate` holds; return whether it did in time."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def process_running(pid: int) -> bool:
+    """True if `pid` is a live process (a zombie waiting to be reaped does not count)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if stat.parent.parent.exists():
+        try:
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        return state not in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

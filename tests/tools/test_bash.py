@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness.tools import ToolContext, ToolOutcome, ToolRegistry
+
+from .conftest import Call, process_running, wait_until
+
+
+def test_bash_returns_output_and_exit_code(call: Call) -> None:
+    outcome = call("bash", command="echo out; echo err >&2")
+
+    assert outcome == ToolOutcome("out\nerr\n\n[exit code 0]")
+
+
+def test_bash_nonzero_exit_is_an_error_with_the_output(call: Call) -> None:
+    outcome = call("bash", command="echo failing; exit 3")
+
+    assert outcome == ToolOutcome("failing\n\n[exit code 3]", is_error=True)
+
+
+def test_bash_runs_in_the_workspace_with_stdin_closed(call: Call, tmp_path: Path) -> None:
+    outcome = call("bash", command="pwd; cat")
+
+    assert outcome.content == f"{tmp_path.resolve()}\n\n[exit code 0]"
+
+
+def test_bash_keeps_the_last_2000_lines(call: Call) -> None:
+    outcome = call("bash", command="seq 1 5000")
+
+    note, *lines = outcome.content.removesuffix("\n\n[exit code 0]").splitlines()
+    assert note.startswith("[output cut: showing the last 2000 of 5000 lines")
+    assert lines == [str(i) for i in range(3001, 5001)]
+
+
+def test_bash_keeps_the_last_50_kb(call: Call) -> None:
+    outcome = call("bash", command="for i in $(seq 1 1000); do printf '%099d\\n' $i; done")
+
+    note, *lines = outcome.content.removesuffix("\n\n[exit code 0]").splitlines()
+    assert note.startswith("[output cut: showing the last 512 of 1000 lines")
+    assert lines[-1] == f"{1000:099d}"
+    assert len("\n".join(lines).encode()) <= 50 * 1024
+
+
+def test_bash_is_refused_when_the_context_disallows_shell(
+    registry: ToolRegistry, tmp_path: Path
+) -> None:
+    outcome = registry.execute("bash", {"command": "touch ran"}, ToolContext(tmp_path))
+
+    assert outcome.is_error
+    assert "bash tool is disabled" in outcome.content
+    assert not (tmp_path / "ran").exists()
+
+
+def test_bash_timeout_kills_the_command_and_its_child(call: Call, tmp_path: Path) -> None:
+    outcome = call("bash", command="sleep 30 & echo $! > child.pid; wait", timeout=1)
+
+    assert outcome.is_error
+    assert "timed out after 1 s; the command and its children were killed" in outcome.content
+    child = int((tmp_path / "child.pid").read_text())
+    assert wait_until(lambda: not process_running(child)), f"child {child} is still running"
+
+
+def test_bash_background_process_is_killed_when_the_command_returns(
+    call: Call, tmp_path: Path
+) -> None:
+    outcome = call("bash", command="sleep 30 & echo $! > child.pid; echo started")
+
+    assert outcome.content == "started\n\n[exit code 0]"
+    child = int((tmp_path / "child.pid").read_text())
+    assert wait_until(lambda: not process_running(child)), f"child {child} is still running"
+
+
+def test_bash_cancel_kills_the_command_and_its_child(
+    registry: ToolRegistry, tmp_path: Path
+) -> None:
+    cancel = threading.Event()
+    ctx = ToolContext(tmp_path, cancel=cancel, allow_shell=True)
+    outcomes: list[ToolOutcome] = []
+    arguments = {"command": "sleep 30 & echo $! > child.pid; wait", "timeout": 120}
+    caller = threading.Thread(
+        target=lambda: outcomes.append(registry.execute("bash", arguments, ctx))
+    )
+    caller.start()
+    pid_file = tmp_path / "child.pid"
+    assert wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+
+    cancel.set()
+    caller.join(30)
+
+    assert len(outcomes) == 1 and outcomes[0].is_error
+    assert "cancelled; the command and its children were killed" in outcomes[0].content
+    child = int(pid_file.read_text())
+    assert wait_until(lambda: not process_running(child)), f"child {child} is still running"
+
+
+def test_bash_hides_secret_environment_variables(
+    call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EXAMPLE_API_KEY", "sk-secret")
+    monkeypatch.setenv("EXAMPLE_GREETING", "hello")
+
+    outcome = call("bash", command='echo "${EXAMPLE_API_KEY:-hidden} $EXAMPLE_GREETING"')
+
+    assert outcome.content == "hidden hello\n\n[exit code 0]"
+
+
+def test_bash_timeout_above_the_maximum_is_refused(call: Call) -> None:
+    outcome = call("bash", command="true", timeout=601)
+
+    assert outcome.is_error
+    assert "- timeout: Input should be less than or equal to 600" in outcome.content
+
+
+def test_bash_reports_a_command_killed_by_a_signal(call: Call) -> None:
+    outcome = call("bash", command="echo before; kill -KILL $$")
+
+    assert outcome == ToolOutcome("before\n\n[killed by SIGKILL]", is_error=True)
+
+
+def test_bash_keeps_the_end_of_one_huge_line(call: Call) -> None:
+    outcome = call("bash", command="head -c 100000 /dev/zero | tr '\\0' a; echo -n b")
+
+    note, line = outcome.content.removesuffix("\n\n[exit code 0]").split("\n")
+    assert note == "[output cut: showing the last 1 of 1 lines (50.0 KB of 97.7 KB)]"
+    assert line == "a" * (50 * 1024 - 1) + "b"

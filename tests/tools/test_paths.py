@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.tools import WorkspaceEscapeError, resolve_in_workspace
+
+from .conftest import Call
+
+
+def test_resolve_in_workspace_takes_relative_paths_from_the_workspace(tmp_path: Path) -> None:
+    assert resolve_in_workspace(tmp_path, "a/b.txt") == tmp_path.resolve() / "a" / "b.txt"
+
+
+def test_resolve_in_workspace_accepts_an_absolute_path_inside(tmp_path: Path) -> None:
+    inside = tmp_path / "a.txt"
+
+    assert resolve_in_workspace(tmp_path, str(inside)) == inside.resolve()
+
+
+def test_resolve_in_workspace_accepts_dotdot_that_stays_inside(tmp_path: Path) -> None:
+    assert resolve_in_workspace(tmp_path, "a/../b.txt") == tmp_path.resolve() / "b.txt"
+
+
+@pytest.mark.parametrize("path", ["../x", "a/../../x", "/etc/passwd"])
+def test_resolve_in_workspace_refuses_paths_outside(tmp_path: Path, path: str) -> None:
+    with pytest.raises(WorkspaceEscapeError, match="outside the workspace"):
+        resolve_in_workspace(tmp_path, path)
+
+
+def test_resolve_in_workspace_refuses_a_symlink_pointing_out(tmp_path: Path) -> None:
+    (tmp_path / "etc").symlink_to("/etc")
+
+    with pytest.raises(WorkspaceEscapeError, match="outside the workspace"):
+        resolve_in_workspace(tmp_path, "etc/passwd")
+
+
+ESCAPES = ["../escaped.txt", "/etc/passwd", "etc_link/passwd"]
+FOLDER_ESCAPES = ["..", "/etc", "etc_link"]
+
+
+def _arguments(tool: str, path: str) -> dict[str, Any]:
+    arguments: dict[str, dict[str, Any]] = {
+        "read": {"path": path},
+        "write": {"path": path, "content": "pwned"},
+        "edit": {"path": path, "edits": [{"old_text": "root", "new_text": "toor"}]},
+        "ls": {"path": path},
+        "find": {"pattern": "*", "path": path},
+        "grep": {"pattern": "root", "path": path},
+    }
+    return arguments[tool]
+
+
+@pytest.mark.parametrize("path", ESCAPES)
+@pytest.mark.parametrize("tool", ["read", "write", "edit", "grep"])
+def test_file_tools_refuse_paths_outside_the_workspace(
+    call: Call, tmp_path: Path, tool: str, path: str
+) -> None:
+    (tmp_path / "etc_link").symlink_to("/etc")
+
+    outcome = call(tool, **_arguments(tool, path))
+
+    assert outcome.is_error, f"{tool} should refuse {path}, got {outcome.content!r}"
+    assert "outside the workspace" in outcome.content
+    assert not (tmp_path.parent / "escaped.txt").exists(), "nothing may be written outside"
+
+
+@pytest.mark.parametrize("path", FOLDER_ESCAPES)
+@pytest.mark.parametrize("tool", ["ls", "find", "grep"])
+def test_folder_tools_refuse_folders_outside_the_workspace(
+    call: Call, tmp_path: Path, tool: str, path: str
+) -> None:
+    (tmp_path / "etc_link").symlink_to("/etc")
+
+    outcome = call(tool, **_arguments(tool, path))
+
+    assert outcome.is_error, f"{tool} should refuse {path}, got {outcome.content!r}"
+    assert "outside the workspace" in outcome.content
