@@ -47,10 +47,9 @@ def _seed(spec: FunctionSpec, event_id: str, event: dict[str, Any], parent: str 
     )
 
 
-def _matching_waiters(runtime: Runtime, event: dict[str, Any]) -> list[str]:
-    raw = runtime.redis.hgetall(runtime.keys.waiters(event["name"]))
+def _matching_waiters(waiters: dict[str, str], event: dict[str, Any]) -> list[str]:
     matched = []
-    for run_id, waiter_json in raw.items():
+    for run_id, waiter_json in waiters.items():
         waiter = json.loads(waiter_json)
         path = waiter.get("match")
         if path is None or resolve_path(f"event.{path}", event) == waiter.get("value"):
@@ -75,21 +74,26 @@ def publish(
     runtime = runtime or get_runtime()
     ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
     as_dict = ev.model_dump(mode="json")
+    pipe = runtime.redis.pipeline(transaction=False)
+    pipe.get(runtime.keys.functions_version)
+    pipe.hgetall(runtime.keys.waiters(ev.name))
+    version, waiters = pipe.execute()
     if target is not None:
-        spec = runtime.triggers.get(target)
+        spec = next((s for s in runtime.triggers.specs_at(version) if s.id == target), None)
         if spec is None:
             raise FunctionNotFoundError(f"no function with id {target!r} is registered")
         parent_json = json.dumps({"run_id": parent[0], "step": parent[1]}) if parent else ""
         seeds = [_seed(spec, ev.id, as_dict, parent_json)]
     else:
-        seeds = [_seed(s, ev.id, as_dict) for s in runtime.triggers.specs() if s.matches(as_dict)]
+        specs = runtime.triggers.specs_at(version)
+        seeds = [_seed(s, ev.id, as_dict) for s in specs if s.matches(as_dict)]
     accepted, kicks = runtime.ledger.accept_event(
         ev.id,
         json.dumps(as_dict, separators=(",", ":")),
         ev.name,
         runtime.now_ms(),
         seeds,
-        _matching_waiters(runtime, as_dict),
+        _matching_waiters(waiters, as_dict),
         dedupe_ttl_s=runtime.dedupe_ttl_s,
         stream_maxlen=runtime.events_maxlen,
     )

@@ -44,17 +44,17 @@ class TriggerTable:
 
     def specs(self) -> list[FunctionSpec]:
         """Every registered spec, fresh as of this call's version check."""
-        version = self._redis.get(self._keys.functions_version)
+        return self.specs_at(self._redis.get(self._keys.functions_version))  # type: ignore[arg-type]
+
+    def specs_at(self, version: str | None) -> list[FunctionSpec]:
+        """Every registered spec, given the table's version read by the caller (so it can
+        batch that read with others); reloads only when the version changed."""
         with self._lock:
             if version is not None and version == self._version:
                 return self._specs
         raw = self._redis.hgetall(self._keys.functions)
         specs = [FunctionSpec.model_validate_json(v) for v in raw.values()]
         with self._lock:
-            self._version = version  # type: ignore[assignment]
+            self._version = version
             self._specs = sorted(specs, key=lambda s: s.id)
             return self._specs
-
-    def get(self, function_id: str) -> FunctionSpec | None:
-        """One spec by id, or None."""
-        return next((s for s in self.specs() if s.id == function_id), None)
