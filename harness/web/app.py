@@ -1,0 +1,55 @@
+"""The app factory and the server entry point (`harness web`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import uvicorn
+from fastapi import APIRouter, FastAPI
+
+from harness.runtime import Runtime, get_runtime
+from harness.settings import Settings, get_settings
+from harness.web import events_api, health
+from harness.web.deps import WebContext
+
+_UVICORN_LEVELS = {"warn": "warning", "fatal": "critical"}
+
+
+def create_app(
+    runtime_factory: Callable[[], Runtime] = get_runtime,
+    settings: Settings | None = None,
+    routers: Iterable[APIRouter] = (),
+) -> FastAPI:
+    """Build the app: `/healthz`, `/api/events`, then each of `routers` (channel webhooks).
+
+    Nothing connects at build time; `runtime_factory` is called per request. More routers
+    can be added afterwards with `app.include_router`; they reach the runtime and settings
+    through the `harness.web.web_context` dependency.
+    """
+    app = FastAPI(title="Harness", version="0.1.0")
+    app.state.harness = WebContext(
+        runtime_factory=runtime_factory, settings=settings or get_settings()
+    )
+    app.include_router(health.router)
+    app.include_router(events_api.router)
+    for router in routers:
+        app.include_router(router)
+    return app
+
+
+def serve(
+    settings: Settings | None = None, runtime_factory: Callable[[], Runtime] = get_runtime
+) -> None:
+    """Serve the app on 0.0.0.0:`settings.port` until interrupted. Blocks.
+
+    The default `get_runtime` builds the runtime from the process settings (`get_settings()`),
+    not from `settings`: pass those, or a `runtime_factory` built from yours.
+    """
+    settings = settings or get_settings()
+    level = settings.log_level.lower()
+    uvicorn.run(
+        create_app(runtime_factory, settings),
+        host="0.0.0.0",
+        port=settings.port,
+        log_level=_UVICORN_LEVELS.get(level, level),
+    )

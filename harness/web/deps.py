@@ -1,0 +1,32 @@
+"""What routes need from the app: the runtime factory and the settings, as one dependency.
+
+Routers mounted later (channel webhooks) take `Annotated[WebContext, Depends(web_context)]`
+instead of reaching for process globals, so tests can hand the app a runtime on fakeredis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from harness.runtime import Runtime
+from harness.settings import Settings
+
+
+@dataclass(frozen=True)
+class WebContext:
+    """The app's dependencies. `runtime_factory` may raise `ConfigurationError` (no Redis
+    configured); it is called per request, so call it off the event loop."""
+
+    runtime_factory: Callable[[], Runtime]
+    settings: Settings
+
+
+def web_context(request: Request) -> WebContext:
+    """FastAPI dependency: the `WebContext` that `create_app` stored on the app."""
+    context = request.app.state.harness
+    if not isinstance(context, WebContext):
+        raise RuntimeError("this app was not built by harness.web.create_app")
+    return context

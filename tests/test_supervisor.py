@@ -1,0 +1,144 @@
+"""`harness up`: run_fleet runs processes with an embedded Redis and tidies up after them."""
+
+from __future__ import annotations
+
+import io
+import re
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from harness.errors import ConfigurationError
+from harness.runtime.connection import embedded_url_file
+from harness.settings import Settings
+from harness.supervisor import default_processes, procfile_processes, run_fleet
+
+# Each child prints, then waits until every child has printed, so honcho (which stops the
+# fleet when the first process exits) cannot cut one off before its output.
+CHILD = """
+import os, pathlib, sys, time
+name, rendezvous, expected = sys.argv[1], pathlib.Path(sys.argv[2]), int(sys.argv[3])
+url = os.environ.get("REDIS_URL", "")
+if name == "a":
+    print("hello from a")
+else:
+    import redis
+    client = redis.Redis.from_url(url, socket_connect_timeout=2)
+    print(f"REDIS_URL={url} ping={client.ping()}")
+(rendezvous / name).touch()
+deadline = time.monotonic() + 30
+while len(list(rendezvous.iterdir())) < expected and time.monotonic() < deadline:
+    time.sleep(0.02)
+"""
+
+
+def _settings(workspace: Path, redis_url: str | None = None) -> Settings:
+    return Settings(_env_file=None, agent_workspace=workspace, redis_url=redis_url)  # type: ignore[call-arg]
+
+
+def _children(tmp_path: Path, names: tuple[str, ...]) -> dict[str, str]:
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    rendezvous = tmp_path / "rendezvous"
+    rendezvous.mkdir()
+    python = shlex.quote(sys.executable)
+    return {
+        name: f"{python} {shlex.quote(str(script))} {name} {shlex.quote(str(rendezvous))} "
+        f"{len(names)}"
+        for name in names
+    }
+
+
+@pytest.mark.integration
+def test_run_fleet_starts_an_embedded_redis_for_its_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given no REDIS_URL and two processes
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    workspace = tmp_path / "workspace"
+    output = io.StringIO()
+    handlers = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    # When the fleet runs
+    code = run_fleet(_settings(workspace), _children(tmp_path, ("a", "b")), output=output)
+    # Then both outputs appear, prefixed by process name, and b reached a live Redis
+    text = output.getvalue()
+    assert code == 0, text
+    assert re.search(r"^\S+ a\s+\| hello from a$", text, re.MULTILINE), text
+    seen = re.search(r"^\S+ b\s+\| REDIS_URL=(redis://127\.0\.0\.1:\d+/0) ping=True$", text, re.M)
+    assert seen, f"expected b to print a live embedded Redis URL in:\n{text}"
+    # And the embedded Redis is gone, with its URL file
+    assert not embedded_url_file(workspace).exists()
+    client = redis.Redis.from_url(seen.group(1), retry=Retry(NoBackoff(), 0))
+    with pytest.raises(redis.ConnectionError):
+        client.ping()
+    client.close()
+    assert (workspace / ".harness" / "redis" / "appendonly.aof").exists()
+    # And the signal handlers honcho installed are gone
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
+
+
+@pytest.mark.integration
+def test_run_fleet_uses_the_configured_redis_url_instead_of_starting_one(
+    tmp_path: Path,
+) -> None:
+    configured = "redis://127.0.0.1:1/0"
+    script = "import os; print('url=' + os.environ['REDIS_URL'])"
+    output = io.StringIO()
+    code = run_fleet(
+        _settings(tmp_path / "workspace", configured),
+        {"echo": f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}"},
+        output=output,
+    )
+    assert code == 0
+    assert f"echo   | url={configured}" in output.getvalue()
+    assert not (tmp_path / "workspace" / ".harness").exists(), "expected no embedded Redis"
+
+
+@pytest.mark.integration
+def test_run_fleet_stops_the_rest_when_one_exits_and_returns_its_code(tmp_path: Path) -> None:
+    # Given a long-running process and one that fails at once
+    python = shlex.quote(sys.executable)
+    processes = {
+        "sleeper": f"{python} -c 'import time; time.sleep(120)'",
+        "failing": f"{python} -c 'import sys; sys.exit(3)'",
+    }
+    output = io.StringIO()
+    # When the fleet runs
+    code = run_fleet(_settings(tmp_path, "redis://127.0.0.1:1/0"), processes, output=output)
+    # Then the failure's code is returned and the sleeper was stopped
+    assert code == 3, output.getvalue()
+    assert "sending SIGTERM to sleeper" in output.getvalue()
+
+
+def test_run_fleet_without_processes_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="no processes"):
+        run_fleet(_settings(tmp_path), {})
+
+
+def test_default_processes_run_this_python_on_the_cli() -> None:
+    processes = default_processes()
+    assert list(processes) == ["web", "worker", "scheduler"]
+    assert processes["worker"] == f"{shlex.quote(sys.executable)} -m harness.cli worker"
+
+
+def test_procfile_processes_reads_name_command_lines(tmp_path: Path) -> None:
+    procfile = tmp_path / "Procfile"
+    procfile.write_text("# fleet\nweb: harness web --reload\n\nworker:harness worker\n")
+    assert procfile_processes(procfile) == {
+        "web": "harness web --reload",
+        "worker": "harness worker",
+    }
+
+
+def test_procfile_processes_refuses_a_missing_or_empty_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="cannot read Procfile"):
+        procfile_processes(tmp_path / "Procfile")
+    (tmp_path / "Procfile").write_text("# nothing\n")
+    with pytest.raises(ConfigurationError, match="declares no processes"):
+        procfile_processes(tmp_path / "Procfile")
