@@ -1,0 +1,97 @@
+"""Building the configured `ModelProvider` from settings."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import SecretStr
+
+from harness.errors import ConfigurationError
+from harness.llm import anthropic as anthropic_provider
+from harness.llm import openai as openai_provider
+from harness.llm.provider import ModelProvider
+
+DEFAULT_MODELS = {
+    "anthropic": anthropic_provider.DEFAULT_MODEL,
+    "openai": openai_provider.DEFAULT_MODEL,
+}
+
+
+class ModelSettingsLike(Protocol):
+    """The fields `build_provider` reads: `ModelSettings`, or any settings object that has
+    merged them."""
+
+    @property
+    def llm_provider(self) -> str: ...
+    @property
+    def agent_model(self) -> str | None: ...
+    @property
+    def agent_max_tokens(self) -> int: ...
+    @property
+    def anthropic_api_key(self) -> SecretStr | None: ...
+    @property
+    def anthropic_base_url(self) -> str | None: ...
+    @property
+    def openai_api_key(self) -> SecretStr | None: ...
+    @property
+    def openai_base_url(self) -> str | None: ...
+    @property
+    def fallback_llm_provider(self) -> str | None: ...
+    @property
+    def fallback_agent_model(self) -> str | None: ...
+
+
+def build_provider(settings: ModelSettingsLike) -> ModelProvider | None:
+    """The provider `LLM_PROVIDER` names, for `AGENT_MODEL` or that provider's default model.
+
+    Returns None when the chosen provider has neither an API key nor a base URL configured
+    (blank values count as unset); the agent then replies with setup instructions. Raises
+    `ConfigurationError` for an unknown provider name and `PermanentModelError` when real
+    model calls are forbidden and the base URL is not on loopback.
+    """
+    return _build(settings, settings.llm_provider, settings.agent_model)
+
+
+def build_fallback_provider(settings: ModelSettingsLike) -> ModelProvider | None:
+    """The provider to try when the main one keeps failing, or None if none is configured.
+
+    `FALLBACK_LLM_PROVIDER` defaults to `LLM_PROVIDER` and `FALLBACK_AGENT_MODEL` to that
+    provider's default model; with both unset there is no fallback. Credentials and limits
+    are shared with the main provider's settings of the same name.
+    """
+    if not settings.fallback_llm_provider and not _text(settings.fallback_agent_model):
+        return None
+    name = settings.fallback_llm_provider or settings.llm_provider
+    return _build(settings, name, settings.fallback_agent_model)
+
+
+def _build(settings: ModelSettingsLike, name: str, model: str | None) -> ModelProvider | None:
+    if name == "anthropic":
+        key, url = _secret(settings.anthropic_api_key), _text(settings.anthropic_base_url)
+        if key is None and url is None:
+            return None
+        return anthropic_provider.AnthropicProvider(
+            api_key=key,
+            model=_text(model) or DEFAULT_MODELS[name],
+            base_url=url,
+            max_tokens=settings.agent_max_tokens,
+        )
+    if name == "openai":
+        key, url = _secret(settings.openai_api_key), _text(settings.openai_base_url)
+        if key is None and url is None:
+            return None
+        return openai_provider.OpenAIProvider(
+            api_key=key,
+            model=_text(model) or DEFAULT_MODELS[name],
+            base_url=url,
+            max_tokens=settings.agent_max_tokens,
+        )
+    raise ConfigurationError(f"LLM_PROVIDER must be 'anthropic' or 'openai', not {name!r}")
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return _text(value.get_secret_value()) if value is not None else None
+
+
+def _text(value: str | None) -> str | None:
+    return value.strip() if value and value.strip() else None

@@ -1,0 +1,304 @@
+"""OpenAI Chat Completions, or any server that speaks it: the only module that touches the
+`openai` SDK.
+
+Requests always stream with `include_usage`; the SDK never retries (`max_retries=0`).
+System blocks are joined into one system message, stable text first, so that the
+provider's automatic prefix caching can reuse it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import httpx2
+import openai
+from openai.types.chat import (
+    ChatCompletionChunk,
+    ChatCompletionFunctionToolParam,
+    ChatCompletionMessageParam,
+    ChatCompletionMessageToolCallParam,
+)
+
+from harness.llm.errors import (
+    ContextOverflowError,
+    ModelCancelledError,
+    ModelError,
+    PermanentModelError,
+    TransientModelError,
+    redact_secret,
+    retry_after_seconds,
+)
+from harness.llm.guard import check_base_url
+from harness.llm.pricing import cost_usd
+from harness.llm.provider import SystemPrompt, system_blocks
+from harness.llm.streaming import StreamCancelled, events, parse_arguments
+from harness.llm.types import (
+    AssistantTurn,
+    Message,
+    StopReason,
+    SystemBlock,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+PROVIDER = "openai"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_MODEL = "gpt-5.4-mini"
+_NO_KEY = "no-key-configured"  # local OpenAI-compatible servers ignore the key
+_FINISH_REASONS: dict[str, StopReason] = {
+    "stop": "end",
+    "content_filter": "end",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+}
+_OVERFLOW_HINTS = ("context_length_exceeded", "maximum context length", "context window")
+
+
+class OpenAIProvider:
+    """A `ModelProvider` for Chat Completions on OpenAI or an OpenAI-compatible server.
+
+    Raises `PermanentModelError` at construction when real model calls are forbidden
+    (see `harness.llm.guard`) and `base_url` is not on loopback. Thread-safe.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        model: str = DEFAULT_MODEL,
+        base_url: str | None = None,
+        max_tokens: int = 8192,
+        timeout: float = 600.0,
+    ) -> None:
+        url = base_url or DEFAULT_BASE_URL
+        check_base_url(url)
+        self._model = model
+        self._max_tokens = max_tokens
+        self._secret = api_key
+        self._client = openai.OpenAI(
+            api_key=api_key or _NO_KEY, base_url=url, max_retries=0, timeout=timeout
+        )
+
+    @property
+    def name(self) -> str:
+        """Always `openai`."""
+        return PROVIDER
+
+    @property
+    def model(self) -> str:
+        """The model every call asks for."""
+        return self._model
+
+    def complete(
+        self,
+        *,
+        system: SystemPrompt,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        cancel: threading.Event | None = None,
+    ) -> AssistantTurn:
+        """See `ModelProvider.complete`."""
+        wire_messages = convert_messages(system_blocks(system), messages)
+        wire_tools = convert_tools(tools)
+
+        def open_stream() -> openai.Stream[ChatCompletionChunk]:
+            return self._client.chat.completions.create(
+                model=self._model,
+                messages=wire_messages,
+                tools=wire_tools or openai.omit,
+                max_completion_tokens=max_tokens or self._max_tokens,
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+
+        builder = _TurnBuilder(self._model)
+        try:
+            for chunk in events(open_stream, cancel):
+                builder.feed(chunk)
+        except StreamCancelled:
+            raise ModelCancelledError(builder.partial(), provider=PROVIDER) from None
+        except (openai.APIError, httpx2.HTTPError) as exc:
+            raise classify_error(exc, self._secret) from exc
+        except ValueError as exc:  # a chunk that does not decode or validate
+            raise TransientModelError(
+                f"openai sent a malformed stream: {exc}", provider=PROVIDER
+            ) from exc
+        return builder.finish()
+
+    def close(self) -> None:
+        """Release the HTTP connections. Idempotent."""
+        self._client.close()
+
+
+def convert_tools(tools: Sequence[ToolSpec]) -> list[ChatCompletionFunctionToolParam]:
+    """Tool specs as Chat Completions function tools."""
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in tools
+    ]
+
+
+def convert_messages(
+    system: Sequence[SystemBlock], messages: Sequence[Message]
+) -> list[ChatCompletionMessageParam]:
+    """The system prompt and neutral messages on the wire. Each tool result becomes its own
+    `role: tool` message; failed results are prefixed with `Error: `."""
+    wire: list[ChatCompletionMessageParam] = []
+    if system:
+        wire.append({"role": "system", "content": "\n\n".join(b.text for b in system)})
+    for message in messages:
+        if message.role == "user":
+            wire.append({"role": "user", "content": message.text})
+        elif message.role == "tool":
+            for result in message.tool_results:
+                content = result.content or "(no output)"
+                wire.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": result.tool_call_id,
+                        "content": f"Error: {content}" if result.is_error else content,
+                    }
+                )
+        elif message.tool_calls:
+            calls: list[ChatCompletionMessageToolCallParam] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                }
+                for call in message.tool_calls
+            ]
+            wire.append(
+                {
+                    "role": "assistant",
+                    "content": message.text if message.text.strip() else None,
+                    "tool_calls": calls,
+                }
+            )
+        else:
+            wire.append({"role": "assistant", "content": message.text})
+    return wire
+
+
+@dataclass
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    arguments: str = ""
+
+
+@dataclass
+class _TurnBuilder:
+    """Assembles an `AssistantTurn` from chunks. Only a tool call's first chunk carries its
+    id and name; its arguments arrive in pieces; the usage chunk has no choices."""
+
+    model: str
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, _PendingCall] = field(default_factory=dict)
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+    def feed(self, chunk: ChatCompletionChunk) -> None:
+        self.model = chunk.model or self.model
+        if chunk.usage is not None:
+            details = chunk.usage.prompt_tokens_details
+            cached = (details.cached_tokens or 0) if details is not None else 0
+            self.usage = Usage(
+                input_tokens=max(chunk.usage.prompt_tokens - cached, 0),
+                output_tokens=chunk.usage.completion_tokens,
+                cache_read_tokens=cached,
+            )
+        for choice in chunk.choices:
+            if choice.index != 0:
+                continue
+            if choice.delta.content:
+                self.text.append(choice.delta.content)
+            for piece in choice.delta.tool_calls or ():
+                call = self.calls.setdefault(piece.index, _PendingCall())
+                call.id = call.id or (piece.id or "")
+                if piece.function is not None:
+                    call.name = call.name or (piece.function.name or "")
+                    call.arguments += piece.function.arguments or ""
+            self.finish_reason = choice.finish_reason or self.finish_reason
+
+    def finish(self) -> AssistantTurn:
+        """The complete turn. Raises `TransientModelError` if no finish reason arrived or a
+        finished tool call has arguments that are not a JSON object."""
+        if self.finish_reason is None:
+            raise TransientModelError(
+                "openai stream ended without a finish reason", provider=PROVIDER
+            )
+        stop = _FINISH_REASONS.get(self.finish_reason, "end")
+        turn = self._turn(stop, strict=stop != "max_tokens")
+        if turn.tool_calls and stop == "end":
+            return turn.model_copy(update={"stop_reason": "tool_use"})
+        return turn
+
+    def partial(self) -> AssistantTurn:
+        """What has arrived so far, as a cancelled turn without tool calls."""
+        return self._turn("cancelled", strict=False).model_copy(update={"tool_calls": ()})
+
+    def _turn(self, stop: StopReason, *, strict: bool) -> AssistantTurn:
+        calls: list[ToolCall] = []
+        for _, pending in sorted(self.calls.items()):
+            arguments = parse_arguments(pending.arguments)
+            if arguments is None and strict:
+                raise TransientModelError(
+                    f"openai returned unparseable arguments for tool {pending.name!r}",
+                    provider=PROVIDER,
+                )
+            if arguments is not None and pending.name:
+                call_id = pending.id or f"call_{uuid.uuid4().hex[:24]}"
+                calls.append(ToolCall(id=call_id, name=pending.name, arguments=arguments))
+        return AssistantTurn(
+            text="".join(self.text),
+            tool_calls=tuple(calls),
+            usage=self.usage,
+            stop_reason=stop,
+            model=self.model,
+            cost_usd=cost_usd(self.model, self.usage),
+        )
+
+
+def classify_error(exc: Exception, secret: str | None) -> ModelError:
+    """Translate an `openai` or `httpx2` exception into our hierarchy; never raises.
+
+    `context_length_exceeded` (or a 400 saying the context is exceeded) is an overflow;
+    408, 409, 429 (except `insufficient_quota`), 5xx, errors inside the stream, network
+    failures and timeouts are transient; other 4xx are permanent. The message never contains
+    the API key.
+    """
+    if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
+        return TransientModelError("openai request timed out", provider=PROVIDER)
+    if isinstance(exc, openai.APIConnectionError) or not isinstance(exc, openai.APIError):
+        text = redact_secret(f"openai call failed ({type(exc).__name__}): {exc}", secret)
+        return TransientModelError(text, provider=PROVIDER)
+    # A bare APIError is an error object inside a 200 stream: there is no status.
+    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+    body = exc.body if isinstance(exc.body, dict) else {}
+    detail = str(body.get("message") or exc.message)
+    code = exc.code or ""
+    where = status if status is not None else "in-stream"
+    text = redact_secret(f"openai {where} {code or exc.type or 'error'}: {detail}", secret)
+    overflow_hint = any(hint in detail.lower() for hint in _OVERFLOW_HINTS)
+    if code == "context_length_exceeded" or (status in (None, 400) and overflow_hint):
+        return ContextOverflowError(text, provider=PROVIDER, status_code=status)
+    if status == 429 and code == "insufficient_quota":
+        return PermanentModelError(text, provider=PROVIDER, status_code=status)
+    if status is None or status in (408, 409, 429) or status >= 500:
+        headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else {}
+        retry_after = retry_after_seconds(headers)
+        return TransientModelError(
+            text, provider=PROVIDER, status_code=status, retry_after=retry_after
+        )
+    return PermanentModelError(text, provider=PROVIDER, status_code=status)

@@ -1,0 +1,71 @@
+"""The seam between the agent loop and a model: one `complete` call per think step."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolSpec
+
+SystemPrompt = Sequence[SystemBlock] | str
+
+
+@runtime_checkable
+class ModelProvider(Protocol):
+    """A model behind some wire API.
+
+    Implementations stream under the hood, never retry (the caller's durable step does), and
+    raise only `harness.llm.errors.ModelError` subclasses for failures of the call.
+    """
+
+    @property
+    def name(self) -> str:
+        """The wire API, e.g. `anthropic` or `openai`."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The model every call asks for."""
+        ...
+
+    def complete(
+        self,
+        *,
+        system: SystemPrompt,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        cancel: threading.Event | None = None,
+    ) -> AssistantTurn:
+        """Ask the model for its next turn.
+
+        `system` is a plain string or stable blocks followed by volatile ones; `max_tokens`
+        None means the provider's configured default. When `cancel` is set before or during
+        the call, the request is abandoned and `ModelCancelledError` is raised with the partial
+        turn. Raises `TransientModelError`, `ContextOverflowError` or `PermanentModelError` on
+        failure; `ValueError` if `system` has a stable block after a volatile one.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release the HTTP connections. Idempotent."""
+        ...
+
+
+def system_blocks(system: SystemPrompt) -> list[SystemBlock]:
+    """`system` as a list of blocks, checking that no stable block follows a volatile one.
+
+    A blank string gives an empty list. Raises `ValueError` on a misordered prompt, because a
+    stable block after a volatile one would silently defeat prompt caching.
+    """
+    if isinstance(system, str):
+        return [SystemBlock(text=system)] if system.strip() else []
+    blocks = list(system)
+    seen_volatile = False
+    for block in blocks:
+        if block.volatile:
+            seen_volatile = True
+        elif seen_volatile:
+            raise ValueError("stable system blocks must come before volatile ones")
+    return blocks

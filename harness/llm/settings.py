@@ -1,0 +1,34 @@
+"""The settings the model layer reads, self-contained so they can merge into `Settings`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ProviderName = Literal["anthropic", "openai"]
+
+
+class ModelSettings(BaseSettings):
+    """Which model to call and how to reach it. Field names map to upper-case environment
+    variables (`LLM_PROVIDER`, `AGENT_MODEL`, ...); unset model names mean the provider's
+    default model."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    llm_provider: ProviderName = Field(default="anthropic")
+    agent_model: str | None = Field(
+        default=None, description="Model name; unset means the provider's default."
+    )
+    agent_max_tokens: int = Field(default=8192, ge=1, description="Output tokens per call.")
+    anthropic_api_key: SecretStr | None = Field(default=None)
+    anthropic_base_url: str | None = Field(default=None)
+    openai_api_key: SecretStr | None = Field(default=None)
+    openai_base_url: str | None = Field(
+        default=None, description="For OpenAI-compatible servers; must end in /v1."
+    )
+    fallback_llm_provider: ProviderName | None = Field(
+        default=None, description="Provider to use when the main one is down; unset disables it."
+    )
+    fallback_agent_model: str | None = Field(default=None)

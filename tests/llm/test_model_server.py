@@ -1,0 +1,167 @@
+"""The scripted model server answers like the real services, malformed requests included."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+from anthropic.types import ToolParam
+from openai.types.chat import ChatCompletionFunctionToolParam
+
+from tests.fakes.model_server import ModelServer, Reply
+
+CLAUDE = "claude-sonnet-5-5"
+TOOL: ToolParam = {"name": "f", "description": "d", "input_schema": {"type": "object"}}
+
+
+@pytest.fixture
+def claude(model_server: ModelServer) -> Iterator[anthropic.Anthropic]:
+    client = anthropic.Anthropic(api_key="test-key", base_url=model_server.url, max_retries=0)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def gpt(model_server: ModelServer) -> Iterator[openai.OpenAI]:
+    client = openai.OpenAI(api_key="test-key", base_url=model_server.openai_url, max_retries=0)
+    yield client
+    client.close()
+
+
+def test_model_server_answers_anthropic_without_streaming(
+    claude: anthropic.Anthropic, model_server: ModelServer
+) -> None:
+    model_server.script(Reply.tool("f", {"a": 1}, text="Calling."))
+
+    message = claude.messages.create(
+        model=CLAUDE, max_tokens=10, messages=[{"role": "user", "content": "hi"}], tools=[TOOL]
+    )
+
+    assert [block.type for block in message.content] == ["text", "tool_use"]
+    assert message.stop_reason == "tool_use"
+
+
+def test_model_server_answers_openai_without_streaming(
+    gpt: openai.OpenAI, model_server: ModelServer
+) -> None:
+    model_server.script(Reply.answer("hello"))
+
+    completion = gpt.chat.completions.create(
+        model="gpt-5.4-mini", messages=[{"role": "user", "content": "hi"}]
+    )
+
+    assert completion.choices[0].message.content == "hello"
+    assert completion.usage is not None and completion.usage.prompt_tokens == 100
+
+
+def test_model_server_refuses_anthropic_calls_without_the_key(model_server: ModelServer) -> None:
+    client = anthropic.Anthropic(api_key="wrong", base_url=model_server.url, max_retries=0)
+
+    with pytest.raises(anthropic.AuthenticationError):
+        client.messages.create(
+            model=CLAUDE, max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        )
+    client.close()
+
+
+_USE = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}
+_RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("messages", "tools", "problem"),
+    [
+        (
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [_USE]},
+                {"role": "user", "content": "and?"},
+            ],
+            [TOOL],
+            "without `tool_result` blocks",
+        ),
+        (
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"},
+                {"role": "user", "content": [_RESULT]},
+            ],
+            [TOOL],
+            "unexpected `tool_use_id`",
+        ),
+        ([{"role": "user", "content": [{"type": "text", "text": ""}]}], [], "non-empty"),
+        ([{"role": "user", "content": "hi"}], [{**TOOL, "name": "bad name"}], "pattern"),
+        ([{"role": "system", "content": "hi"}], [], "'user' or 'assistant'"),
+    ],
+    ids=["tool-use-unanswered", "stray-tool-result", "empty-text", "bad-tool-name", "system-role"],
+)
+def test_model_server_rejects_malformed_anthropic_conversations(
+    claude: anthropic.Anthropic,
+    model_server: ModelServer,
+    messages: list[Any],
+    tools: list[Any],
+    problem: str,
+) -> None:
+    model_server.script(Reply.answer("unused"))
+
+    with pytest.raises(anthropic.BadRequestError, match=problem):
+        claude.messages.create(model=CLAUDE, max_tokens=10, messages=messages, tools=tools)
+
+    assert len(model_server.rejections) == 1
+    # the rejected request did not consume the scripted reply
+    assert (
+        claude.messages.create(
+            model=CLAUDE, max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        )
+        .content[0]
+        .type
+        == "text"
+    )
+
+
+_CALL = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize(
+    ("messages", "problem"),
+    [
+        ([{"role": "tool", "tool_call_id": "call_1", "content": "ok"}], "preceeding message"),
+        (
+            [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": None, "tool_calls": [_CALL]},
+                {"role": "user", "content": "and?"},
+            ],
+            "did not have response messages",
+        ),
+        (
+            [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None}],
+            "expected a string",
+        ),
+    ],
+    ids=["tool-without-tool-calls", "tool-calls-unanswered", "assistant-without-content"],
+)
+def test_model_server_rejects_malformed_openai_conversations(
+    gpt: openai.OpenAI, model_server: ModelServer, messages: list[Any], problem: str
+) -> None:
+    with pytest.raises(openai.BadRequestError, match=problem):
+        gpt.chat.completions.create(model="gpt-5.4-mini", messages=messages)
+
+    assert model_server.rejections != []
+
+
+def test_model_server_rejects_openai_tool_names_outside_the_pattern(
+    gpt: openai.OpenAI, model_server: ModelServer
+) -> None:
+    bad: ChatCompletionFunctionToolParam = {
+        "type": "function",
+        "function": {"name": "read file", "parameters": {}},
+    }
+
+    with pytest.raises(openai.BadRequestError, match="does not match pattern"):
+        gpt.chat.completions.create(
+            model="gpt-5.4-mini", messages=[{"role": "user", "content": "hi"}], tools=[bad]
+        )
