@@ -1,0 +1,146 @@
+"""The contract every chat platform implements, and the values that cross it.
+
+A channel is used in three places: the web route that receives a platform's webhook
+(`verify`, then `transform`), the bus step that posts a reply (`send_reply`), and the bus
+steps around a turn (`acknowledge`, `complete`). All methods are synchronous and thread-safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from harness.events import Destination, Event
+
+
+@dataclass(frozen=True)
+class Publish:
+    """The webhook carried a message that starts a turn: publish `event` (its id is stable
+    across duplicate deliveries, so publishing twice is harmless), then answer 200."""
+
+    event: Event
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """The webhook carried nothing to act on. Answer 200 so the platform does not retry;
+    `reason` is for the log."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Respond:
+    """Answer the webhook with this JSON body instead of publishing (Slack's url_verification)."""
+
+    body: dict[str, Any] = field(default_factory=dict)
+
+
+Inbound: TypeAlias = Publish | Ignored | Respond
+"""What a webhook payload turns into."""
+
+ChunkSent: TypeAlias = Callable[[int, str], None]
+"""Called with (chunk index, platform message id) right after each chunk is posted."""
+
+
+@runtime_checkable
+class Channel(Protocol):
+    """A chat platform. Implementations live in `channels/<platform>/` and are created through
+    `channels.registry`; nothing outside that folder knows a platform's details."""
+
+    @property
+    def name(self) -> str:
+        """The registry name, also the `channel` field of the events this channel publishes."""
+        ...
+
+    def verify(self, headers: Mapping[str, str], body: bytes) -> None:
+        """Check that a webhook request comes from the platform, before its body is parsed.
+
+        `headers` may use any letter case. Raises `WebhookRejected` (status 401) on a missing,
+        wrong or stale signature or secret. Must not touch the network.
+        """
+        ...
+
+    def transform(self, payload: Mapping[str, Any], headers: Mapping[str, str]) -> Inbound:
+        """Turn a verified webhook payload into what to do with it. Never raises for payloads
+        the platform may legitimately send: anything not understood is `Ignored` with a reason.
+        """
+        ...
+
+    def send_reply(
+        self,
+        response: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+        reply_key: str,
+        *,
+        skip_chunks: Collection[int] = (),
+        on_chunk_sent: ChunkSent | None = None,
+    ) -> list[str]:
+        """Format `response` (Markdown from the model), split it into the platform's message
+        size and post the chunks in order; return the platform ids of the chunks posted by this
+        call.
+
+        Splitting is deterministic, so chunk indexes are stable across retries of the same
+        reply (`reply_key` names it in logs). Chunks whose index is in `skip_chunks` are not
+        posted; `on_chunk_sent(index, id)` runs after each post, before the next one, so a
+        caller that records it can retry after a failure without double-posting. An empty or
+        blank response posts nothing. Raises a `PlatformError` on the first chunk that fails.
+        """
+        ...
+
+    def acknowledge(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
+        """Show the user the message was received (typing indicator, reaction). Best effort:
+        never raises."""
+        ...
+
+    def complete(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
+        """Show the user the turn is finished, undoing `acknowledge` where the platform needs
+        it. Best effort: never raises. May do nothing."""
+        ...
+
+    def setup(self) -> str:
+        """Register the channel with the platform (or explain how to) and return a short
+        human-readable report. Raises `ChannelNotConfiguredError` or a `PlatformError`."""
+        ...
+
+
+@runtime_checkable
+class PollingChannel(Channel, Protocol):
+    """A channel that can also fetch messages itself, for when no public webhook URL exists."""
+
+    @property
+    def polling(self) -> bool:
+        """True when configured to poll: run a loop over `poll` instead of serving a webhook."""
+        ...
+
+    def poll(self, timeout: float = 30.0) -> list[Inbound]:
+        """Wait up to `timeout` seconds for new messages and return them transformed (an empty
+        list on timeout). Each call confirms the previous call's messages; unconfirmed ones are
+        delivered again with the same event ids. Raises a `PlatformError`."""
+        ...
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """Look up an HTTP header by name in any letter case; None when absent."""
+    value = headers.get(name)
+    if value is not None:
+        return value
+    wanted = name.lower()
+    for key, candidate in headers.items():
+        if key.lower() == wanted:
+            return candidate
+    return None
+
+
+def parse_allowlist(raw: object) -> frozenset[str]:
+    """Read an allowlist setting: a comma- or whitespace-separated string, or a list. Blank
+    entries are dropped; an empty result means "allow everyone"."""
+    if raw is None:
+        return frozenset()
+    if isinstance(raw, list | tuple | set | frozenset):
+        items = [str(item) for item in raw]
+    else:
+        items = str(raw).replace(",", " ").split()
+    return frozenset(item.strip() for item in items if item.strip())

@@ -1,0 +1,1 @@
+"""Slack Events API and Web API channel."""

@@ -1,0 +1,192 @@
+"""Slack Web API calls through slack_sdk: the only module that touches slack_sdk's client.
+
+slack_sdk raises `SlackApiError` for `{"ok": false}` answers (Slack reports errors at HTTP
+200) and urllib errors for the network; both become `channels.errors` exceptions here. A 429
+is retried once by slack_sdk's `RateLimitErrorRetryHandler`, honouring Retry-After.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.error import URLError
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+from slack_sdk.web import SlackResponse
+
+from channels.errors import (
+    AuthenticationError,
+    DestinationError,
+    MessageRejected,
+    PermanentPlatformError,
+    PlatformError,
+    PlatformUnavailable,
+    RateLimited,
+)
+from channels.slack.settings import DEFAULT_BASE_URL
+
+_PLATFORM = "slack"
+_AUTH = frozenset(
+    "invalid_auth not_authed account_inactive token_revoked token_expired no_permission "
+    "missing_scope not_allowed_token_type ekm_access_denied".split()
+)
+_DESTINATION = frozenset(
+    "channel_not_found not_in_channel is_archived user_not_found thread_not_found "
+    "message_not_found cannot_dm_bot restricted_action".split()
+)
+_CONTENT = frozenset("msg_too_long no_text invalid_blocks too_many_attachments".split())
+_TRANSIENT = frozenset("internal_error fatal_error service_unavailable request_timeout".split())
+
+
+class _TtlCache:
+    """A small thread-safe cache whose entries expire `ttl` seconds after being stored."""
+
+    def __init__(self, ttl: float, clock: Callable[[], float]) -> None:
+        self._ttl, self._clock = ttl, clock
+        self._entries: dict[str, tuple[float, str]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str, load: Callable[[], str]) -> str:
+        now = self._clock()
+        with self._lock:
+            entry = self._entries.get(key)
+        if entry is not None and entry[0] > now:
+            return entry[1]
+        value = load()
+        with self._lock:
+            self._entries[key] = (now + self._ttl, value)
+        return value
+
+
+class SlackApi:
+    """The Slack Web API calls the channel needs. Thread-safe."""
+
+    def __init__(
+        self,
+        token: str,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        timeout: int = 10,
+        fast_timeout: int = 5,
+        lookup_timeout: int = 2,
+        rate_limit_retries: int = 1,
+        user_cache_ttl: float = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        def client(seconds: int) -> WebClient:
+            retry = RateLimitErrorRetryHandler(max_retry_count=rate_limit_retries)
+            return WebClient(
+                token=token, base_url=base_url, timeout=seconds, retry_handlers=[retry]
+            )
+
+        self._client = client(timeout)
+        self._fast = client(fast_timeout)  # reactions: never hold a turn up long
+        self._lookup = client(lookup_timeout)  # called on the webhook path: Slack waits 3 s
+        self._names = _TtlCache(user_cache_ttl, clock)
+        self._bot_user_id: str | None = None
+
+    def post_message(self, channel: str, text: str, *, thread_ts: str | None = None) -> str:
+        """Post mrkdwn `text` to `channel` (in the thread `thread_ts`, if given); return the new
+        message's ts."""
+        response = _call(
+            "chat.postMessage",
+            lambda: self._client.chat_postMessage(
+                channel=channel, text=text, thread_ts=thread_ts, mrkdwn=True, unfurl_links=False
+            ),
+        )
+        return str(response["ts"])
+
+    def add_reaction(self, channel: str, ts: str, name: str) -> bool:
+        """React with `name` (e.g. "eyes"); False if the bot had already reacted so."""
+        return _tolerate(
+            "already_reacted",
+            "reactions.add",
+            lambda: self._fast.reactions_add(channel=channel, timestamp=ts, name=name),
+        )
+
+    def remove_reaction(self, channel: str, ts: str, name: str) -> bool:
+        """Remove the bot's `name` reaction; False if there was none."""
+        return _tolerate(
+            "no_reaction",
+            "reactions.remove",
+            lambda: self._fast.reactions_remove(channel=channel, timestamp=ts, name=name),
+        )
+
+    def display_name(self, user_id: str) -> str:
+        """The user's display name (else real name, else handle), cached for the TTL. Raises a
+        `PlatformError` when users.info fails (failures are not cached)."""
+        return self._names.get(user_id, lambda: self._load_name(user_id))
+
+    def _load_name(self, user_id: str) -> str:
+        response = _call("users.info", lambda: self._lookup.users_info(user=user_id))
+        user = response.get("user") or {}
+        profile = user.get("profile") or {}
+        for candidate in (profile.get("display_name"), profile.get("real_name"), user.get("name")):
+            if candidate:
+                return str(candidate)
+        return user_id
+
+    def bot_user_id(self) -> str:
+        """The bot's own user id from auth.test, cached for the process."""
+        if self._bot_user_id is None:
+            self._bot_user_id = str(self.auth_test()["user_id"])
+        return self._bot_user_id
+
+    def auth_test(self) -> dict[str, Any]:
+        """auth.test's answer: the bot's user_id, bot_id, team and team_id."""
+        response = _call("auth.test", lambda: self._lookup.auth_test())
+        return dict(response.data) if isinstance(response.data, dict) else {}
+
+
+def _tolerate(error: str, method: str, call: Callable[[], SlackResponse]) -> bool:
+    try:
+        _call(method, call)
+    except PermanentPlatformError as exc:
+        if exc.description != error:
+            raise
+        return False
+    return True
+
+
+def _call(method: str, call: Callable[[], SlackResponse]) -> SlackResponse:
+    """Run one slack_sdk call, translating its failures into our exceptions."""
+    try:
+        return call()
+    except SlackApiError as exc:
+        raise _error(method, exc.response) from None
+    except (URLError, TimeoutError, ConnectionError) as exc:
+        raise PlatformUnavailable(_PLATFORM, method, f"{type(exc).__name__}: {exc}") from None
+    except SlackClientError as exc:
+        raise PlatformError(_PLATFORM, method, f"{type(exc).__name__}: {exc}") from None
+
+
+def _error(method: str, response: SlackResponse) -> PlatformError:
+    data = response.data if isinstance(response.data, dict) else {}
+    error = str(data.get("error") or f"HTTP {response.status_code}")
+    if response.status_code == 429 or error == "ratelimited":
+        return RateLimited(_PLATFORM, method, error, _retry_after(response.headers))
+    if response.status_code >= 500 or error in _TRANSIENT:
+        return PlatformUnavailable(_PLATFORM, method, error)
+    kind: type[PlatformError] = PermanentPlatformError
+    if error in _AUTH:
+        kind = AuthenticationError
+    elif error in _DESTINATION:
+        kind = DestinationError
+    elif error in _CONTENT:
+        kind = MessageRejected
+    return kind(_PLATFORM, method, error)
+
+
+def _retry_after(headers: Mapping[str, Any]) -> float:
+    for key, value in headers.items():
+        if key.lower() == "retry-after":
+            raw = value[0] if isinstance(value, list) else value
+            try:
+                return float(raw)
+            except (TypeError, ValueError):
+                break
+    return 1.0

@@ -1,0 +1,135 @@
+"""The Slack channel: signed Events API webhooks in, threaded mrkdwn replies out."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from channels.base import ChunkSent, Inbound
+from channels.errors import ChannelNotConfiguredError, PlatformError
+from channels.slack.api import SlackApi
+from channels.slack.format import to_chunks
+from channels.slack.settings import SlackSettings
+from channels.slack.setup import set_up
+from channels.slack.transform import CHANNEL, transform_payload
+from channels.slack.verify import verify_signature
+from harness.errors import ConfigurationError
+from harness.events import Destination
+
+log = logging.getLogger(__name__)
+
+ACK_REACTION = "eyes"
+DONE_REACTION = "white_check_mark"
+
+
+class SlackChannel:
+    """Slack through the Events API and Web API. Implements `channels.base.Channel`.
+    Thread-safe."""
+
+    name = CHANNEL
+
+    def __init__(
+        self,
+        settings: SlackSettings,
+        api: SlackApi | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if settings.slack_bot_token is None:
+            raise ChannelNotConfiguredError("SLACK_BOT_TOKEN is not set")
+        self.settings = settings
+        self.api = api or SlackApi(
+            settings.slack_bot_token.get_secret_value(), settings.slack_api_base_url
+        )
+        self._clock = clock
+
+    def verify(self, headers: Mapping[str, str], body: bytes) -> None:
+        """Check the v0 signature and its timestamp; raises `WebhookRejected(401)`."""
+        secret = self.settings.slack_signing_secret
+        verify_signature(
+            headers, body, secret.get_secret_value() if secret else None, now=self._clock
+        )
+
+    def transform(self, payload: Mapping[str, Any], headers: Mapping[str, str]) -> Inbound:
+        """See `channels.slack.transform.transform_payload`. Retries (X-Slack-Retry-Num) give
+        the same event id as the first delivery, so they are deduplicated, not dropped."""
+        return transform_payload(
+            payload,
+            bot_user_id=self._bot_user_id,
+            display_name=self._display_name,
+            allowed_channels=self.settings.slack_allowed_channels,
+        )
+
+    def send_reply(
+        self,
+        response: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+        reply_key: str,
+        *,
+        skip_chunks: Collection[int] = (),
+        on_chunk_sent: ChunkSent | None = None,
+    ) -> list[str]:
+        """Post `response` as mrkdwn messages in the destination's thread (see
+        `Channel.send_reply`); returns the posted messages' ts."""
+        sent: list[str] = []
+        for index, chunk in enumerate(to_chunks(response)):
+            if index in skip_chunks:
+                continue
+            ts = self.api.post_message(destination.chat_id, chunk, thread_ts=destination.thread_id)
+            log.debug("slack reply %s chunk %d posted as %s", reply_key, index, ts)
+            sent.append(ts)
+            if on_chunk_sent is not None:
+                on_chunk_sent(index, ts)
+        return sent
+
+    def acknowledge(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
+        """React with :eyes: on the user's message. Never raises."""
+        if destination.message_id is None:
+            return
+        try:
+            self.api.add_reaction(destination.chat_id, destination.message_id, ACK_REACTION)
+        except Exception as exc:  # best effort by contract
+            log.warning("slack acknowledge reaction failed: %s", exc)
+
+    def complete(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
+        """Replace :eyes: with :white_check_mark: on the user's message. Never raises."""
+        if destination.message_id is None:
+            return
+        try:
+            self.api.remove_reaction(destination.chat_id, destination.message_id, ACK_REACTION)
+            self.api.add_reaction(destination.chat_id, destination.message_id, DONE_REACTION)
+        except Exception as exc:  # best effort by contract
+            log.warning("slack completion reaction failed: %s", exc)
+
+    def setup(self) -> str:
+        """See `channels.slack.setup.set_up`: checks the token and prints the app manifest."""
+        return set_up(self.api, self.settings)
+
+    def _bot_user_id(self) -> str | None:
+        try:
+            return self.api.bot_user_id()
+        except PlatformError as exc:
+            log.warning("slack auth.test failed, cannot strip the bot mention: %s", exc)
+            return None
+
+    def _display_name(self, user_id: str) -> str:
+        try:
+            return self.api.display_name(user_id)
+        except PlatformError as exc:
+            log.warning("slack users.info failed for %s: %s", user_id, exc)
+            return ""
+
+
+def create_channel() -> SlackChannel:
+    """The Slack channel from the environment. Raises `ChannelNotConfiguredError` without
+    SLACK_BOT_TOKEN and `ConfigurationError` for an invalid setting."""
+    try:
+        settings = SlackSettings()
+    except ValidationError as exc:
+        raise ConfigurationError(f"invalid Slack settings: {exc}") from None
+    return SlackChannel(settings)

@@ -1,0 +1,46 @@
+"""Slack settings, read from the environment and `.env`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from channels.base import parse_allowlist
+
+DEFAULT_BASE_URL = "https://slack.com/api/"
+
+
+class SlackSettings(BaseSettings):
+    """Everything the Slack channel reads. Field names map to upper-case variables."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    slack_bot_token: SecretStr | None = Field(default=None, description="xoxb- bot token.")
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, description="Verifies webhooks; without it every webhook is refused."
+    )
+    slack_app_token: SecretStr | None = Field(
+        default=None, description="xapp- token, reserved for Socket Mode (not used yet)."
+    )
+    slack_allowed_channels: Annotated[frozenset[str], NoDecode] = Field(
+        default=frozenset(),
+        description="Comma-separated channel (or user) ids the agent answers in; empty: all.",
+    )
+    slack_api_base_url: str = Field(default=DEFAULT_BASE_URL)
+    public_url: str | None = Field(default=None, description="Public https base URL.")
+    agent_name: str = Field(default="Harness")
+
+    @field_validator("slack_allowed_channels", mode="before")
+    @classmethod
+    def _split_channels(cls, value: object) -> frozenset[str]:
+        return parse_allowlist(value)
+
+    @field_validator("slack_api_base_url")
+    @classmethod
+    def _ends_in_api(cls, value: str) -> str:
+        value = value if value.endswith("/") else value + "/"
+        if not value.endswith("/api/"):
+            raise ValueError("SLACK_API_BASE_URL must end in /api/ (slack_sdk appends methods)")
+        return value

@@ -1,0 +1,69 @@
+"""Setting Slack up: Slack apps are created from a manifest, which we print."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from channels.errors import PlatformError
+from channels.slack.api import SlackApi
+from channels.slack.settings import SlackSettings
+
+WEBHOOK_PATH = "/webhooks/slack"
+BOT_SCOPES = [
+    "app_mentions:read",
+    "channels:history",
+    "groups:history",
+    "im:history",
+    "im:read",
+    "chat:write",
+    "reactions:write",
+    "users:read",
+]
+BOT_EVENTS = ["app_mention", "message.im", "message.channels", "message.groups"]
+
+
+def manifest(public_url: str | None, agent_name: str = "Harness") -> dict[str, Any]:
+    """The Slack app manifest: bot scopes, bot events and the Events API request URL
+    (`PUBLIC_URL/webhooks/slack`, or a placeholder when `public_url` is None)."""
+    base = public_url.rstrip("/") if public_url else "https://YOUR-PUBLIC-URL"
+    return {
+        "display_information": {"name": agent_name, "description": f"{agent_name}, an agent"},
+        "features": {
+            "bot_user": {"display_name": agent_name, "always_online": True},
+            "app_home": {
+                "home_tab_enabled": False,
+                "messages_tab_enabled": True,
+                "messages_tab_read_only_enabled": False,
+            },
+        },
+        "oauth_config": {"scopes": {"bot": list(BOT_SCOPES)}},
+        "settings": {
+            "event_subscriptions": {
+                "request_url": base + WEBHOOK_PATH,
+                "bot_events": list(BOT_EVENTS),
+            },
+            "org_deploy_enabled": False,
+            "socket_mode_enabled": False,
+            "token_rotation_enabled": False,
+        },
+    }
+
+
+def set_up(api: SlackApi, settings: SlackSettings) -> str:
+    """A report: whether the bot token works (auth.test) and the manifest, as YAML, to create
+    or update the app with. Never raises for a failing token: the report says so."""
+    try:
+        auth = api.auth_test()
+        status = f"token OK: bot user {auth.get('user_id')} in team {auth.get('team')}"
+    except PlatformError as exc:
+        status = f"token check failed: {exc.description}"
+    lines = [f"Slack: {status}."]
+    if not settings.public_url:
+        lines.append("PUBLIC_URL is not set: replace the placeholder request URL below.")
+    if settings.slack_signing_secret is None:
+        lines.append("SLACK_SIGNING_SECRET is not set: every webhook will be refused.")
+    lines.append("Create or update the app at https://api.slack.com/apps with this manifest:")
+    body = yaml.safe_dump(manifest(settings.public_url, settings.agent_name), sort_keys=False)
+    return "\n".join(lines) + "\n\n" + body

@@ -1,0 +1,1 @@
+"""Telegram Bot API channel."""

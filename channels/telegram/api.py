@@ -1,0 +1,214 @@
+"""A small Telegram Bot API client: the only module that talks to Telegram.
+
+Every call is `POST <base>/bot<token>/<method>` with a JSON body. Failures become
+`channels.errors` exceptions here. The token is part of the URL path, so it is redacted from
+every error message, and from httpx's request log through a logging filter.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from channels.errors import (
+    AuthenticationError,
+    DestinationError,
+    MessageFormatError,
+    MessageRejected,
+    PermanentPlatformError,
+    PlatformError,
+    PlatformUnavailable,
+    RateLimited,
+)
+
+DEFAULT_BASE_URL = "https://api.telegram.org"
+_TOKEN_IN_PATH = re.compile(r"/bot[^/\s]+/")
+_PLATFORM = "telegram"
+log = logging.getLogger(__name__)
+
+
+def redact(text: str, token: str | None = None) -> str:
+    """`text` with a bot token, and any `/bot<token>/` URL segment, replaced by a placeholder."""
+    if token:
+        text = text.replace(token, "<token>")
+    return _TOKEN_IN_PATH.sub("/bot<token>/", text)
+
+
+class _RedactTokenFilter(logging.Filter):
+    """Rewrites httpx's "HTTP Request: POST <url>" records so the token never reaches a log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any("/bot" in str(a) for a in record.args):
+            record.args = tuple(redact(str(a)) if "/bot" in str(a) else a for a in record.args)
+        return True
+
+
+_FILTER = _RedactTokenFilter()
+logging.getLogger("httpx").addFilter(_FILTER)  # idempotent: a filter is added once
+
+
+class TelegramApi:
+    """Calls to one bot's Bot API. Thread-safe; `close()` releases the connection pool.
+
+    A 429 whose `retry_after` is at most `max_rate_limit_wait` seconds is retried once after
+    waiting (nothing was sent); longer waits raise `RateLimited` for the caller to schedule.
+    """
+
+    def __init__(
+        self,
+        token: str,
+        base_url: str = DEFAULT_BASE_URL,
+        *,
+        timeout: float = 10.0,
+        fast_timeout: float = 5.0,
+        max_rate_limit_wait: float = 5.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self._token = token
+        self._timeout = timeout
+        self.fast_timeout = fast_timeout
+        self._max_rate_limit_wait = max_rate_limit_wait
+        self._client = httpx.Client(
+            base_url=f"{base_url.rstrip('/')}/bot{token}/", timeout=timeout, transport=transport
+        )
+
+    @property
+    def bot_id(self) -> str:
+        """The bot's numeric id: the part of the token before the colon."""
+        return self._token.split(":", 1)[0]
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.close()
+
+    def call(self, method: str, params: Mapping[str, Any], *, timeout: float | None = None) -> Any:
+        """Call `method` with `params` (None values dropped); return the response's `result`.
+        Raises a `PlatformError` subclass."""
+        return self._request(method, params, timeout).get("result")
+
+    def _request(
+        self, method: str, params: Mapping[str, Any], timeout: float | None = None
+    ) -> dict[str, Any]:
+        body = {key: value for key, value in params.items() if value is not None}
+        for attempt in (1, 2):
+            try:
+                return self._post(method, body, timeout)
+            except RateLimited as exc:
+                if attempt == 2 or exc.retry_after > self._max_rate_limit_wait:
+                    raise
+                log.warning("telegram %s rate limited; retrying in %s s", method, exc.retry_after)
+                time.sleep(exc.retry_after)
+        raise AssertionError("unreachable")
+
+    def _post(self, method: str, body: Mapping[str, Any], timeout: float | None) -> dict[str, Any]:
+        try:
+            response = self._client.post(method, json=body, timeout=timeout or self._timeout)
+        except httpx.TimeoutException:
+            raise PlatformUnavailable(_PLATFORM, method, "request timed out") from None
+        except httpx.HTTPError as exc:
+            detail = redact(f"{type(exc).__name__}: {exc}", self._token)
+            raise PlatformUnavailable(_PLATFORM, method, detail) from None
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = None
+        if isinstance(payload, dict) and payload.get("ok") is True:
+            return payload
+        raise _error(method, response.status_code, payload, self._token)
+
+    def get_me(self) -> dict[str, Any]:
+        """The bot's own User object."""
+        return dict(self.call("getMe", {}, timeout=self.fast_timeout))
+
+    def send_message(
+        self,
+        chat_id: str,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        reply_to_message_id: str | None = None,
+        message_thread_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Post `text`; return the sent Message. A reply target that no longer exists does not
+        fail the send (`allow_sending_without_reply`)."""
+        reply = None
+        if reply_to_message_id is not None:
+            reply = {"message_id": int(reply_to_message_id), "allow_sending_without_reply": True}
+        params = {
+            "chat_id": chat_id,
+            "text": text,
+            "parse_mode": parse_mode,
+            "reply_parameters": reply,
+            "message_thread_id": int(message_thread_id) if message_thread_id else None,
+            "link_preview_options": {"is_disabled": True},
+        }
+        return dict(self.call("sendMessage", params))
+
+    def send_chat_action(
+        self, chat_id: str, action: str = "typing", *, message_thread_id: str | None = None
+    ) -> None:
+        """Show `action` (e.g. "typing") in the chat for about five seconds."""
+        thread = int(message_thread_id) if message_thread_id else None
+        params = {"chat_id": chat_id, "action": action, "message_thread_id": thread}
+        self.call("sendChatAction", params, timeout=self.fast_timeout)
+
+    def set_message_reaction(self, chat_id: str, message_id: str, emoji: str | None) -> None:
+        """Set the bot's reaction on a message to `emoji` (one of Telegram's list), or clear it
+        with None."""
+        reaction = [{"type": "emoji", "emoji": emoji}] if emoji else []
+        params = {"chat_id": chat_id, "message_id": int(message_id), "reaction": reaction}
+        self.call("setMessageReaction", params, timeout=self.fast_timeout)
+
+    def set_webhook(self, url: str, *, secret_token: str, allowed_updates: list[str]) -> str:
+        """Point the bot's updates at `url`; return Telegram's description ("Webhook was set")."""
+        params = {"url": url, "secret_token": secret_token, "allowed_updates": allowed_updates}
+        return self._described("setWebhook", params)
+
+    def delete_webhook(self, *, drop_pending_updates: bool = False) -> str:
+        """Remove the webhook so `get_updates` works; return Telegram's description."""
+        return self._described("deleteWebhook", {"drop_pending_updates": drop_pending_updates})
+
+    def get_updates(
+        self,
+        *,
+        offset: int | None = None,
+        timeout: int = 0,
+        allowed_updates: list[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Long-poll for updates from `offset` for up to `timeout` seconds. Raises a
+        `PermanentPlatformError` (409) while a webhook is set."""
+        params = {"offset": offset, "timeout": timeout, "allowed_updates": allowed_updates}
+        result = self.call("getUpdates", params, timeout=self._timeout + timeout)
+        return [dict(update) for update in result or []]
+
+    def _described(self, method: str, params: Mapping[str, Any]) -> str:
+        payload = self._request(method, params)
+        return str(payload.get("description") or payload.get("result"))
+
+
+def _error(method: str, status: int, payload: object, token: str) -> PlatformError:
+    """Our exception for a failed Bot API answer."""
+    body = payload if isinstance(payload, dict) else {}
+    code = int(body.get("error_code") or status)
+    description = redact(str(body.get("description") or f"HTTP {status}"), token)
+    lowered = description.lower()
+    if code == 429:
+        parameters = body.get("parameters") or {}
+        retry_after = float(parameters.get("retry_after", 1))
+        return RateLimited(_PLATFORM, method, description, retry_after)
+    if code >= 500 or not isinstance(payload, dict):
+        return PlatformUnavailable(_PLATFORM, method, description)
+    if "can't parse entities" in lowered:
+        return MessageFormatError(_PLATFORM, method, description)
+    if code in (401, 404):
+        return AuthenticationError(_PLATFORM, method, description)
+    if code == 403 or "chat not found" in lowered or "thread not found" in lowered:
+        return DestinationError(_PLATFORM, method, description)
+    if "message is too long" in lowered or "text is empty" in lowered:
+        return MessageRejected(_PLATFORM, method, description)
+    return PermanentPlatformError(_PLATFORM, method, description)

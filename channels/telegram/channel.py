@@ -1,0 +1,158 @@
+"""The Telegram channel: webhook verification and transform, replies as HTML messages."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from channels.base import ChunkSent, Inbound
+from channels.errors import ChannelNotConfiguredError, MessageFormatError, PlatformError
+from channels.telegram.api import TelegramApi, redact
+from channels.telegram.format import Chunk, to_chunks
+from channels.telegram.settings import TelegramSettings
+from channels.telegram.setup import ALLOWED_UPDATES, set_up
+from channels.telegram.transform import CHANNEL, transform_update
+from channels.telegram.verify import verify_secret_token
+from harness.errors import ConfigurationError
+from harness.events import Destination
+
+log = logging.getLogger(__name__)
+
+
+class TelegramChannel:
+    """Telegram through the Bot API. Implements `channels.base.Channel` and, in polling mode,
+    `channels.base.PollingChannel`. Thread-safe."""
+
+    name = CHANNEL
+
+    def __init__(self, settings: TelegramSettings, api: TelegramApi | None = None) -> None:
+        if settings.telegram_bot_token is None:
+            raise ChannelNotConfiguredError("TELEGRAM_BOT_TOKEN is not set")
+        self.settings = settings
+        self.api = api or TelegramApi(
+            settings.telegram_bot_token.get_secret_value(), settings.telegram_api_base_url
+        )
+        self._lock = threading.Lock()
+        self._username: str | None = None
+        self._offset: int | None = None
+
+    @property
+    def polling(self) -> bool:
+        """True when TELEGRAM_MODE is polling: updates come from `poll`, not webhooks."""
+        return self.settings.telegram_mode == "polling"
+
+    def verify(self, headers: Mapping[str, str], body: bytes) -> None:
+        """Check the secret token header; raises `WebhookRejected(401)`."""
+        secret = self.settings.telegram_webhook_secret
+        verify_secret_token(headers, secret.get_secret_value() if secret else None)
+
+    def transform(self, payload: Mapping[str, Any], headers: Mapping[str, str]) -> Inbound:
+        """See `channels.telegram.transform.transform_update`."""
+        return transform_update(
+            payload,
+            bot_id=self.api.bot_id,
+            allowed_chats=self.settings.telegram_allowed_chats,
+            bot_username=self._bot_username,
+        )
+
+    def send_reply(
+        self,
+        response: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+        reply_key: str,
+        *,
+        skip_chunks: Collection[int] = (),
+        on_chunk_sent: ChunkSent | None = None,
+    ) -> list[str]:
+        """Post `response` as HTML messages (see `Channel.send_reply`). The first chunk replies
+        to the user's message; all go to the forum topic if there is one. A chunk Telegram
+        cannot parse is sent again as plain text."""
+        sent: list[str] = []
+        for index, chunk in enumerate(to_chunks(response)):
+            if index in skip_chunks:
+                continue
+            reply_to = destination.message_id if index == 0 else None
+            message = self._send_chunk(chunk, destination, reply_to, reply_key, index)
+            message_id = str(message["message_id"])
+            sent.append(message_id)
+            if on_chunk_sent is not None:
+                on_chunk_sent(index, message_id)
+        return sent
+
+    def _send_chunk(
+        self,
+        chunk: Chunk,
+        destination: Destination,
+        reply_to: str | None,
+        reply_key: str,
+        index: int,
+    ) -> dict[str, Any]:
+        target = {"reply_to_message_id": reply_to, "message_thread_id": destination.thread_id}
+        try:
+            return self.api.send_message(
+                destination.chat_id, chunk.html, parse_mode="HTML", **target
+            )
+        except MessageFormatError as exc:
+            log.warning(
+                "telegram reply %s chunk %d refused as HTML, sending plain text: %s",
+                reply_key,
+                index,
+                exc.description,
+            )
+            return self.api.send_message(destination.chat_id, chunk.plain, **target)
+
+    def acknowledge(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
+        """Show "typing…" (it fades after about five seconds). Never raises."""
+        try:
+            self.api.send_chat_action(
+                destination.chat_id, "typing", message_thread_id=destination.thread_id
+            )
+        except Exception as exc:  # best effort by contract
+            log.warning("telegram typing indicator failed: %s", self._describe(exc))
+
+    def complete(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
+        """Nothing to undo on Telegram: the typing indicator fades by itself."""
+
+    def setup(self) -> str:
+        """See `channels.telegram.setup.set_up`."""
+        return set_up(self.api, self.settings)
+
+    def poll(self, timeout: float = 30.0) -> list[Inbound]:
+        """Long-poll getUpdates for up to `timeout` seconds; return the transformed updates.
+        Each call confirms the updates returned by the previous one, so after a crash they are
+        delivered again (with the same event ids). Raises a `PlatformError`."""
+        with self._lock:
+            updates = self.api.get_updates(
+                offset=self._offset, timeout=int(timeout), allowed_updates=ALLOWED_UPDATES
+            )
+            if updates:
+                self._offset = max(int(u.get("update_id", 0)) for u in updates) + 1
+        return [self.transform(update, {}) for update in updates]
+
+    def _describe(self, exc: Exception) -> str:
+        token = self.settings.telegram_bot_token
+        return redact(f"{type(exc).__name__}: {exc}", token.get_secret_value() if token else None)
+
+    def _bot_username(self) -> str | None:
+        """The bot's @username from getMe, cached; None (and retried later) on failure."""
+        if self._username is None:
+            try:
+                self._username = str(self.api.get_me().get("username") or "") or None
+            except PlatformError as exc:
+                log.warning("telegram getMe failed: %s", exc)
+        return self._username
+
+
+def create_channel() -> TelegramChannel:
+    """The Telegram channel from the environment. Raises `ChannelNotConfiguredError` without
+    TELEGRAM_BOT_TOKEN and `ConfigurationError` for an invalid setting."""
+    try:
+        settings = TelegramSettings()
+    except ValidationError as exc:
+        raise ConfigurationError(f"invalid Telegram settings: {exc}") from None
+    return TelegramChannel(settings)

@@ -1,0 +1,48 @@
+"""Telegram settings, read from the environment and `.env`."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from channels.base import parse_allowlist
+from channels.telegram.api import DEFAULT_BASE_URL
+
+_SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+
+
+class TelegramSettings(BaseSettings):
+    """Everything the Telegram channel reads. Field names map to upper-case variables."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    telegram_bot_token: SecretStr | None = Field(default=None, description="From @BotFather.")
+    telegram_webhook_secret: SecretStr | None = Field(
+        default=None,
+        description="Sent by Telegram in X-Telegram-Bot-Api-Secret-Token; 1-256 of A-Za-z0-9_-. "
+        "Required in webhook mode: without it every webhook is refused.",
+    )
+    telegram_allowed_chats: Annotated[frozenset[str], NoDecode] = Field(
+        default=frozenset(),
+        description="Comma-separated chat ids allowed to talk to the agent; empty allows all.",
+    )
+    telegram_api_base_url: str = Field(default=DEFAULT_BASE_URL)
+    telegram_mode: Literal["webhook", "polling"] = Field(default="webhook")
+    public_url: str | None = Field(
+        default=None, description="Public https base URL of the web server, for setWebhook."
+    )
+
+    @field_validator("telegram_allowed_chats", mode="before")
+    @classmethod
+    def _split_chats(cls, value: object) -> frozenset[str]:
+        return parse_allowlist(value)
+
+    @field_validator("telegram_webhook_secret")
+    @classmethod
+    def _secret_is_valid(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not _SECRET.match(value.get_secret_value()):
+            raise ValueError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Za-z0-9_-")
+        return value

@@ -1,0 +1,36 @@
+"""Registering the bot with Telegram: a webhook in webhook mode, none in polling mode."""
+
+from __future__ import annotations
+
+from channels.errors import ChannelNotConfiguredError
+from channels.telegram.api import TelegramApi
+from channels.telegram.settings import TelegramSettings
+
+WEBHOOK_PATH = "/webhooks/telegram"
+ALLOWED_UPDATES = ["message"]
+
+
+def webhook_url(public_url: str) -> str:
+    """Where Telegram should post updates, given the server's public base URL."""
+    return public_url.rstrip("/") + WEBHOOK_PATH
+
+
+def set_up(api: TelegramApi, settings: TelegramSettings) -> str:
+    """In webhook mode, point the bot at `PUBLIC_URL/webhooks/telegram` with the secret token
+    and `allowed_updates: ["message"]`; in polling mode, delete any webhook. Idempotent.
+    Returns a one-line report quoting Telegram's answer. Raises `ChannelNotConfiguredError`
+    when PUBLIC_URL or TELEGRAM_WEBHOOK_SECRET is missing, or a `PlatformError`."""
+    if settings.telegram_mode == "polling":
+        answer = api.delete_webhook()
+        return f"Telegram: polling mode, no webhook ({answer})"
+    if not settings.public_url:
+        raise ChannelNotConfiguredError("PUBLIC_URL is required to set the Telegram webhook")
+    if settings.telegram_webhook_secret is None:
+        raise ChannelNotConfiguredError("TELEGRAM_WEBHOOK_SECRET is required in webhook mode")
+    url = webhook_url(settings.public_url)
+    answer = api.set_webhook(
+        url,
+        secret_token=settings.telegram_webhook_secret.get_secret_value(),
+        allowed_updates=ALLOWED_UPDATES,
+    )
+    return f"Telegram: webhook {url} (updates: {', '.join(ALLOWED_UPDATES)}): {answer}"

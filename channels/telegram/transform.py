@@ -1,0 +1,144 @@
+"""Telegram updates to inbound actions.
+
+A text message, or a photo with a caption, from a person in an allowed chat starts a turn.
+Everything else (edits, service messages, callback queries, bots, other update types) is
+ignored with a reason. Event ids are `telegram-<bot id>-<update_id>`: Telegram numbers updates
+per bot, so a redelivered update gets the same id and is deduplicated downstream.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from channels.base import Ignored, Inbound, Publish
+from harness.events import MESSAGE_RECEIVED, Destination, Event, MessageReceived, Sender
+
+CHANNEL = "telegram"
+_SERVICE_KEYS = frozenset(
+    "new_chat_members left_chat_member new_chat_title new_chat_photo delete_chat_photo "
+    "group_chat_created supergroup_chat_created channel_chat_created pinned_message "
+    "message_auto_delete_timer_changed migrate_to_chat_id migrate_from_chat_id "
+    "forum_topic_created forum_topic_edited forum_topic_closed forum_topic_reopened "
+    "general_forum_topic_hidden general_forum_topic_unhidden video_chat_started "
+    "video_chat_ended video_chat_scheduled video_chat_participants_invited users_shared "
+    "chat_shared write_access_allowed proximity_alert_triggered boost_added "
+    "chat_background_set successful_payment refunded_payment giveaway_created".split()
+)
+_CONTENT_KEYS = (
+    "sticker animation audio document video video_note voice contact location venue "
+    "poll dice game story invoice".split()
+)
+
+
+def transform_update(
+    update: Mapping[str, Any],
+    *,
+    bot_id: str,
+    allowed_chats: frozenset[str] = frozenset(),
+    bot_username: Callable[[], str | None] = lambda: None,
+) -> Inbound:
+    """What to do with one Telegram `update`. Never raises. `allowed_chats` empty allows every
+    chat; `bot_username` is called only when the text mentions someone, to strip the bot's own
+    @mention."""
+    update_id = update.get("update_id")
+    message = update.get("message")
+    if not isinstance(update_id, int):
+        return Ignored("malformed update: no update_id")
+    if not isinstance(message, Mapping):
+        kinds = [key for key in update if key != "update_id"]
+        kind = kinds[0] if kinds else "empty"
+        return Ignored(f"unsupported update type: {kind}")
+    return _message(update_id, message, bot_id, allowed_chats, bot_username)
+
+
+def _message(
+    update_id: int,
+    message: Mapping[str, Any],
+    bot_id: str,
+    allowed_chats: frozenset[str],
+    bot_username: Callable[[], str | None],
+) -> Inbound:
+    chat = message.get("chat") or {}
+    sender = message.get("from") or {}
+    chat_id = str(chat.get("id", ""))
+    if not chat_id or not sender:
+        return Ignored("message without chat or sender")
+    if sender.get("is_bot"):
+        return Ignored("message from a bot")
+    if allowed_chats and chat_id not in allowed_chats:
+        return Ignored(f"chat {chat_id} is not in TELEGRAM_ALLOWED_CHATS")
+    text = _text(message)
+    if not isinstance(text, str):
+        return text
+    if not text:
+        return Ignored("empty message")
+    if "@" in text:
+        text = _strip_mention(text, bot_username())
+    if not text:
+        return Ignored("message has no text besides the mention")
+    thread_id = message.get("message_thread_id") if message.get("is_topic_message") else None
+    session_key = f"telegram-{chat_id}" + (f"-{thread_id}" if thread_id is not None else "")
+    data = MessageReceived(
+        message=text,
+        session_key=session_key,
+        channel=CHANNEL,
+        sender=Sender(
+            id=str(sender.get("id", "")),
+            name=" ".join(
+                str(part) for part in (sender.get("first_name"), sender.get("last_name")) if part
+            ),
+            username=sender.get("username"),
+        ),
+        destination=Destination(
+            chat_id=chat_id,
+            message_id=str(message.get("message_id")) if "message_id" in message else None,
+            thread_id=str(thread_id) if thread_id is not None else None,
+        ),
+        channel_meta=_meta(update_id, message, chat),
+    )
+    date = message.get("date")
+    timestamp = {"ts": date * 1000} if isinstance(date, int) and date > 0 else {}
+    event = Event(
+        name=MESSAGE_RECEIVED,
+        id=f"telegram-{bot_id}-{update_id}",
+        data=data.model_dump(mode="json"),
+        **timestamp,
+    )
+    return Publish(event)
+
+
+def _text(message: Mapping[str, Any]) -> str | Ignored:
+    """The message's text, or why there is none to act on."""
+    if isinstance(message.get("text"), str):
+        return str(message["text"]).strip()
+    if "photo" in message:
+        caption = message.get("caption")
+        if isinstance(caption, str) and caption.strip():
+            return caption.strip()
+        return Ignored("photo without a caption")
+    service = sorted(_SERVICE_KEYS.intersection(message))
+    if service:
+        return Ignored(f"service message: {service[0]}")
+    content = next((key for key in _CONTENT_KEYS if key in message), "unknown")
+    return Ignored(f"unsupported message content: {content}")
+
+
+def _strip_mention(text: str, username: str | None) -> str:
+    if not username:
+        return text
+    pattern = re.compile(rf"(?<![\w@])@{re.escape(username)}\b", re.IGNORECASE)
+    return re.sub(r"[ \t]{2,}", " ", pattern.sub("", text)).strip()
+
+
+def _meta(update_id: int, message: Mapping[str, Any], chat: Mapping[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"update_id": update_id, "chat_type": chat.get("type", "")}
+    if chat.get("title"):
+        meta["chat_title"] = chat["title"]
+    if "photo" in message:
+        meta["has_photo"] = True
+    reply = message.get("reply_to_message")
+    if isinstance(reply, Mapping) and "message_id" in reply and not message.get("is_topic_message"):
+        meta["reply_to_message_id"] = reply["message_id"]
+    return meta

@@ -1,0 +1,160 @@
+"""Telegram updates become events, or are ignored with a reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from channels.base import Ignored, Inbound, Publish
+from channels.telegram.transform import transform_update
+from harness.events import MESSAGE_RECEIVED, MessageReceived, validate_event
+from tests.channels import payloads
+
+
+def transform(update: dict[str, Any], **options: Any) -> Inbound:
+    options.setdefault("bot_id", payloads.BOT_ID)
+    options.setdefault("bot_username", lambda: "harness_test_bot")
+    return transform_update(update, **options)
+
+
+def published(inbound: Inbound) -> MessageReceived:
+    assert isinstance(inbound, Publish), f"expected a Publish, got {inbound!r}"
+    assert inbound.event.name == MESSAGE_RECEIVED
+    validate_event(inbound.event)
+    return MessageReceived.model_validate(inbound.event.data)
+
+
+def test_private_text_message_starts_a_turn() -> None:
+    # Given a text message in a private chat
+    update = payloads.tg_private_text(update_id=10000, text="Hello there")
+
+    # When it is transformed
+    inbound = transform(update)
+
+    # Then it publishes the message with the chat's session and a reply to the message
+    data = published(inbound)
+    assert isinstance(inbound, Publish)
+    assert inbound.event.id == f"telegram-{payloads.BOT_ID}-10000"
+    assert inbound.event.ts == 1441645532 * 1000
+    assert data.message == "Hello there"
+    assert data.channel == "telegram"
+    assert data.session_key == "telegram-1111111"
+    assert data.sender.id == "1111111"
+    assert data.sender.name == "Alice Liddell"
+    assert data.sender.username == "alice"
+    assert data.destination.chat_id == "1111111"
+    assert data.destination.message_id == "1365"
+    assert data.destination.thread_id is None
+    assert data.channel_meta["chat_type"] == "private"
+
+
+def test_group_mention_strips_the_bot_username() -> None:
+    data = published(transform(payloads.tg_group_mention()))
+
+    assert data.message == "what is the hour of the pearl?"
+    assert data.session_key == "telegram--1001234567890"
+    assert data.channel_meta["chat_title"] == "Wonderland"
+
+
+def test_mention_is_kept_when_the_username_is_unknown() -> None:
+    data = published(transform(payloads.tg_group_mention(), bot_username=lambda: None))
+
+    assert data.message.startswith("@harness_test_bot ")
+
+
+def test_username_is_looked_up_only_when_the_text_mentions_someone() -> None:
+    def fail() -> str:
+        raise AssertionError("getMe should not be needed")
+
+    data = published(transform(payloads.tg_private_text(text="no mention"), bot_username=fail))
+
+    assert data.message == "no mention"
+
+
+def test_forum_topic_message_gets_a_session_and_thread_per_topic() -> None:
+    data = published(transform(payloads.tg_forum_topic()))
+
+    assert data.session_key == "telegram--1009876543210-42"
+    assert data.destination.thread_id == "42"
+    assert data.destination.message_id == "120"
+    assert "reply_to_message_id" not in data.channel_meta, "a topic's implicit reply is no reply"
+
+
+def test_photo_caption_starts_a_turn() -> None:
+    data = published(transform(payloads.tg_photo(caption="What is this?")))
+
+    assert data.message == "What is this?"
+    assert data.channel_meta["has_photo"] is True
+
+
+@pytest.mark.parametrize(
+    ("update", "reason"),
+    [
+        (payloads.tg_edited(), "unsupported update type: edited_message"),
+        (payloads.tg_callback_query(), "unsupported update type: callback_query"),
+        (payloads.tg_from_bot(), "message from a bot"),
+        (payloads.tg_new_members(), "service message: new_chat_members"),
+        (payloads.tg_photo(caption=None), "photo without a caption"),
+        (
+            {"update_id": 1, "message": {**payloads.tg_private_text()["message"], "text": "   "}},
+            "empty message",
+        ),
+        ({"message": payloads.tg_private_text()["message"]}, "malformed update: no update_id"),
+    ],
+    ids=["edited", "callback", "bot", "service", "photo-no-caption", "blank", "no-update-id"],
+)
+def test_updates_that_start_no_turn_are_ignored_with_a_reason(
+    update: dict[str, Any], reason: str
+) -> None:
+    inbound = transform(update)
+
+    assert isinstance(inbound, Ignored), f"expected Ignored, got {inbound!r}"
+    assert inbound.reason.startswith(reason), inbound.reason
+
+
+def test_sticker_is_ignored_as_unsupported_content() -> None:
+    update = payloads.tg_private_text()
+    del update["message"]["text"]
+    update["message"]["sticker"] = {"file_id": "CAAC", "emoji": "🙂"}
+
+    inbound = transform(update)
+
+    assert inbound == Ignored("unsupported message content: sticker")
+
+
+def test_duplicate_delivery_gives_the_same_event_id() -> None:
+    first = transform(payloads.tg_private_text(update_id=555))
+    again = transform(payloads.tg_private_text(update_id=555))
+
+    assert isinstance(first, Publish) and isinstance(again, Publish)
+    assert first.event.id == again.event.id
+
+
+def test_same_message_id_in_two_chats_gives_different_event_ids() -> None:
+    # Telegram numbers messages per chat; the original's telegram.<message_id> ids collided.
+    private = transform(payloads.tg_private_text(update_id=1))
+    group = payloads.tg_group_mention(update_id=2)
+    group["message"]["message_id"] = 1365
+
+    other = transform(group)
+
+    assert isinstance(private, Publish) and isinstance(other, Publish)
+    assert private.event.id != other.event.id
+
+
+def test_allowlist_admits_listed_chats_only() -> None:
+    allowed = frozenset({"1111111"})
+
+    inside = transform(payloads.tg_private_text(), allowed_chats=allowed)
+    outside = transform(payloads.tg_group_mention(), allowed_chats=allowed)
+
+    assert isinstance(inside, Publish)
+    assert outside == Ignored("chat -1001234567890 is not in TELEGRAM_ALLOWED_CHATS")
+
+
+def test_mention_alone_is_ignored() -> None:
+    update = payloads.tg_group_mention()
+    update["message"]["text"] = "@harness_test_bot"
+
+    assert transform(update) == Ignored("message has no text besides the mention")

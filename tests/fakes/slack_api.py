@@ -1,0 +1,275 @@
+"""A fake Slack Web API: a real HTTP server on 127.0.0.1 speaking the Web API wire format.
+
+`POST /api/<method>` (GET works too) with a form, JSON or query-string body and
+`Authorization: Bearer <token>` answers `{"ok": true, ...}` or, like Slack, HTTP 200 with
+`{"ok": false, "error": "..."}`. It checks what Slack checks and our code could get wrong:
+the token (a `token` inside a JSON body is ignored), `msg_too_long` over 40,000 characters,
+`no_text`, `already_reacted`, `no_reaction`, unknown users. Rate limits are HTTP 429 with
+`Retry-After` in whole seconds. Every call is recorded; `fail_next` scripts failures.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+DEFAULT_TOKEN = "xoxb-fake-token"
+BOT_USER_ID = "UBOT0001"
+BOT_ID = "BBOT0001"
+TEAM_ID = "T0001"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One recorded request; `token` is the bearer token it carried, if any."""
+
+    method: str
+    params: dict[str, Any]
+    token: str | None
+
+
+@dataclass
+class _Failure:
+    status: int
+    error: str
+    retry_after: int | None
+    method: str | None
+
+
+@dataclass
+class _State:
+    calls: list[Call] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    reactions: set[tuple[str, str, str]] = field(default_factory=set)
+    failures: list[_Failure] = field(default_factory=list)
+    users: dict[str, dict[str, Any]] = field(default_factory=dict)
+    next_ts: int = 0
+
+
+class FakeSlackApi:
+    """The fake server. Use as a context manager or call `start()` / `stop()`."""
+
+    def __init__(self, token: str = DEFAULT_TOKEN) -> None:
+        self.token = token
+        self._state = _State()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.add_user("U0USER", name="ada", display_name="Ada", real_name="Ada Lovelace")
+
+    @property
+    def base_url(self) -> str:
+        """What to set SLACK_API_BASE_URL to (ends in /api/)."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/api/"
+
+    def start(self) -> FakeSlackApi:
+        """Start serving in a background thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeSlackApi:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def calls(self) -> list[Call]:
+        """Every request received, in order, failed ones included."""
+        with self._lock:
+            return list(self._state.calls)
+
+    def calls_to(self, method: str) -> list[Call]:
+        """The recorded requests to one method, e.g. "chat.postMessage"."""
+        return [call for call in self.calls if call.method == method]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """Messages successfully posted, as Slack stored them."""
+        with self._lock:
+            return list(self._state.messages)
+
+    @property
+    def reactions(self) -> set[tuple[str, str, str]]:
+        """Current bot reactions as (channel, ts, name)."""
+        with self._lock:
+            return set(self._state.reactions)
+
+    def add_user(
+        self, user_id: str, *, name: str, display_name: str = "", real_name: str = ""
+    ) -> None:
+        """Make users.info know a user."""
+        profile = {"display_name": display_name, "real_name": real_name}
+        with self._lock:
+            self._state.users[user_id] = {"id": user_id, "name": name, "profile": profile}
+
+    def fail_next(
+        self,
+        count: int = 1,
+        *,
+        status: int = 429,
+        error: str | None = None,
+        retry_after: int | None = None,
+        method: str | None = None,
+    ) -> None:
+        """Fail the next `count` calls (to `method`, or to any). Status 429 answers with
+        Retry-After (default 0); status 200 with `{"ok": false, "error": error}`; others with
+        a plain-text server error."""
+        if status == 429 and retry_after is None:
+            retry_after = 0
+        default = {429: "ratelimited", 200: "internal_error"}.get(status, "server_error")
+        with self._lock:
+            for _ in range(count):
+                self._state.failures.append(_Failure(status, error or default, retry_after, method))
+
+    # request handling -------------------------------------------------------------------
+
+    def handle(
+        self, method: str, params: dict[str, Any], token: str | None
+    ) -> tuple[int, dict[str, str], bytes]:
+        """Answer one request: (status, extra headers, body)."""
+        with self._lock:
+            self._state.calls.append(Call(method, params, token))
+            failure = self._take_failure(method)
+        if failure is not None and failure.status != 200:
+            if failure.status == 429:
+                headers = {"Retry-After": str(failure.retry_after)}
+                return 429, headers, _json({"ok": False, "error": failure.error})
+            return failure.status, {"Content-Type": "text/plain"}, b"Internal Server Error"
+        if not token:
+            return 200, {}, _json({"ok": False, "error": "not_authed"})
+        if token != self.token:
+            return 200, {}, _json({"ok": False, "error": "invalid_auth"})
+        if failure is not None:
+            return 200, {}, _json({"ok": False, "error": failure.error})
+        handler = getattr(self, "_m_" + method.replace(".", "_"), None)
+        if handler is None:
+            return 404, {}, _json({"ok": False, "error": "unknown_method"})
+        result = handler(params)
+        return 200, {}, _json(result if "ok" in result else {"ok": True, **result})
+
+    def _take_failure(self, method: str) -> _Failure | None:
+        for index, failure in enumerate(self._state.failures):
+            if failure.method in (None, method):
+                return self._state.failures.pop(index)
+        return None
+
+    def _m_auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "url": "https://fake.slack.com/",
+            "team": "Fake Team",
+            "user": "harness",
+            "team_id": TEAM_ID,
+            "user_id": BOT_USER_ID,
+            "bot_id": BOT_ID,
+        }
+
+    def _m_chat_postMessage(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = str(params.get("channel") or "")
+        text = params.get("text")
+        if not channel or channel[0] not in "CDG":
+            return {"ok": False, "error": "channel_not_found"}
+        if not text and not params.get("blocks"):
+            return {"ok": False, "error": "no_text"}
+        if len(str(text or "")) > 40_000:
+            return {"ok": False, "error": "msg_too_long"}
+        with self._lock:
+            self._state.next_ts += 1
+            ts = f"{int(time.time())}.{self._state.next_ts:06d}"
+            message = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "text": text}
+            message["ts"] = ts
+            if params.get("thread_ts"):
+                message["thread_ts"] = str(params["thread_ts"])
+            self._state.messages.append({**message, "channel": channel})
+        return {"channel": channel, "ts": ts, "message": message}
+
+    def _m_reactions_add(self, params: dict[str, Any]) -> dict[str, Any]:
+        key = _reaction_key(params)
+        with self._lock:
+            if key in self._state.reactions:
+                return {"ok": False, "error": "already_reacted"}
+            self._state.reactions.add(key)
+        return {}
+
+    def _m_reactions_remove(self, params: dict[str, Any]) -> dict[str, Any]:
+        key = _reaction_key(params)
+        with self._lock:
+            if key not in self._state.reactions:
+                return {"ok": False, "error": "no_reaction"}
+            self._state.reactions.discard(key)
+        return {}
+
+    def _m_users_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            user = self._state.users.get(str(params.get("user")))
+        return {"user": user} if user else {"ok": False, "error": "user_not_found"}
+
+
+def _reaction_key(params: dict[str, Any]) -> tuple[str, str, str]:
+    return str(params.get("channel")), str(params.get("timestamp")), str(params.get("name"))
+
+
+def _json(body: dict[str, Any]) -> bytes:
+    return json.dumps(body).encode()
+
+
+def _read(handler: BaseHTTPRequestHandler) -> tuple[dict[str, Any], str | None]:
+    params: dict[str, Any] = dict(parse_qsl(urlsplit(handler.path).query))
+    length = int(handler.headers.get("Content-Length") or 0)
+    raw = handler.rfile.read(length) if length else b""
+    token = None
+    auth = handler.headers.get("Authorization") or ""
+    if auth.startswith("Bearer "):
+        token = auth[len("Bearer ") :]
+    if raw and "json" in (handler.headers.get("Content-Type") or ""):
+        params.update(json.loads(raw))  # Slack ignores a token inside a JSON body
+    elif raw:
+        form = dict(parse_qsl(raw.decode(), keep_blank_values=True))
+        token = token or form.pop("token", None)
+        params.update(form)
+    return params, token
+
+
+def _handler_for(fake: FakeSlackApi) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            path = urlsplit(self.path).path
+            if not path.startswith("/api/"):
+                status, body = 404, _json({"ok": False, "error": "unknown_method"})
+                headers: dict[str, str] = {}
+            else:
+                try:
+                    params, token = _read(self)
+                except ValueError:
+                    status, headers, body = 200, {}, _json({"ok": False, "error": "invalid_json"})
+                else:
+                    status, headers, body = fake.handle(path[len("/api/") :], params, token)
+            self.send_response(status)
+            headers.setdefault("Content-Type", "application/json; charset=utf-8")
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # keep test output clean
+
+    return Handler

@@ -1,0 +1,397 @@
+"""A fake Telegram Bot API: a real HTTP server on 127.0.0.1 speaking the Bot API wire format.
+
+`POST /bot<token>/<method>` with a JSON, form or query-string body answers
+`{"ok": true, "result": ...}` or `{"ok": false, "error_code": ..., "description": ...}`.
+It validates what the real API validates and our code could get wrong: HTML parse mode (only
+Telegram's tags, balanced, a raw `<` refused as "can't parse entities"), the 4,096 UTF-16
+length after parsing, empty text, reaction emoji, webhook URL and secret, and the getUpdates /
+webhook conflict. Every call is recorded; `fail_next` scripts failures.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+DEFAULT_TOKEN = "123456789:AAFakeTokenForTests_abcdefghijklmno"
+ALLOWED_TAGS = frozenset(
+    "b strong i em u ins s strike del a code pre tg-spoiler span blockquote tg-emoji".split()
+)
+REACTION_EMOJI = frozenset(  # a subset of Telegram's list; note ✅ is not on it
+    "👍 👎 ❤ 🔥 🥰 👏 😁 🤔 🤯 😱 🤬 😢 🎉 🤩 🤮 💩 🙏 👌 🕊 🤡 👀 🤝 ✍ 🤗 🫡".split()
+)
+CHAT_ACTIONS = frozenset(
+    "typing upload_photo record_video upload_video record_voice upload_voice upload_document "
+    "choose_sticker find_location record_video_note upload_video_note".split()
+)
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:\s[^<>]*)?)>")
+_SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+_BAD_WEBHOOK = "Bad Request: bad webhook: "
+_JSON_FIELDS = ("reply_parameters", "allowed_updates", "reaction", "link_preview_options")
+
+
+class ApiError(Exception):
+    """An error answer: HTTP status, description and optional retry_after."""
+
+    def __init__(self, status: int, description: str, retry_after: int | None = None) -> None:
+        super().__init__(description)
+        self.status, self.description, self.retry_after = status, description, retry_after
+
+
+@dataclass(frozen=True)
+class Call:
+    """One recorded request."""
+
+    method: str
+    params: dict[str, Any]
+    http_method: str = "POST"
+
+
+@dataclass
+class _Failure:
+    status: int
+    description: str
+    retry_after: int | None
+    method: str | None
+
+
+def parse_html(text: str) -> str:
+    """The visible text of Telegram-HTML `text`; raises `ApiError` as Telegram does."""
+    out: list[str] = []
+    stack: list[str] = []
+    pos = 0
+    while pos < len(text):
+        char = text[pos]
+        if char == "&":
+            match = re.match(r"&(#\d+|#x[0-9a-fA-F]+|lt|gt|amp|quot);", text[pos:])
+            out.append(html.unescape(match.group(0)) if match else "&")
+            pos += len(match.group(0)) if match else 1
+            continue
+        if char != "<":
+            out.append(char)
+            pos += 1
+            continue
+        offset = len(text[:pos].encode())
+        match = _TAG.match(text, pos)
+        if match is None:
+            raise _entities(f"Unsupported start tag at byte offset {offset}")
+        closing, name = match.group(1) == "/", match.group(2).lower()
+        if name not in ALLOWED_TAGS:
+            raise _entities(f'Unsupported start tag "{name}" at byte offset {offset}')
+        if not closing:
+            stack.append(name)
+        elif not stack:
+            raise _entities(f"Unexpected end tag at byte offset {offset}")
+        elif stack[-1] != name:
+            raise _entities(
+                f'Unmatched end tag at byte offset {offset}, expected "</{stack[-1]}>", '
+                f'found "</{name}>"'
+            )
+        else:
+            stack.pop()
+        pos = match.end()
+    if stack:
+        raise _entities(f'Can\'t find end tag corresponding to start tag "{stack[-1]}"')
+    return "".join(out)
+
+
+def _entities(detail: str) -> ApiError:
+    return ApiError(400, f"Bad Request: can't parse entities: {detail}")
+
+
+def utf16_length(text: str) -> int:
+    """Length in UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+@dataclass
+class _State:
+    calls: list[Call] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[_Failure] = field(default_factory=list)
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    reactions: dict[tuple[str, int], list[str]] = field(default_factory=dict)
+    webhook: dict[str, Any] | None = None
+    next_message_id: int = 1000
+
+
+class FakeTelegramApi:
+    """The fake server. Use as a context manager or call `start()` / `stop()`."""
+
+    def __init__(self, token: str = DEFAULT_TOKEN, bot_username: str = "harness_test_bot") -> None:
+        self.token = token
+        self.bot_username = bot_username
+        self._state = _State()
+        self._lock = threading.Condition()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    # lifecycle and inspection -----------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """What to set TELEGRAM_API_BASE_URL to."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> FakeTelegramApi:
+        """Start serving in a background thread."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeTelegramApi:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def calls(self) -> list[Call]:
+        """Every request received, in order, failed ones included."""
+        with self._lock:
+            return list(self._state.calls)
+
+    def calls_to(self, method: str) -> list[Call]:
+        """The recorded requests to one method."""
+        return [call for call in self.calls if call.method == method]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """Messages successfully sent, as the Message objects returned (plus `parse_mode`)."""
+        with self._lock:
+            return list(self._state.messages)
+
+    @property
+    def webhook(self) -> dict[str, Any] | None:
+        """The webhook set with setWebhook, or None."""
+        with self._lock:
+            return self._state.webhook
+
+    def fail_next(
+        self,
+        count: int = 1,
+        *,
+        status: int = 429,
+        description: str | None = None,
+        retry_after: int | None = None,
+        method: str | None = None,
+    ) -> None:
+        """Fail the next `count` calls (to `method`, or to any) with `status`. A 429 carries
+        `parameters.retry_after` (default 1)."""
+        if status == 429 and retry_after is None:
+            retry_after = 1
+        text = description or _STATUS_TEXT.get(status, f"Error {status}")
+        with self._lock:
+            for _ in range(count):
+                self._state.failures.append(_Failure(status, text, retry_after, method))
+
+    def push_update(self, update: dict[str, Any]) -> None:
+        """Queue an update for getUpdates and wake a pending long poll."""
+        with self._lock:
+            self._state.updates.append(update)
+            self._lock.notify_all()
+
+    # request handling -------------------------------------------------------------------
+
+    def handle(self, path: str, http_method: str, params: dict[str, Any]) -> tuple[int, Any]:
+        """Answer one request: (HTTP status, JSON body)."""
+        match = re.fullmatch(r"/bot([^/]+)/([A-Za-z]+)", path)
+        if match is None:
+            return 404, _error_body(ApiError(404, "Not Found"))
+        token, method = match.groups()
+        with self._lock:
+            self._state.calls.append(Call(method, params, http_method))
+            failure = self._take_failure(method)
+        try:
+            if token != self.token:
+                raise ApiError(401, "Unauthorized")
+            if failure is not None:
+                raise ApiError(failure.status, failure.description, failure.retry_after)
+            handler = getattr(self, f"_m_{method}", None)
+            if handler is None:
+                raise ApiError(404, "Not Found: method not found")
+            result, description = handler(params)
+        except ApiError as exc:
+            return exc.status, _error_body(exc)
+        body = {"ok": True, "result": result}
+        if description:
+            body["description"] = description
+        return 200, body
+
+    def _take_failure(self, method: str) -> _Failure | None:
+        for index, failure in enumerate(self._state.failures):
+            if failure.method in (None, method):
+                return self._state.failures.pop(index)
+        return None
+
+    def _m_getMe(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        bot_id = int(self.token.split(":")[0])
+        return {"id": bot_id, "is_bot": True, "username": self.bot_username}, None
+
+    def _m_sendMessage(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        chat_id = params.get("chat_id")
+        if chat_id in (None, ""):
+            raise ApiError(400, "Bad Request: chat_id is empty")
+        raw = str(params.get("text") or "")
+        parse_mode = params.get("parse_mode")
+        if parse_mode not in (None, "", "HTML"):
+            raise ApiError(400, f"Bad Request: unsupported parse_mode {parse_mode} in this fake")
+        text = parse_html(raw) if parse_mode == "HTML" else raw
+        if not text.strip():
+            raise ApiError(400, "Bad Request: message text is empty")
+        if utf16_length(text) > 4096:
+            raise ApiError(400, "Bad Request: message is too long")
+        with self._lock:
+            self._state.next_message_id += 1
+            message: dict[str, Any] = {
+                "message_id": self._state.next_message_id,
+                "date": int(time.time()),
+                "chat": {"id": _int(chat_id), "type": "private" if _int(chat_id) > 0 else "group"},
+                "text": text,
+            }
+            if params.get("message_thread_id") is not None:
+                message["message_thread_id"] = _int(params["message_thread_id"])
+                message["is_topic_message"] = True
+            reply = params.get("reply_parameters")
+            if isinstance(reply, dict) and "message_id" in reply:
+                message["reply_to_message"] = {"message_id": _int(reply["message_id"])}
+            self._state.messages.append({**message, "raw_text": raw, "parse_mode": parse_mode})
+        return message, None
+
+    def _m_sendChatAction(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        if params.get("action") not in CHAT_ACTIONS:
+            raise ApiError(400, "Bad Request: wrong parameter action in request")
+        return True, None
+
+    def _m_setMessageReaction(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        emoji = [r.get("emoji") for r in params.get("reaction") or []]
+        if any(e not in REACTION_EMOJI for e in emoji):
+            raise ApiError(400, "Bad Request: REACTION_INVALID")
+        with self._lock:
+            key = (str(params.get("chat_id")), _int(params.get("message_id")))
+            self._state.reactions[key] = [str(e) for e in emoji]
+        return True, None
+
+    def _m_setWebhook(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        url = str(params.get("url") or "")
+        if not url:
+            return self._m_deleteWebhook(params)
+        if not url.startswith("https://"):
+            raise ApiError(400, f"{_BAD_WEBHOOK}An HTTPS URL must be provided for webhook")
+        secret = params.get("secret_token")
+        if secret is not None and not _SECRET.match(str(secret)):
+            raise ApiError(400, f"{_BAD_WEBHOOK}secret token contains unallowed characters")
+        with self._lock:
+            self._state.webhook = dict(params)
+            self._lock.notify_all()
+        return True, "Webhook was set"
+
+    def _m_deleteWebhook(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        with self._lock:
+            existed, self._state.webhook = self._state.webhook is not None, None
+        return True, "Webhook was deleted" if existed else "Webhook is already deleted"
+
+    def _m_getWebhookInfo(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        webhook = self.webhook or {}
+        return {"url": webhook.get("url", ""), "pending_update_count": 0}, None
+
+    def _m_getUpdates(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        offset = _int(params.get("offset") or 0)
+        deadline = time.monotonic() + min(float(params.get("timeout") or 0), 5.0)
+        with self._lock:
+            while True:
+                if self._state.webhook is not None:
+                    raise ApiError(
+                        409,
+                        "Conflict: can't use getUpdates method while webhook is active; "
+                        "use deleteWebhook to delete the webhook first",
+                    )
+                if offset:
+                    self._state.updates = [
+                        u for u in self._state.updates if u["update_id"] >= offset
+                    ]
+                if self._state.updates or time.monotonic() >= deadline:
+                    return list(self._state.updates), None
+                self._lock.wait(timeout=deadline - time.monotonic())
+
+
+_STATUS_TEXT = {
+    400: "Bad Request",
+    403: "Forbidden: bot was blocked by the user",
+    429: "Too Many Requests: retry later",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+}
+
+
+def _error_body(exc: ApiError) -> dict[str, Any]:
+    body: dict[str, Any] = {"ok": False, "error_code": exc.status, "description": exc.description}
+    if exc.retry_after is not None:
+        body["parameters"] = {"retry_after": exc.retry_after}
+        body["description"] = f"Too Many Requests: retry after {exc.retry_after}"
+    return body
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ApiError(400, f"Bad Request: invalid integer {value!r}") from None
+
+
+def _parse_body(handler: BaseHTTPRequestHandler) -> dict[str, Any]:
+    query = dict(parse_qsl(urlsplit(handler.path).query))
+    length = int(handler.headers.get("Content-Length") or 0)
+    raw = handler.rfile.read(length) if length else b""
+    content_type = handler.headers.get("Content-Type") or ""
+    params: dict[str, Any] = dict(query)
+    if raw and "json" in content_type:
+        params.update(json.loads(raw))
+    elif raw:
+        params.update(parse_qsl(raw.decode(), keep_blank_values=True))
+    for name in _JSON_FIELDS:  # form and query bodies carry objects as JSON strings
+        if isinstance(params.get(name), str):
+            params[name] = json.loads(params[name])
+    return params
+
+
+def _handler_for(fake: FakeTelegramApi) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            try:
+                params = _parse_body(self)
+            except ValueError:
+                status, body = 400, _error_body(ApiError(400, "Bad Request: invalid request body"))
+            else:
+                status, body = fake.handle(urlsplit(self.path).path, self.command, params)
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if status == 429 and "parameters" in body:
+                self.send_header("Retry-After", str(body["parameters"]["retry_after"]))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # keep test output clean
+
+    return Handler
