@@ -10,13 +10,22 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from channels.slack.settings import SlackSettings
+from channels.telegram.settings import TelegramSettings
+from harness.llm.settings import ModelSettings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
 
 
-class Settings(BaseSettings):
-    """The one configuration object. Field names map to upper-case environment variables."""
+class Settings(ModelSettings, TelegramSettings, SlackSettings):
+    """The one configuration object. Field names map to upper-case environment variables.
+
+    The model and channel fields are declared next to the code that reads them (in
+    `harness.llm.settings` and `channels/<platform>/settings.py`) and inherited here, so one
+    object, read once, holds everything.
+    """
 
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
@@ -47,6 +56,11 @@ class Settings(BaseSettings):
     )
     harness_events_maxlen: int = Field(default=10_000, ge=100)
     harness_key_prefix: str = Field(default="harness")
+
+    agent_max_iterations: int = Field(default=20, ge=1, le=200)
+    agent_context_tokens: int = Field(default=150_000, ge=4_000)
+    agent_allow_shell: bool = Field(default=True)
+    agent_timezone: str = Field(default="UTC", description="IANA zone for times and daily logs.")
 
 
 @lru_cache(maxsize=1)

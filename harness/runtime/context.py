@@ -332,6 +332,11 @@ class Context:
         self.logger = logging.LoggerAdapter(logger, {"run_id": state.run_id})
         self.cancelled = state.abort
 
+    def check_stop(self) -> None:
+        """Raise the run's stop signal if it was asked to stop (cancelled, or its lease was
+        lost). For step functions that noticed `cancelled` and gave up early."""
+        Step(self._state)._boundary()
+
     @property
     def attempt(self) -> int:
         """0 on the first try of the current unit of work (a step, or the handler), then 1, 2..."""

@@ -9,7 +9,7 @@ from harness.runtime import Context, Runtime, cron, function
 from harness.runtime.cron_ticks import due_ticks, fire_due_ticks
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
-from tests.runtime.conftest import ManualClock
+from tests.runtime_fixtures import ManualClock
 
 
 def _at(clock: ManualClock, iso: str) -> None:

@@ -9,7 +9,7 @@ from harness.runtime import Concurrency, Context, Runtime, Singleton, event, fun
 from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry, SingletonMode
 from harness.runtime.testing import drain
-from tests.runtime.conftest import ManualClock
+from tests.runtime_fixtures import ManualClock
 
 
 def _message(runtime: Runtime, text: str, session: str = "s1") -> str:

@@ -12,7 +12,7 @@ from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
-from tests.runtime.conftest import ManualClock
+from tests.runtime_fixtures import ManualClock
 
 
 class WorkerKilled(BaseException):

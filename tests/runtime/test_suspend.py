@@ -7,7 +7,7 @@ from typing import Any
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
-from tests.runtime.conftest import ManualClock
+from tests.runtime_fixtures import ManualClock
 
 
 def _status(runtime: Runtime, run_id: str) -> str:

@@ -1,4 +1,4 @@
-"""Fixtures for runtime unit tests: a runtime on fakeredis with a hand-driven clock."""
+"""Pytest plugin: a runtime on fakeredis with a hand-driven clock, for unit tests."""
 
 from __future__ import annotations
 

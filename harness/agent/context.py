@@ -1,0 +1,120 @@
+"""The system prompt: stable blocks a provider can cache, then one volatile block of runtime facts.
+
+Stable blocks, in order, each omitted when empty:
+
+1. identity: `SOUL.md` then `IDENTITY.md` (both when both exist), else "You are {agent_name}."
+2. `## About the User`: `USER.md`
+3. `## Memory`: `MEMORY.md`, yesterday's and today's logs (`memory_context`)
+4. `## Skills`: the skills index, with how to use it
+5. the tool guidelines the caller passes
+6. `## Delegation`: when to use which `delegate_*` tool
+
+Then one volatile block: the current time (ISO 8601 with offset, and the zone name), the
+workspace path and the channel.
+
+Caching. The stable blocks depend only on the workspace files and the date, never on the time
+of day, so two calls on the same day give byte-identical stable blocks and the provider's
+cached prefix is reused. They do change when a file they show changes: a `remember` note
+appends to today's log, which changes the memory block and so the cached prefix from that
+block on, for the next turn. That is expected; a new day changes it too (yesterday/today).
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from datetime import datetime
+from pathlib import Path
+
+from harness.agent.memory import memory_context
+from harness.agent.skills import load_skills, skills_index
+from harness.llm.types import SystemBlock
+
+IDENTITY_FILES = ("SOUL.md", "IDENTITY.md")
+USER_FILE = "USER.md"
+
+SKILLS_INTRO = (
+    "Skills are instructions for specific jobs. Before you do a job a skill covers, read its "
+    "file with the `read` tool (the path is given) and follow it."
+)
+
+DELEGATION_GUIDANCE = """\
+## Delegation
+
+Hand multi-step work (research, changes across several files, long tool sequences) to a \
+sub-agent instead of doing every step yourself; do one or two tool calls yourself.
+- `delegate_task`: you need the result now to answer; the sub-agent's answer comes back to you.
+- `delegate_async_task`: background work the user need not wait for; the sub-agent reports \
+to the user itself when done, so tell the user it has started.
+- `delegate_scheduled_task`: work for later ("in an hour", "at 9am", "tomorrow"); work out the \
+time from the current time below and give it with its time zone offset."""
+
+
+def build_system_prompt(
+    workspace: Path,
+    *,
+    agent_name: str,
+    channel: str,
+    now: datetime,
+    tool_guidelines: str,
+    tz_name: str,
+) -> list[SystemBlock]:
+    """Return the system prompt: the non-empty stable blocks in order, then one volatile block.
+
+    `now` must be time zone-aware; it is converted to `tz_name` (an IANA zone such as
+    `Europe/Paris`), whose local date picks the memory logs. The workspace must already exist
+    (see `ensure_workspace`); missing files just leave their section out. Raises ValueError
+    for a naive `now` or an unknown `tz_name`, OSError for an unreadable workspace file.
+    """
+    local = _localize(now, tz_name)
+    stable = [
+        _identity(workspace, agent_name),
+        _section("About the User", _read(workspace / USER_FILE)),
+        _section("Memory", memory_context(workspace, local)),
+        _skills(workspace),
+        tool_guidelines.strip(),
+        DELEGATION_GUIDANCE,
+    ]
+    blocks = [SystemBlock(text=text) for text in stable if text]
+    facts = _runtime_facts(workspace, channel, local, tz_name)
+    blocks.append(SystemBlock(text=facts, volatile=True))
+    return blocks
+
+
+def _localize(now: datetime, tz_name: str) -> datetime:
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise ValueError(f"the system prompt needs a time zone-aware time, got {now.isoformat()}")
+    try:
+        zone = zoneinfo.ZoneInfo(tz_name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown time zone {tz_name!r}; use an IANA name like 'UTC'") from exc
+    return now.astimezone(zone)
+
+
+def _identity(workspace: Path, agent_name: str) -> str:
+    parts = [text for text in (_read(workspace / name) for name in IDENTITY_FILES) if text]
+    return "\n\n".join(parts) if parts else f"You are {agent_name}."
+
+
+def _skills(workspace: Path) -> str:
+    index = skills_index(load_skills(workspace))
+    return _section("Skills", f"{SKILLS_INTRO}\n\n{index}") if index else ""
+
+
+def _runtime_facts(workspace: Path, channel: str, now: datetime, tz_name: str) -> str:
+    return (
+        "## Runtime\n\n"
+        f"- Current time: {now.isoformat(timespec='seconds')} ({tz_name}), {now:%A}\n"
+        f"- Workspace: {workspace.resolve()}\n"
+        f"- Channel: {channel}"
+    )
+
+
+def _section(title: str, body: str) -> str:
+    return f"## {title}\n\n{body}" if body else ""
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip()
+    except (FileNotFoundError, IsADirectoryError):
+        return ""

@@ -1,0 +1,120 @@
+"""The agent's functions on the bus: `agent-handle-message` and `agent-sub-agent`.
+
+Workers load this module by default. The singleton mode of the chat function comes from
+`ON_NEW_MESSAGE`, read when the module is imported (worker start).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
+from harness.agent.deps import agent_deps
+from harness.agent.loop import run_agent_loop
+from harness.agent.turn import DurableTurn, ReplyTarget
+from harness.events import MESSAGE_RECEIVED, REPLY_READY, Event, MessageReceived, ReplyReady
+from harness.llm.types import Message
+from harness.runtime import Context, Singleton, event, function
+from harness.settings import get_settings
+
+HANDLE_MESSAGE = "agent-handle-message"
+NOT_CONFIGURED_REPLY = (
+    "I can't think yet: no model is configured. Set ANTHROPIC_API_KEY (default provider), "
+    "or LLM_PROVIDER=openai with OPENAI_API_KEY, or OPENAI_BASE_URL for a local "
+    "OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio); then restart the worker."
+)
+
+
+@function(
+    id=HANDLE_MESSAGE,
+    trigger=event(MESSAGE_RECEIVED),
+    retries=3,
+    singleton=Singleton(key="event.data.session_key", mode=get_settings().on_new_message),
+)
+def handle_message(ctx: Context) -> dict[str, Any]:
+    """Answer a chat message: load the session, run the loop, publish `agent.reply.ready`."""
+    deps = agent_deps()
+    data = MessageReceived.model_validate(ctx.event.data)
+    turn = DurableTurn(
+        ctx,
+        deps,
+        registry=deps.tools,
+        channel=data.channel,
+        session_key=data.session_key,
+        reply=ReplyTarget(
+            channel=data.channel,
+            destination=data.destination.model_dump(mode="json"),
+            channel_meta=data.channel_meta,
+            session_key=data.session_key,
+        ),
+    )
+    turn.save_user_message(ctx.event)
+    iterations = 0
+    if deps.provider is None:
+        reply = NOT_CONFIGURED_REPLY
+    else:
+        outcome = run_agent_loop(
+            turn.load_history(data.message or "(empty message)"),
+            turn.tool_specs(),
+            think=turn.think,
+            act=turn.act,
+            steer=turn.steer,
+            record=turn.record,
+            compact=turn.compact,
+            max_iterations=deps.settings.agent_max_iterations,
+        )
+        reply, iterations = outcome.text, outcome.iterations
+    _send_reply(ctx, reply, turn.reply)
+    return {"reply": reply, "iterations": iterations}
+
+
+@function(id=SUBAGENT_FUNCTION, trigger=event(SUBAGENT_EVENT), retries=1)
+def run_subagent(ctx: Context) -> dict[str, Any]:
+    """A sub-agent: a fresh conversation on one task, with file tools, remember and web_fetch.
+
+    Invoked (`delegate_task`) it returns its answer; spawned by event (async or scheduled
+    delegation) it sends the answer to the user itself.
+    """
+    deps = agent_deps()
+    data = ctx.event.data
+    task = str(data.get("task", "")).strip() or "(no task given)"
+    if data.get("scheduled_for"):
+        ctx.step.sleep_until("scheduled", str(data["scheduled_for"]))
+    reply = ReplyTarget(**data["reply"]) if data.get("reply") else None
+    turn = DurableTurn(
+        ctx,
+        deps,
+        registry=deps.subagent_tools,
+        channel=reply.channel if reply else "subagent",
+        session_key=None,
+        reply=reply,
+    )
+    if deps.provider is None:
+        answer = NOT_CONFIGURED_REPLY
+    else:
+        outcome = run_agent_loop(
+            [Message.user(task)],
+            turn.tool_specs(),
+            think=turn.think,
+            act=turn.act,
+            steer=lambda: [],
+            record=turn.record,
+            max_iterations=deps.settings.agent_max_iterations,
+        )
+        answer = outcome.text
+    if reply is not None:
+        _send_reply(ctx, answer, reply)
+    return {"answer": answer}
+
+
+def _send_reply(ctx: Context, text: str, target: ReplyTarget | None) -> None:
+    if target is None:
+        return
+    data = ReplyReady(
+        response=text,
+        channel=target.channel,
+        destination=target.destination,  # type: ignore[arg-type]
+        channel_meta=target.channel_meta,
+        run_id=ctx.run_id,
+    )
+    ctx.step.send_event("reply", Event(name=REPLY_READY, data=data.model_dump(mode="json")))

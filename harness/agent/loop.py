@@ -1,0 +1,125 @@
+"""The think / act / observe loop, as a plain function.
+
+Everything with side effects comes in as a callable, so the loop runs the same under the
+durable runtime (where each callable is a step) and in a test with a scripted model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from harness.agent.pruning import prune_tool_results
+from harness.agent.transcript import repair
+from harness.llm.errors import ContextOverflowError
+from harness.llm.types import AssistantTurn, Message, ToolCall, ToolResult, ToolSpec
+
+Think = Callable[[Sequence[Message], Sequence[ToolSpec], str], AssistantTurn]
+Act = Callable[[ToolCall], ToolResult]
+Steer = Callable[[], list[Message]]
+Record = Callable[[Message], None]
+Transform = Callable[[list[Message]], list[Message]]
+Compact = Callable[[list[Message], bool], list[Message]]
+
+HALF_BUDGET_NOTE = (
+    "You have used half of your iterations for this message ({used} of {limit}). "
+    "Start wrapping up: finish the essential work and prepare your answer."
+)
+LAST_BUDGET_NOTE = (
+    "You are almost out of iterations ({used} of {limit}). Give your final answer now; "
+    "call a tool only if the answer is impossible without it."
+)
+FINAL_CALL_NOTE = "This is your last iteration: answer now, with what you have. Tools are off."
+
+
+def budget_note(iteration: int, limit: int) -> str:
+    """The warning for this think call ("" when none): at 50% and 85% of the budget, and a
+    last-call note on the final iteration. Added to that call only, never persisted."""
+    used = iteration + 1
+    if used >= limit:
+        return FINAL_CALL_NOTE
+    if used >= limit * 0.85:
+        return LAST_BUDGET_NOTE.format(used=used, limit=limit)
+    if used >= limit * 0.5:
+        return HALF_BUDGET_NOTE.format(used=used, limit=limit)
+    return ""
+
+
+def no_compaction(messages: list[Message], forced: bool) -> list[Message]:
+    """The compaction hook for conversations that are never compacted."""
+    return messages
+
+
+def default_transform(messages: list[Message]) -> list[Message]:
+    """What the model sees: a transcript repaired for the provider, old tool output pruned."""
+    return prune_tool_results(repair(messages))
+
+
+@dataclass
+class LoopOutcome:
+    """How a loop ended. `text` is the answer for the user; `turns` every model turn."""
+
+    text: str
+    iterations: int
+    hit_limit: bool = False
+    turns: list[AssistantTurn] = field(default_factory=list)
+
+    @property
+    def cost_usd(self) -> float:
+        """What the model calls cost, by the price table (0 for unknown models)."""
+        return sum(t.cost_usd for t in self.turns)
+
+
+def run_agent_loop(
+    history: list[Message],
+    tools: Sequence[ToolSpec],
+    *,
+    think: Think,
+    act: Act,
+    steer: Steer,
+    record: Record,
+    transform: Transform = default_transform,
+    compact: Compact = no_compaction,
+    max_iterations: int = 20,
+) -> LoopOutcome:
+    """Think, act on the tool calls, feed the results back, until the model answers in text
+    or `max_iterations` is reached (the last call is made without tools, so it must answer).
+
+    `history` ends with the user's message. Before each think, `steer()` supplies messages
+    that arrived meanwhile; every message added to the conversation is passed to `record`.
+    `think` gets the transformed conversation, the tools offered, and a budget note for that
+    call only. `act` must not raise for a bad call: errors are results for the model.
+    `compact(conversation, forced)` runs before each think (it decides whether the context
+    is too large) and, forced, once when the model reports a context overflow; the call is
+    then retried. A second overflow propagates.
+    """
+    conversation = list(history)
+    outcome = LoopOutcome(text="", iterations=0)
+    for iteration in range(max_iterations):
+        for message in steer():
+            conversation.append(message)
+            record(message)
+        last = iteration == max_iterations - 1
+        note = budget_note(iteration, max_iterations)
+        offered = () if last else tools
+        conversation = compact(conversation, False)
+        try:
+            turn = think(transform(conversation), offered, note)
+        except ContextOverflowError:
+            conversation = compact(conversation, True)
+            turn = think(transform(conversation), offered, note)
+        outcome.turns.append(turn)
+        outcome.iterations = iteration + 1
+        reply = turn.to_message()
+        if reply is not None:
+            conversation.append(reply)
+            record(reply)
+        if not turn.tool_calls:
+            outcome.text = turn.text.strip() or "(The model returned an empty answer.)"
+            return outcome
+        results = Message.tool(*(act(call) for call in turn.tool_calls))
+        conversation.append(results)
+        record(results)
+    outcome.hit_limit = True
+    outcome.text = f"(Stopped after {max_iterations} iterations without a final answer.)"
+    return outcome

@@ -1,0 +1,292 @@
+"""The session store: one JSONL file per conversation, holding everything that happened.
+
+`<workspace>/sessions/<safe-key>-<hash>.jsonl` keeps every user message, every assistant message
+with its tool calls, and every tool message with its results, one `Line` per line, so the next
+turn and a resumed run see the real transcript. A `CompactionLine` marks a checkpoint: the model
+sees its summary and the lines after it. Files are only ever appended to or atomically replaced,
+and a replaced file is first kept under `sessions/archive/`, never destroyed.
+
+Writers hold an exclusive `fcntl.flock` on `<file>.lock`; readers hold a shared one. This
+serialises threads and processes on one machine; it is not meant for network file systems.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from harness.llm.types import Message
+
+log = logging.getLogger(__name__)
+
+SUMMARY_HEADER = "[Conversation summary]\n"
+COVERED_IDEM_LIMIT = 1000
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ts: AwareDatetime = Field(default_factory=_now)
+    run_id: str | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class SessionLine(_Line):
+    """One message of the conversation as stored.
+
+    `event_id` is the bus event a user message came from; `run_id` the run that wrote the line;
+    `meta["idem"]`, when set, is the idempotency key `SessionStore.append_once` checks.
+    """
+
+    kind: Literal["message"] = "message"
+    message: Message
+    event_id: str | None = None
+
+
+class CompactionLine(_Line):
+    """A checkpoint: `summary` stands for every line before it.
+
+    `covered_idem` keeps the idempotency keys of the message lines the summary replaced (the
+    latest `COVERED_IDEM_LIMIT`), so `append_once` still refuses a message compacted away.
+    """
+
+    kind: Literal["compaction"] = "compaction"
+    summary: str = Field(min_length=1)
+    covered_idem: tuple[str, ...] = ()
+
+
+Line = Annotated[SessionLine | CompactionLine, Field(discriminator="kind")]
+LINE_ADAPTER: TypeAdapter[SessionLine | CompactionLine] = TypeAdapter(Line)
+
+
+def summary_message(summary: str) -> Message:
+    """The user message that carries a checkpoint summary to the model."""
+    return Message.user(SUMMARY_HEADER + summary)
+
+
+def messages_of(lines: Sequence[SessionLine | CompactionLine]) -> list[Message]:
+    """The messages the model should see in `lines`: from the latest checkpoint on.
+
+    A checkpoint becomes `summary_message(summary)`, followed by the messages after it.
+    The result is the stored transcript as is; run `transcript.repair` before sending it.
+    """
+    start = 0
+    for i, line in enumerate(lines):
+        if isinstance(line, CompactionLine):
+            start = i
+    out: list[Message] = []
+    for line in lines[start:]:
+        if isinstance(line, CompactionLine):
+            out.append(summary_message(line.summary))
+        else:
+            out.append(line.message)
+    return out
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    # One write call in practice; the loop only guards against a short write.
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class SessionStore:
+    """Session files under `<workspace>/sessions/`. Safe to share between threads and processes.
+
+    Methods create the directories they need. Reads never fail on a damaged line: it is logged
+    and skipped.
+    """
+
+    def __init__(self, workspace: Path) -> None:
+        self.dir = workspace / "sessions"
+        self.archive_dir = self.dir / "archive"
+
+    def path_for(self, session_key: str) -> Path:
+        """The file for `session_key`, always directly inside `sessions/`.
+
+        The name keeps `[A-Za-z0-9._-]` of the key (others become `_`, a leading dot too, at
+        most 80 characters) and appends 12 hex digits of the key's SHA-256, so two different
+        keys never share a file. Raises `ValueError` for an empty key.
+        """
+        if not session_key:
+            raise ValueError("a session key must not be empty")
+        safe = re.sub(r"[^A-Za-z0-9._-]", "_", session_key)[:80]
+        if safe.startswith("."):
+            safe = "_" + safe[1:]
+        digest = hashlib.sha256(session_key.encode()).hexdigest()[:12]
+        return self.dir / f"{safe}-{digest}.jsonl"
+
+    def load(self, session_key: str) -> list[SessionLine | CompactionLine]:
+        """Every readable line of the session, in order; `[]` when there is no file.
+
+        A line that does not parse (a write cut short by a crash) is skipped with a warning.
+        """
+        path = self.path_for(session_key)
+        if not path.exists():
+            return []
+        with self._locked(path, exclusive=False):
+            return self._read(path)
+
+    def messages(self, session_key: str) -> list[Message]:
+        """The messages the model should see: from the latest checkpoint on (`messages_of`)."""
+        return messages_of(self.load(session_key))
+
+    def append(self, session_key: str, lines: Sequence[SessionLine | CompactionLine]) -> None:
+        """Append `lines` atomically: all of them, contiguous, in one write, fsynced.
+
+        Concurrent appends never interleave. If a crash left a partial last line, it is closed
+        off first so the new lines stay readable. An empty `lines` does nothing.
+        """
+        if not lines:
+            return
+        path = self.path_for(session_key)
+        with self._locked(path, exclusive=True):
+            self._append(path, lines)
+
+    def append_once(self, session_key: str, line: SessionLine, *, key: str) -> bool:
+        """Append `line` with `meta["idem"] = key` unless the session already holds that key.
+
+        The check and the write happen under one lock, so a replayed durable step writes its
+        message once. A key remembered by a checkpoint (`covered_idem`) counts as present.
+        Returns True when the line was written.
+        """
+        path = self.path_for(session_key)
+        with self._locked(path, exclusive=True):
+            for existing in self._read(path):
+                if existing.meta.get("idem") == key or (
+                    isinstance(existing, CompactionLine) and key in existing.covered_idem
+                ):
+                    return False
+            self._append(path, [line.model_copy(update={"meta": {**line.meta, "idem": key}})])
+            return True
+
+    def replace(
+        self, session_key: str, lines: Sequence[SessionLine | CompactionLine]
+    ) -> Path | None:
+        """Atomically make `lines` the whole session, archiving the old file first.
+
+        The old file is kept as `sessions/archive/<name>-<UTC timestamp>.jsonl`; the new one is
+        written to a temp file, fsynced and renamed over. Returns the archive path, or None when
+        there was no old file.
+        """
+        path = self.path_for(session_key)
+        with self._locked(path, exclusive=True):
+            return self._rewrite(path, lines)
+
+    def update(
+        self,
+        session_key: str,
+        change: Callable[
+            [list[SessionLine | CompactionLine]], Sequence[SessionLine | CompactionLine] | None
+        ],
+    ) -> bool:
+        """Read, change and `replace` the session under one lock, so no append is lost.
+
+        `change` gets the current lines and returns the new ones, or None to leave the file
+        alone. It runs with the lock held and must not call this store for the same session.
+        Returns True when the file was replaced.
+        """
+        path = self.path_for(session_key)
+        with self._locked(path, exclusive=True):
+            new = change(self._read(path))
+            if new is None:
+                return False
+            self._rewrite(path, new)
+            return True
+
+    @contextmanager
+    def _locked(self, path: Path, *, exclusive: bool) -> Iterator[None]:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    def _read(self, path: Path) -> list[SessionLine | CompactionLine]:
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return []
+        lines: list[SessionLine | CompactionLine] = []
+        for number, chunk in enumerate(raw.split(b"\n"), start=1):
+            if not chunk.strip():
+                continue
+            try:
+                lines.append(LINE_ADAPTER.validate_json(chunk))
+            except ValidationError as exc:
+                log.warning(
+                    "session %s: skipping unreadable line %d (%d bytes): %s",
+                    path.name, number, len(chunk), exc.errors()[0]["msg"],
+                )  # fmt: skip
+        return lines
+
+    def _append(self, path: Path, lines: Sequence[SessionLine | CompactionLine]) -> None:
+        data = b"".join(line.model_dump_json().encode() + b"\n" for line in lines)
+        created = not path.exists()
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            _fsync_dir(self.dir)
+
+    def _rewrite(self, path: Path, lines: Sequence[SessionLine | CompactionLine]) -> Path | None:
+        archived = self._archive(path) if path.exists() else None
+        data = b"".join(line.model_dump_json().encode() + b"\n" for line in lines)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+        _fsync_dir(self.dir)
+        return archived
+
+    def _archive(self, path: Path) -> Path:
+        self.archive_dir.mkdir(parents=True, exist_ok=True)
+        stamp = _now().strftime("%Y%m%dT%H%M%S%fZ")
+        target = self.archive_dir / f"{path.stem}-{stamp}.jsonl"
+        n = 1
+        while target.exists():
+            target = self.archive_dir / f"{path.stem}-{stamp}-{n}.jsonl"
+            n += 1
+        try:
+            os.link(path, target)  # the old inode lives on; no copy needed
+        except OSError:
+            shutil.copyfile(path, target)
+            with open(target, "rb") as f:
+                os.fsync(f.fileno())
+        _fsync_dir(self.archive_dir)
+        return target

@@ -1,0 +1,280 @@
+"""An agent turn bound to a durable run: the loop's callables, each a step of the run.
+
+Thinking is `step.run("think")`, each tool call `step.run("tool")`, steering
+`step.take_inbox()`, a synchronous delegation `step.invoke`. Every decision that depends on
+the session file (the history's length, whether to compact) is a step too, so a replay sees
+exactly what the first execution saw even after the file changed. Writes to the session are
+idempotent appends keyed by run and sequence number.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from pydantic import ValidationError
+
+from harness.agent.compaction import (
+    SUMMARY_PROMPT,
+    apply_compaction,
+    needs_compaction,
+    plan_compaction,
+    render_for_summary,
+)
+from harness.agent.context import build_system_prompt
+from harness.agent.delegation import (
+    DELEGATION_TOOLS,
+    SUBAGENT_EVENT,
+    SUBAGENT_FUNCTION,
+    DelegateScheduledParams,
+    DelegateTaskParams,
+    parse_schedule,
+)
+from harness.agent.deps import AgentDeps
+from harness.agent.session import SessionLine, messages_of
+from harness.errors import StepFailedError
+from harness.events import Event
+from harness.llm.errors import ContextOverflowError, ModelCancelledError, TransientModelError
+from harness.llm.provider import ModelProvider
+from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolCall, ToolResult, ToolSpec
+from harness.runtime.context import Context
+from harness.tools import TOOL_GUIDELINES
+from harness.tools.base import ToolContext, ToolRegistry
+from harness.tools.errors import ToolError
+
+log = logging.getLogger(__name__)
+FALLBACK_FROM_ATTEMPT = 2
+DELEGATE_TIMEOUT = "30m"
+
+
+@dataclass
+class ReplyTarget:
+    """Where the user's answers go: what a sub-agent needs to reply by itself."""
+
+    channel: str
+    destination: dict[str, Any]
+    channel_meta: dict[str, Any] = field(default_factory=dict)
+    session_key: str | None = None
+
+
+class DurableTurn:
+    """The loop's `think`, `act`, `steer`, `record` and `compact`, bound to one run."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        deps: AgentDeps,
+        *,
+        registry: ToolRegistry,
+        channel: str,
+        session_key: str | None,
+        reply: ReplyTarget | None,
+    ) -> None:
+        self.ctx = ctx
+        self.deps = deps
+        self.registry = registry
+        self.channel = channel
+        self.session_key = session_key
+        self.reply = reply
+        self._seq = 0
+
+    # -- context ---------------------------------------------------------------------
+    def now(self) -> datetime:
+        """The current time in the agent's time zone."""
+        return datetime.now(UTC).astimezone(ZoneInfo(self.deps.settings.agent_timezone))
+
+    def system(self, note: str = "") -> list[SystemBlock]:
+        """The system prompt for one call; `note` (a budget warning) joins the volatile tail."""
+        settings = self.deps.settings
+        blocks = build_system_prompt(
+            self.deps.workspace,
+            agent_name=settings.agent_name,
+            channel=self.channel,
+            now=self.now(),
+            tool_guidelines=TOOL_GUIDELINES,
+            tz_name=settings.agent_timezone,
+        )
+        if note:
+            blocks[-1] = SystemBlock(text=f"{blocks[-1].text}\n\n{note}", volatile=True)
+        return blocks
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """The tools offered to the model."""
+        return self.deps.tool_specs(self.registry)
+
+    # -- session ---------------------------------------------------------------------
+    def save_user_message(self, event: Event) -> None:
+        """Write the message that started this run to the session, once."""
+        text = str(event.data.get("message", "")).strip()
+        if self.session_key and text:
+            line = SessionLine(
+                message=Message.user(text), event_id=event.id, run_id=self.ctx.run_id
+            )
+            self.deps.sessions.append_once(self.session_key, line, key=f"event:{event.id}")
+
+    def load_history(self, fallback_text: str) -> list[Message]:
+        """The conversation so far, as the first execution of this run saw it."""
+        if not self.session_key:
+            return [Message.user(fallback_text)]
+        store, key = self.deps.sessions, self.session_key
+        count = self.ctx.step.run("history", lambda: len(store.load(key)))
+        history = messages_of(store.load(key)[:count])
+        return history or [Message.user(fallback_text)]
+
+    def record(self, message: Message) -> None:
+        """Append a message of this run to the session (idempotent across replays)."""
+        self._seq += 1
+        if self.session_key:
+            line = SessionLine(message=message, run_id=self.ctx.run_id)
+            self.deps.sessions.append_once(
+                self.session_key, line, key=f"{self.ctx.run_id}:{self._seq}"
+            )
+
+    def compact(self, conversation: list[Message], forced: bool) -> list[Message]:
+        """Summarise the older part of the session when it nears the context limit (or when
+        `forced` after an overflow); returns the conversation to continue with."""
+        if not self.session_key or self.deps.provider is None:
+            return conversation
+        settings = self.deps.settings
+        system_chars = sum(len(b.text) for b in self.system())
+
+        def decide() -> bool:
+            due = forced or needs_compaction(
+                conversation,
+                context_tokens=settings.agent_context_tokens,
+                system_chars=system_chars,
+            )
+            return due and bool(plan_compaction(conversation).old)
+
+        if not self.ctx.step.run("compaction-check", decide):
+            return conversation
+        plan = plan_compaction(conversation)
+        summary = self.ctx.step.run("summarize", self._summarize, render_for_summary(plan.old))
+        store, key, run_id = self.deps.sessions, self.session_key, self.ctx.run_id
+        idem = f"compaction:{run_id}:{self._seq}"
+
+        def apply() -> int:
+            apply_compaction(store, key, summary, plan, run_id=run_id, key=idem)
+            return len(store.load(key))
+
+        count = self.ctx.step.run("compact", apply)
+        log.info("run %s compacted session %s", run_id, key)
+        return messages_of(store.load(key)[:count])
+
+    def _summarize(self, transcript: str) -> str:
+        turn = self._complete(SUMMARY_PROMPT, [Message.user(transcript)], ())
+        return turn.text.strip() or "(no summary)"
+
+    # -- model -----------------------------------------------------------------------
+    def think(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], note: str
+    ) -> AssistantTurn:
+        """One model call as a durable step. Transient errors are retried by the step (the
+        fallback model takes over from the third attempt); an overflow is raised as
+        `ContextOverflowError` so the loop can compact and try again."""
+        try:
+            raw = self.ctx.step.run("think", self._think_once, list(messages), list(tools), note)
+        except StepFailedError as exc:
+            if exc.error.startswith(ContextOverflowError.__name__):
+                raise ContextOverflowError(exc.error) from exc
+            raise
+        return AssistantTurn.model_validate(raw)
+
+    def _think_once(
+        self, messages: list[Message], tools: list[ToolSpec], note: str
+    ) -> dict[str, Any]:
+        return self._complete(self.system(note), messages, tools).model_dump(mode="json")
+
+    def _complete(
+        self,
+        system: list[SystemBlock] | str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+    ) -> AssistantTurn:
+        provider = self._provider()
+        try:
+            return provider.complete(
+                system=system, messages=messages, tools=tools, cancel=self.ctx.cancelled
+            )
+        except ModelCancelledError:
+            self.ctx.check_stop()
+            raise
+        except TransientModelError as exc:
+            log.warning("model call failed (attempt %d): %s", self.ctx.attempt + 1, exc)
+            raise
+
+    def _provider(self) -> ModelProvider:
+        primary, fallback = self.deps.provider, self.deps.fallback
+        assert primary is not None
+        if fallback is not None and self.ctx.attempt >= FALLBACK_FROM_ATTEMPT:
+            return fallback
+        return primary
+
+    # -- tools -----------------------------------------------------------------------
+    def act(self, call: ToolCall) -> ToolResult:
+        """Run one tool call durably; every failure becomes an error result for the model."""
+        if call.name in DELEGATION_TOOLS:
+            return self._delegate(call)
+        raw = self.ctx.step.run("tool", self._execute, call.name, call.arguments)
+        return ToolResult(tool_call_id=call.id, content=raw["content"], is_error=raw["is_error"])
+
+    def _execute(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        tool_ctx = ToolContext(
+            workspace=self.deps.workspace,
+            cancel=self.ctx.cancelled,
+            allow_shell=self.deps.settings.agent_allow_shell,
+            extras={"now": self.now},
+        )
+        outcome = self.registry.execute(name, arguments, tool_ctx)
+        return {"content": outcome.content, "is_error": outcome.is_error}
+
+    def _delegate(self, call: ToolCall) -> ToolResult:
+        scheduled = call.name == "delegate_scheduled_task"
+        try:
+            model = DelegateScheduledParams if scheduled else DelegateTaskParams
+            params = model.model_validate(call.arguments)
+        except ValidationError as exc:
+            return _error(call, f"invalid arguments for {call.name}: {exc.errors()[0]['msg']}")
+        if call.name == "delegate_task":
+            try:
+                result = self.ctx.step.invoke(
+                    "delegate", SUBAGENT_FUNCTION, {"task": params.task}, timeout=DELEGATE_TIMEOUT
+                )
+            except StepFailedError as exc:
+                return _error(call, f"the sub-agent failed: {exc.error}")
+            return ToolResult(tool_call_id=call.id, content=str(result.get("answer", "")))
+        data: dict[str, Any] = {
+            "task": params.task,
+            "reply": self.reply.__dict__ if self.reply else None,
+        }
+        if isinstance(params, DelegateScheduledParams):
+            checked = self.ctx.step.run("schedule", self._check_schedule, params.scheduled_for)
+            if "error" in checked:
+                return _error(call, checked["error"])
+            data["scheduled_for"] = checked["at"]
+        self.ctx.step.send_event("delegate", {"name": SUBAGENT_EVENT, "data": data})
+        when = f" at {data['scheduled_for']}" if scheduled else ""
+        return ToolResult(
+            tool_call_id=call.id,
+            content=f"Started a sub-agent{when}; it will send its result to the user itself.",
+        )
+
+    def _check_schedule(self, value: str) -> dict[str, str]:
+        try:
+            return {"at": parse_schedule(value, self.now()).isoformat()}
+        except ToolError as exc:
+            return {"error": str(exc)}
+
+    # -- steering --------------------------------------------------------------------
+    def steer(self) -> list[Message]:
+        """Messages of this chat that arrived while the run was active (the loop records them)."""
+        texts = (str(e.data.get("message", "")).strip() for e in self.ctx.step.take_inbox())
+        return [Message.user(text) for text in texts if text]
+
+
+def _error(call: ToolCall, text: str) -> ToolResult:
+    return ToolResult(tool_call_id=call.id, content=text, is_error=True)

@@ -1,0 +1,90 @@
+"""Agent fixtures: the agent's functions on a fakeredis runtime, talking to the scripted
+model server through the real SDKs, with a workspace in a temporary folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.agent.deps import AgentDeps, build_deps, set_agent_deps
+from harness.agent.functions import handle_message, run_subagent
+from harness.events import MESSAGE_RECEIVED, REPLY_READY
+from harness.runtime import Runtime, publish, run_id_for
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.testing import drain
+from harness.settings import Settings
+from tests.fakes.model_server import ModelServer
+
+
+@dataclass
+class AgentRig:
+    """The agent wired to a runtime and a scripted model; `say` sends a chat message."""
+
+    runtime: Runtime
+    deps: AgentDeps
+    model: ModelServer
+    workspace: Path
+
+    def say(self, text: str, session: str = "chat-1", *, run: bool = True) -> str:
+        """Publish a message and (by default) drain the runtime. Returns the run id."""
+        result = publish(
+            {
+                "name": MESSAGE_RECEIVED,
+                "data": {
+                    "message": text,
+                    "session_key": session,
+                    "channel": "test",
+                    "sender": {"id": "u1", "name": "Ana"},
+                    "destination": {"chat_id": session},
+                },
+            },
+            runtime=self.runtime,
+        )
+        if run:
+            drain(self.runtime)
+        return next(
+            r for r in result.run_ids if r == run_id_for(handle_message.id, result.event_id)
+        )
+
+    def replies(self) -> list[str]:
+        """Responses of every `agent.reply.ready` event so far, in order."""
+        return [
+            str(json.loads(fields["event"])["data"]["response"])
+            for _id, fields in self.runtime.redis.xrange(self.runtime.keys.events)
+            if fields["name"] == REPLY_READY
+        ]
+
+    def session_lines(self, session: str = "chat-1") -> list[dict[str, Any]]:
+        """The session file's lines as dicts."""
+        return [line.model_dump(mode="json") for line in self.deps.sessions.load(session)]
+
+
+def make_settings(workspace: Path, model: ModelServer, **overrides: Any) -> Settings:
+    """Settings for a test agent pointed at the scripted model server, ignoring any .env."""
+    values: dict[str, Any] = {
+        "agent_workspace": workspace,
+        "anthropic_api_key": model.api_key,
+        "anthropic_base_url": model.url,
+        "agent_timezone": "UTC",
+    }
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+def agent(
+    tmp_path: Path, model_server: ModelServer, runtime: Runtime, registry: FunctionRegistry
+) -> Iterator[AgentRig]:
+    registry.register(handle_message)
+    registry.register(run_subagent)
+    runtime.register_functions()
+    workspace = tmp_path / "workspace"
+    deps = build_deps(make_settings(workspace, model_server))
+    set_agent_deps(deps)
+    yield AgentRig(runtime=runtime, deps=deps, model=model_server, workspace=workspace)
+    set_agent_deps(None)

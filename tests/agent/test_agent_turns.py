@@ -1,0 +1,222 @@
+"""The agent on the durable runtime, against the scripted model server through the SDKs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from harness.agent.deps import build_deps, set_agent_deps
+from harness.agent.functions import NOT_CONFIGURED_REPLY, handle_message
+from harness.agent.turn import DurableTurn
+from harness.runtime import Singleton
+from harness.runtime.functions import Function, FunctionRegistry
+from harness.runtime.testing import drain
+from harness.tools.base import Tool, ToolContext, ToolParams
+from tests.agent.conftest import AgentRig, make_settings
+from tests.fakes.model_server import Reply
+from tests.runtime_fixtures import ManualClock
+
+
+def _anthropic_tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        block
+        for message in body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+def _user_texts(body: dict[str, Any]) -> list[str]:
+    texts = []
+    for message in body["messages"]:
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, str):
+            texts.append(content)
+        else:
+            texts += [b["text"] for b in content if b.get("type") == "text"]
+    return texts
+
+
+def test_agent_runs_a_multi_step_tool_conversation_on_anthropic(agent: AgentRig) -> None:
+    # Given a model that writes a file, reads it back, then answers
+    agent.model.script(
+        Reply.tool("write", {"path": "notes/todo.txt", "content": "buy milk"}),
+        Reply.tool("read", {"path": "notes/todo.txt"}),
+        Reply.answer("Saved your todo."),
+    )
+    # When the user writes
+    agent.say("remember to buy milk")
+    # Then the tools ran in the workspace, the model saw their results, and the reply went out
+    assert (agent.workspace / "notes/todo.txt").read_text() == "buy milk"
+    third = agent.model.requests[2].body
+    assert any("buy milk" in str(r["content"]) for r in _anthropic_tool_results(third))
+    assert agent.replies() == ["Saved your todo."]
+    roles = [line["message"]["role"] for line in agent.session_lines()]
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+
+
+def test_agent_runs_a_tool_conversation_on_openai(agent: AgentRig, tmp_path: Any) -> None:
+    settings = make_settings(
+        agent.workspace, agent.model, llm_provider="openai", openai_api_key=agent.model.api_key,
+        openai_base_url=agent.model.openai_url, anthropic_api_key=None, anthropic_base_url=None,
+    )  # fmt: skip
+    set_agent_deps(build_deps(settings))
+    agent.model.script(Reply.tool("ls", {"path": "."}), Reply.answer("You have a SOUL.md."))
+    agent.say("what is in my workspace?")
+    assert [r.api for r in agent.model.requests] == ["openai", "openai"]
+    tool_messages = [m for m in agent.model.requests[1].body["messages"] if m["role"] == "tool"]
+    assert tool_messages and "SOUL.md" in tool_messages[0]["content"]
+    assert agent.replies() == ["You have a SOUL.md."]
+
+
+def test_bad_tool_calls_go_back_to_the_model_as_errors(agent: AgentRig) -> None:
+    agent.model.script(
+        Reply.tool("read", {"nonsense": 1}),
+        Reply.tool("no_such_tool", {}),
+        Reply.tool("read", {"path": "../../etc/passwd"}),
+        Reply.answer("I could not do that."),
+    )
+    run_id = agent.say("do odd things")
+    results = _anthropic_tool_results(agent.model.requests[3].body)
+    assert [r.get("is_error") for r in results] == [True, True, True]
+    assert "path" in str(results[0]["content"])
+    assert "no_such_tool" in str(results[1]["content"])
+    assert "outside" in str(results[2]["content"]).lower()
+    assert agent.runtime.ledger.run(run_id)["status"] == "completed"  # type: ignore[index]
+
+
+class _Killed(BaseException):
+    """Stands in for SIGKILL in the middle of a tool step."""
+
+
+def test_crash_mid_loop_replays_without_calling_the_model_again(
+    agent: AgentRig, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a worker that dies in its first tool step, after the first think was recorded
+    real_execute = DurableTurn._execute
+    calls: list[str] = []
+
+    def dying_execute(self: DurableTurn, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        calls.append(name)
+        if len(calls) == 1:
+            raise _Killed()
+        return real_execute(self, name, arguments)
+
+    monkeypatch.setattr(DurableTurn, "_execute", dying_execute)
+    agent.model.script(Reply.tool("ls", {"path": "."}), Reply.answer("All good."))
+    run_id = agent.say("go", run=False)
+    with pytest.raises(_Killed):
+        drain(agent.runtime)
+    assert len(agent.model.requests) == 1
+    # When the lease expires and the run resumes
+    clock.advance(agent.runtime.lease_ttl + 1)
+    drain(agent.runtime)
+    # Then the completed think was not repeated, the tool ran again, and the turn finished
+    assert len(agent.model.requests) == 2, "the first think must be replayed from the journal"
+    assert calls == ["ls", "ls"]
+    assert agent.runtime.ledger.run(run_id)["status"] == "completed"  # type: ignore[index]
+    roles = [line["message"]["role"] for line in agent.session_lines()]
+    assert roles == ["user", "assistant", "tool", "assistant"], "each message must appear once"
+
+
+class _SendParams(ToolParams):
+    text: str
+
+
+def _register_interrupting_tool(agent: AgentRig) -> None:
+    class Interrupt(Tool[_SendParams]):
+        name = "wait_for_user"
+        description = "Meanwhile the user writes again."
+        parameters = _SendParams
+
+        def run(self, params: _SendParams, ctx: ToolContext) -> str:
+            agent.say(params.text, run=False)
+            from harness.runtime.executor import advance
+
+            for run_id, _q in list(agent.runtime.kicker.pending):  # type: ignore[attr-defined]
+                advance(agent.runtime, run_id)
+            agent.runtime.kicker.pending.clear()  # type: ignore[attr-defined]
+            return "waited"
+
+    agent.deps.tools.register(Interrupt())
+
+
+def test_steer_mode_shows_a_new_message_before_the_next_think(agent: AgentRig) -> None:
+    _register_interrupting_tool(agent)
+    agent.model.script(
+        Reply.tool("wait_for_user", {"text": "actually, make it tea"}), Reply.answer("Tea it is.")
+    )
+    agent.say("make coffee")
+    assert "actually, make it tea" in _user_texts(agent.model.requests[1].body)
+    assert agent.replies() == ["Tea it is."]
+    lines = agent.session_lines()
+    texts = [line["message"]["text"] for line in lines if line["message"]["role"] == "user"]
+    assert texts == ["make coffee", "actually, make it tea"]
+
+
+def test_cancel_mode_stops_the_run_and_answers_the_new_message(
+    agent: AgentRig, registry: FunctionRegistry
+) -> None:
+    spec = handle_message.spec.model_copy(
+        update={"singleton": Singleton(key="event.data.session_key", mode="cancel")}
+    )
+    registry.register(Function(spec=spec, handler=handle_message.handler))
+    agent.runtime.register_functions()
+    _register_interrupting_tool(agent)
+    agent.model.script(
+        Reply.tool("wait_for_user", {"text": "stop, do this instead"}), Reply.answer("Doing it.")
+    )
+    first = agent.say("long job")
+    assert agent.runtime.ledger.run(first)["status"] == "cancelled"  # type: ignore[index]
+    assert agent.replies() == ["Doing it."]
+    second = agent.model.requests[1].body
+    assert _user_texts(second)[-1] == "stop, do this instead"
+    # the interrupted tool call got a result, so the transcript stays valid
+    assert _anthropic_tool_results(second), "the dangling tool call needs a result"
+
+
+def test_fallback_model_takes_over_after_repeated_transient_errors(
+    agent: AgentRig, clock: ManualClock
+) -> None:
+    settings = make_settings(
+        agent.workspace, agent.model, fallback_llm_provider="openai",
+        openai_api_key=agent.model.api_key, openai_base_url=agent.model.openai_url,
+    )  # fmt: skip
+    set_agent_deps(build_deps(settings))
+    agent.model.script(
+        Reply.error(529, "overloaded"), Reply.error(500, "boom"), Reply.answer("From the fallback.")
+    )
+    agent.say("hello")
+    for _ in range(3):
+        clock.advance(30)
+        drain(agent.runtime)
+    assert [r.api for r in agent.model.requests] == ["anthropic", "anthropic", "openai"]
+    assert agent.replies() == ["From the fallback."]
+
+
+def test_prompt_prefix_is_identical_across_turns(agent: AgentRig, clock: ManualClock) -> None:
+    agent.model.script(Reply.answer("one"), Reply.answer("two"))
+    agent.say("first")
+    agent.say("second")
+    systems = [r.body["system"] for r in agent.model.requests]
+    stable = [system[:-1] for system in systems]
+    assert json.dumps(stable[0]) == json.dumps(stable[1]), "the cached prefix must not change"
+    assert "cache_control" in stable[0][-1], "the stable prefix must end in a cache breakpoint"
+    assert "Runtime" in systems[0][-1]["text"] and "cache_control" not in systems[0][-1]
+
+
+def test_without_a_model_the_agent_says_how_to_configure_one(
+    agent: AgentRig, tmp_path: Any
+) -> None:
+    unconfigured = make_settings(
+        agent.workspace, agent.model, anthropic_api_key=None, anthropic_base_url=None
+    )
+    set_agent_deps(build_deps(unconfigured))
+    agent.say("hello?")
+    assert agent.replies() == [NOT_CONFIGURED_REPLY]
+    assert agent.model.requests == []
