@@ -2,7 +2,7 @@
 
 Stable blocks, in order, each omitted when empty:
 
-1. identity: `SOUL.md` then `IDENTITY.md` (both when both exist), else "You are {agent_name}."
+1. identity: "You are {agent_name}.", then `SOUL.md` and `IDENTITY.md` (both when both exist)
 2. `## About the User`: `USER.md`
 3. `## Memory`: `MEMORY.md`, yesterday's and today's logs (`memory_context`)
 4. `## Skills`: the skills index, with how to use it
@@ -92,7 +92,7 @@ def _localize(now: datetime, tz_name: str) -> datetime:
 
 def _identity(workspace: Path, agent_name: str) -> str:
     parts = [text for text in (_read(workspace / name) for name in IDENTITY_FILES) if text]
-    return "\n\n".join(parts) if parts else f"You are {agent_name}."
+    return "\n\n".join([f"You are {agent_name}.", *parts])
 
 
 def _skills(workspace: Path) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -85,7 +85,7 @@ class DurableTurn:
     # -- context ---------------------------------------------------------------------
     def now(self) -> datetime:
         """The current time in the agent's time zone."""
-        return datetime.now(UTC).astimezone(ZoneInfo(self.deps.settings.agent_timezone))
+        return self.ctx.now().astimezone(ZoneInfo(self.deps.settings.agent_timezone))
 
     def system(self, note: str = "") -> list[SystemBlock]:
         """The system prompt for one call; `note` (a budget warning) joins the volatile tail."""

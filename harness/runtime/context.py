@@ -14,7 +14,7 @@ import random
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from harness.errors import (
@@ -331,6 +331,10 @@ class Context:
         self.function_id = state.spec.id
         self.logger = logging.LoggerAdapter(logger, {"run_id": state.run_id})
         self.cancelled = state.abort
+
+    def now(self) -> datetime:
+        """The current time (UTC, aware) by the runtime's clock."""
+        return datetime.fromtimestamp(self._state.runtime.clock(), UTC)
 
     def check_stop(self) -> None:
         """Raise the run's stop signal if it was asked to stop (cancelled, or its lease was

@@ -62,7 +62,7 @@ def test_build_system_prompt_sections_come_in_order(workspace: Path) -> None:
 
     firsts = [block.text.splitlines()[0] for block in blocks]
     assert firsts == [
-        "# Soul",
+        "You are Harness.",
         "## About the User",
         "## Memory",
         "## Skills",
@@ -88,7 +88,7 @@ def test_build_system_prompt_omits_empty_sections(workspace: Path) -> None:
     )
 
     assert [block.text.splitlines()[0] for block in blocks] == [
-        "# Soul",
+        "You are A.",
         "## Delegation",
         "## Runtime",
     ]

@@ -1,0 +1,76 @@
+"""Delegation to sub-agents: synchronous (invoke), in the background, and scheduled."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from harness.runtime.testing import drain
+from tests.agent.conftest import AgentRig
+from tests.fakes.model_server import Reply
+from tests.runtime_fixtures import ManualClock
+
+
+def _tool_results(body: dict[str, Any]) -> list[str]:
+    return [
+        str(block["content"])
+        for message in body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+def test_delegate_task_returns_the_sub_agents_answer_to_the_model(agent: AgentRig) -> None:
+    agent.model.script(
+        Reply.tool("delegate_task", {"task": "count the files"}),
+        Reply.answer("There are 3 files."),  # the sub-agent
+        Reply.answer("Your workspace has 3 files."),
+    )
+    agent.say("how many files?")
+    sub_request, final_request = agent.model.requests[1].body, agent.model.requests[2].body
+    assert "count the files" in str(sub_request["messages"][0]["content"])
+    assert not any(t["name"].startswith("delegate") for t in sub_request["tools"]), (
+        "a sub-agent must not delegate further"
+    )
+    assert "There are 3 files." in _tool_results(final_request)
+    assert agent.replies() == ["Your workspace has 3 files."]
+
+
+def test_delegate_async_task_replies_to_the_user_by_itself(agent: AgentRig) -> None:
+    agent.model.script(
+        Reply.tool("delegate_async_task", {"task": "research tea"}),
+        Reply.answer("I started the research."),
+        Reply.answer("Tea is great."),  # the sub-agent, afterwards
+    )
+    agent.say("research tea in the background")
+    assert agent.replies() == ["I started the research.", "Tea is great."]
+
+
+def test_delegate_scheduled_task_runs_at_its_time(agent: AgentRig, clock: ManualClock) -> None:
+    start = datetime.fromtimestamp(clock.now, UTC) + timedelta(hours=1)
+    agent.model.script(
+        Reply.tool(
+            "delegate_scheduled_task",
+            {"task": "remind about tea", "scheduled_for": start.isoformat()},
+        ),
+        Reply.answer("I will remind you in an hour."),
+        Reply.answer("Reminder: tea!"),
+    )
+    agent.say("remind me about tea in an hour")
+    assert agent.replies() == ["I will remind you in an hour."]
+    clock.advance(3601)
+    drain(agent.runtime)
+    assert agent.replies() == ["I will remind you in an hour.", "Reminder: tea!"]
+
+
+def test_delegate_scheduled_task_in_the_past_is_an_error_for_the_model(agent: AgentRig) -> None:
+    agent.model.script(
+        Reply.tool(
+            "delegate_scheduled_task", {"task": "x", "scheduled_for": "2001-01-01T00:00:00+00:00"}
+        ),
+        Reply.answer("That time has passed."),
+    )
+    agent.say("remind me in 2001")
+    assert any("not in the future" in r for r in _tool_results(agent.model.requests[1].body))
+    assert agent.replies() == ["That time has passed."]
