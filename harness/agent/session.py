@@ -123,6 +123,7 @@ class SessionStore:
     def __init__(self, workspace: Path) -> None:
         self.dir = workspace / "sessions"
         self.archive_dir = self.dir / "archive"
+        self._idem: dict[Path, tuple[int, int, set[str]]] = {}
 
     def path_for(self, session_key: str) -> Path:
         """The file for `session_key`, always directly inside `sessions/`.
@@ -171,17 +172,37 @@ class SessionStore:
 
         The check and the write happen under one lock, so a replayed durable step writes its
         message once. A key remembered by a checkpoint (`covered_idem`) counts as present.
-        Returns True when the line was written.
+        The keys are indexed per file and only the bytes appended since the last look are
+        read, so a long session is not re-parsed on every append. Returns True when written.
         """
         path = self.path_for(session_key)
         with self._locked(path, exclusive=True):
-            for existing in self._read(path):
-                if existing.meta.get("idem") == key or (
-                    isinstance(existing, CompactionLine) and key in existing.covered_idem
-                ):
-                    return False
+            keys = self._idem_keys(path)
+            if key in keys:
+                return False
             self._append(path, [line.model_copy(update={"meta": {**line.meta, "idem": key}})])
+            keys.add(key)
+            stat = path.stat()
+            self._idem[path] = (stat.st_ino, stat.st_size, keys)
             return True
+
+    def _idem_keys(self, path: Path) -> set[str]:
+        """The idempotency keys in the file, from the index plus whatever was appended since."""
+        try:
+            stat = path.stat()
+        except FileNotFoundError:
+            return set()
+        inode, size, keys = self._idem.get(path, (-1, 0, set()))
+        if inode != stat.st_ino or stat.st_size < size:
+            size, keys = 0, set()  # replaced or truncated: index it afresh
+        if stat.st_size > size:
+            for existing in self._read(path, offset=size):
+                if existing.meta.get("idem"):
+                    keys.add(str(existing.meta["idem"]))
+                if isinstance(existing, CompactionLine):
+                    keys.update(existing.covered_idem)
+        self._idem[path] = (stat.st_ino, stat.st_size, keys)
+        return keys
 
     def replace(
         self, session_key: str, lines: Sequence[SessionLine | CompactionLine]
@@ -227,9 +248,11 @@ class SessionStore:
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
-    def _read(self, path: Path) -> list[SessionLine | CompactionLine]:
+    def _read(self, path: Path, offset: int = 0) -> list[SessionLine | CompactionLine]:
         try:
-            raw = path.read_bytes()
+            with path.open("rb") as f:
+                f.seek(offset)
+                raw = f.read()
         except FileNotFoundError:
             return []
         lines: list[SessionLine | CompactionLine] = []

@@ -18,6 +18,7 @@ with the same file name.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def load_skills(workspace: Path) -> list[Skill]:
         for file in sorted(directory.glob("*.md")):
             if not file.is_file():
                 continue
-            skill = _parse(file, (folder / file.name).as_posix())
+            skill = _parse_cached(file, (folder / file.name).as_posix())
             if skill is not None:
                 by_file[file.name] = skill
     return sorted(by_file.values(), key=lambda s: (s.name, s.path))
@@ -68,6 +69,29 @@ def skills_index(skills: list[Skill]) -> str:
     """Return one line per skill, `- name: description (read skills/...)`, in the given order;
     the empty string for no skills."""
     return "\n".join(f"- {s.name}: {s.description} (read {s.path})" for s in skills)
+
+
+_cache: dict[tuple[str, int, int], Skill | None] = {}
+_cache_lock = threading.Lock()
+
+
+def _parse_cached(file: Path, relative: str) -> Skill | None:
+    """`_parse`, remembered per (path, mtime, size): the prompt is built before every model
+    call, and parsing YAML each time was most of the harness's own time per iteration."""
+    try:
+        stat = file.stat()
+    except OSError:
+        return _parse(file, relative)
+    key = (str(file), stat.st_mtime_ns, stat.st_size)
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+    skill = _parse(file, relative)
+    with _cache_lock:
+        if len(_cache) > 1000:
+            _cache.clear()
+        _cache[key] = skill
+    return skill
 
 
 def _parse(file: Path, relative: str) -> Skill | None:

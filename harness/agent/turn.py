@@ -81,6 +81,7 @@ class DurableTurn:
         self.session_key = session_key
         self.reply = reply
         self._seq = 0
+        self._system_chars = 0
 
     # -- context ---------------------------------------------------------------------
     def now(self) -> datetime:
@@ -100,6 +101,7 @@ class DurableTurn:
         )
         if note:
             blocks[-1] = SystemBlock(text=f"{blocks[-1].text}\n\n{note}", volatile=True)
+        self._system_chars = sum(len(b.text) for b in blocks)
         return blocks
 
     def tool_specs(self) -> list[ToolSpec]:
@@ -140,7 +142,7 @@ class DurableTurn:
         if not self.session_key or self.deps.provider is None:
             return conversation
         settings = self.deps.settings
-        system_chars = sum(len(b.text) for b in self.system())
+        system_chars = self._system_chars or sum(len(b.text) for b in self.system())
 
         def decide() -> bool:
             due = forced or needs_compaction(
