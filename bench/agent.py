@@ -119,12 +119,15 @@ def harness_overhead(url: str, iterations: int, rounds: int) -> tuple[list[float
             )
             timed.seconds = 0.0
             start = time.perf_counter()
-            publish(
-                {"name": "agent.message.received", "data": {
-                    "message": "list the workspace", "session_key": f"bench-{round_}", "channel": "bench",
-                    "sender": {"id": "b"}, "destination": {"chat_id": f"bench-{round_}"}}},
-                runtime=rt,
-            )  # fmt: skip
+            session = f"bench-{round_}"
+            data = {
+                "message": "list the workspace",
+                "session_key": session,
+                "channel": "bench",
+                "sender": {"id": "b"},
+                "destination": {"chat_id": session},
+            }
+            publish({"name": "agent.message.received", "data": data}, runtime=rt)
             drain(rt)
             wall = time.perf_counter() - start
             calls = iterations + 1
@@ -146,22 +149,16 @@ def main() -> None:
     print(f"tokens sent per think call over {args.turns} turns (tool output 20 KB each):")
     print(f"{'':28} {'median':>10} {'max':>10} {'last':>10} {'total':>12}")
     for name, values in (("no pruning, no compaction", raw), ("pruning + compaction", managed)):
-        print(
-            f"{name:28} {statistics.median(values):10.0f} {max(values):10d} {values[-1]:10d} {sum(values):12d}"
-        )
+        median, top, last, total = statistics.median(values), max(values), values[-1], sum(values)
+        print(f"{name:28} {median:10.0f} {top:10d} {last:10d} {total:12d}")
     print(f"total tokens, managed / unmanaged: {sum(managed) / sum(raw):.3f}")
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp), persist=False) as server:
         ours, model = harness_overhead(server.url, args.iterations, args.rounds)
-    print(
-        f"per iteration over {args.rounds} runs of {args.iterations + 1} thinks (real Redis, SDK, scripted server):"
-    )
-    print(
-        f"  harness code (steps, session, tools, prompt): median {statistics.median(ours) * 1000:.2f} ms"
-    )
-    print(
-        f"  model call (SDK + local server):              median {statistics.median(model) * 1000:.2f} ms"
-    )
-    print(f"  ratio harness / model call: {statistics.median(ours) / statistics.median(model):.2f}")
+    ours_ms, model_ms = statistics.median(ours) * 1000, statistics.median(model) * 1000
+    print(f"per iteration, {args.rounds} runs of {args.iterations + 1} thinks (real Redis, SDK):")
+    print(f"  harness code (steps, session, tools, prompt): median {ours_ms:.2f} ms")
+    print(f"  model call (SDK + local scripted server):     median {model_ms:.2f} ms")
+    print(f"  ratio harness / model call: {ours_ms / model_ms:.2f}")
 
 
 if __name__ == "__main__":
