@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -13,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.errors import HarnessError
-from harness.events import MESSAGE_RECEIVED, REPLY_READY, Event
+from harness.events import Event
 from harness.settings import get_settings
 
 app = typer.Typer(
@@ -123,42 +122,31 @@ def send(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the reply.")] = 300.0,
 ) -> None:
     """Send a message to the agent as `agent.message.received` on the `cli` channel."""
+    from harness.chat_client import TERMINAL_SENDER, ChatSession, ChatTimeoutError, chat_message
     from harness.runtime import get_runtime
-    from harness.runtime.stream import latest_cursor
 
-    start_id = latest_cursor(get_runtime()) if wait else "$"
-    data = {
-        "message": text,
-        "session_key": session,
-        "channel": "cli",
-        "sender": {"id": "cli", "name": "terminal"},
-        "destination": {"chat_id": session},
-    }
-    _publish(Event(name=MESSAGE_RECEIVED, data=data))
-    if wait:
-        reply = _wait_for_reply(session, start_id, timeout)
-        if reply is None:
-            err_console.print(f"no reply within {timeout:.0f}s")
-            raise typer.Exit(code=1)
-        console.print(reply)
+    if not wait:
+        _publish(chat_message(text, session, channel="cli", sender=TERMINAL_SENDER))
+        return
+    try:
+        reply = ChatSession(get_runtime(), session, timeout=timeout).ask(text)
+    except ChatTimeoutError as exc:
+        err_console.print(f"no reply within {timeout:.0f}s")
+        raise typer.Exit(code=1) from exc
+    except HarnessError as exc:
+        raise _fail(exc) from exc
+    console.print(reply.response)
 
 
-def _wait_for_reply(session: str, cursor: str, timeout: float) -> str | None:
-    from harness.runtime import get_runtime
-    from harness.runtime.stream import read_events
+@app.command("chat")
+def chat_command(
+    session: Annotated[str | None, typer.Option(help="Resume this session key.")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for each reply.")] = 300.0,
+) -> None:
+    """Chat with the agent in the terminal through the whole fleet (`/new`, `/exit`)."""
+    from harness.commands.chat import chat
 
-    rt = get_runtime()
-    deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0:
-        cursor, events = read_events(rt, cursor, int(min(left, 5) * 1000))
-        for event in events:
-            data = event.get("data", {})
-            if (
-                event["name"] == REPLY_READY
-                and data.get("destination", {}).get("chat_id") == session
-            ):
-                return str(data.get("response", ""))
-    return None
+    chat(session=session, timeout=timeout)
 
 
 @app.command("publish")

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
+from harness.agent import progress
 from harness.agent.compaction import (
     SUMMARY_PROMPT,
     apply_compaction,
@@ -189,6 +190,7 @@ class DurableTurn:
     def _think_once(
         self, messages: list[Message], tools: list[ToolSpec], note: str
     ) -> dict[str, Any]:
+        progress.report_step(self.ctx, self.session_key, progress.THINKING)
         return self._complete(self.system(note), messages, tools).model_dump(mode="json")
 
     def _complete(
@@ -225,6 +227,7 @@ class DurableTurn:
         return ToolResult(tool_call_id=call.id, content=raw["content"], is_error=raw["is_error"])
 
     def _execute(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        progress.report_step(self.ctx, self.session_key, progress.RUNNING, name)
         tool_ctx = ToolContext(
             workspace=self.deps.workspace,
             cancel=self.ctx.cancelled,

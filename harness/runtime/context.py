@@ -332,6 +332,11 @@ class Context:
         self.logger = logging.LoggerAdapter(logger, {"run_id": state.run_id})
         self.cancelled = state.abort
 
+    @property
+    def runtime(self) -> Runtime:
+        """The runtime this run executes on (Redis client, keys, clock)."""
+        return self._state.runtime
+
     def now(self) -> datetime:
         """The current time (UTC, aware) by the runtime's clock."""
         return datetime.fromtimestamp(self._state.runtime.clock(), UTC)

@@ -32,3 +32,24 @@ def drain(runtime: Runtime, *, max_kicks: int = 10_000) -> list[tuple[str, str]]
         reap_once(runtime, stale_ms=10**12)
         if not kicker.pending:
             return outcomes
+
+
+class DrainingKicker(RecordingKicker):
+    """Runs every kicked run to the end before `kick` returns (nested kicks join the drain),
+    so a publish in a test returns with its runs finished. Set `runtime` after building it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runtime: Runtime | None = None
+        self._draining = False
+
+    def kick(self, run_id: str, queue: str) -> None:
+        """Remember the kick, then drain unless a drain is already running."""
+        super().kick(run_id, queue)
+        if self.runtime is None or self._draining:
+            return
+        self._draining = True
+        try:
+            drain(self.runtime)
+        finally:
+            self._draining = False

@@ -9,7 +9,7 @@ from fastapi import APIRouter, FastAPI
 
 from harness.runtime import Runtime, get_runtime
 from harness.settings import Settings, get_settings
-from harness.web import events_api, health
+from harness.web import chat_api, events_api, health
 from harness.web.deps import WebContext
 
 _UVICORN_LEVELS = {"warn": "warning", "fatal": "critical"}
@@ -20,7 +20,8 @@ def create_app(
     settings: Settings | None = None,
     routers: Iterable[APIRouter] = (),
 ) -> FastAPI:
-    """Build the app: `/healthz`, `/api/events`, then each of `routers` (channel webhooks).
+    """Build the app: `/healthz`, `/api/events`, then each of `routers` (`default_routers()`
+    in production: `/api/chat` and the channel webhooks).
 
     Nothing connects at build time; `runtime_factory` is called per request. More routers
     can be added afterwards with `app.include_router`; they reach the runtime and settings
@@ -37,6 +38,11 @@ def create_app(
     return app
 
 
+def default_routers() -> list[APIRouter]:
+    """The routers `serve` mounts besides health and events: the chat API."""
+    return [chat_api.router]
+
+
 def serve(
     settings: Settings | None = None, runtime_factory: Callable[[], Runtime] = get_runtime
 ) -> None:
@@ -48,7 +54,7 @@ def serve(
     settings = settings or get_settings()
     level = settings.log_level.lower()
     uvicorn.run(
-        create_app(runtime_factory, settings),
+        create_app(runtime_factory, settings, routers=default_routers()),
         host="0.0.0.0",
         port=settings.port,
         log_level=_UVICORN_LEVELS.get(level, level),

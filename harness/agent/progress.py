@@ -1,0 +1,171 @@
+"""Live progress of a chat session's run: "thinking", "running bash", on Redis pub/sub.
+
+Progress is a courtesy to whoever watches a session (the terminal chat, `POST /api/chat`), not
+part of the run's durable record: it is published fire-and-forget on a pub/sub channel named
+from the key prefix and the session key, lost when nobody listens, and never allowed to
+break a run. A message carries a state and a detail (a tool's name), never tool arguments,
+model output or anything else that might hold a secret.
+
+    report(runtime, "chat-1", run_id, RUNNING, "bash")
+    with subscribe(runtime, "chat-1") as progress:
+        update = progress.get(timeout=1.0)      # Progress | None
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.runtime import Context, Runtime
+
+log = logging.getLogger(__name__)
+
+THINKING = "thinking"
+RUNNING = "running"
+MAX_DETAIL_CHARS = 120
+_SUBSCRIBE_ACK_TIMEOUT_S = 5.0
+
+
+class Progress(BaseModel):
+    """One progress message. `state` is `thinking` or `running` (then `detail` is the tool's
+    name); readers must accept states they do not know."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    state: str
+    detail: str = Field(default="", max_length=MAX_DETAIL_CHARS)
+
+    @property
+    def label(self) -> str:
+        """What a status line shows: `thinking`, `running bash`."""
+        return f"{self.state} {self.detail}" if self.detail else self.state
+
+
+def channel_name(runtime: Runtime, session_key: str) -> str:
+    """The pub/sub channel of one session's progress, under the runtime's key prefix."""
+    return f"{runtime.keys.prefix}:progress:{session_key}"
+
+
+def report(runtime: Runtime, session_key: str, run_id: str, state: str, detail: str = "") -> None:
+    """Publish one progress message for the session. Best effort: must not raise; a failure
+    is logged (without the Redis error's text, which may name hosts) and the run goes on."""
+    try:
+        message = Progress(run_id=run_id, state=state, detail=detail[:MAX_DETAIL_CHARS])
+        runtime.redis.publish(channel_name(runtime, session_key), message.model_dump_json())
+    except Exception as exc:
+        log.warning("progress of run %s not published: %s", run_id, type(exc).__name__)
+
+
+def report_step(ctx: Context, session_key: str | None, state: str, detail: str = "") -> None:
+    """`report` from inside a step function of a run; does nothing without a session.
+
+    Call it inside the function given to `step.run`, not before it: a replay returns the
+    memoized result without calling the function, so a recorded step is not reported again.
+    Must not raise.
+    """
+    if not session_key:
+        return
+    try:
+        runtime = ctx.runtime
+    except AttributeError:
+        log.warning("progress of run %s not published: no runtime on the context", ctx.run_id)
+        return
+    report(runtime, session_key, ctx.run_id, state, detail)
+
+
+class ProgressSubscription:
+    """Progress messages of one session published after `subscribe` returned.
+
+    A context manager holding one Redis connection until closed. Best effort like `report`:
+    a Redis failure is logged, `broken` becomes True and the subscription then yields
+    nothing (`get` returns None at once). Not thread-safe: one reader.
+    """
+
+    def __init__(self, runtime: Runtime, session_key: str) -> None:
+        self.channel = channel_name(runtime, session_key)
+        self.broken = False
+        self._closed = False
+        self._pubsub: Any = runtime.redis.pubsub()  # type: ignore[no-untyped-call]
+        try:
+            self._pubsub.subscribe(self.channel)
+            self._await_ack()
+        except Exception as exc:
+            self._fail(exc)
+
+    def _await_ack(self) -> None:
+        # Wait until Redis confirms, so nothing published after `subscribe` returns is missed.
+        deadline = time.monotonic() + _SUBSCRIBE_ACK_TIMEOUT_S
+        while (left := deadline - time.monotonic()) > 0:
+            message = self._pubsub.get_message(timeout=left)
+            if message is not None and message.get("type") == "subscribe":
+                return
+        log.warning("progress subscription to %s not confirmed; going on", self.channel)
+
+    def _fail(self, exc: Exception) -> None:
+        log.warning("progress subscription to %s failed: %s", self.channel, type(exc).__name__)
+        self.broken = True
+        self.close()
+
+    def get(self, timeout: float) -> Progress | None:
+        """The next progress message, waiting up to `timeout` seconds; None when none came,
+        and at once when the subscription is broken or closed. Malformed messages are skipped."""
+        deadline = time.monotonic() + max(timeout, 0.0)
+        while not (self.broken or self._closed):
+            left = deadline - time.monotonic()
+            try:
+                message = self._pubsub.get_message(timeout=max(left, 0.0))
+            except Exception as exc:
+                self._fail(exc)
+                return None
+            if message is not None and message.get("type") == "message":
+                parsed = _parse(message.get("data"))
+                if parsed is not None:
+                    return parsed
+            elif message is None and left <= 0:
+                return None
+        return None
+
+    def messages(self, timeout: float = 0.0) -> Iterator[Progress]:
+        """Yield messages until none arrives within `timeout` seconds (0: only those that
+        are already here)."""
+        while (message := self.get(timeout)) is not None:
+            yield message
+
+    def close(self) -> None:
+        """Unsubscribe and release the connection. Idempotent; must not raise."""
+        self._closed = True
+        try:
+            self._pubsub.close()
+        except Exception as exc:
+            log.debug("closing progress subscription failed: %s", type(exc).__name__)
+
+    def __enter__(self) -> ProgressSubscription:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def subscribe(runtime: Runtime, session_key: str) -> ProgressSubscription:
+    """Start listening to a session's progress; use as a context manager. Must not raise."""
+    return ProgressSubscription(runtime, session_key)
+
+
+def _parse(data: Any) -> Progress | None:
+    try:
+        return Progress.model_validate(json.loads(data))
+    except (TypeError, ValueError, ValidationError):
+        log.debug("skipped a malformed progress message")
+        return None

@@ -1,0 +1,259 @@
+"""Talking to the agent from outside the fleet: send a message, follow its run, get the reply.
+
+Shared by the terminal chat (`harness chat`, `harness send --wait`) and `POST /api/chat`, so
+there is one way to wait for a reply. A message goes onto the bus as `agent.message.received`
+with `destination.chat_id` = the session key; the reply is the first `agent.reply.ready` on
+the events stream, after the message, for the same channel and chat id. Progress comes from
+the session's pub/sub channel (`harness.agent.progress`) while the reply is awaited.
+
+    chat = ChatSession(runtime)
+    with chat.send("hello") as exchange:
+        for update in exchange.updates():
+            ...  # Progress, then one ChatReply (or ChatError raised)
+
+Redis errors are translated here into `ChatUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import redis
+
+from harness.agent.progress import Progress, ProgressSubscription, subscribe
+from harness.errors import HarnessError
+from harness.events import (
+    FUNCTION_FAILED,
+    MESSAGE_RECEIVED,
+    REPLY_READY,
+    Event,
+    Sender,
+    validate_event,
+)
+from harness.runtime import Runtime, publish
+from harness.runtime.stream import latest_cursor, read_events
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 300.0
+POLL_INTERVAL_S = 0.25
+TERMINAL_SENDER = Sender(id="cli", name="terminal")
+
+
+class ChatError(HarnessError):
+    """No reply for a chat message. `code` names the reason for API clients."""
+
+    code = "error"
+
+
+class ChatTimeoutError(ChatError):
+    """No reply arrived within the timeout. The run may still answer later."""
+
+    code = "timeout"
+
+
+class ChatFailedError(ChatError):
+    """The run started by the message failed after its retries; no reply will come."""
+
+    code = "failed"
+
+    def __init__(self, message: str, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
+class ChatUnavailableError(ChatError):
+    """The bus (Redis) could not be reached. The message may or may not have been sent."""
+
+    code = "unavailable"
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """The agent's answer to a message."""
+
+    response: str
+    run_id: str
+    session_key: str
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """Nothing happened for a while (see `Exchange.updates(heartbeat=...)`): a keep-alive."""
+
+
+ChatUpdate = Progress | ChatReply | Waiting
+
+
+def new_session_key(prefix: str = "cli") -> str:
+    """A fresh random session key, `<prefix>-<12 hex digits>`."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def chat_message(text: str, session_key: str, *, channel: str, sender: Sender) -> Event:
+    """The `agent.message.received` event for a message in a session whose replies come back
+    to `chat_id` = the session key. Raises `InvalidEventError` for data the bus would refuse."""
+    data = {
+        "message": text,
+        "session_key": session_key,
+        "channel": channel,
+        "sender": sender.model_dump(mode="json"),
+        "destination": {"chat_id": session_key},
+    }
+    return validate_event(Event(name=MESSAGE_RECEIVED, data=data))
+
+
+class Exchange:
+    """One message on its way: its progress and then its reply. A context manager that
+    releases the progress subscription on exit; `updates` can be iterated once."""
+
+    def __init__(
+        self,
+        chat: ChatSession,
+        event_id: str,
+        cursor: str,
+        progress: ProgressSubscription,
+    ) -> None:
+        self.event_id = event_id
+        self.session_key = chat.session_key
+        self._chat = chat
+        self._cursor = cursor
+        self._progress = progress
+
+    def updates(self, heartbeat: float | None = None) -> Iterator[ChatUpdate]:
+        """Progress messages as they come, then the `ChatReply`, then stop.
+
+        With `heartbeat`, yields `Waiting()` after that many seconds without an update.
+        Raises `ChatTimeoutError` after the session's timeout, `ChatFailedError` when the
+        run failed, `ChatUnavailableError` when Redis fails. Closes the exchange when done.
+        """
+        chat = self._chat
+        deadline = time.monotonic() + chat.timeout
+        quiet_since = time.monotonic()
+        try:
+            while True:
+                for message in self._progress.messages(timeout=0):
+                    quiet_since = time.monotonic()
+                    yield message
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ChatTimeoutError(f"no reply within {chat.timeout:g}s")
+                reply = self._next_reply(min(left, chat.poll_interval))
+                if reply is not None:
+                    yield reply
+                    return
+                if heartbeat is not None and time.monotonic() - quiet_since >= heartbeat:
+                    quiet_since = time.monotonic()
+                    yield Waiting()
+        finally:
+            self.close()
+
+    def _next_reply(self, wait_s: float) -> ChatReply | None:
+        # BLOCK 0 would mean "forever" to Redis: wait at least a millisecond.
+        block_ms = max(1, int(wait_s * 1000))
+        try:
+            self._cursor, events = read_events(self._chat.runtime, self._cursor, block_ms)
+        except redis.RedisError as exc:
+            raise ChatUnavailableError("the event bus is unavailable") from exc
+        for event in events:
+            reply = self._match(event)
+            if reply is not None:
+                return reply
+        return None
+
+    def _match(self, event: dict[str, Any]) -> ChatReply | None:
+        data = event.get("data") or {}
+        name = event.get("name")
+        if name == REPLY_READY:
+            destination = data.get("destination") or {}
+            if (
+                destination.get("chat_id") == self.session_key
+                and data.get("channel") == self._chat.channel
+            ):
+                return ChatReply(
+                    response=str(data.get("response", "")),
+                    run_id=str(data.get("run_id", "")),
+                    session_key=self.session_key,
+                )
+        elif name == FUNCTION_FAILED and (data.get("event") or {}).get("id") == self.event_id:
+            run_id = str(data.get("run_id", ""))
+            raise ChatFailedError(f"the agent's run {run_id} failed; no reply will come", run_id)
+        return None
+
+    def close(self) -> None:
+        """Stop following progress. Idempotent; must not raise."""
+        self._progress.close()
+
+    def __enter__(self) -> Exchange:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class ChatSession:
+    """A conversation with the agent through the bus, as one sender on one channel.
+
+    `session_key` is the conversation (None: a fresh one); `new_session` starts another.
+    `timeout` bounds each wait for a reply. Replies are matched by channel and chat id, so
+    two clients sharing a session key may see each other's replies. Not thread-safe. Raises
+    `InvalidEventError` when the session key or channel would be refused by the bus.
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        session_key: str | None = None,
+        *,
+        channel: str = "cli",
+        sender: Sender = TERMINAL_SENDER,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        poll_interval: float = POLL_INTERVAL_S,
+    ) -> None:
+        self.runtime = runtime
+        self.channel = channel
+        self.sender = sender
+        self.timeout = timeout
+        self.poll_interval = poll_interval
+        self.session_key = session_key or new_session_key(channel)
+        chat_message("", self.session_key, channel=channel, sender=sender)  # fail early
+
+    def new_session(self) -> str:
+        """Switch to a fresh random session key and return it."""
+        self.session_key = new_session_key(self.channel)
+        return self.session_key
+
+    def send(self, text: str) -> Exchange:
+        """Publish `text` and return the exchange to follow, listening before publishing so
+        no progress is missed. Raises `InvalidEventError` (nothing sent) or
+        `ChatUnavailableError`."""
+        event = chat_message(text, self.session_key, channel=self.channel, sender=self.sender)
+        progress = subscribe(self.runtime, self.session_key)
+        try:
+            cursor = latest_cursor(self.runtime)
+            result = publish(event, runtime=self.runtime)
+        except redis.RedisError as exc:
+            progress.close()
+            raise ChatUnavailableError("the event bus is unavailable") from exc
+        except BaseException:
+            progress.close()
+            raise
+        log.debug("chat message %s sent to session %s", result.event_id, self.session_key)
+        return Exchange(self, result.event_id, cursor, progress)
+
+    def ask(self, text: str) -> ChatReply:
+        """Send `text` and wait for the reply, ignoring progress. Raises like `send` and
+        `Exchange.updates`."""
+        with self.send(text) as exchange:
+            return next(u for u in exchange.updates() if isinstance(u, ChatReply))

@@ -1,0 +1,2 @@
+"""Sub-commands of the `harness` command line, one module per command group; `harness.cli`
+registers them."""

@@ -1,0 +1,133 @@
+"""`harness chat`: an interactive terminal chat with the agent, through the whole fleet.
+
+Each line goes onto the bus like any channel's message and a worker answers it; while it
+works, a status line follows the run's progress ("thinking…", "running bash…"), and the
+reply is rendered as Markdown. `/new` starts a fresh session, `/exit` (or Ctrl-D, Ctrl-C)
+quits. `run_chat` holds the loop with its input and output injected, for tests and embedding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, TextIO
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.markup import escape
+
+from harness.agent.progress import Progress
+from harness.chat_client import (
+    DEFAULT_TIMEOUT_S,
+    ChatError,
+    ChatReply,
+    ChatSession,
+    ChatTimeoutError,
+    ChatUnavailableError,
+)
+from harness.errors import HarnessError
+
+PROMPT = "[bold green]you>[/bold green] "
+HELP = "/new starts a fresh session, /exit quits (or Ctrl-D)."
+EXIT_COMMANDS = frozenset({"/exit", "/quit"})
+
+
+def chat(
+    session: Annotated[
+        str | None, typer.Option("--session", help="Resume this session key.")
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds to wait for each reply.")
+    ] = DEFAULT_TIMEOUT_S,
+) -> None:
+    """Chat with the agent in the terminal (a worker must be running: see `harness up`)."""
+    from harness.runtime import get_runtime
+
+    console = Console()
+    try:
+        chat_session = ChatSession(get_runtime(), session, timeout=timeout)
+    except HarnessError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(code=2) from exc
+    raise typer.Exit(code=run_chat(chat_session, console))
+
+
+def run_chat(chat: ChatSession, console: Console, stdin: TextIO | None = None) -> int:
+    """Read lines from `stdin` (None: the terminal, through `input()`) and chat until
+    `/exit`, end of input or Ctrl-C. Returns the exit code: 0, 1 when the bus is unreachable,
+    2 when a message is refused by the bus."""
+    read_line = _line_reader(console, stdin)
+    console.print(f"Chatting in session [cyan]{escape(chat.session_key)}[/cyan]. {HELP}")
+    while True:
+        try:
+            text = read_line().strip()
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            return 0
+        if not text:
+            continue
+        if text in EXIT_COMMANDS:
+            return 0
+        if text == "/new":
+            console.print(f"New session [cyan]{escape(chat.new_session())}[/cyan].")
+            continue
+        if text == "/help":
+            console.print(HELP)
+            continue
+        try:
+            reply = _ask(chat, text, console)
+        except KeyboardInterrupt:
+            console.print("\n[dim]interrupted; the agent may still answer this session[/dim]")
+            return 0
+        except ChatUnavailableError as exc:
+            console.print(f"[red]error:[/red] {escape(str(exc))}")
+            return 1
+        except ChatError as exc:
+            console.print(f"[red]{escape(str(exc))}[/red]")
+            continue
+        except HarnessError as exc:
+            console.print(f"[red]error:[/red] {escape(str(exc))}")
+            return 2
+        console.print(Markdown(reply.response))
+        console.print()
+
+
+def _ask(chat: ChatSession, text: str, console: Console) -> ChatReply:
+    with chat.send(text) as exchange, _status_line(console) as show:
+        for update in exchange.updates():
+            if isinstance(update, ChatReply):
+                return update
+            if isinstance(update, Progress):
+                show(f"{update.label}…")
+    raise ChatTimeoutError("the reply stream ended without a reply")
+
+
+@contextmanager
+def _status_line(console: Console) -> Iterator[Callable[[str], None]]:
+    """A live spinner on a terminal; elsewhere (a pipe, a log) one dim line per change."""
+    if console.is_terminal:
+        with console.status("waiting for the agent…") as status:
+            yield lambda label: status.update(escape(label))
+        return
+    shown: list[str] = []
+
+    def show(label: str) -> None:
+        if not shown or shown[-1] != label:
+            shown.append(label)
+            console.print(f"[dim]{escape(label)}[/dim]")
+
+    yield show
+
+
+def _line_reader(console: Console, stdin: TextIO | None) -> Callable[[], str]:
+    def read() -> str:
+        if stdin is None:
+            return console.input(PROMPT)
+        console.print(PROMPT, end="")
+        line = stdin.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\n")
+
+    return read

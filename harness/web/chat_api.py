@@ -1,0 +1,175 @@
+"""`POST /api/chat`: send the agent a message and stream its progress and reply as SSE.
+
+    POST /api/chat  {"message": "hi", "session": null}
+    -> 200 text/event-stream, header X-Harness-Session: <session key>
+       event: status   data: {"state": "thinking", "detail": ""}
+       event: status   data: {"state": "running", "detail": "bash"}
+       event: reply    data: {"response": "...", "run_id": "...", "session": "..."}
+    or, instead of the reply, event: error  data: {"error": "timeout"|"failed"|"unavailable",
+    "message": "...", "session": "..."}. Comment lines keep an idle connection open.
+
+The message is published before the response starts, so a refused body or an unreachable bus
+is a plain HTTP error (400/413/422/503), not an event in the stream.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Generator
+from typing import Annotated, Any
+
+import anyio
+import anyio.to_thread
+import redis
+from fastapi import APIRouter, Depends, HTTPException, Request, status
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from starlette.concurrency import run_in_threadpool
+
+from harness.agent.progress import Progress
+from harness.chat_client import (
+    DEFAULT_TIMEOUT_S,
+    ChatError,
+    ChatReply,
+    ChatSession,
+    ChatUnavailableError,
+    Exchange,
+)
+from harness.errors import ConfigurationError, InvalidEventError
+from harness.events import Sender
+from harness.runtime import Runtime
+from harness.web.auth import require_api_key
+from harness.web.deps import WebContext, web_context
+from harness.web.events_api import _read_body
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_CHARS = 20_000
+MAX_SESSION_CHARS = 300
+KEEPALIVE_S = 15.0
+MAX_STREAMS = 200
+"""Chat streams waiting at once; more wait for a free thread (a stream holds one)."""
+API_SENDER = Sender(id="api", name="API client")
+SESSION_HEADER = "X-Harness-Session"
+
+
+class ChatRequest(BaseModel):
+    """The body of `POST /api/chat`. No `session`: a new one is generated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    session: str | None = Field(default=None, min_length=1, max_length=MAX_SESSION_CHARS)
+
+    @field_validator("message", "session")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+
+def chat_router(timeout: float = DEFAULT_TIMEOUT_S) -> APIRouter:
+    """The router serving `POST /api/chat`, waiting up to `timeout` seconds for each reply."""
+    router = APIRouter()
+
+    @router.post("/api/chat", dependencies=[Depends(require_api_key)])
+    async def post_chat(
+        request: Request, context: Annotated[WebContext, Depends(web_context)]
+    ) -> StreamingResponse:
+        """Send a message; 200 with an SSE stream of status events and the reply. 400
+        malformed JSON, 401 bad token, 413 body over 1 MiB, 422 invalid body, 503 no bus."""
+        body = _chat_request(await _read_body(request))
+        exchange = await run_in_threadpool(_send, context.runtime_factory, body, timeout)
+        return StreamingResponse(
+            _in_own_threads(_events(exchange), _stream_limiter(request)),
+            media_type="text/event-stream",
+            headers={
+                SESSION_HEADER: exchange.session_key,
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            },
+        )
+
+    return router
+
+
+router = chat_router()
+"""`POST /api/chat` with the default reply timeout, for `create_app(routers=[...])`."""
+
+
+def _chat_request(body: bytes) -> ChatRequest:
+    try:
+        raw: Any = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"malformed JSON body: {exc}") from None
+    try:
+        return ChatRequest.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, problems) from None
+
+
+def _send(runtime_factory: Callable[[], Runtime], body: ChatRequest, timeout: float) -> Exchange:
+    try:
+        chat = ChatSession(
+            runtime_factory(), body.session, channel="api", sender=API_SENDER, timeout=timeout
+        )
+        return chat.send(body.message)
+    except InvalidEventError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    except (ChatUnavailableError, redis.RedisError, ConfigurationError) as exc:
+        log.warning("chat message not sent: %s", type(exc).__name__)
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, "event bus unavailable; retry later"
+        ) from exc
+
+
+def _events(exchange: Exchange) -> Generator[str, None, None]:
+    """The SSE stream of one exchange; always ends with a `reply` or an `error` event."""
+    session = exchange.session_key
+    with exchange:
+        try:
+            for update in exchange.updates(heartbeat=KEEPALIVE_S):
+                if isinstance(update, Progress):
+                    yield _sse("status", {"state": update.state, "detail": update.detail})
+                elif isinstance(update, ChatReply):
+                    reply = {"response": update.response, "run_id": update.run_id}
+                    yield _sse("reply", {**reply, "session": session})
+                else:
+                    yield ": waiting\n\n"
+        except ChatError as exc:
+            yield _sse("error", {"error": exc.code, "message": str(exc), "session": session})
+
+
+async def _in_own_threads(
+    chunks: Generator[str, None, None], limiter: anyio.CapacityLimiter
+) -> AsyncIterator[str]:
+    """Iterate a blocking stream in threads of its own limiter: a stream holds a thread while
+    it waits for a reply, and must not starve the shared pool other routes (webhooks) use."""
+    try:
+        while True:
+            chunk = await anyio.to_thread.run_sync(next, chunks, None, limiter=limiter)
+            if chunk is None:
+                return
+            yield chunk
+    finally:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(chunks.close, limiter=limiter)
+
+
+def _stream_limiter(request: Request) -> anyio.CapacityLimiter:
+    """The app's limiter for chat streams, made on first use in the app's event loop."""
+    state = request.app.state
+    if getattr(state, "chat_stream_limiter", None) is None:
+        state.chat_stream_limiter = anyio.CapacityLimiter(MAX_STREAMS)
+    limiter: anyio.CapacityLimiter = state.chat_stream_limiter
+    return limiter
+
+
+def _sse(event: str, data: dict[str, Any]) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"

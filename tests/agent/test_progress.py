@@ -1,0 +1,150 @@
+"""Live progress of a session's run: published on think and on each tool call, best effort."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from harness.agent.progress import Progress, report, subscribe
+from harness.agent.turn import DurableTurn
+from harness.runtime import Runtime
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.kicker import RecordingKicker
+from harness.runtime.testing import drain
+from tests.agent.conftest import AgentRig
+from tests.fakes.model_server import Reply
+from tests.runtime_fixtures import ManualClock
+
+REDIS_PASSWORD = "progress-hunter2"
+
+
+def _labels(messages: list[Progress]) -> list[str]:
+    return [m.label for m in messages]
+
+
+def test_progress_is_reported_when_the_agent_thinks_and_runs_a_tool(agent: AgentRig) -> None:
+    # Given a model that lists the workspace, then answers, and a listener on the session
+    agent.model.script(Reply.tool("ls", {"path": "."}), Reply.answer("Done."))
+    with subscribe(agent.runtime, "chat-1") as progress:
+        # When the user writes in that session
+        run_id = agent.say("what is there?")
+        received = list(progress.messages(timeout=0))
+    # Then the listener saw each think and the tool by name, all for that run
+    assert _labels(received) == ["thinking", "running ls", "thinking"], received
+    assert {m.run_id for m in received} == {run_id}
+
+
+def test_progress_names_the_tool_but_never_its_arguments(agent: AgentRig) -> None:
+    agent.model.script(
+        Reply.tool("write", {"path": "secret.txt", "content": "hunter2-token"}),
+        Reply.answer("Written."),
+    )
+    with subscribe(agent.runtime, "chat-1") as progress:
+        agent.say("store my token")
+        received = list(progress.messages(timeout=0))
+    assert "running write" in _labels(received)
+    dumped = " ".join(m.model_dump_json() for m in received)
+    assert "hunter2" not in dumped and "secret.txt" not in dumped, dumped
+
+
+def test_progress_of_another_session_is_not_received(agent: AgentRig) -> None:
+    agent.model.script(Reply.answer("Hi."))
+    with subscribe(agent.runtime, "chat-2") as progress:
+        agent.say("hello", session="chat-1")
+        received = list(progress.messages(timeout=0))
+    assert received == [], f"expected nothing for chat-2, got {received}"
+
+
+class _Killed(BaseException):
+    """Stands in for SIGKILL right after a tool ran, before its step was recorded."""
+
+
+def test_a_replayed_step_does_not_report_its_progress_again(
+    agent: AgentRig, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a worker that dies once right after running the first tool
+    real_execute = DurableTurn._execute
+    deaths: list[str] = []
+
+    def dying_execute(self: DurableTurn, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        outcome = real_execute(self, name, arguments)
+        if not deaths:
+            deaths.append(name)
+            raise _Killed()
+        return outcome
+
+    monkeypatch.setattr(DurableTurn, "_execute", dying_execute)
+    agent.model.script(Reply.tool("ls", {"path": "."}), Reply.answer("All good."))
+    with subscribe(agent.runtime, "chat-1") as progress:
+        agent.say("go", run=False)
+        with pytest.raises(_Killed):
+            drain(agent.runtime)
+        # When the lease expires and the run is replayed to the end
+        clock.advance(agent.runtime.lease_ttl + 1)
+        drain(agent.runtime)
+        received = list(progress.messages(timeout=0))
+    # Then the memoized think is not reported again; the re-run tool and the new think are
+    assert _labels(received) == ["thinking", "running ls", "running ls", "thinking"], received
+
+
+@pytest.fixture
+def unreachable_runtime(registry: FunctionRegistry) -> Iterator[Runtime]:
+    """A runtime whose Redis (with a password) listens nowhere."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = redis.Redis(
+        host="127.0.0.1",
+        port=port,
+        password=REDIS_PASSWORD,
+        socket_connect_timeout=1,
+        retry=Retry(NoBackoff(), 0),
+    )
+    yield Runtime(redis=client, kicker=RecordingKicker(), registry=registry)
+    client.close()
+
+
+def test_reporting_without_redis_logs_and_does_not_raise(
+    unreachable_runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a Redis that cannot be reached
+    caplog.set_level(logging.WARNING, logger="harness.agent.progress")
+    # When progress is reported
+    report(unreachable_runtime, "chat-1", "r1", "thinking")
+    # Then the run goes on, and the log says so without the connection's details
+    assert "progress of run r1 not published: ConnectionError" in caplog.text
+    assert REDIS_PASSWORD not in caplog.text
+
+
+def test_a_subscription_without_redis_is_broken_and_silent(unreachable_runtime: Runtime) -> None:
+    with subscribe(unreachable_runtime, "chat-1") as progress:
+        assert progress.broken, "a subscription that could not connect must say so"
+        assert progress.get(timeout=5) is None
+        assert list(progress.messages()) == []
+
+
+def test_malformed_messages_on_the_channel_are_skipped(runtime: Runtime) -> None:
+    with subscribe(runtime, "chat-1") as progress:
+        runtime.redis.publish(progress.channel, "not json")
+        runtime.redis.publish(progress.channel, '{"state": "thinking"}')
+        report(runtime, "chat-1", "r1", "running", "bash")
+        received = list(progress.messages(timeout=0))
+    assert received == [Progress(run_id="r1", state="running", detail="bash")]
+
+
+def test_progress_travels_over_a_real_redis(redis_client: redis.Redis) -> None:
+    # Given a subscription on a real Redis (where subscribing is asynchronous)
+    runtime = Runtime(redis=redis_client, kicker=RecordingKicker(), registry=FunctionRegistry())
+    with subscribe(runtime, "chat-1") as progress:
+        # When progress is reported right after subscribing
+        report(runtime, "chat-1", "r1", "running", "bash")
+        # Then it is received, because subscribe waited for Redis to confirm
+        received = progress.get(timeout=10)
+    assert received == Progress(run_id="r1", state="running", detail="bash")
