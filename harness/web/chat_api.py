@@ -40,8 +40,8 @@ from harness.errors import ConfigurationError, InvalidEventError
 from harness.events import Sender
 from harness.runtime import Runtime
 from harness.web.auth import require_api_key
+from harness.web.body import read_body
 from harness.web.deps import WebContext, web_context
-from harness.web.events_api import _read_body
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def chat_router(timeout: float = DEFAULT_TIMEOUT_S) -> APIRouter:
     ) -> StreamingResponse:
         """Send a message; 200 with an SSE stream of status events and the reply. 400
         malformed JSON, 401 bad token, 413 body over 1 MiB, 422 invalid body, 503 no bus."""
-        body = _chat_request(await _read_body(request))
+        body = _chat_request(await read_body(request))
         exchange = await run_in_threadpool(_send, context.runtime_factory, body, timeout)
         return StreamingResponse(
             _in_own_threads(_events(exchange), _stream_limiter(request)),

@@ -21,11 +21,11 @@ from harness.errors import ConfigurationError, InvalidEventError
 from harness.events import Event, parse_event
 from harness.runtime import PublishResult, Runtime, publish
 from harness.web.auth import require_api_key
+from harness.web.body import read_body
 from harness.web.deps import WebContext, web_context
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 1024 * 1024
 MAX_BATCH = 100
 
 router = APIRouter()
@@ -58,7 +58,7 @@ async def post_events(
     202 with one result per event; 400 malformed JSON; 413 body over 1 MiB; 422 an invalid
     event (nothing published); 503 Redis unavailable.
     """
-    events = _events_from(await _read_body(request))
+    events = _events_from(await read_body(request))
     try:
         results = await run_in_threadpool(_publish_all, context.runtime_factory, events)
     except InvalidEventError as exc:
@@ -81,30 +81,6 @@ def _publish_all(
 ) -> list[PublishResult]:
     runtime = runtime_factory()
     return [publish(event, runtime=runtime) for event in events]
-
-
-async def _read_body(request: Request) -> bytes:
-    """The body, refusing (413) as soon as it is known to exceed the limit."""
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        try:
-            too_large = int(declared) > MAX_BODY_BYTES
-        except ValueError:
-            raise HTTPException(status.HTTP_400_BAD_REQUEST, "invalid Content-Length") from None
-        if too_large:
-            _too_large()
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            _too_large()
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _too_large() -> NoReturn:
-    raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"body exceeds {MAX_BODY_BYTES} bytes")
 
 
 def _reject_constant(name: str) -> NoReturn:

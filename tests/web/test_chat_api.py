@@ -24,8 +24,8 @@ from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import DrainingKicker
 from harness.settings import Settings
 from harness.web import create_app
+from harness.web.body import MAX_BODY_BYTES
 from harness.web.chat_api import SESSION_HEADER, chat_router, router
-from harness.web.events_api import MAX_BODY_BYTES
 from tests.agent.conftest import make_settings
 from tests.fakes.model_server import ModelServer, Reply
 

@@ -12,7 +12,8 @@ from harness.runtime import Context, Runtime, event, function, run_id_for
 from harness.runtime.functions import FunctionRegistry
 from harness.settings import Settings
 from harness.web import create_app
-from harness.web.events_api import MAX_BATCH, MAX_BODY_BYTES
+from harness.web.body import MAX_BODY_BYTES
+from harness.web.events_api import MAX_BATCH
 
 
 def _register_paid_handler(runtime: Runtime, registry: FunctionRegistry) -> None:
