@@ -122,6 +122,39 @@ class PollingChannel(Channel, Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class PollBatch:
+    """What one poll fetched: the messages, transformed, and the cursor to poll from next.
+    Polling from `cursor` confirms these messages to the platform; until then a poll from the
+    previous cursor delivers them again, with the same event ids."""
+
+    inbound: list[Inbound]
+    cursor: str | None
+
+
+@runtime_checkable
+class ResumablePollingChannel(PollingChannel, Protocol):
+    """A polling channel whose caller keeps the cursor (in Redis), so that a restarted poller
+    resumes where the last one confirmed, never past a batch it did not publish."""
+
+    def poll_from(self, cursor: str | None, timeout: float = 30.0) -> PollBatch:
+        """Wait up to `timeout` seconds for messages after `cursor` (None: the oldest the
+        platform still holds) and return them with the next cursor (the same one when nothing
+        came). Keeps no cursor of its own. Raises a `PlatformError`."""
+        ...
+
+
+@runtime_checkable
+class RefreshingChannel(Channel, Protocol):
+    """A channel whose acknowledgement fades by itself (Telegram's typing indicator lasts about
+    five seconds), so `acknowledge` must be repeated until the reply is out."""
+
+    @property
+    def acknowledge_every(self) -> float:
+        """Seconds between two `acknowledge` calls while a turn is in progress."""
+        ...
+
+
 def header(headers: Mapping[str, str], name: str) -> str | None:
     """Look up an HTTP header by name in any letter case; None when absent."""
     value = headers.get(name)

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from harness.commands.setup import poll, setup_app
 from harness.errors import HarnessError
 from harness.events import Event
 from harness.settings import get_settings
@@ -22,6 +23,8 @@ events_app = typer.Typer(help="The events stream.", no_args_is_help=True)
 runs_app = typer.Typer(help="Recent runs and their steps.", invoke_without_command=True)
 app.add_typer(events_app, name="events")
 app.add_typer(runs_app, name="runs")
+app.add_typer(setup_app, name="setup")
+app.command()(poll)
 console = Console()
 err_console = Console(stderr=True)
 

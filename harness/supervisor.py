@@ -30,9 +30,13 @@ _SYSTEM = "system"
 
 
 def default_processes() -> dict[str, str]:
-    """`web`, `worker` and `scheduler`, each `<this python> -m harness.cli <name>`."""
+    """`web`, `worker` and `scheduler`, each `<this python> -m harness.cli <name>`, plus a
+    listener for each channel that receives messages without webhooks (Telegram polling,
+    Slack Socket Mode)."""
+    from harness.commands.setup import extra_processes
+
     python = shlex.quote(sys.executable)
-    return {name: f"{python} -m harness.cli {name}" for name in FLEET}
+    return {**{name: f"{python} -m harness.cli {name}" for name in FLEET}, **extra_processes()}
 
 
 def procfile_processes(path: Path) -> dict[str, str]:

@@ -22,7 +22,8 @@ class SlackSettings(BaseSettings):
         default=None, description="Verifies webhooks; without it every webhook is refused."
     )
     slack_app_token: SecretStr | None = Field(
-        default=None, description="xapp- token, reserved for Socket Mode (not used yet)."
+        default=None,
+        description="xapp- app-level token: receive events over Socket Mode (harness poll slack).",
     )
     slack_allowed_channels: Annotated[frozenset[str], NoDecode] = Field(
         default=frozenset(),

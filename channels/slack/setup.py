@@ -24,10 +24,16 @@ BOT_SCOPES = [
 BOT_EVENTS = ["app_mention", "message.im", "message.channels", "message.groups"]
 
 
-def manifest(public_url: str | None, agent_name: str = "Harness") -> dict[str, Any]:
+def manifest(
+    public_url: str | None, agent_name: str = "Harness", *, socket_mode: bool = False
+) -> dict[str, Any]:
     """The Slack app manifest: bot scopes, bot events and the Events API request URL
-    (`PUBLIC_URL/webhooks/slack`, or a placeholder when `public_url` is None)."""
+    (`PUBLIC_URL/webhooks/slack`, or a placeholder when `public_url` is None). With
+    `socket_mode`, events come over Socket Mode instead and there is no request URL."""
     base = public_url.rstrip("/") if public_url else "https://YOUR-PUBLIC-URL"
+    events: dict[str, Any] = {"bot_events": list(BOT_EVENTS)}
+    if not socket_mode:
+        events = {"request_url": base + WEBHOOK_PATH, **events}
     return {
         "display_information": {"name": agent_name, "description": f"{agent_name}, an agent"},
         "features": {
@@ -40,12 +46,9 @@ def manifest(public_url: str | None, agent_name: str = "Harness") -> dict[str, A
         },
         "oauth_config": {"scopes": {"bot": list(BOT_SCOPES)}},
         "settings": {
-            "event_subscriptions": {
-                "request_url": base + WEBHOOK_PATH,
-                "bot_events": list(BOT_EVENTS),
-            },
+            "event_subscriptions": events,
             "org_deploy_enabled": False,
-            "socket_mode_enabled": False,
+            "socket_mode_enabled": socket_mode,
             "token_rotation_enabled": False,
         },
     }
@@ -59,11 +62,38 @@ def set_up(api: SlackApi, settings: SlackSettings) -> str:
         status = f"token OK: bot user {auth.get('user_id')} in team {auth.get('team')}"
     except PlatformError as exc:
         status = f"token check failed: {exc.description}"
-    lines = [f"Slack: {status}."]
-    if not settings.public_url:
-        lines.append("PUBLIC_URL is not set: replace the placeholder request URL below.")
-    if settings.slack_signing_secret is None:
-        lines.append("SLACK_SIGNING_SECRET is not set: every webhook will be refused.")
+    return "\n".join([f"Slack: {status}.", *_manifest_report(settings)])
+
+
+def unconfigured_report() -> str:
+    """What `harness setup slack` prints before there is a bot token: the manifest to create
+    the app from (reading the environment for PUBLIC_URL and SLACK_APP_TOKEN), and what to set
+    afterwards. Never raises for missing settings."""
+    settings = SlackSettings()
+    lines = [
+        "Slack: SLACK_BOT_TOKEN is not set. Create the app from the manifest below, install it "
+        "to your workspace, then set SLACK_BOT_TOKEN (xoxb-...) and SLACK_SIGNING_SECRET "
+        "(or SLACK_APP_TOKEN, xapp-..., for Socket Mode) and run this again."
+    ]
+    return "\n".join([*lines, *_manifest_report(settings)])
+
+
+def _manifest_report(settings: SlackSettings) -> list[str]:
+    socket_mode = settings.slack_app_token is not None
+    lines = []
+    if socket_mode:
+        lines.append(
+            "SLACK_APP_TOKEN is set: events come over Socket Mode, no public URL needed "
+            "(the app-level token needs the connections:write scope)."
+        )
+    else:
+        if not settings.public_url:
+            lines.append("PUBLIC_URL is not set: replace the placeholder request URL below.")
+        if settings.slack_signing_secret is None:
+            lines.append("SLACK_SIGNING_SECRET is not set: every webhook will be refused.")
     lines.append("Create or update the app at https://api.slack.com/apps with this manifest:")
-    body = yaml.safe_dump(manifest(settings.public_url, settings.agent_name), sort_keys=False)
-    return "\n".join(lines) + "\n\n" + body
+    body = yaml.safe_dump(
+        manifest(settings.public_url, settings.agent_name, socket_mode=socket_mode),
+        sort_keys=False,
+    )
+    return [*lines, "", body]

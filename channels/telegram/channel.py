@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from channels.base import ChunkSent, Inbound
+from channels.base import ChunkSent, Ignored, Inbound, PollBatch
 from channels.errors import ChannelNotConfiguredError, MessageFormatError, PlatformError
 from channels.telegram.api import TelegramApi, redact
 from channels.telegram.format import Chunk, to_chunks
@@ -28,6 +28,7 @@ class TelegramChannel:
     `channels.base.PollingChannel`. Thread-safe."""
 
     name = CHANNEL
+    acknowledge_every = 4.0  # "typing…" fades after about five seconds (RefreshingChannel)
 
     def __init__(self, settings: TelegramSettings, api: TelegramApi | None = None) -> None:
         if settings.telegram_bot_token is None:
@@ -133,6 +134,27 @@ class TelegramChannel:
             if updates:
                 self._offset = max(int(u.get("update_id", 0)) for u in updates) + 1
         return [self.transform(update, {}) for update in updates]
+
+    def poll_from(self, cursor: str | None, timeout: float = 30.0) -> PollBatch:
+        """Long-poll getUpdates after `cursor` (an update offset) for up to `timeout` seconds;
+        return the transformed updates and the offset that confirms them. Keeps no offset of
+        its own (`channels.base.ResumablePollingChannel`). Raises a `PlatformError`."""
+        offset = int(cursor) if cursor else None
+        updates = self.api.get_updates(
+            offset=offset, timeout=int(timeout), allowed_updates=ALLOWED_UPDATES
+        )
+        if updates:
+            offset = max(int(u.get("update_id", 0)) for u in updates) + 1
+        inbound = [self._transform_polled(update) for update in updates]
+        return PollBatch(inbound, str(offset) if offset is not None else None)
+
+    def _transform_polled(self, update: Mapping[str, Any]) -> Inbound:
+        # One unreadable update must not block every later one: it would come back forever.
+        try:
+            return self.transform(update, {})
+        except Exception:
+            log.exception("telegram update %s could not be transformed", update.get("update_id"))
+            return Ignored("the update could not be processed")
 
     def _describe(self, exc: Exception) -> str:
         token = self.settings.telegram_bot_token

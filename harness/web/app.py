@@ -9,7 +9,7 @@ from fastapi import APIRouter, FastAPI
 
 from harness.runtime import Runtime, get_runtime
 from harness.settings import Settings, get_settings
-from harness.web import chat_api, events_api, health
+from harness.web import chat_api, events_api, health, webhooks
 from harness.web.deps import WebContext
 
 _UVICORN_LEVELS = {"warn": "warning", "fatal": "critical"}
@@ -39,8 +39,9 @@ def create_app(
 
 
 def default_routers() -> list[APIRouter]:
-    """The routers `serve` mounts besides health and events: the chat API."""
-    return [chat_api.router]
+    """The routers `serve` mounts besides health and events: the chat API and the channel
+    webhooks (`POST /webhooks/{channel}`)."""
+    return [chat_api.router, webhooks.router]
 
 
 def serve(

@@ -1,0 +1,315 @@
+"""Benchmark of the channel path on a real Redis, a real web server and a real worker.
+
+Prints, in one run, on loopback:
+  * webhook response time (median, p99) of `POST /webhooks/telegram` under concurrent load,
+    against the same server's `GET /healthz` (one Redis PING) as the HTTP floor;
+  * end-to-end turns per second, from the first webhook to the last `sendMessage` recorded by
+    a fake Telegram API, with the scripted model answering at once, against the throughput of
+    a plain Celery no-op task on the same worker and Redis (the floor);
+  * one turn at a time: webhook -> recorded `sendMessage`, against a Celery no-op round trip;
+and the ratios. The web server (uvicorn) and a `harness worker` + `harness scheduler` run as
+subprocesses; the fake Telegram API and the scripted model server run in this process.
+
+Usage: python -m bench.webhooks [--requests 400] [--clients 8] [--serial 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import redis
+
+from harness.embedded_redis import EmbeddedRedis
+from harness.runtime.celery_app import app as celery_app
+from harness.runtime.celery_app import configure
+from harness.runtime.keys import Keys
+from tests.channels.payloads import tg_private_text
+from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.telegram_api import FakeTelegramApi
+
+ROOT = Path(__file__).resolve().parents[1]
+PREFIX = "benchwh"
+SECRET = "bench-secret"
+WORKER_FUNCTIONS = "channels.functions,bench.functions"
+
+
+class RecordingTelegram(FakeTelegramApi):
+    """The fake Bot API, noting when each message was sent (this process's perf_counter)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent = threading.Condition()
+        self.sent_at: list[float] = []
+
+    def _m_sendMessage(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        result = super()._m_sendMessage(params)
+        with self.sent:
+            self.sent_at.append(time.perf_counter())
+            self.sent.notify_all()
+        return result
+
+    def wait_for_messages(self, count: int, timeout: float = 60.0) -> float:
+        """Block until `count` messages were sent; return when the last of them was."""
+        with self.sent:
+            if not self.sent.wait_for(lambda: len(self.sent_at) >= count, timeout):
+                raise RuntimeError(f"only {len(self.sent_at)} of {count} replies within {timeout}s")
+            return self.sent_at[count - 1]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _wait(check: Callable[[], object], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except (httpx.HTTPError, redis.RedisError):
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+@contextmanager
+def fleet(env: dict[str, str], port: int, log_dir: Path) -> Iterator[None]:
+    """The web server, a worker and a scheduler, stopped on exit."""
+    python = sys.executable
+    commands = {
+        "web": [python, "-m", "bench.webhooks", "--serve", "--port", str(port)],
+        "worker": [python, "-m", "harness.cli", "worker", "--functions", WORKER_FUNCTIONS,
+                   "--concurrency", "8"],
+        "scheduler": [python, "-m", "harness.cli", "scheduler"],
+    }  # fmt: skip
+    procs = []
+    try:
+        for name, command in commands.items():
+            with (log_dir / f"{name}.log").open("wb") as log:
+                procs.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log))
+        yield
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _post_update(client: httpx.Client, url: str, update_id: int) -> float:
+    update = tg_private_text(update_id=update_id, text=f"ping {update_id}")
+    chat = 10_000_000 + update_id  # one chat per turn: no turn waits for another's session
+    update["message"]["chat"]["id"] = update["message"]["from"]["id"] = chat
+    started = time.perf_counter()
+    response = client.post(url, json=update, headers={"X-Telegram-Bot-Api-Secret-Token": SECRET})
+    elapsed = time.perf_counter() - started
+    if response.status_code != 200 or "event_id" not in response.json():
+        raise RuntimeError(f"webhook answered {response.status_code}: {response.text}")
+    return elapsed
+
+
+def _load(
+    clients: int, count: int, one: Callable[[httpx.Client, int], tuple[str, float]]
+) -> list[tuple[str, float]]:
+    """`count` calls of `one(client, i)` from `clients` threads, each with its own client."""
+    local = threading.local()
+
+    def call(i: int) -> tuple[str, float]:
+        if not hasattr(local, "client"):
+            local.client = httpx.Client(timeout=30)
+        return one(local.client, i)
+
+    with ThreadPoolExecutor(clients) as pool:
+        return list(pool.map(call, range(count)))
+
+
+def measure(args: argparse.Namespace, base: str, telegram: RecordingTelegram) -> dict[str, Any]:
+    webhook = f"{base}/webhooks/telegram"
+    # warm up every path: the web app, the worker's imports, the agent, the fake servers
+    with httpx.Client(timeout=30) as client:
+        for i in range(10):
+            _post_update(client, webhook, 1 + i)
+            telegram.wait_for_messages(i + 1)
+    done = 10
+
+    # 1. under load: each client alternates a webhook (a turn the fleet then answers) and a
+    #    health check (the HTTP floor), so both see the same load on the same two processes
+    def one(client: httpx.Client, i: int) -> tuple[str, float]:
+        if i % 2:
+            return "health", _timed_get(client, f"{base}/healthz")
+        return "hook", _post_update(client, webhook, 1000 + i)
+
+    first_sent = time.perf_counter()
+    timings = _load(args.clients, 2 * args.requests, one)
+    last_reply = telegram.wait_for_messages(done + args.requests, timeout=120)
+    turns_per_s = args.requests / (last_reply - first_sent)
+    done += args.requests
+    hook = [elapsed for kind, elapsed in timings if kind == "hook"]
+    health = [elapsed for kind, elapsed in timings if kind == "health"]
+    # 3. one turn at a time
+    serial: list[float] = []
+    with httpx.Client(timeout=30) as client:
+        for i in range(args.serial):
+            started = time.perf_counter()
+            _post_update(client, webhook, 100_000 + i)
+            serial.append(telegram.wait_for_messages(done + i + 1) - started)
+    return {"hook": hook, "health": health, "turns_per_s": turns_per_s, "serial": serial}
+
+
+def _timed_get(client: httpx.Client, url: str) -> float:
+    started = time.perf_counter()
+    response = client.get(url)
+    if response.status_code != 200:
+        raise RuntimeError(f"{url} answered {response.status_code}")
+    return time.perf_counter() - started
+
+
+def celery_floor(url: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Throughput of `bench.noop` sent from `clients` threads, and its serial round trip."""
+    configure(url)
+    client = redis.Redis.from_url(url, decode_responses=True)
+    for i in range(10):
+        celery_app.send_task("bench.noop", args=[f"warm{i}"], queue="harness")
+        client.blpop([f"bench:started:warm{i}"], timeout=30)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(args.clients) as pool:
+        list(
+            pool.map(
+                lambda _: celery_app.send_task("bench.noop", args=["load"], queue="harness"),
+                range(args.requests),
+            )
+        )
+    _wait(lambda: client.llen("bench:started:load") >= args.requests, "the Celery floor")
+    tasks_per_s = args.requests / (time.perf_counter() - started)
+    serial = []
+    for i in range(args.serial):
+        t0 = time.perf_counter()
+        celery_app.send_task("bench.noop", args=[f"s{i}"], queue="harness")
+        if client.blpop([f"bench:started:s{i}"], timeout=30) is None:
+            raise RuntimeError("a Celery no-op did not run within 30 s")
+        serial.append(time.perf_counter() - t0)
+    return {"tasks_per_s": tasks_per_s, "serial": serial}
+
+
+def report(ours: dict[str, Any], floor: dict[str, Any], args: argparse.Namespace) -> None:
+    ms = 1000.0
+    print(f"{args.requests} webhooks from {args.clients} clients; {args.serial} serial turns\n")
+    print(f"{'measure':44} {'median ms':>10} {'p99 ms':>10}")
+    rows = [
+        ("POST /webhooks/telegram, under load", ours["hook"]),
+        ("GET /healthz, under load (HTTP floor)", ours["health"]),
+        ("turn: webhook -> sendMessage, serial", ours["serial"]),
+        ("Celery no-op round trip, serial (floor)", floor["serial"]),
+    ]
+    for name, values in rows:
+        print(f"{name:44} {statistics.median(values) * ms:10.2f} {_pct(values, 0.99) * ms:10.2f}")
+    print()
+    print(f"turns per second, under load:            {ours['turns_per_s']:8.1f}")
+    print(f"Celery no-op tasks per second (floor):   {floor['tasks_per_s']:8.1f}")
+    print()
+    hook, health = ours["hook"], ours["health"]
+    print(f"webhook / healthz, median: {statistics.median(hook) / statistics.median(health):.2f}x")
+    print(f"webhook / healthz, p99:    {_pct(hook, 0.99) / _pct(health, 0.99):.2f}x")
+    turn, noop = ours["serial"], floor["serial"]
+    serial_ratio = statistics.median(turn) / statistics.median(noop)
+    throughput_ratio = floor["tasks_per_s"] / ours["turns_per_s"]
+    print(f"serial turn / Celery round trip, median: {serial_ratio:.1f}x")
+    print(f"Celery floor / turns, throughput:        {throughput_ratio:.1f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--serial", type=int, default=30)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.port)
+        return
+    turns = 10 + args.requests + args.serial
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        EmbeddedRedis(Path(tmp) / "redis", persist=False) as server,
+        RecordingTelegram() as telegram,
+        ModelServer() as model,
+    ):
+        model.script(*[Reply.answer("pong") for _ in range(turns * 2)])
+        port = _free_port()
+        env = _environment(server.url, telegram, model, Path(tmp), port)
+        with fleet(env, port, Path(tmp)):
+            base = f"http://127.0.0.1:{port}"
+            client = redis.Redis.from_url(server.url, decode_responses=True)
+            _wait(lambda: httpx.get(f"{base}/healthz").status_code == 200, "the web server")
+            _wait(lambda: client.hexists(Keys(PREFIX).functions, "send-reply"), "the worker")
+            ours = measure(args, base, telegram)
+            floor = celery_floor(server.url, args)
+    report(ours, floor, args)
+
+
+def _environment(
+    url: str, telegram: FakeTelegramApi, model: ModelServer, tmp: Path, port: int
+) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "TELEGRAM_"))}
+    env.update(
+        REDIS_URL=url,
+        HARNESS_KEY_PREFIX=PREFIX,
+        HARNESS_FUNCTION_MODULES="",
+        HARNESS_FORBID_REAL_MODELS="1",
+        LOG_LEVEL="WARNING",
+        PORT=str(port),
+        AGENT_WORKSPACE=str(tmp / "workspace"),
+        ANTHROPIC_API_KEY=model.api_key,
+        ANTHROPIC_BASE_URL=model.url,
+        LLM_PROVIDER="anthropic",
+        TELEGRAM_BOT_TOKEN=telegram.token,
+        TELEGRAM_WEBHOOK_SECRET=SECRET,
+        TELEGRAM_API_BASE_URL=telegram.base_url,
+        TELEGRAM_MODE="webhook",
+    )
+    return env
+
+
+def serve(port: int) -> None:
+    """The web app with the webhook routes, on 127.0.0.1 (the benchmark's subprocess)."""
+    import uvicorn
+
+    from harness.web import create_app
+    from harness.web.webhooks import router
+
+    uvicorn.run(
+        create_app(routers=[router]),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        access_log=False,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Slack's Socket Mode: events over a WebSocket we open, for a machine with no public URL.
+
+slack_sdk's built-in Socket Mode client connects with SLACK_APP_TOKEN (an `xapp-` app-level
+token with `connections:write`) and reconnects by itself. Each `events_api` envelope is
+transformed and published exactly as the webhook would (`channels.polling.publish_inbound`),
+then acknowledged. Acknowledging after publishing means a message is never lost: when Redis
+is down the envelope stays unacknowledged and Slack delivers it again, and the event id makes
+that redelivery harmless. Other envelope types (interactivity, slash commands) are
+acknowledged and ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+import redis
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.socket_mode.builtin import SocketModeClient
+from slack_sdk.socket_mode.client import BaseSocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
+from slack_sdk.socket_mode.response import SocketModeResponse
+
+from channels.base import Channel
+from channels.errors import AuthenticationError, ChannelNotConfiguredError, PlatformError
+from channels.polling import publish_inbound
+from channels.slack.channel import SlackChannel
+from harness.runtime import PublishResult, Runtime
+
+log = logging.getLogger(__name__)
+
+_AUTH_ERRORS = frozenset({"invalid_auth", "not_authed", "not_allowed_token_type"})
+
+
+def socket_mode_enabled(channel: Channel) -> bool:
+    """True for the Slack channel when SLACK_APP_TOKEN is set."""
+    return isinstance(channel, SlackChannel) and channel.settings.slack_app_token is not None
+
+
+def handle_request(
+    channel: Channel,
+    runtime: Runtime,
+    request: SocketModeRequest,
+    ack: Callable[[str], None],
+) -> PublishResult | None:
+    """Handle one envelope: for `events_api`, transform its payload and publish it like a
+    webhook; then call `ack(envelope_id)`. Returns the publish result, or None when nothing was
+    published. Raises `redis.RedisError` before acknowledging when the bus is down."""
+    if request.type != "events_api":
+        log.info("slack socket envelope of type %s ignored", request.type)
+        ack(request.envelope_id)
+        return None
+    try:
+        inbound = channel.transform(request.payload, {})
+    except Exception:  # a channel bug must not make Slack redeliver the envelope forever
+        log.exception("slack socket: the channel could not transform an event")
+        ack(request.envelope_id)
+        return None
+    result = publish_inbound(inbound, runtime, source="slack socket event")
+    ack(request.envelope_id)
+    return result
+
+
+def run_socket_mode(runtime: Runtime, stop: threading.Event, channel: Channel) -> None:
+    """Connect to Slack over Socket Mode and publish its events until `stop` is set. Raises
+    `ChannelNotConfiguredError` without SLACK_APP_TOKEN, `AuthenticationError` when Slack
+    refuses the token, or a `PlatformError` when it cannot connect."""
+    settings = channel.settings if isinstance(channel, SlackChannel) else None
+    token = settings.slack_app_token if settings is not None else None
+    if settings is None or token is None:
+        raise ChannelNotConfiguredError("Socket Mode needs the Slack channel and SLACK_APP_TOKEN")
+    client = SocketModeClient(
+        app_token=token.get_secret_value(),
+        web_client=WebClient(base_url=settings.slack_api_base_url),
+    )
+
+    def listener(socket: BaseSocketModeClient, request: SocketModeRequest) -> None:
+        def ack(envelope_id: str) -> None:
+            socket.send_socket_mode_response(SocketModeResponse(envelope_id=envelope_id))
+
+        try:
+            handle_request(channel, runtime, request, ack)
+        except redis.RedisError as exc:
+            log.warning("slack socket event not published (%s); Slack will resend it", exc)
+
+    client.socket_mode_request_listeners.append(listener)
+    try:
+        _connect(client)
+        log.info("slack: connected over Socket Mode")
+        stop.wait()
+    finally:
+        client.close()
+
+
+def _connect(client: SocketModeClient) -> None:
+    try:
+        client.connect()
+    except SlackApiError as exc:
+        error = str(exc.response.get("error") or exc)
+        kind = AuthenticationError if error in _AUTH_ERRORS else PlatformError
+        raise kind("slack", "apps.connections.open", error) from None
+    except SlackClientError as exc:
+        raise PlatformError("slack", "apps.connections.open", str(exc)) from None

@@ -1,0 +1,118 @@
+"""`harness setup <channel>` registers the bot with a platform; `harness poll <channel>` receives
+a channel's messages without a public URL (Telegram polling, Slack Socket Mode).
+
+    app.add_typer(setup_app, name="setup")
+    app.command()(poll)
+    processes.update(extra_processes())   # in `harness up`: one listener per such channel
+
+Every command goes through `channels.registry`; the platform details stay in `channels/`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import shlex
+import signal
+import sys
+import threading
+from typing import Annotated
+
+import typer
+
+from channels.errors import ChannelNotConfiguredError, PlatformError, UnknownChannelError
+from channels.polling import listener_channels, run_listener
+from channels.registry import get_channel
+from harness.errors import ConfigurationError, HarnessError
+from harness.settings import get_settings
+
+setup_app = typer.Typer(
+    help="Register the bot with a chat platform (webhook, app manifest).", no_args_is_help=True
+)
+
+
+def set_up_channel(name: str) -> str:
+    """Run channel `name`'s setup and return its report. Without the channel's credentials, a
+    channel package may still help: `channels.<name>.setup.unconfigured_report()` (Slack prints
+    the manifest to create the app from). Raises `ChannelNotConfiguredError`,
+    `UnknownChannelError` or a `PlatformError`."""
+    try:
+        channel = get_channel(name)
+    except ChannelNotConfiguredError:
+        report = _unconfigured_report(name)
+        if report is None:
+            raise
+        return report
+    return channel.setup()
+
+
+def _unconfigured_report(name: str) -> str | None:
+    try:
+        module = importlib.import_module(f"channels.{name}.setup")
+    except ImportError:
+        return None
+    hook = getattr(module, "unconfigured_report", None)
+    return str(hook()) if callable(hook) else None
+
+
+def _run_setup(name: str) -> None:
+    try:
+        report = set_up_channel(name)
+    except (ConfigurationError, UnknownChannelError, PlatformError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+    typer.echo(report)
+
+
+@setup_app.command("telegram")
+def setup_telegram() -> None:
+    """Point Telegram at PUBLIC_URL/webhooks/telegram (secret token, allowed updates), or remove
+    the webhook when TELEGRAM_MODE=polling; print what Telegram answered."""
+    _run_setup("telegram")
+
+
+@setup_app.command("slack")
+def setup_slack() -> None:
+    """Check the bot token and print the app manifest (scopes, events, request URL) to create
+    or update the Slack app with."""
+    _run_setup("slack")
+
+
+def poll(
+    channel: Annotated[str, typer.Argument(help="The channel: telegram or slack.")],
+) -> None:
+    """Receive a channel's messages without a public URL (Telegram getUpdates with
+    TELEGRAM_MODE=polling, Slack Socket Mode with SLACK_APP_TOKEN) until Ctrl-C."""
+    from harness.runtime import get_runtime
+
+    logging.basicConfig(
+        level=get_settings().log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    stop = threading.Event()
+
+    def interrupt(signum: int, frame: object) -> None:
+        # Stop now, even inside a long poll: whatever was fetched but not yet confirmed is
+        # fetched again by the next poller, and deduplicated by the bus.
+        stop.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        run_listener(channel, get_runtime(), stop)
+    except KeyboardInterrupt:
+        return
+    except HarnessError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=2) from exc
+
+
+def extra_processes() -> dict[str, str]:
+    """Processes `harness up` adds to the fleet: `<channel>-listener` running
+    `<this python> -m harness.cli poll <channel>` for each configured channel that receives
+    messages without webhooks (`channels.polling.listener_channels`). Reads the channels'
+    settings from the environment, as the fleet's processes do. Touches no network."""
+    python = shlex.quote(sys.executable)
+    return {
+        f"{name}-listener": f"{python} -m harness.cli poll {name}" for name in listener_channels()
+    }

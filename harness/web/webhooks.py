@@ -1,0 +1,112 @@
+"""`POST /webhooks/{channel}`: a chat platform's webhook in, an event on the bus out.
+
+The route knows no platform: it finds the channel in `channels.registry`, then verifies the
+raw body, parses it, transforms it and publishes. It never calls a platform or a model itself,
+so it answers within Slack's three seconds. Outcomes:
+
+    404  no channel by that name, or it is not configured
+    413  body over 1 MiB                        400  malformed JSON, or not a JSON object
+    401  verification failed (nothing parsed, nothing published)
+    200  the channel's `Respond` body (Slack's challenge), or `{"ok": true, "ignored": reason}`,
+         or `{"ok": true, "event_id": ..., "duplicate": ...}` once published
+    503  the bus (Redis) is unavailable: the platform retries, and event ids dedupe the retry
+
+A payload the channel cannot handle is answered 200 and logged: a 5xx would only make the
+platform redeliver it (Telegram holds back every later update until then).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+import redis
+from fastapi import APIRouter, Depends, HTTPException, Request, status
+from starlette.concurrency import run_in_threadpool
+
+from channels.base import Channel, Ignored, Inbound, Publish, Respond
+from channels.errors import UnknownChannelError, WebhookRejected
+from channels.registry import get_channel
+from harness.errors import ConfigurationError, InvalidEventError
+from harness.runtime import PublishResult, publish
+from harness.web.body import read_body
+from harness.web.deps import WebContext, web_context
+
+log = logging.getLogger(__name__)
+
+router = APIRouter()
+
+
+@router.post("/webhooks/{channel_name}")
+async def receive_webhook(
+    channel_name: str,
+    request: Request,
+    context: Annotated[WebContext, Depends(web_context)],
+) -> dict[str, Any]:
+    """Verify, transform and publish one webhook delivery (see the module docstring)."""
+    channel = await run_in_threadpool(_channel, channel_name)
+    body = await read_body(request)
+    try:
+        channel.verify(request.headers, body)
+    except WebhookRejected as exc:
+        log.warning("webhook %s rejected: %s", channel_name, exc.reason)
+        raise HTTPException(exc.status, exc.reason) from None
+    payload = _parse(body)
+    inbound = await run_in_threadpool(_transform, channel, payload, request.headers)
+    if isinstance(inbound, Respond):
+        return inbound.body
+    if isinstance(inbound, Ignored):
+        log.info("webhook %s ignored: %s", channel_name, inbound.reason)
+        return {"ok": True, "ignored": inbound.reason}
+    result = await run_in_threadpool(_publish, context, channel_name, inbound)
+    if result is None:
+        return {"ok": True, "ignored": "the message could not be turned into a valid event"}
+    return {"ok": True, "event_id": result.event_id, "duplicate": result.duplicate}
+
+
+def _channel(name: str) -> Channel:
+    try:
+        return get_channel(name)
+    except UnknownChannelError:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no channel {name!r}") from None
+    except ConfigurationError as exc:
+        log.warning("webhook for channel %s, which is not configured: %s", name, exc)
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND, f"channel {name!r} is not configured"
+        ) from None
+
+
+def _parse(body: bytes) -> Mapping[str, Any]:
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, "malformed JSON body") from None
+    if not isinstance(payload, dict):
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, "the body must be a JSON object")
+    return payload
+
+
+def _transform(channel: Channel, payload: Mapping[str, Any], headers: Mapping[str, str]) -> Inbound:
+    try:
+        return channel.transform(payload, headers)
+    except Exception:  # a channel bug must not turn into redeliveries of the same payload
+        log.exception("webhook %s: the channel could not transform a payload", channel.name)
+        return Ignored("the payload could not be processed")
+
+
+def _publish(context: WebContext, channel_name: str, inbound: Publish) -> PublishResult | None:
+    try:
+        result = publish(inbound.event, runtime=context.runtime_factory())
+    except (redis.RedisError, ConfigurationError) as exc:
+        log.warning("webhook %s: publishing failed (%s)", channel_name, type(exc).__name__)
+        raise HTTPException(
+            status.HTTP_503_SERVICE_UNAVAILABLE, "event bus unavailable; retry later"
+        ) from exc
+    except InvalidEventError as exc:
+        log.error("webhook %s: the channel built an invalid event: %s", channel_name, exc)
+        return None
+    if not result.duplicate:
+        log.info("webhook %s: published %s", channel_name, result.event_id)
+    return result

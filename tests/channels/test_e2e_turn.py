@@ -1,0 +1,132 @@
+"""A whole turn: the platform's webhook -> `agent.message.received` -> the agent (scripted model,
+real SDK) -> `agent.reply.ready` -> `send-reply` -> the call the fake platform recorded."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from channels import registry as channel_registry
+from channels.functions import FUNCTIONS, SEND_REPLY
+from channels.slack.channel import SlackChannel
+from channels.telegram.channel import TelegramChannel
+from harness.agent.deps import build_deps, set_agent_deps
+from harness.agent.functions import HANDLE_MESSAGE, handle_message
+from harness.runtime import Runtime, run_id_for, set_runtime
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.testing import drain
+from harness.settings import Settings
+from harness.web import create_app
+from harness.web.webhooks import router
+from tests.agent.conftest import make_settings
+from tests.channels import payloads
+from tests.channels.conftest import SLACK_SIGNING_SECRET, TELEGRAM_SECRET
+from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.telegram_api import FakeTelegramApi
+
+ANSWER = "The hour of the pearl is **now**."
+
+
+@pytest.fixture
+def fleet(
+    runtime: Runtime,
+    registry: FunctionRegistry,
+    model_server: ModelServer,
+    telegram: TelegramChannel,
+    slack: SlackChannel,
+    tmp_path: Path,
+) -> Iterator[TestClient]:
+    """The web app with the webhook routes, the agent and the channel functions, all on one
+    fakeredis runtime; the model and both platforms are local fakes."""
+    for fn in (handle_message, *FUNCTIONS):
+        registry.register(fn)
+    runtime.register_functions()
+    set_runtime(runtime)
+    set_agent_deps(build_deps(make_settings(tmp_path / "workspace", model_server)))
+    channel_registry.reset()
+    channel_registry.register("telegram", lambda: telegram)
+    channel_registry.register("slack", lambda: slack)
+    settings = Settings(_env_file=None, agent_workspace=tmp_path)  # type: ignore[call-arg]
+    with TestClient(create_app(lambda: runtime, settings, routers=[router])) as client:
+        yield client
+    channel_registry.reset()
+    set_agent_deps(None)
+    set_runtime(None)
+
+
+def test_e2e_telegram_forum_topic_turn_is_answered_in_the_topic(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a model that answers at once
+    model_server.script(Reply.answer(ANSWER))
+    update = payloads.tg_forum_topic()
+    # When Telegram delivers a message in a forum topic and the fleet runs
+    response = fleet.post(
+        "/webhooks/telegram",
+        json=update,
+        headers={"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET},
+    )
+    assert response.status_code == 200, response.text
+    drain(runtime)
+    # Then the model saw the message, and the answer went to the same topic, replying to it
+    assert "Why is a raven like a writing-desk?" in json.dumps(model_server.requests[0].body)
+    (sent,) = telegram_api.messages
+    assert sent["text"] == "The hour of the pearl is now."
+    assert (sent["parse_mode"], sent["raw_text"]) == (
+        "HTML",
+        "The hour of the pearl is <b>now</b>.",
+    )
+    assert sent["chat"]["id"] == payloads.FORUM_CHAT["id"]
+    assert sent["message_thread_id"] == 42
+    assert sent["reply_to_message"] == {"message_id": 120}
+    # And "typing" was shown in that topic meanwhile
+    (typing,) = telegram_api.calls_to("sendChatAction")
+    assert typing.params["message_thread_id"] == 42
+    agent_run = runtime.ledger.run(run_id_for(HANDLE_MESSAGE, response.json()["event_id"]))
+    assert agent_run is not None and agent_run["status"] == "completed", f"got {agent_run}"
+
+
+def test_e2e_slack_mention_is_answered_in_its_thread(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    slack_api: FakeSlackApi,
+) -> None:
+    model_server.script(Reply.answer(ANSWER))
+    payload = payloads.slack_app_mention()
+    body = json.dumps(payload).encode()
+    timestamp = str(int(time.time()))
+    signature = hmac.new(
+        SLACK_SIGNING_SECRET.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256
+    ).hexdigest()
+    headers = {
+        "X-Slack-Request-Timestamp": timestamp,
+        "X-Slack-Signature": f"v0={signature}",
+        "Content-Type": "application/json",
+    }
+    # When Slack delivers a mention in a channel and the fleet runs
+    response = fleet.post("/webhooks/slack", content=body, headers=headers)
+    assert response.status_code == 200, response.text
+    drain(runtime)
+    # Then the model saw the message without the mention, and the answer is in the thread
+    assert "What is the hour of the pearl" in json.dumps(model_server.requests[0].body)
+    (posted,) = slack_api.calls_to("chat.postMessage")
+    ts = payload["event"]["ts"]
+    assert posted.params["channel"] == "C123ABC456"
+    assert posted.params["thread_ts"] == ts
+    assert posted.params["text"] == "The hour of the pearl is *now*."
+    # And the user's message went from :eyes: to :white_check_mark:
+    assert slack_api.reactions == {("C123ABC456", ts, "white_check_mark")}
+    reply_runs = [r for r in runtime.ledger.recent(20) if r["function_id"] == SEND_REPLY]
+    assert [r["status"] for r in reply_runs] == ["completed"]
