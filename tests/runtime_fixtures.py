@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import fakeredis
 import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
@@ -49,3 +53,23 @@ def runtime(clock: ManualClock, registry: FunctionRegistry) -> Iterator[Runtime]
     )
     yield rt
     client.flushall()
+
+
+UNREACHABLE_REDIS_PASSWORD = "redis-hunter2"
+
+
+@pytest.fixture
+def unreachable_runtime(registry: FunctionRegistry) -> Iterator[Runtime]:
+    """A runtime whose Redis client (with a password) points at a closed port."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    client = redis.Redis(
+        host="127.0.0.1",
+        port=port,
+        password=UNREACHABLE_REDIS_PASSWORD,
+        socket_connect_timeout=1,
+        retry=Retry(NoBackoff(), 0),
+    )
+    yield Runtime(redis=client, kicker=RecordingKicker(), registry=registry)
+    client.close()

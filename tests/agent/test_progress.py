@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import logging
-import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import redis
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from harness.agent.progress import Progress, report, subscribe
 from harness.agent.turn import DurableTurn
@@ -20,9 +16,8 @@ from harness.runtime.kicker import RecordingKicker
 from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig
 from tests.fakes.model_server import Reply
+from tests.runtime_fixtures import UNREACHABLE_REDIS_PASSWORD as REDIS_PASSWORD
 from tests.runtime_fixtures import ManualClock
-
-REDIS_PASSWORD = "progress-hunter2"
 
 
 def _labels(messages: list[Progress]) -> list[str]:
@@ -92,23 +87,6 @@ def test_a_replayed_step_does_not_report_its_progress_again(
         received = list(progress.messages(timeout=0))
     # Then the memoized think is not reported again; the re-run tool and the new think are
     assert _labels(received) == ["thinking", "running ls", "running ls", "thinking"], received
-
-
-@pytest.fixture
-def unreachable_runtime(registry: FunctionRegistry) -> Iterator[Runtime]:
-    """A runtime whose Redis (with a password) listens nowhere."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    client = redis.Redis(
-        host="127.0.0.1",
-        port=port,
-        password=REDIS_PASSWORD,
-        socket_connect_timeout=1,
-        retry=Retry(NoBackoff(), 0),
-    )
-    yield Runtime(redis=client, kicker=RecordingKicker(), registry=registry)
-    client.close()
 
 
 def test_reporting_without_redis_logs_and_does_not_raise(

@@ -2,37 +2,17 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 
-import fakeredis
 import pytest
-import redis
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from harness.runtime import Runtime
-from harness.runtime.functions import FunctionRegistry
-from harness.runtime.kicker import RecordingKicker
 from harness.settings import Settings
 from harness.web import create_app
 
 API_KEY = "s3cret-api-key-0123456789"
-REDIS_PASSWORD = "redis-hunter2"
-
-
-@pytest.fixture
-def registry() -> FunctionRegistry:
-    return FunctionRegistry()
-
-
-@pytest.fixture
-def runtime(registry: FunctionRegistry) -> Iterator[Runtime]:
-    client = fakeredis.FakeRedis(decode_responses=True)
-    yield Runtime(redis=client, kicker=RecordingKicker(), registry=registry)
-    client.flushall()
 
 
 @pytest.fixture
@@ -53,20 +33,3 @@ def client(runtime: Runtime, settings: Settings) -> Iterator[TestClient]:
 @pytest.fixture
 def auth() -> dict[str, str]:
     return {"Authorization": f"Bearer {API_KEY}"}
-
-
-@pytest.fixture
-def unreachable_runtime(registry: FunctionRegistry) -> Iterator[Runtime]:
-    """A runtime whose Redis client points at a closed port (and carries a password)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    client = redis.Redis(
-        host="127.0.0.1",
-        port=port,
-        password=REDIS_PASSWORD,
-        socket_connect_timeout=1,
-        retry=Retry(NoBackoff(), 0),
-    )
-    yield Runtime(redis=client, kicker=RecordingKicker(), registry=registry)
-    client.close()

@@ -8,7 +8,7 @@ from harness.errors import ConfigurationError
 from harness.runtime import Runtime
 from harness.settings import Settings
 from harness.web import create_app
-from tests.web.conftest import REDIS_PASSWORD
+from tests.runtime_fixtures import UNREACHABLE_REDIS_PASSWORD as REDIS_PASSWORD
 
 
 def test_healthz_is_ok_when_redis_answers(client: TestClient) -> None:
