@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from channels.base import ChunkSent, Inbound
 from channels.errors import ChannelNotConfiguredError, PlatformError
+from channels.lookup import BackgroundLookup
 from channels.slack.api import SlackApi
 from channels.slack.format import to_chunks
 from channels.slack.settings import SlackSettings
@@ -46,6 +47,8 @@ class SlackChannel:
             settings.slack_bot_token.get_secret_value(), settings.slack_api_base_url
         )
         self._clock = clock
+        self._names = BackgroundLookup(self._fetch_display_name, name="slack users.info")
+        self._bot = BackgroundLookup(lambda _: self.api.bot_user_id(), name="slack auth.test")
 
     def verify(self, headers: Mapping[str, str], body: bytes) -> None:
         """Check the v0 signature and its timestamp; raises `WebhookRejected(401)`."""
@@ -110,19 +113,29 @@ class SlackChannel:
         """See `channels.slack.setup.set_up`: checks the token and prints the app manifest."""
         return set_up(self.api, self.settings)
 
+    def warm_up(self) -> None:
+        """Start fetching the bot's user id in the background (at web start-up)."""
+        self._bot.get("self")
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait for background look-ups to finish (tests, warm-up)."""
+        return self._bot.wait_idle(timeout) and self._names.wait_idle(timeout)
+
     def _bot_user_id(self) -> str | None:
-        try:
-            return self.api.bot_user_id()
-        except PlatformError as exc:
-            log.warning("slack auth.test failed, cannot strip the bot mention: %s", exc)
-            return None
+        # Events API payloads name the bot in `authorizations`; this is only the fallback,
+        # answered from cache so the webhook never waits on auth.test.
+        return self._bot.get("self")
 
     def _display_name(self, user_id: str) -> str:
+        # From cache, or "" for a user's first message while users.info runs in the background.
+        return self._names.get(user_id) or ""
+
+    def _fetch_display_name(self, user_id: str) -> str | None:
         try:
             return self.api.display_name(user_id)
         except PlatformError as exc:
             log.warning("slack users.info failed for %s: %s", user_id, exc)
-            return ""
+            return None
 
 
 def create_channel() -> SlackChannel:

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from channels.base import ChunkSent, Ignored, Inbound, PollBatch
 from channels.errors import ChannelNotConfiguredError, MessageFormatError, PlatformError
+from channels.lookup import BackgroundLookup
 from channels.telegram.api import TelegramApi, redact
 from channels.telegram.format import Chunk, to_chunks
 from channels.telegram.settings import TelegramSettings
@@ -38,7 +39,7 @@ class TelegramChannel:
             settings.telegram_bot_token.get_secret_value(), settings.telegram_api_base_url
         )
         self._lock = threading.Lock()
-        self._username: str | None = None
+        self._username = BackgroundLookup(self._fetch_username, name="telegram getMe")
         self._offset: int | None = None
 
     @property
@@ -160,14 +161,25 @@ class TelegramChannel:
         token = self.settings.telegram_bot_token
         return redact(f"{type(exc).__name__}: {exc}", token.get_secret_value() if token else None)
 
+    def warm_up(self) -> None:
+        """Start fetching the bot's @username in the background (at web start-up)."""
+        self._username.get("self")
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait for background look-ups to finish (tests, warm-up)."""
+        return self._username.wait_idle(timeout)
+
     def _bot_username(self) -> str | None:
-        """The bot's @username from getMe, cached; None (and retried later) on failure."""
-        if self._username is None:
-            try:
-                self._username = str(self.api.get_me().get("username") or "") or None
-            except PlatformError as exc:
-                log.warning("telegram getMe failed: %s", exc)
-        return self._username
+        """The bot's @username from cache; None (and a background getMe) until it is known,
+        so the webhook never waits on Telegram."""
+        return self._username.get("self")
+
+    def _fetch_username(self, _key: str) -> str | None:
+        try:
+            return str(self.api.get_me().get("username") or "") or None
+        except PlatformError as exc:
+            log.warning("telegram getMe failed: %s", exc)
+            return None
 
 
 def create_channel() -> TelegramChannel:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 
 import uvicorn
@@ -11,6 +12,8 @@ from harness.runtime import Runtime, get_runtime
 from harness.settings import Settings, get_settings
 from harness.web import chat_api, events_api, health, webhooks
 from harness.web.deps import WebContext
+
+log = logging.getLogger(__name__)
 
 _UVICORN_LEVELS = {"warn": "warning", "fatal": "critical"}
 
@@ -54,9 +57,24 @@ def serve(
     """
     settings = settings or get_settings()
     level = settings.log_level.lower()
+    _warm_up_channels()
     uvicorn.run(
         create_app(runtime_factory, settings, routers=default_routers()),
         host="0.0.0.0",
         port=settings.port,
         log_level=_UVICORN_LEVELS.get(level, level),
     )
+
+
+def _warm_up_channels() -> None:
+    """Let each configured channel start its platform look-ups (the bot's own id or name) in
+    the background, so the first webhook finds them cached. Never blocks, never raises."""
+    from channels.registry import configured_channels, get_channel
+
+    try:
+        for name in configured_channels():
+            warm_up = getattr(get_channel(name), "warm_up", None)
+            if callable(warm_up):
+                warm_up()
+    except Exception as exc:  # a misconfigured channel is reported by its webhook, not here
+        log.warning("channel warm-up skipped: %s", type(exc).__name__)

@@ -52,11 +52,28 @@ def test_signed_webhook_is_verified_and_transformed(slack_api: FakeSlackApi) -> 
     channel.verify(slack_headers(body, timestamp=now), body)
     inbound = channel.transform(json.loads(body), slack_headers(body, timestamp=now))
 
-    # Then it publishes, with the sender's display name from users.info
+    # Then it publishes at once; the sender's display name is looked up in the background
+    # and is there for the user's next message
     assert isinstance(inbound, Publish)
-    assert inbound.event.data["sender"]["name"] == "Ada"
+    assert channel.wait_idle()
+    again = channel.transform(json.loads(body), slack_headers(body, timestamp=now))
+    assert isinstance(again, Publish)
+    assert again.event.data["sender"]["name"] == "Ada"
     with pytest.raises(WebhookRejected):
         channel.verify(slack_headers(body, timestamp=now - 600), body)
+
+
+def test_transform_makes_no_platform_call_on_the_webhook_path(
+    slack: SlackChannel, slack_api: FakeSlackApi
+) -> None:
+    # When a user's first message arrives, its event is published without waiting for
+    # users.info (which would have answered "Ada")
+    inbound = slack.transform(payloads.slack_dm(), {})
+    assert isinstance(inbound, Publish)
+    assert inbound.event.data["sender"]["name"] == ""
+    # Then the name is fetched in the background
+    assert slack.wait_idle()
+    assert [c.params.get("user") for c in slack_api.calls_to("users.info")] == ["U0USER"]
 
 
 def test_url_verification_is_answered(slack: SlackChannel) -> None:
@@ -80,7 +97,9 @@ def test_retried_delivery_gives_the_same_event_id(slack: SlackChannel) -> None:
 
 def test_display_names_are_cached(slack: SlackChannel, slack_api: FakeSlackApi) -> None:
     slack.transform(payloads.slack_dm(ts="1.000001"), {})
+    assert slack.wait_idle()
     slack.transform(payloads.slack_dm(ts="2.000002"), {})
+    assert slack.wait_idle()
 
     assert len(slack_api.calls_to("users.info")) == 1
 

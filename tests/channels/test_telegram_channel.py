@@ -52,6 +52,8 @@ def test_verify_and_transform_a_webhook(telegram: TelegramChannel) -> None:
 def test_group_mention_is_stripped_using_get_me(
     telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
+    telegram.warm_up()
+    assert telegram.wait_idle()
     first = telegram.transform(payloads.tg_group_mention(update_id=1), {})
     second = telegram.transform(payloads.tg_group_mention(update_id=2), {})
 
