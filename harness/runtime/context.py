@@ -85,6 +85,16 @@ def backoff_seconds(base: float, failures: int) -> float:
     return float(delay * random.uniform(0.9, 1.1))
 
 
+def _retry_after(exc: BaseException) -> float:
+    """The wait an error asks for (`retry_after` seconds, as rate-limit errors carry), capped
+    at an hour; 0 when it asks for none."""
+    value = getattr(exc, "retry_after", None)
+    try:
+        return min(max(float(value), 0.0), 3600.0) if value is not None else 0.0
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:_MAX_ERROR_CHARS]
 
@@ -205,8 +215,8 @@ class Step:
             raise StepFailedError(step_id, text) from exc
         self._commit(key, json.dumps(record))
         s = self._s
-        wake = s.runtime.now_ms() + int(backoff_seconds(s.runtime.retry_backoff, failures) * 1000)
-        self._suspend(key, "retry", wake)
+        delay = max(backoff_seconds(s.runtime.retry_backoff, failures), _retry_after(exc))
+        self._suspend(key, "retry", s.runtime.now_ms() + int(delay * 1000))
         raise Suspended()
 
     def send_event(self, step_id: str, event: Event | dict[str, Any]) -> str:

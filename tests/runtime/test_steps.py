@@ -221,3 +221,39 @@ def test_send_event_publishes_once_across_replays(
     drain(runtime)
     assert flaky_calls == ["second", "second"], "the run should have been replayed once"
     assert len(received) == 1
+
+
+class RateLimited(Exception):
+    """Like the platform and model errors: carries the server's `retry_after` hint."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"slow down for {retry_after}s")
+        self.retry_after = retry_after
+
+
+def test_retry_waits_at_least_as_long_as_the_error_asks(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a step rate-limited for 30 s (far beyond the 1 s backoff)
+    calls: list[int] = []
+
+    def limited() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RateLimited(30)
+        return "ok"
+
+    @function(id="polite", trigger=event("app/go"), retries=2, registry=registry)
+    def polite(ctx: Context) -> str:
+        return str(ctx.step.run("call", limited))
+
+    run_id = _start(runtime)
+    drain(runtime)
+    # When only the backoff has passed, it has not retried; after the hint, it has
+    clock.advance(5)
+    drain(runtime)
+    assert calls == [1], "the retry must wait for retry_after"
+    clock.advance(26)
+    drain(runtime)
+    assert calls == [1, 1]
+    assert runtime.ledger.run(run_id)["status"] == "completed"  # type: ignore[index]
