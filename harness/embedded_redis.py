@@ -28,8 +28,34 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
+OWNER_NAME = "owner.pid"  # the process that published the URL (`harness up`)
 LOG_NAME = "redis.log"
 _PORT_ATTEMPTS = 3
+
+
+def _wait_until_gone(client: redis.Redis, timeout: float = 10.0) -> None:
+    """Wait until the server behind `client` stops answering (its files are then released)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            client.ping()
+        except redis.RedisError:
+            return
+        time.sleep(0.05)
+    raise ConfigurationError("an orphaned embedded Redis did not shut down; stop it by hand")
+
+
+def _alive(pid: int | None) -> bool:
+    """True when a process with this pid exists (None, the unknown owner, counts as alive)."""
+    if pid is None:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def find_redis_server() -> str:
@@ -142,6 +168,7 @@ class EmbeddedRedis:
             try:
                 self.publish_url.parent.mkdir(parents=True, exist_ok=True)
                 self.publish_url.write_text(self.url + "\n")
+                (self.data_dir / OWNER_NAME).write_text(f"{os.getpid()}\n")
             except BaseException:
                 self.stop()
                 raise
@@ -228,7 +255,9 @@ class EmbeddedRedis:
 
     def _refuse_if_already_published(self) -> None:
         # Two servers appending to one file would corrupt it: refuse while the one that
-        # published the URL still answers. A stale file (after a crash) is simply replaced.
+        # published the URL still answers and the process that started it still lives. A
+        # server left behind by a supervisor that was killed outright is shut down (its
+        # append-only file flushed) and replaced. A stale file (after a crash) is replaced.
         if self.publish_url is None or not self.publish_url.exists():
             return
         url = self.publish_url.read_text().strip()
@@ -237,16 +266,26 @@ class EmbeddedRedis:
         except ValueError:
             return
         try:
-            alive = bool(client.ping())
+            if not client.ping():
+                return
+            if _alive(self._owner()):
+                raise ConfigurationError(
+                    f"an embedded Redis is already running at {url} for {self.data_dir} "
+                    "(is another `harness up` running?)"
+                )
+            log.warning("embedded Redis at %s outlived its fleet; restarting it", url)
+            client.shutdown(nosave=not self.persist)
+            _wait_until_gone(client)
         except redis.RedisError:
-            alive = False
+            return  # nothing answers there (or it just shut down): start afresh
         finally:
             client.close()
-        if alive:
-            raise ConfigurationError(
-                f"an embedded Redis is already running at {url} for {self.data_dir} "
-                "(is another `harness up` running?)"
-            )
+
+    def _owner(self) -> int | None:
+        try:
+            return int((self.data_dir / OWNER_NAME).read_text().strip())
+        except (OSError, ValueError):
+            return None
 
     def _log_tail(self, lines: int = 20) -> str:
         try:

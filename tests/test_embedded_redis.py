@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -65,6 +66,29 @@ def test_embedded_redis_refuses_a_second_server_on_a_published_url(tmp_path: Pat
         with pytest.raises(ConfigurationError, match="already running"):
             EmbeddedRedis(tmp_path / "data", publish_url=url_file).start()
         assert url_file.read_text().strip() == server.url
+
+
+@pytest.mark.integration
+def test_embedded_redis_left_behind_by_a_killed_fleet_is_replaced(tmp_path: Path) -> None:
+    # Given a persistent server whose owner (the fleet that started it) has died
+    url_file = tmp_path / "url"
+    orphan = EmbeddedRedis(tmp_path / "data", persist=True, publish_url=url_file).start()
+    client = redis.Redis.from_url(orphan.url, decode_responses=True)
+    client.set("kept", "yes")
+    client.close()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / "data" / "owner.pid").write_text(f"{dead.pid}\n")
+    try:
+        # When a new fleet starts on the same workspace
+        with EmbeddedRedis(tmp_path / "data", persist=True, publish_url=url_file) as fresh:
+            # Then the orphan was shut down, its data flushed and served by the new server
+            assert _refuses_connections(orphan.url)
+            client = redis.Redis.from_url(fresh.url, decode_responses=True)
+            assert client.get("kept") == "yes"
+            client.close()
+    finally:
+        orphan.stop()
 
 
 @pytest.mark.integration
