@@ -65,6 +65,7 @@ class RunState:
     event: dict[str, Any]
     journal: dict[str, dict[str, Any]]
     attempt: int = 0
+    run_attempt: int = 0
     cancel_reason: str = ""
     lease_lost: bool = False
     abort: threading.Event = field(default_factory=threading.Event)

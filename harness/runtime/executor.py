@@ -98,6 +98,7 @@ def advance(runtime: Runtime, run_id: str) -> str:
         event=claim.event,
         journal=claim.journal,
         attempt=claim.attempt,
+        run_attempt=claim.attempt,
     )
     if claim.cancel:
         state.request_stop(cancel=claim.cancel)
@@ -129,10 +130,10 @@ def _execute(fn: Function, state: RunState) -> str:
 
 
 def _retry_or_fail(state: RunState, exc: Exception, function_id: str) -> str:
-    if state.attempt >= state.spec.retries:
+    if state.run_attempt >= state.spec.retries:
         return _fail(state, exc, function_id)
     rt = state.runtime
-    failures = state.attempt + 1
+    failures = state.run_attempt + 1
     log.warning("run %s: attempt %d failed (%s); retrying", state.run_id, failures, exc)
     wake = rt.now_ms() + int(backoff_seconds(rt.retry_backoff, failures) * 1000)
     out = rt.ledger.suspend(

@@ -257,3 +257,24 @@ def test_retry_waits_at_least_as_long_as_the_error_asks(
     drain(runtime)
     assert calls == [1, 1]
     assert runtime.ledger.run(run_id)["status"] == "completed"  # type: ignore[index]
+
+
+def test_handler_errors_are_retried_at_most_retries_times_even_when_steps_run(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a handler that runs a fresh step on every attempt, then fails outside any step
+    attempts: list[int] = []
+
+    @function(id="stubborn", trigger=event("app/go"), retries=2, registry=registry)
+    def stubborn(ctx: Context) -> None:
+        attempts.append(ctx.attempt)
+        ctx.step.run(f"fresh-{len(attempts)}", lambda: None)
+        raise ValueError("always")
+
+    run_id = _start(runtime)
+    for _ in range(6):
+        drain(runtime)
+        clock.advance(60)
+    # Then it ran once plus two retries, and failed
+    assert len(attempts) == 3
+    assert runtime.ledger.run(run_id)["status"] == "failed"  # type: ignore[index]
