@@ -11,12 +11,13 @@ the token (a `token` inside a JSON body is ignored), `msg_too_long` over 40,000 
 from __future__ import annotations
 
 import json
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
+
+from tests.fakes._http import Failure, FakeHttpServer, read_params
 
 DEFAULT_TOKEN = "xoxb-fake-token"
 BOT_USER_ID = "UBOT0001"
@@ -34,69 +35,26 @@ class Call:
 
 
 @dataclass
-class _Failure:
-    status: int
-    error: str
-    retry_after: int | None
-    method: str | None
-
-
-@dataclass
 class _State:
-    calls: list[Call] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
     reactions: set[tuple[str, str, str]] = field(default_factory=set)
-    failures: list[_Failure] = field(default_factory=list)
     users: dict[str, dict[str, Any]] = field(default_factory=dict)
     next_ts: int = 0
 
 
-class FakeSlackApi:
+class FakeSlackApi(FakeHttpServer[Call]):
     """The fake server. Use as a context manager or call `start()` / `stop()`."""
 
     def __init__(self, token: str = DEFAULT_TOKEN) -> None:
+        super().__init__()
         self.token = token
         self._state = _State()
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
         self.add_user("U0USER", name="ada", display_name="Ada", real_name="Ada Lovelace")
 
     @property
     def base_url(self) -> str:
         """What to set SLACK_API_BASE_URL to (ends in /api/)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/api/"
-
-    def start(self) -> FakeSlackApi:
-        """Start serving in a background thread."""
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeSlackApi:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    @property
-    def calls(self) -> list[Call]:
-        """Every request received, in order, failed ones included."""
-        with self._lock:
-            return list(self._state.calls)
-
-    def calls_to(self, method: str) -> list[Call]:
-        """The recorded requests to one method, e.g. "chat.postMessage"."""
-        return [call for call in self.calls if call.method == method]
+        return f"{self._origin}/api/"
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -133,41 +91,47 @@ class FakeSlackApi:
         if status == 429 and retry_after is None:
             retry_after = 0
         default = {429: "ratelimited", 200: "internal_error"}.get(status, "server_error")
-        with self._lock:
-            for _ in range(count):
-                self._state.failures.append(_Failure(status, error or default, retry_after, method))
+        self._queue_failures(count, Failure(status, error or default, retry_after, method))
 
     # request handling -------------------------------------------------------------------
+
+    def respond(self, request: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        """Answer one HTTP request to `/api/<method>`."""
+        path = urlsplit(request.path).path
+        if not path.startswith("/api/"):
+            status, body = 404, _json({"ok": False, "error": "unknown_method"})
+            headers: dict[str, str] = {}
+        else:
+            try:
+                params, token = _read(request)
+            except ValueError:
+                status, headers, body = 200, {}, _json({"ok": False, "error": "invalid_json"})
+            else:
+                status, headers, body = self.handle(path[len("/api/") :], params, token)
+        headers.setdefault("Content-Type", "application/json; charset=utf-8")
+        return status, headers, body
 
     def handle(
         self, method: str, params: dict[str, Any], token: str | None
     ) -> tuple[int, dict[str, str], bytes]:
         """Answer one request: (status, extra headers, body)."""
-        with self._lock:
-            self._state.calls.append(Call(method, params, token))
-            failure = self._take_failure(method)
+        failure = self._record(Call(method, params, token))
         if failure is not None and failure.status != 200:
             if failure.status == 429:
                 headers = {"Retry-After": str(failure.retry_after)}
-                return 429, headers, _json({"ok": False, "error": failure.error})
+                return 429, headers, _json({"ok": False, "error": failure.message})
             return failure.status, {"Content-Type": "text/plain"}, b"Internal Server Error"
         if not token:
             return 200, {}, _json({"ok": False, "error": "not_authed"})
         if token != self.token:
             return 200, {}, _json({"ok": False, "error": "invalid_auth"})
         if failure is not None:
-            return 200, {}, _json({"ok": False, "error": failure.error})
+            return 200, {}, _json({"ok": False, "error": failure.message})
         handler = getattr(self, "_m_" + method.replace(".", "_"), None)
         if handler is None:
             return 404, {}, _json({"ok": False, "error": "unknown_method"})
         result = handler(params)
         return 200, {}, _json(result if "ok" in result else {"ok": True, **result})
-
-    def _take_failure(self, method: str) -> _Failure | None:
-        for index, failure in enumerate(self._state.failures):
-            if failure.method in (None, method):
-                return self._state.failures.pop(index)
-        return None
 
     def _m_auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -228,48 +192,13 @@ def _json(body: dict[str, Any]) -> bytes:
     return json.dumps(body).encode()
 
 
-def _read(handler: BaseHTTPRequestHandler) -> tuple[dict[str, Any], str | None]:
-    params: dict[str, Any] = dict(parse_qsl(urlsplit(handler.path).query))
-    length = int(handler.headers.get("Content-Length") or 0)
-    raw = handler.rfile.read(length) if length else b""
+def _read(request: BaseHTTPRequestHandler) -> tuple[dict[str, Any], str | None]:
+    params, form = read_params(request)  # Slack ignores a token inside a JSON body
     token = None
-    auth = handler.headers.get("Authorization") or ""
+    auth = request.headers.get("Authorization") or ""
     if auth.startswith("Bearer "):
         token = auth[len("Bearer ") :]
-    if raw and "json" in (handler.headers.get("Content-Type") or ""):
-        params.update(json.loads(raw))  # Slack ignores a token inside a JSON body
-    elif raw:
-        form = dict(parse_qsl(raw.decode(), keep_blank_values=True))
+    if form is not None:
         token = token or form.pop("token", None)
         params.update(form)
     return params, token
-
-
-def _handler_for(fake: FakeSlackApi) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def _serve(self) -> None:
-            path = urlsplit(self.path).path
-            if not path.startswith("/api/"):
-                status, body = 404, _json({"ok": False, "error": "unknown_method"})
-                headers: dict[str, str] = {}
-            else:
-                try:
-                    params, token = _read(self)
-                except ValueError:
-                    status, headers, body = 200, {}, _json({"ok": False, "error": "invalid_json"})
-                else:
-                    status, headers, body = fake.handle(path[len("/api/") :], params, token)
-            self.send_response(status)
-            headers.setdefault("Content-Type", "application/json; charset=utf-8")
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = _serve
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # keep test output clean
-
-    return Handler

@@ -13,12 +13,13 @@ from __future__ import annotations
 import html
 import json
 import re
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
+
+from tests.fakes._http import Failure, FakeHttpServer, read_params
 
 DEFAULT_TOKEN = "123456789:AAFakeTokenForTests_abcdefghijklmno"
 ALLOWED_TAGS = frozenset(
@@ -52,14 +53,6 @@ class Call:
     method: str
     params: dict[str, Any]
     http_method: str = "POST"
-
-
-@dataclass
-class _Failure:
-    status: int
-    description: str
-    retry_after: int | None
-    method: str | None
 
 
 def parse_html(text: str) -> str:
@@ -113,63 +106,28 @@ def utf16_length(text: str) -> int:
 
 @dataclass
 class _State:
-    calls: list[Call] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
-    failures: list[_Failure] = field(default_factory=list)
     updates: list[dict[str, Any]] = field(default_factory=list)
     reactions: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     webhook: dict[str, Any] | None = None
     next_message_id: int = 1000
 
 
-class FakeTelegramApi:
+class FakeTelegramApi(FakeHttpServer[Call]):
     """The fake server. Use as a context manager or call `start()` / `stop()`."""
 
     def __init__(self, token: str = DEFAULT_TOKEN, bot_username: str = "harness_test_bot") -> None:
+        super().__init__()
         self.token = token
         self.bot_username = bot_username
         self._state = _State()
-        self._lock = threading.Condition()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
 
-    # lifecycle and inspection -----------------------------------------------------------
+    # inspection and scripting -----------------------------------------------------------
 
     @property
     def base_url(self) -> str:
         """What to set TELEGRAM_API_BASE_URL to."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> FakeTelegramApi:
-        """Start serving in a background thread."""
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeTelegramApi:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    @property
-    def calls(self) -> list[Call]:
-        """Every request received, in order, failed ones included."""
-        with self._lock:
-            return list(self._state.calls)
-
-    def calls_to(self, method: str) -> list[Call]:
-        """The recorded requests to one method."""
-        return [call for call in self.calls if call.method == method]
+        return self._origin
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -197,9 +155,7 @@ class FakeTelegramApi:
         if status == 429 and retry_after is None:
             retry_after = 1
         text = description or _STATUS_TEXT.get(status, f"Error {status}")
-        with self._lock:
-            for _ in range(count):
-                self._state.failures.append(_Failure(status, text, retry_after, method))
+        self._queue_failures(count, Failure(status, text, retry_after, method))
 
     def push_update(self, update: dict[str, Any]) -> None:
         """Queue an update for getUpdates and wake a pending long poll."""
@@ -209,20 +165,31 @@ class FakeTelegramApi:
 
     # request handling -------------------------------------------------------------------
 
+    def respond(self, request: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        """Answer one HTTP request to `/bot<token>/<method>`."""
+        try:
+            params = _parse_body(request)
+        except ValueError:
+            status, body = 400, _error_body(ApiError(400, "Bad Request: invalid request body"))
+        else:
+            status, body = self.handle(urlsplit(request.path).path, request.command, params)
+        headers = {"Content-Type": "application/json"}
+        if status == 429 and "parameters" in body:
+            headers["Retry-After"] = str(body["parameters"]["retry_after"])
+        return status, headers, json.dumps(body).encode()
+
     def handle(self, path: str, http_method: str, params: dict[str, Any]) -> tuple[int, Any]:
         """Answer one request: (HTTP status, JSON body)."""
         match = re.fullmatch(r"/bot([^/]+)/([A-Za-z]+)", path)
         if match is None:
             return 404, _error_body(ApiError(404, "Not Found"))
         token, method = match.groups()
-        with self._lock:
-            self._state.calls.append(Call(method, params, http_method))
-            failure = self._take_failure(method)
+        failure = self._record(Call(method, params, http_method))
         try:
             if token != self.token:
                 raise ApiError(401, "Unauthorized")
             if failure is not None:
-                raise ApiError(failure.status, failure.description, failure.retry_after)
+                raise ApiError(failure.status, failure.message, failure.retry_after)
             handler = getattr(self, f"_m_{method}", None)
             if handler is None:
                 raise ApiError(404, "Not Found: method not found")
@@ -233,12 +200,6 @@ class FakeTelegramApi:
         if description:
             body["description"] = description
         return 200, body
-
-    def _take_failure(self, method: str) -> _Failure | None:
-        for index, failure in enumerate(self._state.failures):
-            if failure.method in (None, method):
-                return self._state.failures.pop(index)
-        return None
 
     def _m_getMe(self, params: dict[str, Any]) -> tuple[Any, str | None]:
         bot_id = int(self.token.split(":")[0])
@@ -355,43 +316,10 @@ def _int(value: Any) -> int:
         raise ApiError(400, f"Bad Request: invalid integer {value!r}") from None
 
 
-def _parse_body(handler: BaseHTTPRequestHandler) -> dict[str, Any]:
-    query = dict(parse_qsl(urlsplit(handler.path).query))
-    length = int(handler.headers.get("Content-Length") or 0)
-    raw = handler.rfile.read(length) if length else b""
-    content_type = handler.headers.get("Content-Type") or ""
-    params: dict[str, Any] = dict(query)
-    if raw and "json" in content_type:
-        params.update(json.loads(raw))
-    elif raw:
-        params.update(parse_qsl(raw.decode(), keep_blank_values=True))
+def _parse_body(request: BaseHTTPRequestHandler) -> dict[str, Any]:
+    params, form = read_params(request)
+    params.update(form or {})
     for name in _JSON_FIELDS:  # form and query bodies carry objects as JSON strings
         if isinstance(params.get(name), str):
             params[name] = json.loads(params[name])
     return params
-
-
-def _handler_for(fake: FakeTelegramApi) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def _serve(self) -> None:
-            try:
-                params = _parse_body(self)
-            except ValueError:
-                status, body = 400, _error_body(ApiError(400, "Bad Request: invalid request body"))
-            else:
-                status, body = fake.handle(urlsplit(self.path).path, self.command, params)
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            if status == 429 and "parameters" in body:
-                self.send_header("Retry-After", str(body["parameters"]["retry_after"]))
-            self.end_headers()
-            self.wfile.write(data)
-
-        do_GET = do_POST = _serve
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # keep test output clean
-
-    return Handler
