@@ -60,6 +60,9 @@ class Settings(ModelSettings, TelegramSettings, SlackSettings):
     agent_max_iterations: int = Field(default=20, ge=1, le=200)
     agent_context_tokens: int = Field(default=150_000, ge=4_000)
     agent_allow_shell: bool = Field(default=True)
+    agent_fetch_private_networks: bool = Field(
+        default=False, description="Let web_fetch reach loopback and private addresses."
+    )
     agent_timezone: str = Field(default="UTC", description="IANA zone for times and daily logs.")
 
 

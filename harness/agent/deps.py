@@ -53,11 +53,12 @@ def build_deps(settings: Settings) -> AgentDeps:
     """Build the dependencies from settings and make sure the workspace exists."""
     workspace = settings.agent_workspace.resolve()
     ensure_workspace(workspace, default_template(), default_shipped_skills())
-    tools = default_registry(allow_shell=settings.agent_allow_shell)
+    private = settings.agent_fetch_private_networks
+    tools = default_registry(allow_shell=settings.agent_allow_shell, allow_private_fetch=private)
     tools.register(RememberTool())
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
         tools.register(delegation)
-    subagent_tools = default_registry(allow_shell=False)
+    subagent_tools = default_registry(allow_shell=False, allow_private_fetch=private)
     subagent_tools.register(RememberTool())
     return AgentDeps(
         settings=settings,

@@ -64,11 +64,12 @@ Using tools:
 """
 
 
-def default_registry(allow_shell: bool) -> ToolRegistry:
+def default_registry(allow_shell: bool, allow_private_fetch: bool = False) -> ToolRegistry:
     """Return a new registry with read, write, edit, ls, find, grep, web_fetch, and bash.
 
     bash is included only when `allow_shell` is True; even then each call runs only if its
-    `ToolContext.allow_shell` is set too. More tools can be added with `register`.
+    `ToolContext.allow_shell` is set too. web_fetch refuses private and local addresses
+    unless `allow_private_fetch`. More tools can be added with `register`.
     """
     tools: list[Tool[Any]] = [
         ReadTool(),
@@ -77,7 +78,7 @@ def default_registry(allow_shell: bool) -> ToolRegistry:
         LsTool(),
         FindTool(),
         GrepTool(),
-        WebFetchTool(),
+        WebFetchTool(allow_private=allow_private_fetch),
     ]
     if allow_shell:
         tools.append(BashTool())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import time
 
 import httpx
@@ -51,8 +53,11 @@ class WebFetchTool(Tool[WebFetchParams]):
     Only http/https. The body is read up to 2 MB, then cut with a note; the text is cut at
     `max_chars`. A non-2xx status, a binary content type, a network failure and a timeout are
     `ToolError`s. Bounded in time by httpx's per-operation timeout and a total deadline, as
-    the registry cannot stop a thread. No guard against private addresses: run it where the
-    worker's network reach is acceptable for the model.
+    the registry cannot stop a thread. Unless `allow_private`, every request (redirects too)
+    to a host that resolves to a loopback, private, link-local or otherwise non-public
+    address is refused, so a page the model reads cannot steer it into the fleet's own
+    network (Redis, cloud metadata). A DNS answer that changes between the check and the
+    connection is not caught.
     """
 
     name = "web_fetch"
@@ -68,7 +73,10 @@ class WebFetchTool(Tool[WebFetchParams]):
         request_timeout: float = 30.0,
         total_seconds: float = 45.0,
         max_body_bytes: int = MAX_BODY_BYTES,
+        *,
+        allow_private: bool = False,
     ) -> None:
+        self.allow_private = allow_private
         self.request_timeout = request_timeout
         self.total_seconds = total_seconds
         self.max_body_bytes = max_body_bytes
@@ -88,6 +96,7 @@ class WebFetchTool(Tool[WebFetchParams]):
                     timeout=self.request_timeout,
                     follow_redirects=True,
                     headers={"User-Agent": USER_AGENT},
+                    event_hooks={"request": [] if self.allow_private else [_refuse_private]},
                 ) as client,
                 client.stream("GET", url) as response,
             ):
@@ -161,3 +170,24 @@ def _decode(body: bytes, charset: str | None) -> str:
         return body.decode(charset or "utf-8", errors="replace")
     except LookupError:
         return body.decode("utf-8", errors="replace")
+
+
+def _addresses(host: str, port: int) -> list[str]:
+    """The IP addresses `host` resolves to. Raises `ToolError` when it does not resolve."""
+    try:
+        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    except OSError as exc:
+        raise ToolError(f"cannot resolve {host!r}: {exc}") from None
+    return [str(info[4][0]) for info in infos]
+
+
+def _refuse_private(request: httpx.Request) -> None:
+    """Raise `ToolError` when the request's host resolves to a non-public address."""
+    host = request.url.host
+    for raw in _addresses(host, request.url.port or 80):
+        address = ipaddress.ip_address(raw)
+        if not address.is_global:
+            raise ToolError(
+                f"refusing to fetch {request.url}: {host} is a private or local address "
+                f"({address}); set AGENT_FETCH_PRIVATE_NETWORKS=true to allow it"
+            )

@@ -22,7 +22,7 @@ def ctx(tmp_path: Path) -> ToolContext:
 
 @pytest.fixture
 def registry() -> ToolRegistry:
-    return default_registry(allow_shell=True)
+    return default_registry(allow_shell=True, allow_private_fetch=True)  # tests serve locally
 
 
 @pytest.fixture

@@ -3,9 +3,12 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from harness.tools import ToolContext, ToolRegistry, WebFetchTool, default_registry, web_fetch
 
 from .conftest import Call
 
@@ -31,9 +34,10 @@ class _Handler(BaseHTTPRequestHandler):
             "/logo.png": ("image/png", b"\x89PNG\r\n\x1a\n\x00\x00"),
             "/big.txt": ("text/plain", b"a" * BIG_BYTES),
         }
-        if self.path == "/moved":
+        if self.path == "/moved" or self.path.startswith("/redirect?to="):
+            location = self.path.split("to=", 1)[1] if "to=" in self.path else "/page.html"
             self.send_response(302)
-            self.send_header("Location", "/page.html")
+            self.send_header("Location", location)
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
@@ -133,3 +137,42 @@ def test_web_fetch_connection_failure_is_an_error(call: Call) -> None:
 
     assert outcome.is_error
     assert outcome.content.startswith(f"fetching http://127.0.0.1:{port}/ failed: ConnectError")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:6379/",
+        "http://localhost/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/",
+        "http://[::1]/",
+    ],
+)
+def test_web_fetch_refuses_private_and_local_addresses_by_default(url: str, tmp_path: Path) -> None:
+    registry = default_registry(allow_shell=False)
+    outcome = registry.execute("web_fetch", {"url": url}, ToolContext(workspace=tmp_path))
+    assert outcome.is_error
+    assert "private or local address" in outcome.content
+
+
+def test_web_fetch_refuses_a_redirect_into_the_local_network(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a page on a "public" host (the test server's IP, declared public to the check)
+    # that redirects to localhost
+    real = web_fetch._addresses
+    monkeypatch.setattr(
+        web_fetch,
+        "_addresses",
+        lambda host, port: ["93.184.216.34"] if host == "127.0.0.1" else real(host, port),
+    )
+    port = server.rsplit(":", 1)[1]
+    target = f"http://localhost:{port}/page.html"
+    registry = ToolRegistry([WebFetchTool()])
+    # When it is fetched
+    outcome = registry.execute(
+        "web_fetch", {"url": f"{server}/redirect?to={target}"}, ToolContext(workspace=tmp_path)
+    )
+    # Then the redirect's hop into the local network is refused
+    assert outcome.is_error and "localhost is a private or local address" in outcome.content
