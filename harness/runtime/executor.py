@@ -24,10 +24,13 @@ from harness.runtime.context import (
 )
 from harness.runtime.functions import EventTrigger, Function, FunctionSpec
 from harness.runtime.kicker import kick_all
+from harness.runtime.ledger import Claim
 from harness.runtime.runtime import Runtime
 
 log = logging.getLogger("harness.run")
 THROTTLE_MS = 250
+MISSING_FUNCTION_RETRIES = 30
+MISSING_FUNCTION_DELAY_MS = 2_000
 
 
 class LeaseKeeper:
@@ -84,12 +87,7 @@ def advance(runtime: Runtime, run_id: str) -> str:
     fn = runtime.registry.get(claim.function_id)
     assert claim.event is not None and claim.journal is not None
     if fn is None:
-        stand_in = FunctionSpec(id=claim.function_id, triggers=(EventTrigger(name="*"),), retries=0)
-        state = RunState(runtime, stand_in, run_id, claim.epoch, claim.event, {})
-        message = (
-            f"function {claim.function_id!r} is not loaded in this worker ({runtime.worker_id})"
-        )
-        return _fail(state, FunctionNotFoundError(message), claim.function_id)
+        return _function_missing(runtime, run_id, claim)
     state = RunState(
         runtime=runtime,
         spec=fn.spec,
@@ -104,6 +102,27 @@ def advance(runtime: Runtime, run_id: str) -> str:
         state.request_stop(cancel=claim.cancel)
     with LeaseKeeper(state):
         return _execute(fn, state)
+
+
+def _function_missing(runtime: Runtime, run_id: str, claim: Claim) -> str:
+    """This worker does not know the run's function: it may be reloading (the sidecar) or a
+    newer version may be rolling out. Give other workers, and this one, a minute to have it
+    (a retry every 2 s), then fail the run with a clear error."""
+    assert claim.event is not None
+    if claim.attempt < MISSING_FUNCTION_RETRIES:
+        log.warning(
+            "run %s: function %s is not loaded in %s; retrying",
+            run_id, claim.function_id, runtime.worker_id,
+        )  # fmt: skip
+        out = runtime.ledger.suspend(
+            run_id, claim.epoch, runtime.now_ms(), kind="retry", step_key="",
+            wake_at_ms=runtime.now_ms() + MISSING_FUNCTION_DELAY_MS, count_attempt=True,
+        )  # fmt: skip
+        return "suspended" if out else "lease-lost"
+    stand_in = FunctionSpec(id=claim.function_id, triggers=(EventTrigger(name="*"),), retries=0)
+    state = RunState(runtime, stand_in, run_id, claim.epoch, claim.event, {})
+    message = f"function {claim.function_id!r} is not loaded in any worker that claimed the run"
+    return _fail(state, FunctionNotFoundError(message), claim.function_id)
 
 
 def _execute(fn: Function, state: RunState) -> str:

@@ -278,3 +278,44 @@ def test_handler_errors_are_retried_at_most_retries_times_even_when_steps_run(
     # Then it ran once plus two retries, and failed
     assert len(attempts) == 3
     assert runtime.ledger.run(run_id)["status"] == "failed"  # type: ignore[index]
+
+
+def test_run_of_a_function_this_worker_lacks_waits_for_it_then_fails_clearly(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a function registered by another process and not loaded here
+    other = FunctionRegistry()
+
+    @function(id="elsewhere", trigger=event("app/go"), registry=other)
+    def elsewhere(ctx: Context) -> str:
+        return "ran"
+
+    Runtime(redis=runtime.redis, kicker=runtime.kicker, registry=other).register_functions()
+    run_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
+    # When this worker claims it, it waits instead of failing
+    drain(runtime)
+    assert runtime.ledger.run(run_id)["status"] == "sleeping"  # type: ignore[index]
+    # Then if the function shows up (a reload finished), the run completes
+    registry.register(elsewhere)
+    clock.advance(3)
+    drain(runtime)
+    assert runtime.ledger.run(run_id)["status"] == "completed"  # type: ignore[index]
+
+
+def test_run_of_a_function_no_worker_has_fails_after_a_minute(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    other = FunctionRegistry()
+
+    @function(id="ghost", trigger=event("app/go"), registry=other)
+    def ghost(ctx: Context) -> None:
+        return None
+
+    Runtime(redis=runtime.redis, kicker=runtime.kicker, registry=other).register_functions()
+    run_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
+    for _ in range(40):
+        drain(runtime)
+        clock.advance(3)
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record["status"] == "failed"
+    assert "not loaded" in record["error"]
