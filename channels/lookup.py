@@ -69,7 +69,7 @@ class BackgroundLookup:
         try:
             value = self._load(key)
         except Exception as exc:  # a platform error must never surface on a daemon thread
-            log.warning("%s for %s failed: %s", self._name, key, type(exc).__name__)
+            log.warning("%s for %s failed: %s: %s", self._name, key, type(exc).__name__, exc)
         with self._lock:
             self._running.pop(key, None)
             if value is not None:

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from channels.base import ChunkSent, Inbound
-from channels.errors import ChannelNotConfiguredError, PlatformError
+from channels.errors import ChannelNotConfiguredError
 from channels.lookup import BackgroundLookup
 from channels.slack.api import SlackApi
 from channels.slack.format import to_chunks
@@ -47,7 +47,7 @@ class SlackChannel:
             settings.slack_bot_token.get_secret_value(), settings.slack_api_base_url
         )
         self._clock = clock
-        self._names = BackgroundLookup(self._fetch_display_name, name="slack users.info")
+        self._names = BackgroundLookup(self.api.display_name, name="slack users.info")
         self._bot = BackgroundLookup(lambda _: self.api.bot_user_id(), name="slack auth.test")
 
     def verify(self, headers: Mapping[str, str], body: bytes) -> None:
@@ -129,13 +129,6 @@ class SlackChannel:
     def _display_name(self, user_id: str) -> str:
         # From cache, or "" for a user's first message while users.info runs in the background.
         return self._names.get(user_id) or ""
-
-    def _fetch_display_name(self, user_id: str) -> str | None:
-        try:
-            return self.api.display_name(user_id)
-        except PlatformError as exc:
-            log.warning("slack users.info failed for %s: %s", user_id, exc)
-            return None
 
 
 def create_channel() -> SlackChannel:

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from channels.base import ChunkSent, Ignored, Inbound, PollBatch
-from channels.errors import ChannelNotConfiguredError, MessageFormatError, PlatformError
+from channels.errors import ChannelNotConfiguredError, MessageFormatError
 from channels.lookup import BackgroundLookup
 from channels.telegram.api import TelegramApi, redact
 from channels.telegram.format import Chunk, to_chunks
@@ -175,11 +175,8 @@ class TelegramChannel:
         return self._username.get("self")
 
     def _fetch_username(self, _key: str) -> str | None:
-        try:
-            return str(self.api.get_me().get("username") or "") or None
-        except PlatformError as exc:
-            log.warning("telegram getMe failed: %s", exc)
-            return None
+        # failures are logged and retried later by the BackgroundLookup
+        return str(self.api.get_me().get("username") or "") or None
 
 
 def create_channel() -> TelegramChannel:
