@@ -24,7 +24,7 @@ import redis
 
 from harness.agent.compaction import needs_compaction, plan_compaction
 from harness.agent.deps import build_deps, set_agent_deps
-from harness.agent.functions import handle_message
+from harness.agent.handlers import handle_message
 from harness.agent.loop import default_transform, no_compaction, run_agent_loop
 from harness.agent.session import summary_message
 from harness.agent.transcript import estimate_tokens, repair

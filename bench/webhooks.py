@@ -44,7 +44,7 @@ from tests.fakes.telegram_api import FakeTelegramApi
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "benchwh"
 SECRET = "bench-secret"
-WORKER_FUNCTIONS = "channels.functions,bench.functions"
+WORKER_FUNCTIONS = "channels.handlers,bench.functions"
 
 
 class RecordingTelegram(FakeTelegramApi):

@@ -8,12 +8,16 @@ registry does not import slack_sdk or httpx. A new platform (say Discord) is a p
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
 from collections.abc import Callable
 from typing import cast
 
 from channels.base import Channel
 from channels.errors import ChannelNotConfiguredError, UnknownChannelError
+from harness.errors import ConfigurationError
+
+log = logging.getLogger(__name__)
 
 ChannelFactory = Callable[[], Channel]
 """Builds a channel from the environment; raises `ChannelNotConfiguredError` when its settings
@@ -58,6 +62,18 @@ def get_channel(name: str) -> Channel:
     channel = create_channel(name)
     with _lock:
         return _instances.setdefault(name, channel)
+
+
+def channel_or_none(name: str) -> Channel | None:
+    """The registered, configured channel called `name`, or None (logged at debug level for an
+    unknown channel, at warning level for a misconfigured one). Never raises."""
+    try:
+        return get_channel(name)
+    except UnknownChannelError:
+        log.debug("no channel %r registered; nothing to do on the platform side", name)
+    except ConfigurationError as exc:
+        log.warning("channel %r is not usable: %s", name, exc)
+    return None
 
 
 def configured_channels() -> list[str]:

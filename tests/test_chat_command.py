@@ -20,7 +20,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from harness.agent.deps import build_deps, set_agent_deps
-from harness.agent.functions import handle_message
+from harness.agent.handlers import handle_message
 from harness.agent.progress import Progress, report_step
 from harness.chat_client import (
     ChatFailedError,

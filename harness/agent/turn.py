@@ -26,7 +26,6 @@ from harness.agent.compaction import (
     plan_compaction,
     render_for_summary,
 )
-from harness.agent.context import build_system_prompt
 from harness.agent.delegation import (
     DELEGATION_TOOLS,
     SUBAGENT_EVENT,
@@ -37,12 +36,13 @@ from harness.agent.delegation import (
 )
 from harness.agent.deps import AgentDeps
 from harness.agent.session import SessionLine, messages_of
+from harness.agent.system_prompt import build_system_prompt
 from harness.errors import StepFailedError
 from harness.events import Event
 from harness.llm.errors import ContextOverflowError, ModelCancelledError, TransientModelError
 from harness.llm.provider import ModelProvider
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolCall, ToolResult, ToolSpec
-from harness.runtime.context import Context
+from harness.runtime.steps import Context
 from harness.tools import TOOL_GUIDELINES
 from harness.tools.base import ToolContext, ToolRegistry
 from harness.tools.errors import ToolError

@@ -13,7 +13,6 @@ Public API:
 
 from harness.errors import NonRetriableError, StepFailedError
 from harness.runtime.bus import PublishResult, publish, run_id_for
-from harness.runtime.context import Context, Step
 from harness.runtime.functions import (
     Concurrency,
     CronTrigger,
@@ -26,6 +25,7 @@ from harness.runtime.functions import (
     function,
 )
 from harness.runtime.runtime import Runtime, get_runtime, set_runtime
+from harness.runtime.steps import Context, Step
 
 __all__ = [
     "Concurrency",

@@ -14,7 +14,11 @@ import redis
 
 from harness.errors import FunctionNotFoundError, NonRetriableError, StepError
 from harness.events import FUNCTION_CANCELLED, FUNCTION_FAILED, Event
-from harness.runtime.context import (
+from harness.runtime.functions import EventTrigger, Function, FunctionSpec
+from harness.runtime.kicker import kick_all
+from harness.runtime.ledger import Claim
+from harness.runtime.runtime import Runtime
+from harness.runtime.steps import (
     Cancelled,
     Context,
     LeaseLost,
@@ -22,10 +26,6 @@ from harness.runtime.context import (
     Suspended,
     backoff_seconds,
 )
-from harness.runtime.functions import EventTrigger, Function, FunctionSpec
-from harness.runtime.kicker import kick_all
-from harness.runtime.ledger import Claim
-from harness.runtime.runtime import Runtime
 
 log = logging.getLogger("harness.run")
 THROTTLE_MS = 250

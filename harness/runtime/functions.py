@@ -26,7 +26,7 @@ from harness.runtime.expressions import (
 )
 
 if TYPE_CHECKING:
-    from harness.runtime.context import Context
+    from harness.runtime.steps import Context
 
 SingletonMode = Literal["steer", "cancel", "queue"]
 Handler = Callable[["Context"], Any]

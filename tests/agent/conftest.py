@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.agent.deps import AgentDeps, build_deps, set_agent_deps
-from harness.agent.functions import handle_message, run_subagent
+from harness.agent.handlers import handle_message, run_subagent
 from harness.events import MESSAGE_RECEIVED, REPLY_READY
 from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.functions import FunctionRegistry

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from harness.agent.deps import build_deps, set_agent_deps
-from harness.agent.functions import NOT_CONFIGURED_REPLY, handle_message
+from harness.agent.handlers import NOT_CONFIGURED_REPLY, handle_message
 from harness.agent.turn import DurableTurn
 from harness.runtime import Singleton
 from harness.runtime.functions import Function, FunctionRegistry

@@ -9,8 +9,8 @@ import pytest
 from harness.agent.skills import Skill, load_skills, skills_index
 from harness.agent.workspace import default_shipped_skills, default_template, ensure_workspace
 from harness.events import parse_event
-from harness.runtime.context import Context
 from harness.runtime.functions import FunctionRegistry
+from harness.runtime.steps import Context
 from harness.tools import ToolContext, default_registry
 from harness.tools.paths import resolve_in_workspace
 

@@ -14,11 +14,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from channels import registry as channel_registry
-from channels.functions import FUNCTIONS, SEND_REPLY
+from channels.delivery import SEND_REPLY
+from channels.handlers import FUNCTIONS
 from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
 from harness.agent.deps import build_deps, set_agent_deps
-from harness.agent.functions import HANDLE_MESSAGE, handle_message
+from harness.agent.handlers import HANDLE_MESSAGE, handle_message
 from harness.runtime import Runtime, run_id_for, set_runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain

@@ -17,7 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from harness.agent.deps import build_deps, set_agent_deps
-from harness.agent.functions import handle_message
+from harness.agent.handlers import handle_message
 from harness.errors import ConfigurationError
 from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 from channels import registry as channel_registry
+from channels.acknowledge import ACKNOWLEDGE, ACKNOWLEDGE_FOR_S
 from channels.base import Channel
-from channels.functions import ACKNOWLEDGE, ACKNOWLEDGE_FOR_S, FUNCTIONS
+from channels.handlers import FUNCTIONS
 from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
-from harness.agent.functions import HANDLE_MESSAGE
+from harness.agent.handlers import HANDLE_MESSAGE
 from harness.events import MESSAGE_RECEIVED, REPLY_READY
 from harness.runtime import Context, Runtime, event, function, publish, run_id_for, set_runtime
 from harness.runtime.executor import advance

@@ -11,7 +11,9 @@ import pytest
 
 from channels import registry as channel_registry
 from channels.base import Channel, ChunkSent
-from channels.functions import FAILURE_TEXT, FUNCTIONS, SEND_REPLY, DeliveryLog
+from channels.delivery import SEND_REPLY, DeliveryLog
+from channels.handlers import FUNCTIONS
+from channels.notices import FAILURE_TEXT
 from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
 from harness.events import REPLY_READY, Destination

@@ -9,16 +9,12 @@ from typing import Any
 import pytest
 
 from channels import registry as channel_registry
-from channels.functions import (
-    ACKNOWLEDGE,
-    FAILURE_TEXT,
-    FUNCTIONS,
-    NOTICE_KEY,
-    RECONSIDER_TEXT,
-    SEND_REPLY,
-)
+from channels.acknowledge import ACKNOWLEDGE
+from channels.delivery import SEND_REPLY
+from channels.handlers import FUNCTIONS
+from channels.notices import FAILURE_TEXT, NOTICE_KEY, RECONSIDER_TEXT
 from channels.telegram.channel import TelegramChannel
-from harness.agent.functions import HANDLE_MESSAGE
+from harness.agent.handlers import HANDLE_MESSAGE
 from harness.events import FUNCTION_CANCELLED, FUNCTION_FAILED, MESSAGE_RECEIVED, REPLY_READY
 from harness.runtime import (
     Context,

@@ -1,0 +1,20 @@
+"""The channels' functions on the bus, gathered for workers to load (`channels.handlers`).
+
+Each function finds its channel in `channels.registry` by the event's `channel` field, so none
+knows a platform. Events of channels that are not registered (the terminal `cli`, the HTTP API)
+are skipped: their clients read replies from the events stream.
+
+    agent.message.received  -> acknowledge-message     typing / :eyes:, refreshed until the reply
+    agent.reply.ready       -> send-reply              post the chunks once each, then complete
+    function.failed         -> global-failure-handler  "Sorry - something went wrong", once
+    function.cancelled      -> reconsider-notice       "Got your new message - reconsidering."
+"""
+
+from __future__ import annotations
+
+from channels.acknowledge import acknowledge_message
+from channels.delivery import send_reply
+from channels.notices import reconsider_notice, tell_user_about_failure
+
+FUNCTIONS = (acknowledge_message, send_reply, tell_user_about_failure, reconsider_notice)
+"""Every channel function, for tests that register them on their own registry."""

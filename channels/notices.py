@@ -1,0 +1,127 @@
+"""Notices to the user about their turn: "Sorry - something went wrong" when a run about a chat
+spent its retries (`global-failure-handler`), and "reconsidering" in cancel mode
+(`reconsider-notice`).
+
+Both are published as `agent.reply.ready` with `channel_meta.harness_notice` set, so delivery
+retries and deduplicates them like any reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from channels.acknowledge import ACKNOWLEDGE
+from harness.agent.handlers import HANDLE_MESSAGE
+from harness.events import (
+    FUNCTION_CANCELLED,
+    FUNCTION_FAILED,
+    MESSAGE_RECEIVED,
+    REPLY_READY,
+    Destination,
+    Event,
+    FunctionCancelled,
+    FunctionFailed,
+    MessageReceived,
+    ReplyReady,
+)
+from harness.runtime import Context, Runtime, event, function
+
+FAILURE_HANDLER = "global-failure-handler"
+RECONSIDER_NOTICE = "reconsider-notice"
+
+FAILURE_TEXT = (
+    "Sorry — something went wrong while I was working on that. The error was logged (run {run_id})."
+)
+RECONSIDER_TEXT = "Got your new message — reconsidering."
+NOTICE_KEY = "harness_notice"
+"""`channel_meta` key marking a reply as one of our notices ("failure" or "reconsider")."""
+_BEST_EFFORT = frozenset({ACKNOWLEDGE, RECONSIDER_NOTICE})
+"""Functions whose failure the user never hears about: they are cosmetic."""
+
+
+class _Target(BaseModel):
+    """Where a notice goes: the chat of the message (or reply) a failed run was about."""
+
+    channel: str
+    destination: Destination
+    channel_meta: dict[str, Any] = Field(default_factory=dict)
+
+
+def notice_target(raw_event: Mapping[str, Any]) -> _Target | None:
+    """The chat a run's triggering event was about: an `agent.message.received`, an
+    `agent.reply.ready` that is not itself a notice, or any event whose data carries a
+    `reply` target (a sub-agent's). None otherwise. Never raises."""
+    name, data = raw_event.get("name"), raw_event.get("data")
+    if not isinstance(data, Mapping):
+        return None
+    try:
+        if name == MESSAGE_RECEIVED:
+            message = MessageReceived.model_validate(data)
+            return _Target(
+                channel=message.channel,
+                destination=message.destination,
+                channel_meta=message.channel_meta,
+            )
+        if name == REPLY_READY:
+            target = _Target.model_validate(data)
+            return None if NOTICE_KEY in target.channel_meta else target
+        if isinstance(data.get("reply"), Mapping):
+            return _Target.model_validate(data["reply"])
+    except ValidationError:
+        return None
+    return None
+
+
+def _notice(ctx: Context, target: _Target, text: str, kind: str, run_id: str) -> str:
+    reply = ReplyReady(
+        response=text,
+        channel=target.channel,
+        destination=target.destination,
+        channel_meta={**target.channel_meta, NOTICE_KEY: kind},
+        run_id=run_id,
+    )
+    # The event id derives from this run and step: a retry or replay never sends it twice.
+    return ctx.step.send_event(
+        "notify", Event(name=REPLY_READY, data=reply.model_dump(mode="json"))
+    )
+
+
+@function(id=FAILURE_HANDLER, trigger=event(FUNCTION_FAILED), retries=1)
+def tell_user_about_failure(ctx: Context) -> dict[str, Any]:
+    """When a run about a chat spent its retries, tell that chat once, briefly, with the run id
+    and never the error. Failures of cosmetic functions, and of delivering a notice, are only
+    logged (by the runtime)."""
+    failed = FunctionFailed.model_validate(ctx.event.data)
+    target = None if failed.function_id in _BEST_EFFORT else notice_target(failed.event)
+    if target is None:
+        return {"notified": False}
+    text = FAILURE_TEXT.format(run_id=failed.run_id)
+    return {"notified": True, "event_id": _notice(ctx, target, text, "failure", failed.run_id)}
+
+
+@function(
+    id=RECONSIDER_NOTICE,
+    trigger=event(FUNCTION_CANCELLED, if_=f"event.data.function_id == '{HANDLE_MESSAGE}'"),
+    retries=1,
+)
+def reconsider_notice(ctx: Context) -> dict[str, Any]:
+    """In cancel mode (`ON_NEW_MESSAGE=cancel`), tell the chat once that the agent dropped its
+    work to start over with the newer message. A run cancelled for another reason (from the
+    command line) gets no notice."""
+    cancelled = FunctionCancelled.model_validate(ctx.event.data)
+    if not ctx.step.run("superseded", _superseded, ctx.runtime, cancelled.reason):
+        return {"notified": False}
+    target = notice_target(cancelled.event)
+    if target is None:
+        return {"notified": False}
+    event_id = _notice(ctx, target, RECONSIDER_TEXT, "reconsider", cancelled.run_id)
+    return {"notified": True, "event_id": event_id}
+
+
+def _superseded(runtime: Runtime, reason: str) -> bool:
+    """True when a cancel `reason` names a newer run of the agent (what cancel mode writes)."""
+    record = runtime.ledger.run(reason) if reason else None
+    return record is not None and record.get("function_id") == HANDLE_MESSAGE
