@@ -50,6 +50,16 @@ class Keys:
         """Sorted set of suspended runs by wake-up time."""
         return f"{self.prefix}:q:timers"
 
+    @property
+    def presence(self) -> str:
+        """Sorted set of live fleet processes by their last heartbeat (ms)."""
+        return f"{self.prefix}:presence"
+
+    @property
+    def presence_info(self) -> str:
+        """Hash: fleet process id -> JSON of its role and queues."""
+        return f"{self.prefix}:presence:info"
+
     def run(self, run_id: str) -> str:
         """Hash: the run's ledger record."""
         return f"{self.prefix}:run:{run_id}"

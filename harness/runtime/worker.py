@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from harness.errors import ConfigurationError
 from harness.runtime.celery_app import app
+from harness.runtime.presence import Heartbeat
 from harness.runtime.runtime import get_runtime
 from harness.runtime.scheduler import run_scheduler
 from harness.settings import Settings
@@ -46,6 +47,15 @@ def run_worker(settings: Settings, modules: list[str], concurrency: int, queues:
     runtime = get_runtime()
     count = runtime.register_functions()
     log.info("worker registered %d function(s) from %s", count, ", ".join(modules) or "-")
+    heartbeat = Heartbeat(runtime, "worker", tuple(queues))
+    heartbeat.start()
+    try:
+        _consume(settings, concurrency, queues)
+    finally:
+        heartbeat.stop()
+
+
+def _consume(settings: Settings, concurrency: int, queues: list[str]) -> None:
     app.worker_main(
         [
             "worker",
@@ -65,4 +75,10 @@ def run_scheduler_process(settings: Settings) -> None:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    run_scheduler(get_runtime(), settings.harness_reaper_interval, stop)
+    runtime = get_runtime()
+    heartbeat = Heartbeat(runtime, "scheduler")
+    heartbeat.start()
+    try:
+        run_scheduler(runtime, settings.harness_reaper_interval, stop)
+    finally:
+        heartbeat.stop()
