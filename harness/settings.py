@@ -17,6 +17,7 @@ from channels.telegram.settings import TelegramSettings
 from harness.llm.settings import ModelSettings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
+DmPolicy = Literal["pairing", "allowlist", "open"]
 
 
 class Settings(ModelSettings, TelegramSettings, SlackSettings):
@@ -40,6 +41,10 @@ class Settings(ModelSettings, TelegramSettings, SlackSettings):
         default=None, description="Bearer token for the HTTP API; unset disables it."
     )
     on_new_message: OnNewMessage = Field(default="steer")
+    dm_policy: DmPolicy = Field(
+        default="pairing",
+        description="Who may talk to the bot: pairing (approve codes), allowlist, or open.",
+    )
     log_level: str = Field(default="INFO")
 
     harness_function_modules: str = Field(
