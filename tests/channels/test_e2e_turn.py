@@ -51,7 +51,10 @@ def fleet(
         registry.register(fn)
     runtime.register_functions()
     set_runtime(runtime)
-    set_agent_deps(build_deps(make_settings(tmp_path / "workspace", model_server)))
+    # Everyone is served here; tests/channels/test_pairing_e2e.py covers strangers.
+    set_agent_deps(
+        build_deps(make_settings(tmp_path / "workspace", model_server, dm_policy="open"))
+    )
     channel_registry.reset()
     channel_registry.register("telegram", lambda: telegram)
     channel_registry.register("slack", lambda: slack)
