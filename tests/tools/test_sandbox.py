@@ -137,9 +137,7 @@ def listener() -> Iterator[int]:
     server.close()
 
 
-def test_sandbox_without_network_cannot_reach_a_host_port(
-    workspace: Path, listener: int
-) -> None:
+def test_sandbox_without_network_cannot_reach_a_host_port(workspace: Path, listener: int) -> None:
     command = f"exec 3<>/dev/tcp/127.0.0.1/{listener} && cat <&3"
 
     outcome = run(workspace, command, ShellPolicy("bwrap", network=False))
