@@ -6,8 +6,14 @@ from pathlib import Path
 import pytest
 
 from harness.tools import ShellPolicy, ToolContext, ToolOutcome, ToolRegistry, default_registry
+from harness.tools.sandbox import bwrap_binary, sandbox_mode
 
 from .conftest import Call, host_processes, unique_sleep, wait_until
+
+# The registry fixture runs bash in the default (auto) sandbox, which must work here.
+pytestmark = pytest.mark.skipif(
+    sandbox_mode("auto") != "bwrap", reason=f"the bwrap sandbox cannot run ({bwrap_binary()})"
+)
 
 
 def test_bash_returns_output_and_exit_code(call: Call) -> None:
