@@ -65,6 +65,24 @@ class Settings(ModelSettings, TelegramSettings, SlackSettings):
     agent_max_iterations: int = Field(default=20, ge=1, le=200)
     agent_context_tokens: int = Field(default=150_000, ge=4_000)
     agent_allow_shell: bool = Field(default=True)
+    agent_shell_sandbox: Literal["auto", "bwrap", "off"] = Field(
+        default="auto",
+        description="How bash is confined: auto/bwrap use bubblewrap (bash is disabled if it "
+        "cannot run); off runs commands unconfined.",
+    )
+    agent_shell_network: bool = Field(
+        default=True, description="false gives sandboxed commands no network at all."
+    )
+    agent_shell_env: str = Field(
+        default="",
+        description="Comma-separated host environment variables passed to bash commands.",
+    )
+    agent_shell_max_file_mb: int = Field(
+        default=100, ge=1, description="Largest file a bash command may write, MB."
+    )
+    agent_shell_max_memory_mb: int = Field(
+        default=2048, ge=64, description="Address space of each bash process, MB."
+    )
     agent_fetch_private_networks: bool = Field(
         default=False, description="Let web_fetch reach loopback and private addresses."
     )
