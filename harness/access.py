@@ -100,6 +100,26 @@ def admit(runtime: Runtime, policy: DmPolicy, channel: str, asker: Asker | None)
     )
 
 
+def describe_policy(policy: DmPolicy) -> str:
+    """One line saying who the bot serves, for the start-up log and `harness doctor`."""
+    if policy == "open":
+        return (
+            "DM_POLICY=open: ANYONE who finds the bot can talk to it and use its tools; "
+            "set DM_POLICY=pairing unless that is what you want"
+        )
+    if policy == "allowlist":
+        return (
+            "DM_POLICY=allowlist: only TELEGRAM_ALLOWED_CHATS / SLACK_ALLOWED_CHANNELS are served"
+        )
+    return "DM_POLICY=pairing: strangers get a code; approve it with `harness pair approve CODE`"
+
+
+def announce_policy(policy: DmPolicy) -> None:
+    """Log `describe_policy` at start-up: a warning when the bot is open to everyone."""
+    level = logging.WARNING if policy == "open" else logging.INFO
+    log.log(level, "%s", describe_policy(policy))
+
+
 def pairing_text(code: str) -> str:
     """The one reply a stranger gets: the code and what the owner must run."""
     return PAIRING_TEXT.format(code=code, minutes=CODE_TTL_S // 60)

@@ -111,3 +111,13 @@ def test_access_a_malformed_description_is_not_served(runtime: Runtime) -> None:
     asker = asker_of({"access": {"subjects": "not-a-list"}})
     assert asker is not None
     assert not admit(runtime, "pairing", "telegram", asker).serve
+
+
+def test_access_open_policy_is_announced_as_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    from harness.access import announce_policy
+
+    with caplog.at_level("INFO", logger="harness.access"):
+        announce_policy("open")
+        announce_policy("pairing")
+    levels = [(r.levelname, "ANYONE" in r.getMessage()) for r in caplog.records]
+    assert levels == [("WARNING", True), ("INFO", False)]

@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.access import announce_policy
 from harness.agent.delegation import (
     DelegateAsyncTaskTool,
     DelegateScheduledTaskTool,
@@ -59,6 +60,7 @@ def build_deps(settings: Settings) -> AgentDeps:
     policy = shell_policy(settings)
     if settings.agent_allow_shell:
         logger.info("%s", describe_sandbox(policy))
+    announce_policy(settings.dm_policy)
     tools = default_registry(settings.agent_allow_shell, private, policy)
     tools.register(RememberTool())
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):

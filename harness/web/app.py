@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 import uvicorn
 from fastapi import APIRouter, FastAPI
 
+from harness.access import announce_policy
 from harness.runtime import Runtime, get_runtime
 from harness.settings import Settings, get_settings
 from harness.web import chat_api, events_api, health, webhooks
@@ -57,6 +58,7 @@ def serve(
     """
     settings = settings or get_settings()
     level = settings.log_level.lower()
+    announce_policy(settings.dm_policy)
     _warm_up_channels()
     uvicorn.run(
         create_app(runtime_factory, settings, routers=default_routers()),
