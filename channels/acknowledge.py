@@ -11,9 +11,11 @@ from typing import Any
 
 from channels.base import RefreshingChannel
 from channels.registry import channel_or_none
+from harness.access import Asker, asker_of, may_serve
 from harness.agent.handlers import HANDLE_MESSAGE
 from harness.events import MESSAGE_RECEIVED, REPLY_READY, Destination, MessageReceived
 from harness.runtime import Context, Runtime, event, function, run_id_for
+from harness.settings import get_settings
 
 ACKNOWLEDGE = "acknowledge-message"
 ACKNOWLEDGE_FOR_S = 600.0
@@ -30,6 +32,9 @@ def acknowledge_message(ctx: Context) -> dict[str, Any]:
     channel = channel_or_none(data.channel)
     if channel is None:
         return {"acknowledged": False}
+    asker = asker_of(data.channel_meta)
+    if asker is not None and not ctx.step.run("may-serve", _may_serve, ctx.runtime, asker):
+        return {"acknowledged": False}  # a stranger sees nothing but the pairing code
     ctx.step.run("acknowledge", _acknowledge, data.channel, data.destination, data.channel_meta)
     if not isinstance(channel, RefreshingChannel):
         return {"acknowledged": True, "refreshes": 0}
@@ -56,6 +61,10 @@ def acknowledge_message(ctx: Context) -> dict[str, Any]:
             break
         refreshes += 1
     return {"acknowledged": True, "refreshes": refreshes}
+
+
+def _may_serve(runtime: Runtime, asker: Asker) -> bool:
+    return may_serve(runtime, get_settings().dm_policy, asker)
 
 
 def _acknowledge(name: str, destination: Destination, meta: Mapping[str, Any]) -> None:

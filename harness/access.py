@@ -100,6 +100,16 @@ def admit(runtime: Runtime, policy: DmPolicy, channel: str, asker: Asker | None)
     )
 
 
+def may_serve(runtime: Runtime, policy: DmPolicy, asker: Asker | None) -> bool:
+    """Whether `admit` would serve this sender now, without making a code. For cosmetic
+    functions (typing indicators) that must not show a stranger the bot is working."""
+    if asker is None or policy == "open" or asker.allowlisted:
+        return True
+    if policy == "allowlist":
+        return False
+    return AccessStore(runtime).allowed(asker.subjects)
+
+
 def describe_policy(policy: DmPolicy) -> str:
     """One line saying who the bot serves, for the start-up log and `harness doctor`."""
     if policy == "open":
