@@ -2,8 +2,11 @@
 
 Built from the source with `ast`, so imports inside functions count too: a function-local import
 that dodges a cycle at import time is still a cycle in the design. `from pkg import name`
-counts as importing `pkg.name` when that is a submodule (and `pkg` itself otherwise);
-importing `pkg.sub` also imports the package `pkg`, whose `__init__` runs first.
+counts as importing `pkg.name` when that is a submodule, and as importing the package `pkg`
+(its `__init__`) otherwise: a submodule that imports names from its own package while the
+package's `__init__` imports that submodule is a cycle. Imports under `if TYPE_CHECKING:` are
+left out: they never execute, and they are how two types that name each other (a `Runtime`
+holds the registry of functions whose handlers take a `Context` holding the `Runtime`) say so.
 """
 
 from __future__ import annotations
@@ -34,15 +37,30 @@ def _modules() -> dict[str, Path]:
 def _imported(module: str, path: Path, known: set[str]) -> Iterator[str]:
     """Every project module `module` imports, anywhere in its body."""
     is_package = path.name == "__init__.py"
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    tree = ast.parse(path.read_text(), filename=str(path))
+    type_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _is_type_checking(node.test)
+        for inner in ast.walk(node)
+    }
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield from _with_parents(alias.name, known)
+                yield from _known(alias.name, known)
         elif isinstance(node, ast.ImportFrom):
             base = _resolve_from(module, is_package, node)
             for alias in node.names:
                 candidate = f"{base}.{alias.name}"
-                yield from _with_parents(candidate if candidate in known else base, known)
+                yield from _known(candidate if candidate in known else base, known)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _resolve_from(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -53,12 +71,9 @@ def _resolve_from(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join([*anchor, *([node.module] if node.module else [])])
 
 
-def _with_parents(name: str, known: set[str]) -> Iterator[str]:
-    parts = name.split(".")
-    for i in range(1, len(parts) + 1):
-        prefix = ".".join(parts[:i])
-        if prefix in known:
-            yield prefix
+def _known(name: str, known: set[str]) -> Iterator[str]:
+    if name in known:
+        yield name
 
 
 def _graph() -> dict[str, set[str]]:

@@ -12,9 +12,9 @@ from harness.errors import FunctionNotFoundError
 from harness.events import Event, parse_event, validate_event
 from harness.runtime.expressions import resolve_path
 from harness.runtime.functions import FunctionSpec
+from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import RunSeed
-from harness.runtime.runtime import Runtime, get_runtime
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ def _matching_waiters(waiters: dict[str, str], event: dict[str, Any]) -> list[st
 def publish(
     event: Event | dict[str, Any],
     *,
-    runtime: Runtime | None = None,
+    runtime: Runtime,
     target: str | None = None,
     parent: tuple[str, str] | None = None,
 ) -> PublishResult:
@@ -71,7 +71,6 @@ def publish(
     resumes runs waiting for it. `target` runs exactly that function instead of fanning out
     (used for invocations); `parent` is (run_id, step_key) of the run waiting for the result.
     """
-    runtime = runtime or get_runtime()
     ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
     as_dict = ev.model_dump(mode="json")
     pipe = runtime.redis.pipeline(transaction=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.runtime.runtime import Runtime
+from harness.runtime.instance import Runtime
 
 
 def latest_cursor(runtime: Runtime) -> str:
