@@ -23,6 +23,11 @@ class ConfigurationError(HarnessError):
     """A setting is missing or has a value that cannot work."""
 
 
+class BusUnavailableError(HarnessError):
+    """The event bus (Redis) could not be reached or answered with an error. What was asked
+    may or may not have happened; asking again is safe for idempotent operations."""
+
+
 class InvalidEventError(HarnessError, ValueError):
     """An event did not validate. Nothing was published."""
 

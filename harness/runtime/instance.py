@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 
 import redis
 
+from harness.errors import BusUnavailableError
+from harness.runtime.broadcast import Broadcast
+from harness.runtime.cursors import Cursors
+from harness.runtime.deliveries import DeliveryRecords
 from harness.runtime.functions import REGISTRY, FunctionRegistry
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kicker
@@ -38,10 +42,24 @@ class Runtime:
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     ledger: Ledger = field(init=False)
     triggers: TriggerTable = field(init=False)
+    deliveries: DeliveryRecords = field(init=False)
+    cursors: Cursors = field(init=False)
+    broadcast: Broadcast = field(init=False)
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.redis, self.keys)
         self.triggers = TriggerTable(self.redis, self.keys)
+        self.deliveries = DeliveryRecords(self.redis, self.keys)
+        self.cursors = Cursors(self.redis, self.keys)
+        self.broadcast = Broadcast(self.redis)
+
+    def ping(self) -> None:
+        """Return when Redis answers PING; raise `BusUnavailableError` (its cause is the
+        client's error) when it does not."""
+        try:
+            self.redis.ping()
+        except redis.RedisError as exc:
+            raise BusUnavailableError("Redis did not answer PING") from exc
 
     def now_ms(self) -> int:
         """Milliseconds since the epoch by this runtime's clock."""
