@@ -1,7 +1,9 @@
 """`acknowledge-message`: show the user their message arrived (typing / :eyes:), refreshed on
 channels whose acknowledgement fades until the agent's turn replies or ends.
 
-Best effort: a failure here is logged, never told to the user.
+Best effort: a failure here is logged, never told to the user. The agent's turn is found
+by its run id, `run_id_for(MESSAGE_HANDLER, message event id)`, with the handler's function
+id taken from the message contract in `harness.events`, so channels never import the agent.
 """
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ from typing import Any
 from channels.base import RefreshingChannel
 from channels.registry import channel_or_none
 from harness.access import Asker, asker_of, may_serve
-from harness.agent.handlers import HANDLE_MESSAGE
-from harness.events import MESSAGE_RECEIVED, REPLY_READY, Destination, MessageReceived
+from harness.events import (
+    MESSAGE_HANDLER,
+    MESSAGE_RECEIVED,
+    REPLY_READY,
+    Destination,
+    MessageReceived,
+)
 from harness.runtime import Context, Runtime, event, function, run_id_for
 from harness.settings import get_settings
 
@@ -38,7 +45,8 @@ def acknowledge_message(ctx: Context) -> dict[str, Any]:
     ctx.step.run("acknowledge", _acknowledge, data.channel, data.destination, data.channel_meta)
     if not isinstance(channel, RefreshingChannel):
         return {"acknowledged": True, "refreshes": 0}
-    agent_run = run_id_for(HANDLE_MESSAGE, ctx.event.id)
+    # The agent's run for this message: its function id is part of the message contract.
+    agent_run = run_id_for(MESSAGE_HANDLER, ctx.event.id)
     every = channel.acknowledge_every
     refreshes = 0
     for _ in range(int(ACKNOWLEDGE_FOR_S // every)):

@@ -1,6 +1,8 @@
-"""All configuration, read once from the environment and `.env`.
+"""The core configuration, read once from the environment and `.env`.
 
-Every field here is listed with its default in `.env.example` and the README.
+It knows no platform: each channel reads its own settings class
+(`channels/<platform>/settings.py`) from the same environment and `.env`. Every field is
+listed with its default in `.env.example` and the README.
 """
 
 from __future__ import annotations
@@ -12,20 +14,18 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
-from channels.slack.settings import SlackSettings
-from channels.telegram.settings import TelegramSettings
 from harness.llm.settings import ModelSettings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
 DmPolicy = Literal["pairing", "allowlist", "open"]
 
 
-class Settings(ModelSettings, TelegramSettings, SlackSettings):
-    """The one configuration object. Field names map to upper-case environment variables.
+class Settings(ModelSettings):
+    """The fleet's configuration. Field names map to upper-case environment variables.
 
-    The model and channel fields are declared next to the code that reads them (in
-    `harness.llm.settings` and `channels/<platform>/settings.py`) and inherited here, so one
-    object, read once, holds everything.
+    The model fields are declared next to the code that reads them (`harness.llm.settings`)
+    and inherited here. Channel settings are not here: a channel reads its own
+    (`TelegramSettings`, `SlackSettings`) when it is loaded, so the core imports no platform.
     """
 
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")

@@ -14,14 +14,21 @@ from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
 from harness.agent.loop import run_agent_loop
 from harness.agent.turn import DurableTurn, ReplyTarget
-from harness.events import MESSAGE_RECEIVED, REPLY_READY, Event, MessageReceived, ReplyReady
+from harness.events import (
+    MESSAGE_HANDLER,
+    MESSAGE_RECEIVED,
+    REPLY_READY,
+    Event,
+    MessageReceived,
+    ReplyReady,
+)
 from harness.llm.types import Message
 from harness.runtime import Context, Singleton, event, function
 from harness.settings import DmPolicy, get_settings
 
 log = logging.getLogger(__name__)
 
-HANDLE_MESSAGE = "agent-handle-message"
+HANDLE_MESSAGE = MESSAGE_HANDLER
 NOT_CONFIGURED_REPLY = (
     "I can't think yet: no model is configured. Set ANTHROPIC_API_KEY (default provider), "
     "or LLM_PROVIDER=openai with OPENAI_API_KEY, or OPENAI_BASE_URL for a local "

@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 
 from channels.errors import ChannelNotConfiguredError, PlatformError, UnknownChannelError
-from channels.polling import listener_channels, run_listener
+from channels.listeners import listener_channels, run_listener
 from channels.registry import get_channel
 from harness.errors import ConfigurationError, HarnessError
 from harness.settings import get_settings
@@ -110,7 +110,7 @@ def poll(
 def extra_processes() -> dict[str, str]:
     """Processes `harness up` adds to the fleet: `<channel>-listener` running
     `<this python> -m harness.cli poll <channel>` for each configured channel that receives
-    messages without webhooks (`channels.polling.listener_channels`). Reads the channels'
+    messages without webhooks (`channels.listeners.listener_channels`). Reads the channels'
     settings from the environment, as the fleet's processes do. Touches no network."""
     python = shlex.quote(sys.executable)
     return {

@@ -13,7 +13,7 @@ import json
 import secrets
 from dataclasses import dataclass
 
-from harness.runtime.runtime import Runtime
+from harness.runtime.instance import Runtime
 
 CODE_TTL_S = 3600
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud or retyped

@@ -8,10 +8,13 @@ from collections.abc import Callable, Iterable
 import uvicorn
 from fastapi import APIRouter, FastAPI
 
+import harness.web.chat_api as chat_api
+import harness.web.events_api as events_api
+import harness.web.health as health
+import harness.web.webhooks as webhooks
 from harness.access import announce_policy
 from harness.runtime import Runtime, get_runtime
 from harness.settings import Settings, get_settings
-from harness.web import chat_api, events_api, health, webhooks
 from harness.web.deps import WebContext
 
 log = logging.getLogger(__name__)

@@ -384,6 +384,7 @@ def test_webhook_with_redis_down_is_503(
     # Then the platform is asked to retry later
     assert response.status_code == 503, response.text
     assert response.json() == {"detail": "event bus unavailable; retry later"}
+    assert response.headers["Retry-After"] == "5", "a 503 must say when to retry"
 
 
 def test_webhook_path_makes_no_platform_call_for_a_plain_message(
