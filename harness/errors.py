@@ -3,6 +3,8 @@
 HarnessError
 ├── ConfigurationError        a setting is missing or wrong
 ├── InvalidEventError         an event failed validation; nothing was published
+│   └── InvalidEventDataError a handler received data that does not fit its model (also
+│                             a NonRetriableError: the run fails without retries)
 ├── InvalidFunctionError      a function declaration is wrong (bad cron, bad key path, ...)
 ├── FunctionNotFoundError     a run names a function this process does not know
 ├── StepError                 a step failed
@@ -58,3 +60,8 @@ class NonDeterminismError(StepError):
 
 class NonRetriableError(HarnessError):
     """Raise from a step or a handler to fail at once, skipping remaining retries."""
+
+
+class InvalidEventDataError(InvalidEventError, NonRetriableError):
+    """A received event's data does not fit the model its handler reads it with. Retrying
+    cannot help, so the run fails at once."""

@@ -11,8 +11,16 @@ from typing import Any
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
 from harness.agent.loop import run_agent_loop
-from harness.agent.turn import DurableTurn, ReplyTarget
-from harness.events import MESSAGE_RECEIVED, REPLY_READY, Event, MessageReceived, ReplyReady
+from harness.agent.turn import DurableTurn
+from harness.events import (
+    MESSAGE_RECEIVED,
+    REPLY_READY,
+    Event,
+    MessageReceived,
+    ReplyReady,
+    ReplyTarget,
+    SubagentTask,
+)
 from harness.llm.types import Message
 from harness.runtime import Context, Singleton, event, function
 from harness.settings import get_settings
@@ -34,7 +42,7 @@ NOT_CONFIGURED_REPLY = (
 def handle_message(ctx: Context) -> dict[str, Any]:
     """Answer a chat message: load the session, run the loop, publish `agent.reply.ready`."""
     deps = agent_deps()
-    data = MessageReceived.model_validate(ctx.event.data)
+    data = MessageReceived.from_event(ctx.event)
     turn = DurableTurn(
         ctx,
         deps,
@@ -43,7 +51,7 @@ def handle_message(ctx: Context) -> dict[str, Any]:
         session_key=data.session_key,
         reply=ReplyTarget(
             channel=data.channel,
-            destination=data.destination.model_dump(mode="json"),
+            destination=data.destination,
             channel_meta=data.channel_meta,
             session_key=data.session_key,
         ),
@@ -73,14 +81,15 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     """A sub-agent: a fresh conversation on one task, with file tools, remember and web_fetch.
 
     Invoked (`delegate_task`) it returns its answer; spawned by event (async or scheduled
-    delegation) it sends the answer to the user itself.
+    delegation) it sends the answer to the user itself. Either way the event's data is a
+    `SubagentTask`; other data fails the run at once (`InvalidEventDataError`).
     """
     deps = agent_deps()
-    data = ctx.event.data
-    task = str(data.get("task", "")).strip() or "(no task given)"
-    if data.get("scheduled_for"):
-        ctx.step.sleep_until("scheduled", str(data["scheduled_for"]))
-    reply = ReplyTarget(**data["reply"]) if data.get("reply") else None
+    data = SubagentTask.from_event(ctx.event)
+    task = data.task.strip() or "(no task given)"
+    if data.scheduled_for:
+        ctx.step.sleep_until("scheduled", data.scheduled_for)
+    reply = data.reply
     turn = DurableTurn(
         ctx,
         deps,
@@ -113,7 +122,7 @@ def _send_reply(ctx: Context, text: str, target: ReplyTarget | None) -> None:
     data = ReplyReady(
         response=text,
         channel=target.channel,
-        destination=target.destination,  # type: ignore[arg-type]
+        destination=target.destination,
         channel_meta=target.channel_meta,
         run_id=ctx.run_id,
     )
