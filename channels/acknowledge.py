@@ -69,7 +69,7 @@ def _refresh(
 ) -> bool:
     """Acknowledge again if the agent's run is still live; False when the turn is over."""
     record = runtime.ledger.run(agent_run)
-    if record is None or record.get("status") in _TURN_OVER:
+    if record is None or record.status in _TURN_OVER:
         return False
     _acknowledge(name, destination, meta)
     return True

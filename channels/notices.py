@@ -116,4 +116,4 @@ def reconsider_notice(ctx: Context) -> dict[str, Any]:
 def _superseded(runtime: Runtime, reason: str) -> bool:
     """True when a cancel `reason` names a newer run of the agent (what cancel mode writes)."""
     record = runtime.ledger.run(reason) if reason else None
-    return record is not None and record.get("function_id") == HANDLE_MESSAGE
+    return record is not None and record.function_id == HANDLE_MESSAGE

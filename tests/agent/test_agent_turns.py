@@ -87,7 +87,7 @@ def test_bad_tool_calls_go_back_to_the_model_as_errors(agent: AgentRig) -> None:
     assert "path" in str(results[0]["content"])
     assert "no_such_tool" in str(results[1]["content"])
     assert "outside" in str(results[2]["content"]).lower()
-    assert agent.runtime.ledger.run(run_id)["status"] == "completed"  # type: ignore[index]
+    assert agent.runtime.ledger.run(run_id).status == "completed"  # type: ignore[union-attr]
 
 
 class _Killed(BaseException):
@@ -119,7 +119,7 @@ def test_crash_mid_loop_replays_without_calling_the_model_again(
     # Then the completed think was not repeated, the tool ran again, and the turn finished
     assert len(agent.model.requests) == 2, "the first think must be replayed from the journal"
     assert calls == ["ls", "ls"]
-    assert agent.runtime.ledger.run(run_id)["status"] == "completed"  # type: ignore[index]
+    assert agent.runtime.ledger.run(run_id).status == "completed"  # type: ignore[union-attr]
     roles = [line["message"]["role"] for line in agent.session_lines()]
     assert roles == ["user", "assistant", "tool", "assistant"], "each message must appear once"
 
@@ -172,7 +172,7 @@ def test_cancel_mode_stops_the_run_and_answers_the_new_message(
         Reply.tool("wait_for_user", {"text": "stop, do this instead"}), Reply.answer("Doing it.")
     )
     first = agent.say("long job")
-    assert agent.runtime.ledger.run(first)["status"] == "cancelled"  # type: ignore[index]
+    assert agent.runtime.ledger.run(first).status == "cancelled"  # type: ignore[union-attr]
     assert agent.replies() == ["Doing it."]
     second = agent.model.requests[1].body
     assert _user_texts(second)[-1] == "stop, do this instead"

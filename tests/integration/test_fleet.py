@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 
 def _status(fleet: Fleet, run_id: str) -> str:
     record = runtime_for(fleet).ledger.run(run_id)
-    return record["status"] if record else ""
+    return record.status if record else ""
 
 
 def test_sigkill_mid_run_resumes_elsewhere_without_redoing_completed_steps(
@@ -27,7 +27,7 @@ def test_sigkill_mid_run_resumes_elsewhere_without_redoing_completed_steps(
     rt = runtime_for(own_fleet)
     run_id = publish({"name": "it/slow", "data": {"seconds": 0.5}}, runtime=rt).run_ids[0]
     wait_until(lambda: len(rt.ledger.journal(run_id)) >= 2, what="two steps to complete")
-    owner = rt.ledger.run(run_id)["owner"]  # type: ignore[index]
+    owner = rt.ledger.run(run_id).owner  # type: ignore[union-attr]
     pid = int(owner.split(":")[1])
     # When that worker is killed outright
     os.kill(pid, signal.SIGKILL)
@@ -43,7 +43,7 @@ def test_sigkill_mid_run_resumes_elsewhere_without_redoing_completed_steps(
             f"step {key} completed before the kill but ran {counts[index]} times"
         )
     assert all(n >= 1 for n in counts.values()), counts
-    assert rt.ledger.run(run_id)["result"] == "[0,1,2,3,4]"  # type: ignore[index]
+    assert rt.ledger.run(run_id).result == [0, 1, 2, 3, 4]  # type: ignore[union-attr]
 
 
 def test_singleton_never_overlaps_and_keeps_arrival_order(fleet: Fleet) -> None:
@@ -99,7 +99,7 @@ def test_sleep_and_wait_for_event_resume_across_processes(fleet: Fleet) -> None:
     wait_until(lambda: _status(fleet, approved) == "waiting", what="the run to wait for approval")
     publish({"name": "it/approved", "data": {"order": "o-1", "by": "ana"}}, runtime=rt)
     wait_until(lambda: _status(fleet, approved) == "completed", what="the approval to resume it")
-    assert rt.ledger.run(approved)["result"] == '"ana"'  # type: ignore[index]
+    assert rt.ledger.run(approved).result == "ana"  # type: ignore[union-attr]
 
 
 def test_duplicate_publish_runs_once_across_the_fleet(fleet: Fleet) -> None:
