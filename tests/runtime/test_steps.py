@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness.errors import NonRetriableError, StepFailedError
-from harness.events import FUNCTION_FAILED
+from harness.events import FUNCTION_FAILED, Event
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry
@@ -221,6 +221,22 @@ def test_send_event_publishes_once_across_replays(
     drain(runtime)
     assert flaky_calls == ["second", "second"], "the run should have been replayed once"
     assert len(received) == 1
+
+
+def test_send_event_of_an_event_without_an_id_derives_the_id_from_run_and_step(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a handler that sends an `Event` built without an id
+    @function(id="sender", trigger=event("app/go"), registry=registry)
+    def sender(ctx: Context) -> str:
+        return ctx.step.send_event("tell", Event(name="app/told", data={"n": 1}))
+
+    run_id = _start(runtime)
+    # When it runs
+    drain(runtime)
+    # Then the id is the run's and the step's, so a replay that re-sends cannot duplicate it
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.result == f"{run_id}:tell:0", record
 
 
 class RateLimited(Exception):
