@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from harness.tools import ToolContext, ToolOutcome, ToolRegistry
+from tests.waiting import wait_until
 
-from .conftest import Call, process_running, wait_until
+from .conftest import Call, process_running
 
 
 def test_bash_returns_output_and_exit_code(call: Call) -> None:
@@ -61,7 +62,7 @@ def test_bash_timeout_kills_the_command_and_its_child(call: Call, tmp_path: Path
     assert outcome.is_error
     assert "timed out after 1 s; the command and its children were killed" in outcome.content
     child = int((tmp_path / "child.pid").read_text())
-    assert wait_until(lambda: not process_running(child)), f"child {child} is still running"
+    wait_until(lambda: not process_running(child), f"child {child} to be killed")
 
 
 def test_bash_background_process_is_killed_when_the_command_returns(
@@ -71,7 +72,7 @@ def test_bash_background_process_is_killed_when_the_command_returns(
 
     assert outcome.content == "started\n\n[exit code 0]"
     child = int((tmp_path / "child.pid").read_text())
-    assert wait_until(lambda: not process_running(child)), f"child {child} is still running"
+    wait_until(lambda: not process_running(child), f"child {child} to be killed")
 
 
 def test_bash_cancel_kills_the_command_and_its_child(
@@ -86,7 +87,7 @@ def test_bash_cancel_kills_the_command_and_its_child(
     )
     caller.start()
     pid_file = tmp_path / "child.pid"
-    assert wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the child's pid")
 
     cancel.set()
     caller.join(30)
@@ -94,7 +95,7 @@ def test_bash_cancel_kills_the_command_and_its_child(
     assert len(outcomes) == 1 and outcomes[0].is_error
     assert "cancelled; the command and its children were killed" in outcomes[0].content
     child = int(pid_file.read_text())
-    assert wait_until(lambda: not process_running(child)), f"child {child} is still running"
+    wait_until(lambda: not process_running(child), f"child {child} to be killed")
 
 
 def test_bash_hides_secret_environment_variables(
