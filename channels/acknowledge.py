@@ -20,6 +20,7 @@ from harness.events import (
     REPLY_READY,
     Destination,
     MessageReceived,
+    ReplyReady,
 )
 from harness.runtime import Context, Runtime, event, function, run_id_for
 from harness.settings import get_settings
@@ -35,7 +36,7 @@ def acknowledge_message(ctx: Context) -> dict[str, Any]:
     """Show the user their message arrived; on a channel whose acknowledgement fades
     (`RefreshingChannel`), repeat it every `acknowledge_every` seconds until the agent's run
     for this message has replied or ended, for at most `ACKNOWLEDGE_FOR_S`. Best effort."""
-    data = MessageReceived.model_validate(ctx.event.data)
+    data = MessageReceived.from_event(ctx.event)
     channel = channel_or_none(data.channel)
     if channel is None:
         return {"acknowledged": False}
@@ -53,7 +54,7 @@ def acknowledge_message(ctx: Context) -> dict[str, Any]:
         reply = ctx.step.wait_for_event(
             "reply", event=REPLY_READY, match="data.destination.chat_id", timeout=every
         )
-        if reply is not None and reply.data.get("run_id") == agent_run:
+        if reply is not None and ReplyReady.from_event(reply).run_id == agent_run:
             break
         # Another turn's reply in this chat, or none yet: refresh while our turn is live. The
         # ledger also covers a reply published before this run first waited.
@@ -86,7 +87,7 @@ def _refresh(
 ) -> bool:
     """Acknowledge again if the agent's run is still live; False when the turn is over."""
     record = runtime.ledger.run(agent_run)
-    if record is None or record.get("status") in _TURN_OVER:
+    if record is None or record.status in _TURN_OVER:
         return False
     _acknowledge(name, destination, meta)
     return True

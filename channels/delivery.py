@@ -45,7 +45,7 @@ def send_reply(ctx: Context) -> dict[str, Any]:
     :white_check_mark:). Idempotent per reply: every chunk is posted at most once across
     retries (see `DeliveryLog`); transient platform errors are retried with backoff, permanent
     ones (`PermanentPlatformError`) fail the run at once. Returns the posted message ids."""
-    data = ReplyReady.model_validate(ctx.event.data)
+    data = ReplyReady.from_event(ctx.event)
     channel = channel_or_none(data.channel)
     if channel is None:
         return {"posted": []}

@@ -24,13 +24,17 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from pydantic import ValidationError
+
 from harness.agent.progress import Progress, ProgressSubscription, subscribe
-from harness.errors import BusUnavailableError, HarnessError
+from harness.errors import BusUnavailableError, HarnessError, InvalidEventError
 from harness.events import (
     FUNCTION_FAILED,
     MESSAGE_RECEIVED,
     REPLY_READY,
     Event,
+    FunctionFailed,
+    ReplyReady,
     Sender,
     validate_event,
 )
@@ -165,24 +169,24 @@ class Exchange:
                 return reply
         return None
 
-    def _match(self, event: dict[str, Any]) -> ChatReply | None:
-        data = event.get("data") or {}
-        name = event.get("name")
-        if name == REPLY_READY:
-            destination = data.get("destination") or {}
-            if (
-                destination.get("chat_id") == self.session_key
-                and data.get("channel") == self._chat.channel
-            ):
-                return ChatReply(
-                    response=str(data.get("response", "")),
-                    run_id=str(data.get("run_id", "")),
-                    session_key=self.session_key,
-                )
-        elif name == FUNCTION_FAILED and (data.get("event") or {}).get("id") == self.event_id:
-            run_id = str(data.get("run_id", ""))
-            raise ChatFailedError(f"the agent's run {run_id} failed; no reply will come", run_id)
-        return None
+    def _match(self, raw: dict[str, Any]) -> ChatReply | None:
+        name = raw.get("name")
+        if name not in (REPLY_READY, FUNCTION_FAILED):
+            return None
+        try:
+            event = Event.model_validate(raw)
+            if name == FUNCTION_FAILED:
+                failed = event.typed(FunctionFailed)
+                if failed.event.get("id") == self.event_id:
+                    message = f"the agent's run {failed.run_id} failed; no reply will come"
+                    raise ChatFailedError(message, failed.run_id)
+                return None
+            reply = event.typed(ReplyReady)
+        except (ValidationError, InvalidEventError):
+            return None  # the bus validates built-in events; a malformed one is not our reply
+        if reply.destination.chat_id != self.session_key or reply.channel != self._chat.channel:
+            return None
+        return ChatReply(response=reply.response, run_id=reply.run_id, session_key=self.session_key)
 
     def close(self) -> None:
         """Stop following progress. Idempotent; must not raise."""

@@ -203,10 +203,10 @@ def events_tail(
         return
 
 
-def _when(ms: str) -> str:
-    if not ms or ms == "0":
+def _when(ms: int) -> str:
+    if not ms:
         return ""
-    return datetime.fromtimestamp(int(ms) / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 @runs_app.callback()
@@ -222,8 +222,8 @@ def runs(
     table = Table("run", "function", "status", "attempt", "created (UTC)", "ended (UTC)", "error")
     for row in get_runtime().ledger.recent(limit):
         table.add_row(
-            row["id"], row["function_id"], row["status"], row["attempt"],
-            _when(row["created_at"]), _when(row["ended_at"]), row["error"][:60],
+            row.id, row.function_id, row.status, str(row.attempt),
+            _when(row.created_at), _when(row.ended_at), row.error[:60],
         )  # fmt: skip
     console.print(table)
 
@@ -238,7 +238,9 @@ def runs_show(run_id: str) -> None:
     if record is None:
         err_console.print(f"no run {run_id!r} (unknown, or older than the retention period)")
         raise typer.Exit(code=1)
-    console.print_json(json.dumps({"run": record, "steps": rt.ledger.journal(run_id)}))
+    console.print_json(
+        json.dumps({"run": record.model_dump(mode="json"), "steps": rt.ledger.journal(run_id)})
+    )
 
 
 @runs_app.command("cancel")

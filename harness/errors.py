@@ -9,6 +9,8 @@ HarnessError
 ├── BusUnavailableError           the event bus (Redis) failed; raised by the runtime's seam
 │   └── ChatUnavailableError          [harness/chat_client.py] + ChatError
 ├── InvalidEventError             an event failed validation; nothing was published (+ ValueError)
+│   └── InvalidEventDataError         a handler got data that does not fit its model
+│                                     (+ NonRetriableError: the run fails without retries)
 ├── InvalidFunctionError          a function declaration is wrong (bad cron, bad key path, ...)
 ├── FunctionNotFoundError         a run names a function this process does not know
 ├── StepError                     a step failed
@@ -95,3 +97,8 @@ class NonDeterminismError(StepError):
 
 class NonRetriableError(HarnessError):
     """Raise from a step or a handler to fail at once, skipping remaining retries."""
+
+
+class InvalidEventDataError(InvalidEventError, NonRetriableError):
+    """A received event's data does not fit the model its handler reads it with. Retrying
+    cannot help, so the run fails at once."""

@@ -13,7 +13,7 @@ from harness.access import Admission, admit, asker_of, pairing_text
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
 from harness.agent.loop import run_agent_loop
-from harness.agent.turn import DurableTurn, ReplyTarget
+from harness.agent.turn import DurableTurn
 from harness.events import (
     MESSAGE_HANDLER,
     MESSAGE_RECEIVED,
@@ -21,6 +21,8 @@ from harness.events import (
     Event,
     MessageReceived,
     ReplyReady,
+    ReplyTarget,
+    SubagentTask,
 )
 from harness.llm.types import Message
 from harness.runtime import Context, Singleton, event, function
@@ -45,7 +47,7 @@ NOT_CONFIGURED_REPLY = (
 def handle_message(ctx: Context) -> dict[str, Any]:
     """Answer a chat message: load the session, run the loop, publish `agent.reply.ready`."""
     deps = agent_deps()
-    data = MessageReceived.model_validate(ctx.event.data)
+    data = MessageReceived.from_event(ctx.event)
     if not _admitted(ctx, data, deps.settings.dm_policy):
         return {"reply": None, "iterations": 0, "served": False}
     turn = DurableTurn(
@@ -56,7 +58,7 @@ def handle_message(ctx: Context) -> dict[str, Any]:
         session_key=data.session_key,
         reply=ReplyTarget(
             channel=data.channel,
-            destination=data.destination.model_dump(mode="json"),
+            destination=data.destination,
             channel_meta=data.channel_meta,
             session_key=data.session_key,
         ),
@@ -86,14 +88,15 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     """A sub-agent: a fresh conversation on one task, with file tools, remember and web_fetch.
 
     Invoked (`delegate_task`) it returns its answer; spawned by event (async or scheduled
-    delegation) it sends the answer to the user itself.
+    delegation) it sends the answer to the user itself. Either way the event's data is a
+    `SubagentTask`; other data fails the run at once (`InvalidEventDataError`).
     """
     deps = agent_deps()
-    data = ctx.event.data
-    task = str(data.get("task", "")).strip() or "(no task given)"
-    if data.get("scheduled_for"):
-        ctx.step.sleep_until("scheduled", str(data["scheduled_for"]))
-    reply = ReplyTarget(**data["reply"]) if data.get("reply") else None
+    data = SubagentTask.from_event(ctx.event)
+    task = data.task.strip() or "(no task given)"
+    if data.scheduled_for:
+        ctx.step.sleep_until("scheduled", data.scheduled_for)
+    reply = data.reply
     turn = DurableTurn(
         ctx,
         deps,
@@ -134,7 +137,7 @@ def _admitted(ctx: Context, data: MessageReceived, policy: DmPolicy) -> bool:
     if verdict.code is not None:
         target = ReplyTarget(
             channel=data.channel,
-            destination=data.destination.model_dump(mode="json"),
+            destination=data.destination,
             channel_meta=data.channel_meta,
         )
         _send_reply(ctx, pairing_text(verdict.code), target)
@@ -147,7 +150,7 @@ def _send_reply(ctx: Context, text: str, target: ReplyTarget | None) -> None:
     data = ReplyReady(
         response=text,
         channel=target.channel,
-        destination=target.destination,  # type: ignore[arg-type]
+        destination=target.destination,
         channel_meta=target.channel_meta,
         run_id=ctx.run_id,
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -38,7 +37,7 @@ from harness.agent.deps import AgentDeps
 from harness.agent.session import SessionLine, messages_of
 from harness.agent.system_prompt import build_system_prompt
 from harness.errors import StepFailedError
-from harness.events import Event
+from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
 from harness.llm.errors import ContextOverflowError, ModelCancelledError, TransientModelError
 from harness.llm.provider import ModelProvider
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolCall, ToolResult, ToolSpec
@@ -51,15 +50,7 @@ log = logging.getLogger(__name__)
 FALLBACK_FROM_ATTEMPT = 2
 DELEGATE_TIMEOUT = "30m"
 
-
-@dataclass
-class ReplyTarget:
-    """Where the user's answers go: what a sub-agent needs to reply by itself."""
-
-    channel: str
-    destination: dict[str, Any]
-    channel_meta: dict[str, Any] = field(default_factory=dict)
-    session_key: str | None = None
+__all__ = ["DurableTurn", "ReplyTarget"]
 
 
 class DurableTurn:
@@ -111,8 +102,9 @@ class DurableTurn:
 
     # -- session ---------------------------------------------------------------------
     def save_user_message(self, event: Event) -> None:
-        """Write the message that started this run to the session, once."""
-        text = str(event.data.get("message", "")).strip()
+        """Write the message (`agent.message.received`) that started this run to the session,
+        once. Raises `InvalidEventDataError` for an event that is not such a message."""
+        text = MessageReceived.from_event(event).message.strip()
         if self.session_key and text:
             line = SessionLine(
                 message=Message.user(text), event_id=event.id, run_id=self.ctx.run_id
@@ -252,17 +244,15 @@ class DurableTurn:
             except StepFailedError as exc:
                 return _error(call, f"the sub-agent failed: {exc.error}")
             return ToolResult(tool_call_id=call.id, content=str(result.get("answer", "")))
-        data: dict[str, Any] = {
-            "task": params.task,
-            "reply": self.reply.__dict__ if self.reply else None,
-        }
+        task = SubagentTask(task=params.task, reply=self.reply)
         if isinstance(params, DelegateScheduledParams):
             checked = self.ctx.step.run("schedule", self._check_schedule, params.scheduled_for)
             if "error" in checked:
                 return _error(call, checked["error"])
-            data["scheduled_for"] = checked["at"]
+            task = task.model_copy(update={"scheduled_for": checked["at"]})
+        data = task.model_dump(mode="json")
         self.ctx.step.send_event("delegate", {"name": SUBAGENT_EVENT, "data": data})
-        when = f" at {data['scheduled_for']}" if scheduled else ""
+        when = f" at {task.scheduled_for}" if task.scheduled_for else ""
         return ToolResult(
             tool_call_id=call.id,
             content=f"Started a sub-agent{when}; it will send its result to the user itself.",
@@ -277,7 +267,8 @@ class DurableTurn:
     # -- steering --------------------------------------------------------------------
     def steer(self) -> list[Message]:
         """Messages of this chat that arrived while the run was active (the loop records them)."""
-        texts = (str(e.data.get("message", "")).strip() for e in self.ctx.step.take_inbox())
+        inbox = self.ctx.step.take_inbox()
+        texts = (MessageReceived.from_event(e).message.strip() for e in inbox)
         return [Message.user(text) for text in texts if text]
 
 

@@ -224,15 +224,21 @@ class Step:
     def send_event(self, step_id: str, event: Event | dict[str, Any]) -> str:
         """Publish an event exactly once per run. Returns its id.
 
-        Without an explicit id the event gets one derived from the run and step, so a
-        replay after a crash between publishing and recording publishes nothing new.
+        Without an explicit id (a dict without "id", or an `Event` built without one) the
+        event gets one derived from the run and step, so a replay after a crash between
+        publishing and recording publishes nothing new.
         """
         key = self._key(step_id)
         rec = self._recorded(key, "send")
         if rec is not None:
             return str(rec["v"])
         self._boundary()
-        raw = event.model_dump(mode="json") if isinstance(event, Event) else dict(event)
+        # exclude_unset: an `Event`'s default id is random; it must not hide the derived one
+        raw = (
+            event.model_dump(mode="json", exclude_unset=True)
+            if isinstance(event, Event)
+            else dict(event)
+        )
         raw.setdefault("id", f"{self._s.run_id}:{key}")
         result = publish(raw, runtime=self._s.runtime)
         self._commit(key, json.dumps({"k": "send", "v": result.event_id}))

@@ -102,7 +102,7 @@ def test_e2e_telegram_forum_topic_turn_is_answered_in_the_topic(
     (typing,) = telegram_api.calls_to("sendChatAction")
     assert typing.params["message_thread_id"] == 42
     agent_run = runtime.ledger.run(run_id_for(HANDLE_MESSAGE, response.json()["event_id"]))
-    assert agent_run is not None and agent_run["status"] == "completed", f"got {agent_run}"
+    assert agent_run is not None and agent_run.status == "completed", f"got {agent_run}"
 
 
 def test_e2e_slack_mention_is_answered_in_its_thread(
@@ -136,8 +136,8 @@ def test_e2e_slack_mention_is_answered_in_its_thread(
     assert posted.params["text"] == "The hour of the pearl is *now*."
     # And the user's message went from :eyes: to :white_check_mark:
     assert slack_api.reactions == {("C123ABC456", ts, "white_check_mark")}
-    reply_runs = [r for r in runtime.ledger.recent(20) if r["function_id"] == SEND_REPLY]
-    assert [r["status"] for r in reply_runs] == ["completed"]
+    reply_runs = [r for r in runtime.ledger.recent(20) if r.function_id == SEND_REPLY]
+    assert [r.status for r in reply_runs] == ["completed"]
 
 
 def test_e2e_telegram_stranger_gets_a_pairing_code_then_is_served_once_approved(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -34,16 +33,6 @@ def call(registry: ToolRegistry, ctx: ToolContext) -> Call:
         return registry.execute(name, arguments, ctx)
 
     return _call
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Poll observable state until `predicate` holds; return whether it did in time."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def process_running(pid: int) -> bool:

@@ -7,8 +7,9 @@ import pytest
 
 from harness.tools import ShellPolicy, ToolContext, ToolOutcome, ToolRegistry, default_registry
 from harness.tools.sandbox import bwrap_binary, sandbox_mode
+from tests.waiting import wait_until
 
-from .conftest import Call, host_processes, unique_sleep, wait_until
+from .conftest import Call, host_processes, unique_sleep
 
 # The registry fixture runs bash in the default (auto) sandbox, which must work here.
 pytestmark = pytest.mark.skipif(
@@ -68,7 +69,7 @@ def test_bash_timeout_kills_the_command_and_its_child(call: Call) -> None:
 
     assert outcome.is_error
     assert "timed out after 1 s; the command and its children were killed" in outcome.content
-    assert wait_until(lambda: not host_processes(sleep)), f"{sleep!r} is still running"
+    wait_until(lambda: not host_processes(sleep), f"{sleep!r} to be killed")
 
 
 def test_bash_background_process_is_killed_when_the_command_returns(call: Call) -> None:
@@ -77,7 +78,7 @@ def test_bash_background_process_is_killed_when_the_command_returns(call: Call) 
     outcome = call("bash", command=f"{sleep} & echo started")
 
     assert outcome.content == "started\n\n[exit code 0]"
-    assert wait_until(lambda: not host_processes(sleep)), f"{sleep!r} is still running"
+    wait_until(lambda: not host_processes(sleep), f"{sleep!r} to be killed")
 
 
 def test_bash_cancel_kills_the_command_and_its_child(
@@ -93,14 +94,14 @@ def test_bash_cancel_kills_the_command_and_its_child(
     )
     caller.start()
     pid_file = tmp_path / "child.pid"
-    assert wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the child's pid")
 
     cancel.set()
     caller.join(30)
 
     assert len(outcomes) == 1 and outcomes[0].is_error
     assert "cancelled; the command and its children were killed" in outcomes[0].content
-    assert wait_until(lambda: not host_processes(sleep)), f"{sleep!r} is still running"
+    wait_until(lambda: not host_processes(sleep), f"{sleep!r} to be killed")
 
 
 def test_bash_passes_only_allowlisted_environment_variables(

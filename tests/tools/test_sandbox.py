@@ -16,8 +16,9 @@ import pytest
 
 from harness.tools import ShellPolicy, ToolContext, ToolOutcome, default_registry
 from harness.tools.sandbox import bwrap_binary, sandbox_mode
+from tests.waiting import wait_until
 
-from .conftest import host_processes, unique_sleep, wait_until
+from .conftest import host_processes, unique_sleep
 
 if sandbox_mode("auto") != "bwrap":
     pytest.skip(
@@ -179,7 +180,7 @@ def test_sandbox_kills_setsid_survivors_when_the_command_returns(
     outcome = run(workspace, f"{detach(survivor)}; echo started")
 
     assert outcome.content == "started\n\n[exit code 0]"
-    assert wait_until(lambda: not host_processes(survivor)), f"{survivor!r} survived the call"
+    wait_until(lambda: not host_processes(survivor), f"{survivor!r} to be gone after the call")
 
 
 def test_sandbox_kills_setsid_survivors_on_timeout(workspace: Path, survivor: str) -> None:
@@ -192,7 +193,7 @@ def test_sandbox_kills_setsid_survivors_on_timeout(workspace: Path, survivor: st
 
     assert outcome.content.startswith("started\n"), outcome.content
     assert "timed out after 2 s" in outcome.content
-    assert wait_until(lambda: not host_processes(survivor)), f"{survivor!r} survived the timeout"
+    wait_until(lambda: not host_processes(survivor), f"{survivor!r} to be gone after the timeout")
 
 
 def test_sandbox_stops_a_disk_filler_at_the_file_size_limit(workspace: Path) -> None:

@@ -38,7 +38,7 @@ def test_one_event_is_published_and_starts_a_run(
     run_id = run_id_for("on-paid", "inv-1")
     assert response.json() == {"events": [{"id": "inv-1", "duplicate": False, "runs": [run_id]}]}
     run = runtime.ledger.run(run_id)
-    assert run is not None and run["function_id"] == "on-paid", f"expected a run, got {run}"
+    assert run is not None and run.function_id == "on-paid", f"expected a run, got {run}"
     assert runtime.redis.xlen(runtime.keys.events) == 1
 
 
