@@ -2,6 +2,7 @@
 
 HarnessError
 ├── ConfigurationError        a setting is missing or wrong
+│   └── InvalidSettingsError  settings failed validation: one readable line per variable
 ├── InvalidEventError         an event failed validation; nothing was published
 ├── InvalidFunctionError      a function declaration is wrong (bad cron, bad key path, ...)
 ├── FunctionNotFoundError     a run names a function this process does not know
@@ -21,6 +22,16 @@ class HarnessError(Exception):
 
 class ConfigurationError(HarnessError):
     """A setting is missing or has a value that cannot work."""
+
+
+class InvalidSettingsError(ConfigurationError):
+    """The environment or `.env` holds values the settings refuse. `problems` has one line
+    per variable, naming it in its environment form (`PORT`), saying what is wrong and giving
+    an example of a good value; `str()` joins them with "; "."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = tuple(problems)
 
 
 class InvalidEventError(HarnessError, ValueError):

@@ -15,6 +15,7 @@ from pydantic_settings import SettingsConfigDict
 from channels.slack.settings import SlackSettings
 from channels.telegram.settings import TelegramSettings
 from harness.llm.settings import ModelSettings
+from harness.settings_errors import read_settings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
 
@@ -27,7 +28,9 @@ class Settings(ModelSettings, TelegramSettings, SlackSettings):
     object, read once, holds everything.
     """
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     redis_url: str | None = Field(
         default=None,
@@ -68,5 +71,6 @@ class Settings(ModelSettings, TelegramSettings, SlackSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read on first use."""
-    return Settings()
+    """The process-wide settings, read on first use. Raises `InvalidSettingsError` (one line
+    per bad variable) when the environment or `.env` holds a value that does not validate."""
+    return read_settings(Settings)
