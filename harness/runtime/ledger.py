@@ -8,6 +8,7 @@ Methods a running worker calls take the run's epoch and report `False` (or raise
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,6 +204,22 @@ class Ledger:
         """The run's ledger record as strings (event and result as JSON text), or None."""
         record = self.redis.hgetall(self.keys.run(run_id))
         return {str(k): str(v) for k, v in record.items()} if record else None
+
+    def runs_starting_with(self, prefix: str, limit: int = 10) -> list[str]:
+        """Ids of retained runs that start with `prefix`, sorted, at most `limit`. An exact id
+        of a retained run gives just that id. Empty when nothing matches."""
+        if prefix and self.redis.exists(self.keys.run(prefix)):
+            return [prefix]
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", prefix) + "*"
+        found = [
+            str(run_id)
+            for run_id, _ in self.redis.zscan_iter(self.keys.runs, match=pattern, count=1000)
+        ]
+        pipe = self.redis.pipeline(transaction=False)
+        for run_id in found:
+            pipe.exists(self.keys.run(run_id))
+        alive = [run_id for run_id, ok in zip(found, pipe.execute(), strict=True) if ok]
+        return sorted(alive)[:limit]
 
     def journal(self, run_id: str) -> dict[str, dict[str, Any]]:
         """The run's step records by step key."""
