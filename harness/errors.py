@@ -6,6 +6,7 @@ HarnessError
 ├── InvalidEventError         an event failed validation; nothing was published
 ├── InvalidFunctionError      a function declaration is wrong (bad cron, bad key path, ...)
 ├── FunctionNotFoundError     a run names a function this process does not know
+├── RunNotFoundError          no retained run has this id, or a prefix names several
 ├── StepError                 a step failed
 │   ├── StepFailedError       a step spent its retries; raised into the handler on replay
 │   ├── StepResultError       a step's result cannot be stored as JSON
@@ -44,6 +45,11 @@ class InvalidFunctionError(HarnessError, ValueError):
 
 class FunctionNotFoundError(HarnessError):
     """A run names a function that no loaded module declares."""
+
+
+class RunNotFoundError(HarnessError):
+    """No retained run has the id (or id prefix) asked for, or a prefix matches several runs;
+    the message says which and lists the candidates."""
 
 
 class StepError(HarnessError):
