@@ -1,7 +1,7 @@
 """The `harness` command line: run the fleet or one process, talk to the agent, inspect runs.
 
 `main` is the executable. Every command runs under `HarnessGroup`, which turns our errors,
-Redis errors and usage errors into one line on stderr; `tidy_help` quiets typer's labels.
+Redis errors and usage errors into one line on stderr and quiets typer's type labels.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import typer
 from rich.console import Console
 
 from harness.commands.doctor import doctor
-from harness.commands.help_style import tidy_help
 from harness.commands.one_line_errors import HarnessGroup
 from harness.commands.runs import runs_app
 from harness.commands.setup import poll, setup_app
@@ -32,6 +31,7 @@ app = typer.Typer(
     help="Harness: chat agents on a durable Celery + Redis worker fleet.",
     invoke_without_command=True,
     rich_markup_mode="markdown",
+    add_completion=False,
 )
 events_app = typer.Typer(help="The events stream.", no_args_is_help=True)
 console = Console()
@@ -214,9 +214,8 @@ app.add_typer(setup_app, name="setup", rich_help_panel=SET_UP)
 
 
 def main() -> None:
-    """The `harness` executable: the app as a click command with tidy help, run standalone."""
-    command = tidy_help(typer.main.get_command(app))
-    command.main(prog_name="harness")
+    """The `harness` executable (and `python -m harness.cli`)."""
+    typer.main.get_command(app).main(prog_name="harness")
 
 
 if __name__ == "__main__":

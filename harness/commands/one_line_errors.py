@@ -20,6 +20,7 @@ import typer
 from typer import _click as click  # typer vendors its own click; its errors are these
 from typer.core import TyperGroup
 
+from harness.commands.help_style import tidy_help
 from harness.errors import (
     ConfigurationError,
     HarnessError,
@@ -60,7 +61,13 @@ def fail(lines: Sequence[str], code: int) -> typer.Exit:
 
 class HarnessGroup(TyperGroup):
     """A `TyperGroup` that reports our errors, Redis errors and usage errors in one line each.
-    Sub-groups (`runs`, `events`, `setup`) run inside its `invoke`, so they are covered too."""
+    Sub-groups (`runs`, `events`, `setup`) run inside its `invoke`, so they are covered too.
+    Its help, and its sub-commands', goes through `tidy_help` however it is built (the
+    executable, `python -m harness.cli`, typer's `CliRunner`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        tidy_help(self)
 
     def invoke(self, ctx: click.core.Context) -> Any:
         """Run the command; an error `describe` knows becomes one line and its exit code."""
