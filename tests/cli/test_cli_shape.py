@@ -57,14 +57,15 @@ def test_cli_unknown_option_is_one_line_with_exit_2(runner: CliRunner) -> None:
     assert "--bogus" in lines[0] and "up --help" in lines[0]
 
 
-def test_cli_port_option_overrides_port(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given PORT=8000 and a web server that cannot start (no function to serve would be
-    # slow, so only the setting is observed: an invalid --port is refused first)
+def test_cli_port_option_refuses_an_out_of_range_port(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given PORT=8000
     monkeypatch.setenv("PORT", "8000")
     get_settings.cache_clear()
     # When `web --port 0` is given
     result = runner.invoke(app, ["web", "--port", "0"])
-    # Then the range is checked in one line
+    # Then it is refused in one line before anything starts, and PORT is left alone
     assert result.exit_code == 2
     assert "--port" in result.output
     assert os.environ["PORT"] == "8000"
