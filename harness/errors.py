@@ -5,6 +5,7 @@ says where, `+ X` names a second base.
 
 HarnessError
 ├── ConfigurationError            a setting is missing or wrong
+│   ├── InvalidSettingsError          settings failed validation: one readable line per variable
 │   └── ChannelNotConfiguredError     [channels/errors.py] a channel's settings are missing
 ├── BusUnavailableError           the event bus (Redis) failed; raised by the runtime's seam
 │   └── ChatUnavailableError          [harness/chat_client.py] + ChatError
@@ -13,6 +14,7 @@ HarnessError
 │                                     (+ NonRetriableError: the run fails without retries)
 ├── InvalidFunctionError          a function declaration is wrong (bad cron, bad key path, ...)
 ├── FunctionNotFoundError         a run names a function this process does not know
+├── RunNotFoundError              no retained run has this id, or a prefix names several
 ├── StepError                     a step failed
 │   ├── StepFailedError           a step spent its retries; raised into the handler on replay
 │   ├── StepResultError           a step's result cannot be stored as JSON (+ TypeError)
@@ -62,6 +64,16 @@ class BusUnavailableError(HarnessError):
     may or may not have happened; asking again is safe for idempotent operations."""
 
 
+class InvalidSettingsError(ConfigurationError):
+    """The environment or `.env` holds values the settings refuse. `problems` has one line
+    per variable, naming it in its environment form (`PORT`), saying what is wrong and giving
+    an example of a good value; `str()` joins them with "; "."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = tuple(problems)
+
+
 class InvalidEventError(HarnessError, ValueError):
     """An event did not validate. Nothing was published."""
 
@@ -72,6 +84,11 @@ class InvalidFunctionError(HarnessError, ValueError):
 
 class FunctionNotFoundError(HarnessError):
     """A run names a function that no loaded module declares."""
+
+
+class RunNotFoundError(HarnessError):
+    """No retained run has the id (or id prefix) asked for, or a prefix matches several runs;
+    the message says which and lists the candidates."""
 
 
 class StepError(HarnessError):

@@ -15,6 +15,7 @@ from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from harness.llm.settings import ModelSettings
+from harness.settings_errors import read_settings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
 DmPolicy = Literal["pairing", "allowlist", "open"]
@@ -28,7 +29,9 @@ class Settings(ModelSettings):
     (`TelegramSettings`, `SlackSettings`) when it is loaded, so the core imports no platform.
     """
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     redis_url: str | None = Field(
         default=None,
@@ -91,5 +94,6 @@ class Settings(ModelSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read on first use."""
-    return Settings()
+    """The process-wide settings, read on first use. Raises `InvalidSettingsError` (one line
+    per bad variable) when the environment or `.env` holds a value that does not validate."""
+    return read_settings(Settings)

@@ -13,6 +13,7 @@ import json
 import secrets
 from dataclasses import dataclass
 
+from harness.runtime.bus_errors import on_bus
 from harness.runtime.instance import Runtime
 
 CODE_TTL_S = 3600
@@ -72,16 +73,19 @@ class AccessStore:
         self._pending = f"{prefix}:access:pending:"
         self._decide = runtime.redis.register_script(_APPROVE)
 
+    @on_bus("reach the pairing records")
     def allowed(self, subjects: list[str]) -> bool:
         """True when any of `subjects` is approved."""
         if not subjects:
             return False
         return any(self._runtime.redis.hmget(self._approved, subjects))
 
+    @on_bus("reach the pairing records")
     def denied(self, subject: str) -> bool:
         """True when the owner denied `subject`: it gets no more codes."""
         return bool(self._runtime.redis.hexists(self._denied, subject))
 
+    @on_bus("reach the pairing records")
     def request(self, subject: str, label: str, channel: str) -> tuple[PairingRequest, bool]:
         """The pending code for `subject`, creating one if it has none that is still valid.
 
@@ -114,6 +118,7 @@ class AccessStore:
         pipe.execute()
         return request, True
 
+    @on_bus("reach the pairing records")
     def pending(self) -> list[PairingRequest]:
         """Every code that has not expired, oldest first. Expired codes are dropped."""
         redis = self._runtime.redis
@@ -127,16 +132,19 @@ class AccessStore:
             redis.hdel(self._codes, *[r.code for r in expired])
         return sorted(live, key=lambda r: r.created_ms)
 
+    @on_bus("reach the pairing records")
     def approve(self, code: str) -> PairingRequest | None:
         """Approve the subject behind `code` and use the code up. None when the code is unknown
         or expired (an expired code is removed)."""
         return self._settle(code, "approve")
 
+    @on_bus("reach the pairing records")
     def deny(self, code: str) -> PairingRequest | None:
         """Deny the subject behind `code`: no more codes for it until `revoke`. None when the
         code is unknown or expired."""
         return self._settle(code, "deny")
 
+    @on_bus("reach the pairing records")
     def grant(self, subject: str, label: str, via: str) -> None:
         """Approve `subject` directly (an allowlist, or the owner naming it)."""
         body = json.dumps({"label": label, "approved_ms": self._runtime.now_ms(), "via": via})
@@ -145,6 +153,7 @@ class AccessStore:
         pipe.hdel(self._denied, subject)
         pipe.execute()
 
+    @on_bus("reach the pairing records")
     def approved(self) -> list[Grant]:
         """Every approved subject, sorted."""
         grants = []
@@ -154,6 +163,7 @@ class AccessStore:
             grants.append(Grant(str(subject), label, int(info["approved_ms"]), via))
         return sorted(grants, key=lambda g: g.subject)
 
+    @on_bus("reach the pairing records")
     def revoke(self, subject: str) -> bool:
         """Forget an approval or a denial of `subject`. True when there was one."""
         pipe = self._runtime.redis.pipeline(transaction=True)

@@ -8,6 +8,7 @@ Methods a running worker calls take the run's epoch and report `False` (or raise
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -15,6 +16,7 @@ import redis
 from pydantic import BaseModel, ConfigDict, Field
 
 import harness.runtime.scripts as scripts
+from harness.runtime.bus_errors import on_bus
 from harness.runtime.keys import Keys
 
 Kick = tuple[str, str]  # (run_id, queue)
@@ -24,7 +26,7 @@ RunStatus = Literal[
     "completed", "failed", "cancelled",
 ]  # fmt: skip
 _INT_FIELDS = ("attempt", "epoch", "lease_until", "created_at", "started_at", "ended_at",
-               "updated_at")  # fmt: skip
+               "updated_at", "wake_since")  # fmt: skip
 _JSON_FIELDS = ("event", "result", "slots", "parent")
 
 
@@ -68,6 +70,7 @@ class RunRecord(BaseModel):
     cancel: str = ""
     wake_kind: str = ""
     wake_step: str = ""
+    wake_since: int = 0
     wait_event: str = ""
     steered_into: str = ""
 
@@ -256,20 +259,41 @@ class Ledger:
         """Fire due timers, recover runs with expired leases and re-kick lost kicks."""
         return _pairs(self._reap(args=[self.keys.prefix, now_ms, ttl_ms, stale_ms, limit]))
 
+    @on_bus("ask the run to stop")
     def request_cancel(self, run_id: str, reason: str) -> bool:
         """Ask a live run to stop at its next step boundary. False when it is not live."""
         return bool(self._cancel(args=[self.keys.prefix, run_id, reason]))
 
+    @on_bus("read the run")
     def run(self, run_id: str) -> RunRecord | None:
         """The run's ledger record, or None when unknown or past its retention."""
         record = self.redis.hgetall(self.keys.run(run_id))
         return _record(run_id, record)
 
+    @on_bus("look runs up")
+    def runs_starting_with(self, prefix: str, limit: int = 10) -> list[str]:
+        """Ids of retained runs that start with `prefix`, sorted, at most `limit`. An exact id
+        of a retained run gives just that id. Empty when nothing matches."""
+        if prefix and self.redis.exists(self.keys.run(prefix)):
+            return [prefix]
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", prefix) + "*"
+        found = [
+            str(run_id)
+            for run_id, _ in self.redis.zscan_iter(self.keys.runs, match=pattern, count=1000)
+        ]
+        pipe = self.redis.pipeline(transaction=False)
+        for run_id in found:
+            pipe.exists(self.keys.run(run_id))
+        alive = [run_id for run_id, ok in zip(found, pipe.execute(), strict=True) if ok]
+        return sorted(alive)[:limit]
+
+    @on_bus("read the run's steps")
     def journal(self, run_id: str) -> dict[str, dict[str, Any]]:
         """The run's step records by step key."""
         raw = self.redis.hgetall(self.keys.journal(run_id))
         return {str(k): json.loads(v) for k, v in raw.items()}
 
+    @on_bus("list recent runs")
     def recent(self, limit: int = 20) -> list[RunRecord]:
         """The newest runs first; runs that expired meanwhile are left out."""
         ids = self.redis.zrevrange(self.keys.runs, 0, limit - 1)

@@ -191,12 +191,15 @@ class Step:
         failures = int(rec.get("n", 0)) if rec else 0
         self._boundary()
         self._s.attempt = failures
+        started = self._s.runtime.now_ms()
         try:
             value = fn(*args, **kwargs)
         except NonRetriableError as exc:
-            self._fail(key, step_id, exc, failures + 1, final=True)
+            self._fail(key, step_id, exc, failures + 1, started, final=True)
         except Exception as exc:
-            self._fail(key, step_id, exc, failures + 1, final=failures >= self._s.spec.retries)
+            final = failures >= self._s.spec.retries
+            self._fail(key, step_id, exc, failures + 1, started, final=final)
+        stamps = self._stamps(started) + f',"n":{failures + 1}'
         try:
             encoded = json.dumps(value, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -204,14 +207,36 @@ class Step:
                 f"step {step_id!r} returned a {type(value).__name__}, which cannot be stored as "
                 f"JSON ({exc}); return plain data: dict, list, str, int, float, bool or None"
             )
-            self._commit(key, json.dumps({"k": "run", "e": message, "final": True}))
+            self._commit(
+                key, "{" + stamps + ',"k":"run","final":true,"e":' + json.dumps(message) + "}"
+            )
             raise StepResultError(message) from exc
-        self._commit(key, '{"k":"run","v":' + encoded + "}")
+        self._commit(key, "{" + stamps + ',"k":"run","v":' + encoded + "}")
         return json.loads(encoded)  # type: ignore[no-any-return]
 
-    def _fail(self, key: str, step_id: str, exc: Exception, failures: int, *, final: bool) -> None:
+    def _stamps(self, started_ms: int) -> str:
+        """`"s":<ms>,"t":<ms>`: when the step began and when it is being recorded, so
+        `harness runs show` can order the journal and time each step."""
+        return f'"s":{started_ms},"t":{self._s.runtime.now_ms()}'
+
+    def _fail(
+        self,
+        key: str,
+        step_id: str,
+        exc: Exception,
+        failures: int,
+        started_ms: int,
+        *,
+        final: bool,
+    ) -> None:
         text = _error_text(exc)
-        record = {"k": "run", "e": text, "n": failures}
+        record = {
+            "k": "run",
+            "e": text,
+            "n": failures,
+            "s": started_ms,
+            "t": self._s.runtime.now_ms(),
+        }
         if final:
             self._commit(key, json.dumps({**record, "final": True}))
             raise StepFailedError(step_id, text) from exc
@@ -240,8 +265,12 @@ class Step:
             else dict(event)
         )
         raw.setdefault("id", f"{self._s.run_id}:{key}")
+        started = self._s.runtime.now_ms()
         result = publish(raw, runtime=self._s.runtime)
-        self._commit(key, json.dumps({"k": "send", "v": result.event_id}))
+        self._commit(
+            key,
+            "{" + self._stamps(started) + ',"k":"send","v":' + json.dumps(result.event_id) + "}",
+        )
         return result.event_id
 
     def sleep(self, step_id: str, duration: str | float) -> None:
@@ -256,7 +285,9 @@ class Step:
         self._boundary()
         wake_ms = _to_ms(when)
         if wake_ms <= self._s.runtime.now_ms():
-            self._commit(key, '{"k":"sleep","v":null}')
+            self._commit(
+                key, "{" + self._stamps(self._s.runtime.now_ms()) + ',"k":"sleep","v":null}'
+            )
             return
         self._suspend(key, "sleep", wake_ms)
         raise Suspended()
