@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -27,6 +29,23 @@ app.add_typer(setup_app, name="setup")
 app.command()(poll)
 console = Console()
 err_console = Console(stderr=True)
+
+
+@app.callback()
+def main(
+    workspace: Annotated[
+        Path | None,
+        typer.Option(
+            "--workspace",
+            help="The agent's workspace (sets AGENT_WORKSPACE): which fleet to talk to when "
+            "several run, or which one `harness up` starts.",
+        ),
+    ] = None,
+) -> None:
+    """Harness: chat agents on a durable Celery + Redis worker fleet."""
+    if workspace is not None:
+        os.environ["AGENT_WORKSPACE"] = str(workspace.expanduser().resolve())
+        get_settings.cache_clear()
 
 
 def _setup_logging() -> None:

@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from channels.slack.settings import SlackSettings
@@ -27,13 +27,20 @@ class Settings(ModelSettings, TelegramSettings, SlackSettings):
     object, read once, holds everything.
     """
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     redis_url: str | None = Field(
         default=None,
-        description="Redis to use; unset starts an embedded Redis under the workspace.",
+        description="Redis to use; unset starts an embedded Redis in the state folder.",
     )
     agent_workspace: Path = Field(default=Path("./workspace"))
+    harness_state_dir: Path | None = Field(
+        default=None,
+        description="The runtime's own files (embedded Redis data, password); unset: "
+        "`.harness` beside the workspace, outside the agent's reach.",
+    )
     agent_name: str = Field(default="Harness")
     port: int = Field(default=8000, ge=1, le=65535)
     harness_api_key: SecretStr | None = Field(
@@ -64,6 +71,11 @@ class Settings(ModelSettings, TelegramSettings, SlackSettings):
         default=False, description="Let web_fetch reach loopback and private addresses."
     )
     agent_timezone: str = Field(default="UTC", description="IANA zone for times and daily logs.")
+
+    @field_validator("harness_state_dir", "redis_url", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
 
 @lru_cache(maxsize=1)

@@ -15,7 +15,9 @@ DEFAULT_BASE_URL = "https://slack.com/api/"
 class SlackSettings(BaseSettings):
     """Everything the Slack channel reads. Field names map to upper-case variables."""
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     slack_bot_token: SecretStr | None = Field(default=None, description="xoxb- bot token.")
     slack_signing_secret: SecretStr | None = Field(

@@ -17,7 +17,9 @@ _SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 class TelegramSettings(BaseSettings):
     """Everything the Telegram channel reads. Field names map to upper-case variables."""
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     telegram_bot_token: SecretStr | None = Field(default=None, description="From @BotFather.")
     telegram_webhook_secret: SecretStr | None = Field(
