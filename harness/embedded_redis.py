@@ -109,7 +109,8 @@ def _free_port() -> int:
 class EmbeddedRedis:
     """A `redis-server` on 127.0.0.1, owned by this object. Use as a context manager.
 
-    `data_dir` holds the data (an append-only file when `persist`) and `redis.log`.
+    `data_dir` (made mode 0700) holds the data (an append-only file when `persist`) and
+    `redis.log`.
     `port=None` picks a free port. With `password`, clients must authenticate (the URL
     carries it). When `publish_url` is given, the URL is written there (mode 0600) once the
     server answers, so sibling processes can find it, and removed on `stop()`.
@@ -163,6 +164,7 @@ class EmbeddedRedis:
             return self
         executable = find_redis_server()
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.chmod(0o700)  # the append-only file holds every conversation
         self._refuse_if_already_published()
         attempts = 1 if self._requested_port is not None else _PORT_ATTEMPTS
         for attempt in range(1, attempts + 1):

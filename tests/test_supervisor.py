@@ -146,3 +146,29 @@ def test_procfile_processes_refuses_a_missing_or_empty_file(tmp_path: Path) -> N
     (tmp_path / "Procfile").write_text("# nothing\n")
     with pytest.raises(ConfigurationError, match="declares no processes"):
         procfile_processes(tmp_path / "Procfile")
+
+
+@pytest.mark.integration
+def test_run_fleet_stops_when_the_embedded_redis_dies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a fleet whose only process shuts the embedded Redis down, then waits
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    script = (
+        "import os, time, redis\n"
+        "try:\n"
+        "    redis.Redis.from_url(os.environ['REDIS_URL']).shutdown(nosave=True)\n"
+        "except redis.ConnectionError:\n"
+        "    pass\n"
+        "time.sleep(120)\n"
+    )
+    output = io.StringIO()
+    # When the fleet runs
+    code = run_fleet(
+        _settings(tmp_path / "workspace"),
+        {"killer": f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}"},
+        output=output,
+    )
+    # Then it stops everything and fails, saying why
+    assert code == 1, output.getvalue()
+    assert "the embedded Redis exited; stopping the fleet" in output.getvalue()

@@ -65,12 +65,27 @@ def serve(
     level = settings.log_level.lower()
     _warm_up_channels()
     FunctionRegistrar(runtime_factory, BUILTIN_FUNCTION_MODULES).start()
+    logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
     uvicorn.run(
         create_app(runtime_factory, settings, routers=default_routers()),
         host="0.0.0.0",
         port=settings.port,
         log_level=_UVICORN_LEVELS.get(level, level),
     )
+
+
+class _QuietProbes(logging.Filter):
+    """Drops uvicorn's access-log lines for `/healthz` and `/readyz`: probes (a load balancer,
+    `harness up` waiting for readiness) would drown the log. A failing check logs by itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3:
+            return str(args[2]).split("?", 1)[0] not in _PROBES
+        return True
+
+
+_PROBES = frozenset({"/healthz", "/readyz"})
 
 
 def _warm_up_channels() -> None:
