@@ -123,6 +123,7 @@ def test_harness_up_from_a_copied_env_example_answers_a_message_sent_from_anothe
         lambda: "ready: chat with `harness chat`" in up.output(), what=f"ready\n{up.output()}"
     )
     assert f"POST /api/chat on port {up.port}" in up.output()
+    assert "GET /readyz" not in up.output(), "expected probes to stay out of the access log"
     # When a message is sent with the CLI from a folder with no .env
     model_server.script(Reply.answer("hello from the scripted model"))
     elsewhere = tmp_path / "elsewhere"
