@@ -3,7 +3,8 @@ spent its retries (`global-failure-handler`), and "reconsidering" in cancel mode
 (`reconsider-notice`).
 
 Both are published as `agent.reply.ready` with `channel_meta.harness_notice` set, so delivery
-retries and deduplicates them like any reply.
+retries and deduplicates them like any reply. The agent's turn is recognised by its function
+id from the message contract (`harness.events.MESSAGE_HANDLER`), never by importing the agent.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from channels.acknowledge import ACKNOWLEDGE
-from harness.agent.handlers import HANDLE_MESSAGE
 from harness.events import (
     FUNCTION_CANCELLED,
     FUNCTION_FAILED,
+    MESSAGE_HANDLER,
     MESSAGE_RECEIVED,
     REPLY_READY,
     Destination,
@@ -104,7 +105,7 @@ def tell_user_about_failure(ctx: Context) -> dict[str, Any]:
 
 @function(
     id=RECONSIDER_NOTICE,
-    trigger=event(FUNCTION_CANCELLED, if_=f"event.data.function_id == '{HANDLE_MESSAGE}'"),
+    trigger=event(FUNCTION_CANCELLED, if_=f"event.data.function_id == '{MESSAGE_HANDLER}'"),
     retries=1,
 )
 def reconsider_notice(ctx: Context) -> dict[str, Any]:
@@ -112,7 +113,9 @@ def reconsider_notice(ctx: Context) -> dict[str, Any]:
     work to start over with the newer message. A run cancelled for another reason (from the
     command line) gets no notice."""
     cancelled = FunctionCancelled.model_validate(ctx.event.data)
-    if not ctx.step.run("superseded", _superseded, ctx.runtime, cancelled.reason):
+    if not ctx.step.run(
+        "superseded", _superseded, ctx.runtime, cancelled.reason, cancelled.function_id
+    ):
         return {"notified": False}
     target = notice_target(cancelled.event)
     if target is None:
@@ -121,7 +124,8 @@ def reconsider_notice(ctx: Context) -> dict[str, Any]:
     return {"notified": True, "event_id": event_id}
 
 
-def _superseded(runtime: Runtime, reason: str) -> bool:
-    """True when a cancel `reason` names a newer run of the agent (what cancel mode writes)."""
+def _superseded(runtime: Runtime, reason: str, function_id: str) -> bool:
+    """True when a cancel `reason` names a newer run of the same function: what cancel mode
+    writes when the next message of the chat takes over."""
     record = runtime.ledger.run(reason) if reason else None
-    return record is not None and record.get("function_id") == HANDLE_MESSAGE
+    return record is not None and record.get("function_id") == function_id

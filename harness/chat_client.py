@@ -11,7 +11,7 @@ the session's pub/sub channel (`harness.agent.progress`) while the reply is awai
         for update in exchange.updates():
             ...  # Progress, then one ChatReply (or ChatError raised)
 
-Redis errors are translated here into `ChatUnavailableError`.
+The runtime's `BusUnavailableError` becomes `ChatUnavailableError` (a kind of it) here.
 """
 
 from __future__ import annotations
@@ -24,10 +24,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-import redis
-
 from harness.agent.progress import Progress, ProgressSubscription, subscribe
-from harness.errors import HarnessError
+from harness.errors import BusUnavailableError, HarnessError
 from harness.events import (
     FUNCTION_FAILED,
     MESSAGE_RECEIVED,
@@ -68,7 +66,7 @@ class ChatFailedError(ChatError):
         self.run_id = run_id
 
 
-class ChatUnavailableError(ChatError):
+class ChatUnavailableError(ChatError, BusUnavailableError):
     """The bus (Redis) could not be reached. The message may or may not have been sent."""
 
     code = "unavailable"
@@ -159,7 +157,7 @@ class Exchange:
         block_ms = max(1, int(wait_s * 1000))
         try:
             self._cursor, events = read_events(self._chat.runtime, self._cursor, block_ms)
-        except redis.RedisError as exc:
+        except BusUnavailableError as exc:
             raise ChatUnavailableError("the event bus is unavailable") from exc
         for event in events:
             reply = self._match(event)
@@ -243,7 +241,7 @@ class ChatSession:
         try:
             cursor = latest_cursor(self.runtime)
             result = publish(event, runtime=self.runtime)
-        except redis.RedisError as exc:
+        except BusUnavailableError as exc:
             progress.close()
             raise ChatUnavailableError("the event bus is unavailable") from exc
         except BaseException:

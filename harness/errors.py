@@ -1,15 +1,47 @@
-"""The project's error hierarchy. Third-party errors are translated into these at each seam.
+"""The project's error hierarchy. Third-party errors are translated into these at each seam
+(redis in `harness/runtime/`, the model SDKs in `harness/llm/`, each platform's API in
+`channels/<platform>/api.py`). Families live next to the code that raises them; `[module]`
+says where, `+ X` names a second base.
 
 HarnessError
-├── ConfigurationError        a setting is missing or wrong
-├── InvalidEventError         an event failed validation; nothing was published
-├── InvalidFunctionError      a function declaration is wrong (bad cron, bad key path, ...)
-├── FunctionNotFoundError     a run names a function this process does not know
-├── StepError                 a step failed
-│   ├── StepFailedError       a step spent its retries; raised into the handler on replay
-│   ├── StepResultError       a step's result cannot be stored as JSON
-│   └── NonDeterminismError   the handler asked for steps in another order than recorded
-└── NonRetriableError         raise this from a step or handler to fail without retries
+├── ConfigurationError            a setting is missing or wrong
+│   └── ChannelNotConfiguredError     [channels/errors.py] a channel's settings are missing
+├── BusUnavailableError           the event bus (Redis) failed; raised by the runtime's seam
+│   └── ChatUnavailableError          [harness/chat_client.py] + ChatError
+├── InvalidEventError             an event failed validation; nothing was published (+ ValueError)
+├── InvalidFunctionError          a function declaration is wrong (bad cron, bad key path, ...)
+├── FunctionNotFoundError         a run names a function this process does not know
+├── StepError                     a step failed
+│   ├── StepFailedError           a step spent its retries; raised into the handler on replay
+│   ├── StepResultError           a step's result cannot be stored as JSON (+ TypeError)
+│   └── NonDeterminismError       the handler asked for steps in another order than recorded
+├── NonRetriableError             raise this from a step or handler to fail without retries
+│   (also a base of ContextOverflowError, PermanentModelError, ModelCancelledError and
+│    PermanentPlatformError below)
+├── ChatError                     [harness/chat_client.py] waiting for the agent's reply failed
+│   ├── ChatTimeoutError              no reply in time
+│   ├── ChatFailedError               the run failed; no reply will come
+│   └── ChatUnavailableError          + BusUnavailableError (above)
+├── ModelError                    [harness/llm/errors.py] a model provider call failed
+│   ├── TransientModelError           worth retrying (rate limit, overload, network)
+│   ├── ContextOverflowError          the conversation is too long (+ NonRetriableError)
+│   ├── PermanentModelError           bad request, auth, ... (+ NonRetriableError)
+│   └── ModelCancelledError           the call was cancelled (+ NonRetriableError)
+├── ToolError                     [harness/tools/errors.py] a workspace tool failed
+│   └── WorkspaceEscapeError          a path leads outside the workspace (+ ValueError)
+└── ChannelError                  [channels/errors.py] a channel failed
+    ├── UnknownChannelError           no channel of that name (+ KeyError)
+    ├── ChannelNotConfiguredError     + ConfigurationError (above)
+    ├── WebhookRejected               a webhook failed verification
+    └── PlatformError                 the platform's API failed
+        ├── TransientPlatformError        worth retrying
+        │   ├── PlatformUnavailable           5xx, network
+        │   └── RateLimited                   429, with `retry_after`
+        └── PermanentPlatformError        retrying cannot help (+ NonRetriableError)
+            ├── MessageFormatError            the platform refused our markup
+            ├── MessageRejected               the message was refused (too long, empty)
+            ├── AuthenticationError           the token was refused
+            └── DestinationError              the chat or thread is gone or closed to us
 """
 
 from __future__ import annotations
@@ -21,6 +53,11 @@ class HarnessError(Exception):
 
 class ConfigurationError(HarnessError):
     """A setting is missing or has a value that cannot work."""
+
+
+class BusUnavailableError(HarnessError):
+    """The event bus (Redis) could not be reached or answered with an error. What was asked
+    may or may not have happened; asking again is safe for idempotent operations."""
 
 
 class InvalidEventError(HarnessError, ValueError):

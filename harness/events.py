@@ -20,6 +20,11 @@ REPLY_READY = "agent.reply.ready"
 FUNCTION_FAILED = "function.failed"
 FUNCTION_CANCELLED = "function.cancelled"
 
+MESSAGE_HANDLER = "agent-handle-message"
+"""The id of the function that answers `agent.message.received` (the agent's turn). Part of
+the message contract, so that channels can follow the turn a message started
+(`run_id_for(MESSAGE_HANDLER, message_event_id)`) without importing the agent."""
+
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$")
 
 

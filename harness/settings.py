@@ -1,6 +1,8 @@
-"""All configuration, read once from the environment and `.env`.
+"""The core configuration, read once from the environment and `.env`.
 
-Every field here is listed with its default in `.env.example` and the README.
+It knows no platform: each channel reads its own settings class
+(`channels/<platform>/settings.py`) from the same environment and `.env`. Every field is
+listed with its default in `.env.example` and the README.
 """
 
 from __future__ import annotations
@@ -12,19 +14,18 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from channels.slack.settings import SlackSettings
-from channels.telegram.settings import TelegramSettings
 from harness.llm.settings import ModelSettings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
+DmPolicy = Literal["pairing", "allowlist", "open"]
 
 
-class Settings(ModelSettings, TelegramSettings, SlackSettings):
-    """The one configuration object. Field names map to upper-case environment variables.
+class Settings(ModelSettings):
+    """The fleet's configuration. Field names map to upper-case environment variables.
 
-    The model and channel fields are declared next to the code that reads them (in
-    `harness.llm.settings` and `channels/<platform>/settings.py`) and inherited here, so one
-    object, read once, holds everything.
+    The model fields are declared next to the code that reads them (`harness.llm.settings`)
+    and inherited here. Channel settings are not here: a channel reads its own
+    (`TelegramSettings`, `SlackSettings`) when it is loaded, so the core imports no platform.
     """
 
     model_config = SettingsConfigDict(
@@ -47,6 +48,10 @@ class Settings(ModelSettings, TelegramSettings, SlackSettings):
         default=None, description="Bearer token for the HTTP API; unset disables it."
     )
     on_new_message: OnNewMessage = Field(default="steer")
+    dm_policy: DmPolicy = Field(
+        default="pairing",
+        description="Who may talk to the bot: pairing (approve codes), allowlist, or open.",
+    )
     log_level: str = Field(default="INFO")
 
     harness_function_modules: str = Field(
@@ -67,6 +72,24 @@ class Settings(ModelSettings, TelegramSettings, SlackSettings):
     agent_max_iterations: int = Field(default=20, ge=1, le=200)
     agent_context_tokens: int = Field(default=150_000, ge=4_000)
     agent_allow_shell: bool = Field(default=True)
+    agent_shell_sandbox: Literal["auto", "bwrap", "off"] = Field(
+        default="auto",
+        description="How bash is confined: auto/bwrap use bubblewrap (bash is disabled if it "
+        "cannot run); off runs commands unconfined.",
+    )
+    agent_shell_network: bool = Field(
+        default=True, description="false gives sandboxed commands no network at all."
+    )
+    agent_shell_env: str = Field(
+        default="",
+        description="Comma-separated host environment variables passed to bash commands.",
+    )
+    agent_shell_max_file_mb: int = Field(
+        default=100, ge=1, description="Largest file a bash command may write, MB."
+    )
+    agent_shell_max_memory_mb: int = Field(
+        default=2048, ge=64, description="Address space of each bash process, MB."
+    )
     agent_fetch_private_networks: bool = Field(
         default=False, description="Let web_fetch reach loopback and private addresses."
     )

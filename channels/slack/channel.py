@@ -65,6 +65,7 @@ class SlackChannel:
             bot_user_id=self._bot_user_id,
             display_name=self._display_name,
             allowed_channels=self.settings.slack_allowed_channels,
+            drop_unlisted=self.settings.dm_policy == "allowlist",
         )
 
     def send_reply(

@@ -16,7 +16,7 @@ from channels.telegram.api import TelegramApi, redact
 from channels.telegram.format import Chunk, to_chunks
 from channels.telegram.settings import TelegramSettings
 from channels.telegram.setup import ALLOWED_UPDATES, set_up
-from channels.telegram.transform import CHANNEL, transform_update
+from channels.telegram.transform import CHANNEL, Audience, transform_update
 from channels.telegram.verify import verify_secret_token
 from harness.errors import ConfigurationError
 from harness.events import Destination
@@ -57,7 +57,11 @@ class TelegramChannel:
         return transform_update(
             payload,
             bot_id=self.api.bot_id,
-            allowed_chats=self.settings.telegram_allowed_chats,
+            audience=Audience(
+                allowed_chats=self.settings.telegram_allowed_chats,
+                drop_unlisted=self.settings.dm_policy == "allowlist",
+                group_trigger=self.settings.telegram_group_trigger,
+            ),
             bot_username=self._bot_username,
         )
 

@@ -6,10 +6,12 @@ reset by tests that change the settings.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.access import announce_policy
 from harness.agent.delegation import (
     DelegateAsyncTaskTool,
     DelegateScheduledTaskTool,
@@ -22,9 +24,10 @@ from harness.llm.factory import build_fallback_provider, build_provider
 from harness.llm.provider import ModelProvider
 from harness.llm.types import ToolSpec
 from harness.settings import Settings, get_settings
-from harness.tools import default_registry
+from harness.tools import ShellPolicy, default_registry, describe_sandbox
 from harness.tools.base import ToolRegistry
 
+logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _deps: AgentDeps | None = None
 
@@ -54,7 +57,11 @@ def build_deps(settings: Settings) -> AgentDeps:
     workspace = settings.agent_workspace.resolve()
     ensure_workspace(workspace, default_template(), default_shipped_skills())
     private = settings.agent_fetch_private_networks
-    tools = default_registry(allow_shell=settings.agent_allow_shell, allow_private_fetch=private)
+    policy = shell_policy(settings)
+    if settings.agent_allow_shell:
+        logger.info("%s", describe_sandbox(policy))
+    announce_policy(settings.dm_policy)
+    tools = default_registry(settings.agent_allow_shell, private, policy)
     tools.register(RememberTool())
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
         tools.register(delegation)
@@ -68,6 +75,18 @@ def build_deps(settings: Settings) -> AgentDeps:
         tools=tools,
         subagent_tools=subagent_tools,
         sessions=SessionStore(workspace),
+    )
+
+
+def shell_policy(settings: Settings) -> ShellPolicy:
+    """The bash tool's sandbox policy from the `AGENT_SHELL_*` settings."""
+    names = tuple(n.strip() for n in settings.agent_shell_env.split(",") if n.strip())
+    return ShellPolicy(
+        sandbox=settings.agent_shell_sandbox,
+        network=settings.agent_shell_network,
+        env_names=names,
+        max_file_mb=settings.agent_shell_max_file_mb,
+        max_memory_mb=settings.agent_shell_max_memory_mb,
     )
 
 

@@ -6,18 +6,29 @@ Workers load this module by default. The singleton mode of the chat function com
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from harness.access import Admission, admit, asker_of, pairing_text
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
 from harness.agent.loop import run_agent_loop
 from harness.agent.turn import DurableTurn, ReplyTarget
-from harness.events import MESSAGE_RECEIVED, REPLY_READY, Event, MessageReceived, ReplyReady
+from harness.events import (
+    MESSAGE_HANDLER,
+    MESSAGE_RECEIVED,
+    REPLY_READY,
+    Event,
+    MessageReceived,
+    ReplyReady,
+)
 from harness.llm.types import Message
 from harness.runtime import Context, Singleton, event, function
-from harness.settings import get_settings
+from harness.settings import DmPolicy, get_settings
 
-HANDLE_MESSAGE = "agent-handle-message"
+log = logging.getLogger(__name__)
+
+HANDLE_MESSAGE = MESSAGE_HANDLER
 NOT_CONFIGURED_REPLY = (
     "I can't think yet: no model is configured. Set ANTHROPIC_API_KEY (default provider), "
     "or LLM_PROVIDER=openai with OPENAI_API_KEY, or OPENAI_BASE_URL for a local "
@@ -37,6 +48,8 @@ def handle_message(ctx: Context) -> dict[str, Any]:
     """Answer a chat message: load the session, run the loop, publish `agent.reply.ready`."""
     deps = agent_deps()
     data = MessageReceived.model_validate(ctx.event.data)
+    if not _admitted(ctx, data, deps.settings.dm_policy):
+        return {"reply": None, "iterations": 0, "served": False}
     turn = DurableTurn(
         ctx,
         deps,
@@ -107,6 +120,27 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     if reply is not None:
         _send_reply(ctx, answer, reply)
     return {"answer": answer}
+
+
+def _admitted(ctx: Context, data: MessageReceived, policy: DmPolicy) -> bool:
+    """Apply `DM_POLICY` (see `harness.access`); a stranger gets a pairing code, once."""
+    asker = asker_of(data.channel_meta)
+    if asker is None:
+        return True
+    verdict = Admission.model_validate(
+        ctx.step.run("access", lambda: admit(ctx.runtime, policy, data.channel, asker).model_dump())
+    )
+    if verdict.serve:
+        return True
+    log.info("not serving %s: %s", asker.pairing_subject or "a stranger", verdict.reason)
+    if verdict.code is not None:
+        target = ReplyTarget(
+            channel=data.channel,
+            destination=data.destination.model_dump(mode="json"),
+            channel_meta=data.channel_meta,
+        )
+        _send_reply(ctx, pairing_text(verdict.code), target)
+    return False
 
 
 def _send_reply(ctx: Context, text: str, target: ReplyTarget | None) -> None:

@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 
 from channels.errors import ChannelNotConfiguredError, PlatformError, UnknownChannelError
-from channels.polling import listener_channels, run_listener
+from channels.listeners import listener_channels, run_listener
 from channels.registry import get_channel
 from channels.tokens import blank_tokens
 from harness.errors import ConfigurationError, HarnessError
@@ -125,7 +125,7 @@ def extra_processes() -> dict[str, str]:
     """Processes `harness up` adds to the fleet: `<channel>-listener` running
     `<this python> -m harness.cli poll <channel> --restart` (it restarts itself with backoff
     rather than exit, so it cannot stop the fleet) for each configured channel that receives
-    messages without webhooks (`channels.polling.listener_channels`), leaving out a channel
+    messages without webhooks (`channels.listeners.listener_channels`), leaving out a channel
     any of whose tokens is set but empty (`TELEGRAM_BOT_TOKEN=` in a copied `.env.example`).
     Reads the channels' settings from the environment, as the fleet's processes do. Touches
     no network."""

@@ -18,7 +18,7 @@ from croniter import croniter
 from harness.events import Event
 from harness.runtime.bus import publish
 from harness.runtime.functions import CRON_EVENT, CronTrigger, FunctionSpec
-from harness.runtime.runtime import Runtime
+from harness.runtime.instance import Runtime
 
 log = logging.getLogger(__name__)
 GRACE_MS = 60_000

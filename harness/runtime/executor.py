@@ -14,10 +14,11 @@ import redis
 
 from harness.errors import FunctionNotFoundError, NonRetriableError, StepError
 from harness.events import FUNCTION_CANCELLED, FUNCTION_FAILED, Event
+from harness.runtime.bus import publish
 from harness.runtime.functions import EventTrigger, Function, FunctionSpec
+from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import Claim
-from harness.runtime.runtime import Runtime
 from harness.runtime.steps import (
     Cancelled,
     Context,
@@ -181,8 +182,6 @@ def _cancel(state: RunState, reason: str) -> str:
 def _notify(
     state: RunState, name: str, event_id: str, extra: dict[str, str], function_id: str
 ) -> None:
-    from harness.runtime.bus import publish
-
     data = {"function_id": function_id, "run_id": state.run_id, "event": state.event, **extra}
     # Published before the run is finished: if we crash in between, the retry publishes
     # the same event id again, which the bus ignores.

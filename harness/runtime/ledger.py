@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 
-from harness.runtime import scripts
+import harness.runtime.scripts as scripts
 from harness.runtime.keys import Keys
 
 Kick = tuple[str, str]  # (run_id, queue)

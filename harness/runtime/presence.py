@@ -12,7 +12,7 @@ import logging
 import threading
 from dataclasses import dataclass
 
-from harness.runtime.runtime import Runtime
+from harness.runtime.instance import Runtime
 
 log = logging.getLogger(__name__)
 

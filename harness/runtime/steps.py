@@ -24,10 +24,11 @@ from harness.errors import (
     StepResultError,
 )
 from harness.events import Event
+from harness.runtime.bus import publish
 from harness.runtime.durations import parse_duration
 from harness.runtime.expressions import resolve_path
 from harness.runtime.functions import INVOKE_EVENT, FunctionSpec
-from harness.runtime.runtime import Runtime
+from harness.runtime.instance import Runtime
 
 T = TypeVar("T")
 _MAX_ERROR_CHARS = 2000
@@ -226,8 +227,6 @@ class Step:
         Without an explicit id the event gets one derived from the run and step, so a
         replay after a crash between publishing and recording publishes nothing new.
         """
-        from harness.runtime.bus import publish
-
         key = self._key(step_id)
         rec = self._recorded(key, "send")
         if rec is not None:
@@ -292,8 +291,6 @@ class Step:
         The caller suspends until the child finishes. A child that fails, or does not
         finish within `timeout`, raises `StepFailedError` here.
         """
-        from harness.runtime.bus import publish
-
         key = self._key(step_id)
         rec = self._recorded(key, "invoke")
         if rec is None:

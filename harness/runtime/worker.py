@@ -10,9 +10,9 @@ import threading
 from collections.abc import Iterable
 
 from harness.errors import ConfigurationError
+from harness.runtime.assembly import get_runtime
 from harness.runtime.celery_app import app
 from harness.runtime.presence import Heartbeat
-from harness.runtime.runtime import get_runtime
 from harness.runtime.scheduler import run_scheduler
 from harness.settings import Settings
 

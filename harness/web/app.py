@@ -8,10 +8,14 @@ from collections.abc import Callable, Iterable
 import uvicorn
 from fastapi import APIRouter, FastAPI
 
+import harness.web.chat_api as chat_api
+import harness.web.events_api as events_api
+import harness.web.health as health
+import harness.web.webhooks as webhooks
+from harness.access import announce_policy
 from harness.runtime import Runtime, get_runtime
 from harness.runtime.worker import BUILTIN_FUNCTION_MODULES
 from harness.settings import Settings, get_settings
-from harness.web import chat_api, events_api, health, webhooks
 from harness.web.deps import WebContext
 from harness.web.registrar import FunctionRegistrar
 
@@ -63,6 +67,7 @@ def serve(
     """
     settings = settings or get_settings()
     level = settings.log_level.lower()
+    announce_policy(settings.dm_policy)
     _warm_up_channels()
     FunctionRegistrar(runtime_factory, BUILTIN_FUNCTION_MODULES).start()
     logging.getLogger("uvicorn.access").addFilter(_QuietProbes())

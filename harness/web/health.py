@@ -14,6 +14,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, status
 from fastapi.responses import JSONResponse
 
+from harness.errors import BusUnavailableError
 from harness.runtime.presence import live_members
 from harness.web.deps import WebContext, web_context
 
@@ -30,9 +31,9 @@ def healthz(context: Annotated[WebContext, Depends(web_context)]) -> JSONRespons
     never carries an error's message, which could name the Redis host."""
     try:
         runtime = context.runtime_factory()
-        runtime.redis.ping()
+        runtime.ping()
         workers = len(live_members(runtime, role="worker"))
-        functions = int(runtime.redis.hlen(runtime.keys.functions))
+        functions = len(runtime.triggers.specs())
     except Exception as exc:  # a health check reports every failure instead of raising
         log.warning("health check: Redis unavailable (%s)", type(exc).__name__)
         return _unavailable(exc)
@@ -59,6 +60,13 @@ def readyz(context: Annotated[WebContext, Depends(web_context)]) -> JSONResponse
 
 def _unavailable(exc: Exception) -> JSONResponse:
     return JSONResponse(
-        {"status": "degraded", "redis": type(exc).__name__},
+        {"status": "degraded", "redis": _error_class(exc)},
         status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
     )
+
+
+def _error_class(exc: Exception) -> str:
+    # The body names the Redis client's error (`ConnectionError`), which the runtime raises as
+    # the cause of its `BusUnavailableError`.
+    cause = exc.__cause__ if isinstance(exc, BusUnavailableError) else None
+    return type(cause or exc).__name__

@@ -158,3 +158,20 @@ def test_acknowledge_a_message_from_a_channel_without_a_platform_does_nothing(
     drain(bus)
     assert ack_result(bus) == {"acknowledged": False}
     assert telegram_api.calls == []
+
+
+def test_acknowledge_shows_a_stranger_nothing(
+    bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a message from someone nobody approved (DM_POLICY=pairing, the default)
+    use_channel("telegram", telegram)
+    stranger = message("telegram", {"chat_id": "42"})
+    stranger["data"]["channel_meta"] = {
+        "access": {"subjects": ["telegram:user:42"], "pairing_subject": "telegram:user:42"}
+    }
+    # When the channel functions run
+    publish(stranger, runtime=bus)
+    drain(bus)
+    # Then no typing indicator went to the stranger
+    assert ack_result(bus) == {"acknowledged": False}
+    assert telegram_api.calls_to("sendChatAction") == []

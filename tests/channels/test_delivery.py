@@ -121,7 +121,7 @@ def test_send_reply_records_each_posted_chunk(
     drain(bus)
     posted = DeliveryLog(bus, "reply-1").posted()
     assert posted == {i: str(m["message_id"]) for i, m in enumerate(telegram_api.messages)}
-    assert bus.redis.ttl(DeliveryLog(bus, "reply-1").key) > 0, "the record must expire"
+    assert bus.redis.ttl(bus.keys.reply_chunks("reply-1")) > 0, "the record must expire"
 
 
 def test_send_reply_replayed_after_success_posts_nothing_new(

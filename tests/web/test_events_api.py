@@ -149,6 +149,7 @@ def test_publishing_while_redis_is_down_is_a_503_without_details(
         response = client.post("/api/events", json={"name": "app/x"}, headers=auth)
     assert response.status_code == 503
     assert response.json() == {"detail": "event bus unavailable; retry later"}
+    assert response.headers["Retry-After"] == "5", "a 503 must say when to retry"
 
 
 def test_publishing_without_a_configured_redis_is_a_503(
@@ -161,3 +162,4 @@ def test_publishing_without_a_configured_redis_is_a_503(
         response = client.post("/api/events", json={"name": "app/x"}, headers=auth)
     assert response.status_code == 503
     assert response.json() == {"detail": "event bus unavailable; retry later"}
+    assert response.headers["Retry-After"] == "5", "a 503 must say when to retry"
