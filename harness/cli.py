@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -45,8 +46,21 @@ PortOption = Annotated[
 
 
 @app.callback()
-def harness(ctx: typer.Context) -> None:
+def harness(
+    ctx: typer.Context,
+    workspace: Annotated[
+        Path | None,
+        typer.Option(
+            "--workspace",
+            help="The agent's workspace (sets AGENT_WORKSPACE): which fleet to talk to when "
+            "several run, or which one `harness up` starts.",
+        ),
+    ] = None,
+) -> None:
     """Harness: chat agents on a durable Celery + Redis worker fleet."""
+    if workspace is not None:
+        os.environ["AGENT_WORKSPACE"] = str(workspace.expanduser().resolve())
+        get_settings.cache_clear()
     if ctx.invoked_subcommand is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(code=0)

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
 from harness.llm.settings import ModelSettings
@@ -35,9 +35,14 @@ class Settings(ModelSettings):
 
     redis_url: str | None = Field(
         default=None,
-        description="Redis to use; unset starts an embedded Redis under the workspace.",
+        description="Redis to use; unset starts an embedded Redis in the state folder.",
     )
     agent_workspace: Path = Field(default=Path("./workspace"))
+    harness_state_dir: Path | None = Field(
+        default=None,
+        description="The runtime's own files (embedded Redis data, password); unset: "
+        "`.harness` beside the workspace, outside the agent's reach.",
+    )
     agent_name: str = Field(default="Harness")
     port: int = Field(default=8000, ge=1, le=65535)
     harness_api_key: SecretStr | None = Field(
@@ -90,6 +95,11 @@ class Settings(ModelSettings):
         default=False, description="Let web_fetch reach loopback and private addresses."
     )
     agent_timezone: str = Field(default="UTC", description="IANA zone for times and daily logs.")
+
+    @field_validator("harness_state_dir", "redis_url", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
 
 @lru_cache(maxsize=1)

@@ -34,7 +34,9 @@ HANDLE_MESSAGE = MESSAGE_HANDLER
 NOT_CONFIGURED_REPLY = (
     "I can't think yet: no model is configured. Set ANTHROPIC_API_KEY (default provider), "
     "or LLM_PROVIDER=openai with OPENAI_API_KEY, or OPENAI_BASE_URL for a local "
-    "OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio); then restart the worker."
+    "OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio). Put it in `.env` in the "
+    "folder you run `harness up` from (or export it there), then stop `harness up` (Ctrl-C) "
+    "and start it again: settings are read once, when each process starts."
 )
 
 
