@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from harness.commands.memory import memory_app
 from harness.commands.pair import pair_app
 from harness.commands.setup import poll, setup_app
 from harness.errors import HarnessError
@@ -26,6 +27,7 @@ app.add_typer(events_app, name="events")
 app.add_typer(runs_app, name="runs")
 app.add_typer(setup_app, name="setup")
 app.add_typer(pair_app, name="pair")
+app.add_typer(memory_app, name="memory")
 app.command()(poll)
 console = Console()
 err_console = Console(stderr=True)

@@ -24,6 +24,8 @@ from pydantic import BaseModel, Field, ValidationError
 from harness.agent.memory import MEMORY_DIR
 from harness.tools.files import atomic_write
 
+HEARTBEAT_FUNCTION = "agent-heartbeat"
+DISTILL_EVENT = "agent.memory.distill"  # data: {"force": bool}
 STATE_FILE = ".distilled.json"
 MAX_BATCH_BYTES = 48_000
 _LOG_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")

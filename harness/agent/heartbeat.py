@@ -27,7 +27,9 @@ from pydantic import BaseModel
 
 from harness.agent.deps import AgentDeps, agent_deps
 from harness.agent.distill import (
+    DISTILL_EVENT,
     DISTILL_PROMPT,
+    HEARTBEAT_FUNCTION,
     PendingLogs,
     Thresholds,
     advance,
@@ -50,8 +52,6 @@ from harness.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_FUNCTION = "agent-heartbeat"
-DISTILL_EVENT = "agent.memory.distill"
 FALLBACK_FROM_ATTEMPT = 2
 
 

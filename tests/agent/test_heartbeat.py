@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from harness.agent.distill import PendingLogs, load_state
-from harness.agent.heartbeat import DISTILL_EVENT, DistillPlan, apply_distillation, heartbeat
+from harness.agent.distill import DISTILL_EVENT, PendingLogs, load_state
+from harness.agent.heartbeat import DistillPlan, apply_distillation, heartbeat
 from harness.agent.memory import append_note, log_path
 from harness.agent.memory_history import MemoryHistory
 from harness.runtime import publish
