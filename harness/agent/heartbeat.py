@@ -120,6 +120,9 @@ def apply_distillation(
             )
         except MemoryChangedError:
             problem = "MEMORY.md was edited during the distillation; the edit is kept"
+            log.warning("distillation held back (run %s): %s", run, problem)
+            history.reject(candidate, reason=problem, name=run, now=now)
+            return {"status": "held back", "reason": problem}  # the next tick retries
         else:
             save_state(workspace, advance(state, plan.pending, now))
             if record is None:

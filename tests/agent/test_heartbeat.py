@@ -8,8 +8,13 @@ from typing import Any
 
 import pytest
 
-from harness.agent.distill import DISTILL_EVENT, PendingLogs, load_state
-from harness.agent.heartbeat import DistillPlan, apply_distillation, heartbeat
+from harness.agent.distill import DISTILL_EVENT, PendingLogs, Thresholds, load_state
+from harness.agent.heartbeat import (
+    DistillPlan,
+    apply_distillation,
+    heartbeat,
+    plan_distillation,
+)
 from harness.agent.memory import append_note, log_path
 from harness.agent.memory_history import MemoryHistory
 from harness.runtime import publish
@@ -229,3 +234,20 @@ def test_replayed_apply_writes_one_version(rig: AgentRig, clock: ManualClock) ->
     # Then nothing new is written
     assert again["status"] == "unchanged"
     assert len(MemoryHistory(rig.workspace).versions()) == 1
+
+
+def test_an_edit_made_during_a_distillation_wins(rig: AgentRig, clock: ManualClock) -> None:
+    # Given a distillation planned from the current MEMORY.md
+    append_note(rig.workspace, "Ana moved to Porto.", _now(clock))
+    plan = plan_distillation(rig.workspace, _now(clock), Thresholds(), force=True)
+    # When the person edits MEMORY.md before the model's answer is applied
+    edited = MEMORY + "- Ana's birthday is on 3 March.\n"
+    (rig.workspace / "MEMORY.md").write_text(edited)
+    outcome = apply_distillation(
+        rig.workspace, plan, MEMORY + "- Lives in Porto.\n", max_shrink=0.5,
+        now=_now(clock), run="r1",
+    )  # fmt: skip
+    # Then the answer is held back, the edit stays, and the note is still pending
+    assert outcome["status"] == "held back" and "edited" in outcome["reason"]
+    assert (rig.workspace / "MEMORY.md").read_text() == edited
+    assert load_state(rig.workspace).positions == {}
