@@ -44,7 +44,6 @@ from harness.agent.distill import (
 )
 from harness.agent.memory_history import MemoryChangedError, MemoryHistory, text_sha
 from harness.llm.errors import ModelCancelledError, TransientModelError
-from harness.llm.provider import ModelProvider
 from harness.llm.types import AssistantTurn, Message
 from harness.runtime import Concurrency, Context, cron, event, function
 from harness.runtime.durations import parse_duration
@@ -52,7 +51,6 @@ from harness.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
-FALLBACK_FROM_ATTEMPT = 2
 
 
 class DistillPlan(BaseModel, frozen=True):
@@ -151,18 +149,10 @@ def _local_now(ctx: Context, settings: Settings) -> datetime:
     return ctx.now().astimezone(ZoneInfo(settings.agent_timezone))
 
 
-def _provider(deps: AgentDeps, attempt: int) -> ModelProvider:
-    primary, fallback = deps.provider, deps.fallback
-    assert primary is not None
-    if fallback is not None and attempt >= FALLBACK_FROM_ATTEMPT:
-        return fallback
-    return primary
-
-
 def _think(ctx: Context, deps: AgentDeps, request: str) -> dict[str, Any]:
     """One distillation call; the agent's think step's rules for retries and fallback."""
     try:
-        turn = _provider(deps, ctx.attempt).complete(
+        turn = deps.provider_for(ctx.attempt).complete(
             system=DISTILL_PROMPT,
             messages=[Message.user(request)],
             tools=(),

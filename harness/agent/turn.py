@@ -50,7 +50,6 @@ from harness.tools.base import ToolContext, ToolRegistry
 from harness.tools.errors import ToolError
 
 log = logging.getLogger(__name__)
-FALLBACK_FROM_ATTEMPT = 2
 DELEGATE_TIMEOUT = "30m"
 
 
@@ -242,11 +241,7 @@ class DurableTurn:
             raise
 
     def _provider(self) -> ModelProvider:
-        primary, fallback = self.deps.provider, self.deps.fallback
-        assert primary is not None
-        if fallback is not None and self.ctx.attempt >= FALLBACK_FROM_ATTEMPT:
-            return fallback
-        return primary
+        return self.deps.provider_for(self.ctx.attempt)
 
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.distill import DISTILL_EVENT, PendingLogs, Thresholds, load_state
 from harness.agent.heartbeat import (
     DistillPlan,
@@ -20,7 +21,7 @@ from harness.agent.memory_history import MemoryHistory
 from harness.runtime import publish
 from harness.runtime.cron_ticks import fire_due_ticks
 from harness.runtime.testing import drain
-from tests.agent.conftest import AgentRig
+from tests.agent.conftest import AgentRig, make_settings
 from tests.fakes.model_server import Reply
 from tests.runtime_fixtures import ManualClock
 
@@ -251,3 +252,29 @@ def test_an_edit_made_during_a_distillation_wins(rig: AgentRig, clock: ManualClo
     assert outcome["status"] == "held back" and "edited" in outcome["reason"]
     assert (rig.workspace / "MEMORY.md").read_text() == edited
     assert load_state(rig.workspace).positions == {}
+
+
+def test_distillation_falls_back_to_the_second_model_like_the_agent(
+    rig: AgentRig, clock: ManualClock
+) -> None:
+    # Given a fallback model, and a primary that fails twice
+    settings = make_settings(
+        rig.workspace, rig.model, fallback_llm_provider="openai",
+        openai_api_key=rig.model.api_key, openai_base_url=rig.model.openai_url,
+    )  # fmt: skip
+    set_agent_deps(build_deps(settings))
+    append_note(rig.workspace, "Ana moved to Porto.", _now(clock))
+    rig.model.script(
+        Reply.error(529, "overloaded"), Reply.error(500, "boom"), Reply.answer(MEMORY + "- Porto\n")
+    )
+    # When a distillation runs and its retries come due
+    result = publish({"name": DISTILL_EVENT, "data": {"force": True}}, runtime=rig.runtime)
+    drain(rig.runtime)
+    for _ in range(3):
+        clock.advance(30)
+        drain(rig.runtime)
+    # Then the third attempt went to the fallback, and its answer was written
+    assert [r.api for r in rig.model.requests] == ["anthropic", "anthropic", "openai"]
+    record = rig.runtime.ledger.run(result.run_ids[0])
+    assert record is not None and json.loads(record["result"])["status"] == "written"
+    assert (rig.workspace / "MEMORY.md").read_text() == MEMORY + "- Porto\n"
