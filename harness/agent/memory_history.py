@@ -149,6 +149,16 @@ class MemoryHistory:
                 continue
         return sorted(records, key=lambda r: r.saved_at)
 
+    def read_rejected(self, name: str) -> str:
+        """The text of a held-back candidate. Raises UnknownVersionError when there is none."""
+        path = self.folder / REJECTED_DIR / f"{name}.md"
+        if "/" in name or name.startswith("."):
+            raise UnknownVersionError(f"there is no held-back distillation {name!r}")
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError as exc:
+            raise UnknownVersionError(f"there is no held-back distillation {name!r}") from exc
+
     def _save_version(self, text: str, *, reason: str, now: datetime) -> VersionRecord:
         existing = self.versions()
         number = existing[-1].version + 1 if existing else 1

@@ -1,7 +1,8 @@
 """`harness memory`: the versions of MEMORY.md, and distilling the daily logs now.
 
     harness memory history            saved versions (and held-back candidates) with sizes
-    harness memory show [VERSION]     print one version (default: the current file)
+    harness memory show [VERSION]     print one version (default: the current file);
+                                      --rejected NAME prints a held-back distillation
     harness memory restore VERSION    bring a version back (the current text is saved first)
     harness memory distill [--force]  run agent-heartbeat now, through the bus
 
@@ -60,7 +61,10 @@ def history() -> None:
     console.print(table)
     rejected = store.rejected()
     if rejected:
-        held = Table("held back", "at", "bytes", "why", title="Distillations held back")
+        held = Table(title="Distillations held back (harness memory show --rejected NAME)")
+        held.add_column("name", no_wrap=True)
+        for column in ("at", "bytes", "why"):
+            held.add_column(column)
         for item in reversed(rejected):
             held.add_row(item.name, _when(item.saved_at), str(item.size), item.reason)
         console.print(held)
@@ -71,11 +75,17 @@ def show(
     version: Annotated[
         int | None, typer.Argument(help="Version number (see `history`); default: current.")
     ] = None,
+    rejected: Annotated[
+        str | None, typer.Option("--rejected", help="Print this held-back distillation instead.")
+    ] = None,
 ) -> None:
     """Print one version of MEMORY.md (the current file without VERSION)."""
     store = MemoryHistory(_workspace())
     try:
-        text = store.current() if version is None else store.read(version)
+        if rejected is not None:
+            text = store.read_rejected(rejected)
+        else:
+            text = store.current() if version is None else store.read(version)
     except UnknownVersionError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(code=1) from exc

@@ -84,3 +84,17 @@ def test_show_of_an_unknown_version_fails_with_a_message(cli: AgentRig) -> None:
     result = CliRunner().invoke(memory_app, ["show", "7"])
     assert result.exit_code == 1
     assert "no version 7" in result.output
+
+
+def test_a_held_back_distillation_is_listed_and_can_be_read(cli: AgentRig) -> None:
+    # Given a distillation that would have emptied MEMORY.md
+    append_note(cli.workspace, "Ana moved to Porto.", NOW)
+    cli.model.script(Reply.answer("# Memory\n"))
+    held = _run("distill", "--force")
+    # When the person looks at the history
+    listed = _run("history")
+    name = MemoryHistory(cli.workspace).rejected()[0].name
+    # Then the hold-back is reported, listed with its reason, and readable
+    assert "held back" in held
+    assert "drop" in listed and name in listed
+    assert _run("show", "--rejected", name) == "# Memory\n"
