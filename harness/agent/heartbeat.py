@@ -52,7 +52,6 @@ from harness.settings import Settings, get_settings
 log = logging.getLogger(__name__)
 
 
-
 class DistillPlan(BaseModel, frozen=True):
     """What the `plan` step saw and decided; replayed as recorded."""
 
