@@ -43,6 +43,7 @@ from harness.agent.distill import (
     save_state,
 )
 from harness.agent.memory_history import MemoryChangedError, MemoryHistory, text_sha
+from harness.errors import ConfigurationError
 from harness.llm.errors import ModelCancelledError, TransientModelError
 from harness.llm.types import AssistantTurn, Message
 from harness.runtime import Concurrency, Context, cron, event, function
@@ -62,10 +63,15 @@ class DistillPlan(BaseModel, frozen=True):
 
 
 def thresholds_of(settings: Settings) -> Thresholds:
-    """The heartbeat's thresholds from settings. Raises ValueError for a bad duration."""
+    """The heartbeat's thresholds from settings. Raises ConfigurationError for a bad
+    `HEARTBEAT_MAX_AGE`."""
+    try:
+        max_age = parse_duration(settings.heartbeat_max_age)
+    except ValueError as exc:
+        raise ConfigurationError(f"HEARTBEAT_MAX_AGE: {exc}") from exc
     return Thresholds(
         min_bytes=settings.heartbeat_min_bytes,
-        max_age=timedelta(seconds=parse_duration(settings.heartbeat_max_age)),
+        max_age=timedelta(seconds=max_age),
         max_shrink=settings.memory_max_shrink,
     )
 
@@ -167,6 +173,7 @@ def _think(ctx: Context, deps: AgentDeps, request: str) -> dict[str, Any]:
 
 
 _settings = get_settings()
+thresholds_of(_settings)  # a bad HEARTBEAT_MAX_AGE stops the worker at start, not every run
 
 
 @function(
