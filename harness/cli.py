@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 
 from harness.commands.doctor import doctor
+from harness.commands.memory import memory_app
 from harness.commands.one_line_errors import HarnessGroup
 from harness.commands.pair import pair_app
 from harness.commands.runs import runs_app
@@ -227,6 +228,7 @@ app.add_typer(events_app, name="events", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(doctor)
 app.add_typer(setup_app, name="setup", rich_help_panel=SET_UP)
 app.add_typer(pair_app, name="pair", rich_help_panel=SET_UP)
+app.add_typer(memory_app, name="memory", rich_help_panel=INSPECT)
 
 
 def main() -> None:

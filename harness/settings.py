@@ -96,6 +96,23 @@ class Settings(ModelSettings):
     )
     agent_timezone: str = Field(default="UTC", description="IANA zone for times and daily logs.")
 
+    heartbeat_cron: str = Field(
+        default="*/30 * * * *", description="When agent-heartbeat checks the logs (AGENT_TIMEZONE)."
+    )
+    heartbeat_min_bytes: int = Field(
+        default=4096, ge=1, description="New log bytes that make the heartbeat distil at once."
+    )
+    heartbeat_max_age: str = Field(
+        default="8h",
+        description="Distil anything new once this long (e.g. 8h, 90m) has passed since the last.",
+    )
+    memory_max_shrink: float = Field(
+        default=0.5, gt=0.0, le=1.0, description="Hold back a distillation dropping more text."
+    )
+    memory_retention_days: int = Field(
+        default=30, ge=1, description="Delete daily logs older than this once fully distilled."
+    )
+
     @field_validator("harness_state_dir", "redis_url", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:

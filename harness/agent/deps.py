@@ -30,6 +30,7 @@ from harness.tools.base import ToolRegistry
 logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _deps: AgentDeps | None = None
+FALLBACK_FROM_ATTEMPT = 2
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,14 @@ class AgentDeps:
     tools: ToolRegistry
     subagent_tools: ToolRegistry
     sessions: SessionStore
+
+    def provider_for(self, attempt: int) -> ModelProvider:
+        """The model for a step's `attempt` (0-based): the fallback from the third attempt
+        when one is configured, else the primary. Call only when `provider` is set."""
+        assert self.provider is not None, "no model is configured"
+        if self.fallback is not None and attempt >= FALLBACK_FROM_ATTEMPT:
+            return self.fallback
+        return self.provider
 
     def tool_specs(self, registry: ToolRegistry) -> list[ToolSpec]:
         """The registry's tools in the model layer's shape."""

@@ -34,6 +34,8 @@ from harness.agent.delegation import (
     parse_schedule,
 )
 from harness.agent.deps import AgentDeps
+from harness.agent.memory import memory_context
+from harness.agent.memory_flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
 from harness.agent.session import SessionLine, messages_of
 from harness.agent.system_prompt import build_system_prompt
 from harness.errors import StepFailedError
@@ -47,7 +49,6 @@ from harness.tools.base import ToolContext, ToolRegistry
 from harness.tools.errors import ToolError
 
 log = logging.getLogger(__name__)
-FALLBACK_FROM_ATTEMPT = 2
 DELEGATE_TIMEOUT = "30m"
 
 __all__ = ["DurableTurn", "ReplyTarget"]
@@ -148,6 +149,7 @@ class DurableTurn:
         if not self.ctx.step.run("compaction-check", decide):
             return conversation
         plan = plan_compaction(conversation)
+        self._flush_memory(plan.old)
         summary = self.ctx.step.run("summarize", self._summarize, render_for_summary(plan.old))
         store, key, run_id = self.deps.sessions, self.session_key, self.ctx.run_id
         idem = f"compaction:{run_id}:{self._seq}"
@@ -159,6 +161,33 @@ class DurableTurn:
         count = self.ctx.step.run("compact", apply)
         log.info("run %s compacted session %s", run_id, key)
         return messages_of(store.load(key)[:count])
+
+    def _flush_memory(self, old: list[Message]) -> None:
+        """The silent turn before compaction (see `memory_flush`): notes only, best effort."""
+        spec = remember_spec(self.tool_specs())
+        if spec is None:
+            return
+        request = flush_request(old, memory_context(self.deps.workspace, self.now()))
+        try:
+            raw = self.ctx.step.run("memory-flush", self._flush_once, request, spec)
+        except StepFailedError as exc:
+            log.warning("run %s: memory flush before compaction failed: %s", self.ctx.run_id, exc)
+            return
+        for call in remember_calls(AssistantTurn.model_validate(raw)):
+            self.ctx.step.run("memory-note", self._note, call.name, call.arguments)
+
+    def _flush_once(self, request: list[Message], spec: ToolSpec) -> dict[str, Any]:
+        return self._complete(FLUSH_PROMPT, request, [spec]).model_dump(mode="json")
+
+    def _note(self, name: str, arguments: dict[str, Any]) -> bool:
+        """Run a `remember` call of the silent turn (no progress report); True if it failed."""
+        tool_ctx = ToolContext(
+            workspace=self.deps.workspace, cancel=self.ctx.cancelled, extras={"now": self.now}
+        )
+        outcome = self.registry.execute(name, arguments, tool_ctx)
+        if outcome.is_error:
+            log.warning("run %s: memory flush note failed: %s", self.ctx.run_id, outcome.content)
+        return outcome.is_error
 
     def _summarize(self, transcript: str) -> str:
         turn = self._complete(SUMMARY_PROMPT, [Message.user(transcript)], ())
@@ -204,11 +233,7 @@ class DurableTurn:
             raise
 
     def _provider(self) -> ModelProvider:
-        primary, fallback = self.deps.provider, self.deps.fallback
-        assert primary is not None
-        if fallback is not None and self.ctx.attempt >= FALLBACK_FROM_ATTEMPT:
-            return fallback
-        return primary
+        return self.deps.provider_for(self.ctx.attempt)
 
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:

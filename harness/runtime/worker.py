@@ -17,7 +17,11 @@ from harness.runtime.scheduler import run_scheduler
 from harness.settings import Settings
 
 log = logging.getLogger(__name__)
-BUILTIN_FUNCTION_MODULES: tuple[str, ...] = ("harness.agent.handlers", "channels.handlers")
+BUILTIN_FUNCTION_MODULES: tuple[str, ...] = (
+    "harness.agent.handlers",
+    "harness.agent.heartbeat",
+    "channels.handlers",
+)
 
 
 def function_modules(settings: Settings, extra: Iterable[str] = ()) -> list[str]:

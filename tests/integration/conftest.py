@@ -36,6 +36,7 @@ class Fleet:
     prefix: str
     log_dir: Path
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def env(self) -> dict[str, str]:
@@ -47,7 +48,10 @@ class Fleet:
             HARNESS_REAPER_INTERVAL="0.2",
             HARNESS_RETRY_BACKOFF="0.1",
             LOG_LEVEL="INFO",
+            # never the repository's template folder, whatever a built-in function does
+            AGENT_WORKSPACE=str(self.log_dir / "workspace"),
         )
+        env.update(self.extra_env)
         return env
 
     def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
