@@ -31,3 +31,8 @@ def first_line(ctx: Context) -> None:
 def noop(tag: str) -> None:
     """The floor: a plain Celery task that records when its first line ran."""
     _redis().rpush(f"bench:started:{tag}", repr(time.time()))
+
+
+@function(id="bench-kicks", trigger=event("bench/kicks"), retries=0)
+def kicked(ctx: Context) -> None:
+    """A no-op run for the kick-storm benchmark."""

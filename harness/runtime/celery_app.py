@@ -1,7 +1,10 @@
 """The Celery seam: the app, the one task (`harness.kick`) and the kicker that sends it.
 
 Celery only carries kicks. Acks stay early on purpose: the run ledger, not the broker,
-decides who runs what, and the scheduler re-kicks whatever a dead worker dropped.
+decides who runs what, and the scheduler re-kicks whatever a dead worker dropped. A worker
+takes a kick only when a thread is free to run it (`worker_disable_prefetch`), so a kick is
+either in the broker or being handled, and the broker's backlog tells the scheduler whether
+an outstanding kick can still arrive.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from celery import Celery
 from harness.errors import ConfigurationError
 from harness.runtime.executor import advance
 from harness.runtime.instance import Runtime
+from harness.runtime.kicker import Kick
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +28,7 @@ app.conf.update(
     task_ignore_result=True,
     task_acks_late=False,
     worker_prefetch_multiplier=1,
+    worker_disable_prefetch=True,
     broker_connection_retry_on_startup=True,
     worker_hijack_root_logger=False,
     task_default_queue="harness",
@@ -47,21 +52,36 @@ def configure(broker_url: str, runtime_provider: Callable[[], Runtime] | None = 
 
 
 @app.task(name="harness.kick", ignore_result=True)  # type: ignore[untyped-decorator]
-def kick(run_id: str) -> str:
-    """Advance one run in this worker. Duplicates and stale kicks are no-ops.
+def kick(run_id: str, seq: int = 0) -> str:
+    """Advance one run in this worker. Duplicates and stale kicks are no-ops. `seq` is the
+    kick's number in its queue (absent in kicks sent before kicks were numbered).
 
     Raises `ConfigurationError` when `configure` was given no runtime provider."""
     if _runtime_provider is None:
         raise ConfigurationError("the kick task has no runtime: call configure(url, provider)")
-    return advance(_runtime_provider(), run_id)
+    return advance(_runtime_provider(), run_id, seq)
 
 
 class CeleryKicker:
     """Sends kicks as Celery messages to the run's queue."""
 
-    def kick(self, run_id: str, queue: str) -> None:
+    def kick(self, kick: Kick) -> None:
         """Publish one kick. Broker errors are logged, not raised: the reaper re-kicks."""
         try:
-            app.send_task("harness.kick", args=[run_id], queue=queue)
+            app.send_task("harness.kick", args=[kick.run_id, kick.seq], queue=kick.queue)
         except Exception as exc:  # kombu raises several unrelated types on broker trouble
-            log.warning("could not send kick for run %s (%s); the reaper will retry", run_id, exc)
+            log.warning(
+                "could not send kick for run %s (%s); the reaper will retry", kick.run_id, exc
+            )
+
+    def backlog(self, queue: str) -> int | None:
+        """Messages waiting in `queue` on the broker; 0 when it has none; None when the
+        broker cannot be asked."""
+        try:
+            with app.connection_or_acquire() as conn:
+                return int(conn.default_channel.queue_declare(queue=queue, passive=True)[1])
+        except Exception as exc:  # kombu: a missing queue is a ChannelError, trouble varies
+            if type(exc).__name__ == "ChannelError" or getattr(exc, "code", None) == 404:
+                return 0
+            log.debug("could not read the backlog of queue %s: %s", queue, exc)
+            return None

@@ -79,15 +79,21 @@ class LeaseKeeper:
                 s.request_stop(cancel=cancel)
 
 
-def advance(runtime: Runtime, run_id: str) -> str:
+def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
     """Try to advance one run. Returns what happened: `completed`, `failed`, `cancelled`,
     `suspended`, `lease-lost`, or the claim's reason for not running (`busy`, ...).
+    `kick_seq` is the sequence number of the kick that asked for this (0 for none).
 
     Never raises for anything a handler does; Redis errors propagate (the kick is retried
     by the scheduler's reaper).
     """
     claim = runtime.ledger.claim(
-        run_id, runtime.new_owner(), runtime.now_ms(), int(runtime.lease_ttl * 1000), THROTTLE_MS
+        run_id,
+        runtime.new_owner(),
+        runtime.now_ms(),
+        int(runtime.lease_ttl * 1000),
+        THROTTLE_MS,
+        kick_seq,
     )
     kick_all(runtime.kicker, claim.kicks)
     if claim.state != "ok":

@@ -1,39 +1,55 @@
 """Kicks: the messages that tell a worker "try to advance run X".
 
-A kick carries nothing but a run id; Redis holds the truth. Losing a kick or delivering it
-twice never matters: the scheduler re-kicks runs nobody claimed, and a claim refuses a run
-that is already leased.
+A kick carries a run id and its sequence number in its queue; Redis holds the truth. Each run
+has at most one kick outstanding: the ledger tracks it from sending until a worker takes it,
+and the scheduler re-sends only a kick that is lost (its queue delivered later kicks, or holds
+none), never one that is merely waiting for a busy worker. Delivering a kick twice never
+matters: a claim refuses a run that is already leased.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-KICK_TASK = "harness.kick"
+
+class Kick(NamedTuple):
+    """One kick: advance `run_id`, sent to `queue` as number `seq` of that queue (0: untracked)."""
+
+    run_id: str
+    queue: str
+    seq: int = 0
 
 
 class Kicker(Protocol):
     """Sends kicks. Implementations must not raise for a run they cannot kick right now:
     the scheduler will kick it again."""
 
-    def kick(self, run_id: str, queue: str) -> None:
-        """Ask some worker on `queue` to advance the run."""
+    def kick(self, kick: Kick) -> None:
+        """Ask some worker on `kick.queue` to advance the run."""
+
+    def backlog(self, queue: str) -> int | None:
+        """How many kicks wait in `queue` for a worker, or None when that cannot be told (the
+        scheduler then treats the queue as holding none). Must not raise."""
 
 
 class RecordingKicker:
     """Keeps kicks in memory, to run a runtime without Celery (see `harness.runtime.testing`)."""
 
     def __init__(self) -> None:
-        self.pending: deque[tuple[str, str]] = deque()
+        self.pending: deque[Kick] = deque()
 
-    def kick(self, run_id: str, queue: str) -> None:
+    def kick(self, kick: Kick) -> None:
         """Remember the kick; `pending` holds them in order."""
-        self.pending.append((run_id, queue))
+        self.pending.append(kick)
+
+    def backlog(self, queue: str) -> int:
+        """The pending kicks for `queue`."""
+        return sum(1 for k in self.pending if k.queue == queue)
 
 
-def kick_all(kicker: Kicker, kicks: Iterable[tuple[str, str]]) -> None:
-    """Send each (run_id, queue) kick."""
-    for run_id, queue in kicks:
-        kicker.kick(run_id, queue)
+def kick_all(kicker: Kicker, kicks: Iterable[Kick]) -> None:
+    """Send each kick."""
+    for kick in kicks:
+        kicker.kick(kick)

@@ -18,8 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 import harness.runtime.scripts as scripts
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.keys import Keys
-
-Kick = tuple[str, str]  # (run_id, queue)
+from harness.runtime.kicker import Kick
 
 RunStatus = Literal[
     "queued", "pending", "running", "sleeping", "waiting", "steered",
@@ -120,8 +119,11 @@ class RunSeed:
     parent: str = ""
 
 
-def _pairs(flat: list[Any]) -> tuple[Kick, ...]:
-    return tuple((str(flat[i]), str(flat[i + 1])) for i in range(0, len(flat) - 1, 2))
+def _kicks(flat: list[Any]) -> tuple[Kick, ...]:
+    """Kicks from a script's flat (run_id, queue, seq, ...) list."""
+    return tuple(
+        Kick(str(flat[i]), str(flat[i + 1]), int(flat[i + 2])) for i in range(0, len(flat) - 2, 3)
+    )
 
 
 class Ledger:
@@ -170,14 +172,21 @@ class Ledger:
                 json.dumps(waiter_run_ids),
             ]
         )
-        return bool(out[0]), _pairs(out[1:])
+        return bool(out[0]), _kicks(out[1:])
 
-    def claim(self, run_id: str, owner: str, now_ms: int, ttl_ms: int, throttle_ms: int) -> Claim:
-        """Try to take the run's lease (epoch + 1). See `Claim` for the outcomes."""
-        out = self._claim(args=[self.keys.prefix, run_id, owner, now_ms, ttl_ms, throttle_ms])
+    def claim(
+        self, run_id: str, owner: str, now_ms: int, ttl_ms: int, throttle_ms: int, kick_seq: int = 0
+    ) -> Claim:
+        """Try to take the run's lease (epoch + 1). See `Claim` for the outcomes.
+
+        `kick_seq` is the sequence number of the kick being handled (0 for none): the run's
+        kick stops being outstanding whatever the outcome."""
+        out = self._claim(
+            args=[self.keys.prefix, run_id, owner, now_ms, ttl_ms, throttle_ms, kick_seq]
+        )
         state = str(out[0])
         if state != "ok":
-            return Claim(state=state, kicks=_pairs(out[2:]))
+            return Claim(state=state, kicks=_kicks(out[2:]))
         flat = out[6]
         journal = {str(flat[i]): json.loads(flat[i + 1]) for i in range(0, len(flat), 2)}
         return Claim(
@@ -253,11 +262,19 @@ class Ledger:
         out = self._finish(
             args=[self.keys.prefix, run_id, epoch, now_ms, status, result_json, error, retention_s]
         )
-        return bool(out[0]), _pairs(out[1:])
+        return bool(out[0]), _kicks(out[1:])
 
-    def reap(self, now_ms: int, ttl_ms: int, stale_ms: int, limit: int = 500) -> tuple[Kick, ...]:
-        """Fire due timers, recover runs with expired leases and re-kick lost kicks."""
-        return _pairs(self._reap(args=[self.keys.prefix, now_ms, ttl_ms, stale_ms, limit]))
+    def reap(
+        self, now_ms: int, ttl_ms: int, idle_queues: list[str], limit: int = 500
+    ) -> tuple[Kick, ...]:
+        """Fire due timers, recover runs with expired leases and re-send lost kicks.
+
+        `idle_queues` are the queues whose broker holds no kick now: an outstanding kick of
+        theirs that is due for a look is lost."""
+        out = self._reap(
+            args=[self.keys.prefix, now_ms, ttl_ms, limit, json.dumps(sorted(idle_queues))]
+        )
+        return _kicks(out)
 
     @on_bus("ask the run to stop")
     def request_cancel(self, run_id: str, reason: str) -> bool:

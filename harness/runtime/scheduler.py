@@ -11,19 +11,27 @@ import threading
 import redis
 
 from harness.runtime.cron_ticks import fire_due_ticks
+from harness.runtime.functions import DEFAULT_QUEUE
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all
 
 log = logging.getLogger(__name__)
-STALE_KICK_MS = 3_000
 
 
-def reap_once(runtime: Runtime, *, stale_ms: int = STALE_KICK_MS) -> int:
-    """Fire due timers, re-kick runs whose lease expired and runs whose kick was lost.
+def idle_queues(runtime: Runtime) -> list[str]:
+    """The queues of registered functions whose broker holds no kick now (or cannot say)."""
+    queues = {DEFAULT_QUEUE, *(spec.queue for spec in runtime.triggers.specs())}
+    return [q for q in sorted(queues) if not runtime.kicker.backlog(q)]
+
+
+def reap_once(runtime: Runtime) -> int:
+    """Fire due timers, kick runs whose lease expired, re-send kicks that were lost.
 
     Returns the number of kicks sent.
     """
-    kicks = runtime.ledger.reap(runtime.now_ms(), int(runtime.lease_ttl * 1000), stale_ms)
+    kicks = runtime.ledger.reap(
+        runtime.now_ms(), int(runtime.lease_ttl * 1000), idle_queues(runtime)
+    )
     kick_all(runtime.kicker, kicks)
     return len(kicks)
 

@@ -20,11 +20,30 @@ local READY = P .. ':q:ready'
 local LEASES = P .. ':q:leases'
 local TIMERS = P .. ':q:timers'
 local TERMINAL = {completed = true, failed = true, cancelled = true, steered = true}
+local KICKED = P .. ':q:kicked'
+local KICK_CHECK_MS, KICK_BACKOFF_CAP_MS = 3000, 60000
 local kicks = {}
 
-local function kick(id)
+-- how long to wait before looking again at a kick sent `tries` times over
+local function backoff(tries) return math.min(KICK_CHECK_MS * 2 ^ tries, KICK_BACKOFF_CAP_MS) end
+
+-- Send (through the caller) a kick for run `id`, unless one is already outstanding: each run
+-- has at most one kick in flight. The kick gets the next sequence number of its queue and is
+-- tracked in KICKED until a worker takes it (CLAIM) or the reaper finds it lost (REAP).
+local function send_kick(id, now, tries)
+  local r = rk(id)
+  local q = redis.call('HGET', r, 'queue') or 'harness'
+  local seq = redis.call('INCR', P .. ':kick:sent:' .. q)
+  redis.call('HSET', r, 'kick_seq', seq, 'kick_tries', tries)
+  redis.call('ZADD', KICKED, now + backoff(tries), id)
   table.insert(kicks, id)
-  table.insert(kicks, redis.call('HGET', rk(id), 'queue') or 'harness')
+  table.insert(kicks, q)
+  table.insert(kicks, seq)
+end
+
+local function kick(id, now)
+  if redis.call('ZSCORE', KICKED, id) then return end
+  send_kick(id, now, 0)
 end
 
 -- '"s":<ms>,"t":<ms>,': when a suspended step of run `id` began (its wake_since) and ended
@@ -84,7 +103,7 @@ local function route(id, now)
     local nxt = redis.call('LPOP', fifo)
     redis.call('SET', lock, nxt)
     make_ready(nxt, now)
-    kick(nxt)
+    kick(nxt, now)
     return 'pending'
   end
   redis.call('ZREM', READY, id)
@@ -122,7 +141,7 @@ local function release_singleton(id, now)
   end
   redis.call('SET', lock, nxt)
   make_ready(nxt, now)
-  kick(nxt)
+  kick(nxt, now)
   local mode = redis.call('HGET', rk(id), 'mode')
   if mode == 'steer' or mode == 'cancel' then
     -- the new holder takes every later event as steering, so they are seen, in order, at once
@@ -156,7 +175,7 @@ for _, run in ipairs(cjson.decode(ARGV[8])) do
     redis.call('ZADD', P .. ':runs', now, run.id)
     if route(run.id, now) == 'own' then
       redis.call('ZADD', READY, now, run.id)
-      kick(run.id)
+      kick(run.id, now)
     end
   end
 end
@@ -166,20 +185,28 @@ for _, id in ipairs(cjson.decode(ARGV[9])) do
     redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now) .. '"k":"wait","v":' .. ev .. '}')
     redis.call('ZREM', TIMERS, id)
     make_ready(id, now)
-    kick(id)
+    kick(id, now)
   end
 end
 return {1, unpack(kicks)}
 """
 )
 
-# ARGV: prefix, run_id, owner, now_ms, ttl_ms, throttle_ms
+# ARGV: prefix, run_id, owner, now_ms, ttl_ms, throttle_ms, kick_seq (0: not from a kick)
 CLAIM = (
     PRELUDE
     + r"""
 local id, owner, now, ttl = ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local r = rk(id)
+-- this kick is taken: the run's kick is no longer outstanding, and its queue has delivered
+-- every kick up to this one's sequence number (the reaper's test for a lost kick)
+redis.call('ZREM', KICKED, id)
+local seq = tonumber(ARGV[7]) or 0
 local st = redis.call('HGET', r, 'status')
+if seq > 0 and st then
+  local taken = P .. ':kick:taken:' .. (redis.call('HGET', r, 'queue') or 'harness')
+  if seq > (tonumber(redis.call('GET', taken)) or 0) then redis.call('SET', taken, seq) end
+end
 if not st then
   redis.call('ZREM', READY, id); redis.call('ZREM', LEASES, id); redis.call('ZREM', TIMERS, id)
   return {'missing'}
@@ -326,7 +353,7 @@ if parent and parent ~= '' then
   if parked and redis.call('HGET', pr, 'wake_step') == p.step then
     redis.call('ZREM', TIMERS, p.run_id)
     make_ready(p.run_id, now)
-    kick(p.run_id)
+    kick(p.run_id, now)
   end
 end
 release_singleton(id, now)
@@ -336,12 +363,13 @@ return {1, unpack(kicks)}
 """
 )
 
-# ARGV: prefix, now_ms, ttl_ms, stale_ms, limit
+# ARGV: prefix, now_ms, ttl_ms, limit, idle_queues_json [queues whose broker holds no kick]
 REAP = (
     PRELUDE
     + r"""
-local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
-local stale, limit = tonumber(ARGV[4]), tonumber(ARGV[5])
+local now, ttl, limit = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local idle = {}
+for _, q in ipairs(cjson.decode(ARGV[5])) do idle[q] = true end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', TIMERS, '-inf', now, 'LIMIT', 0, limit)) do
   redis.call('ZREM', TIMERS, id)
   local r = rk(id)
@@ -359,18 +387,40 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', TIMERS, '-inf', now, 'LIMIT', 0,
         .. '"k":"invoke","e":"the invoked function did not finish in time","final":true}')
     end
     make_ready(id, now)
-    kick(id)
+    kick(id, now)
   end
 end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', LEASES, '-inf', now, 'LIMIT', 0, limit)) do
   -- the owner stopped renewing: hand the run to whoever claims it next; look again after ttl
   redis.call('ZADD', LEASES, now + ttl, id)
-  kick(id)
+  kick(id, now)
 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', READY, '-inf', now - stale, 'LIMIT', 0, limit)) do
-  redis.call('ZADD', READY, now, id)
-  kick(id)
+-- Outstanding kicks due for a look. A kick is lost when its queue has delivered a later one
+-- (the taken sequence passed it) or the broker holds no kick for the queue at all; then it is
+-- sent again, with a doubled wait before the next look. A kick still queued behind others (the
+-- workers are busy) is left alone: re-sending it would only lengthen the queue.
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KICKED, '-inf', now, 'LIMIT', 0, limit)) do
+  local r = rk(id)
+  local st = redis.call('HGET', r, 'status')
+  local awaiting = st == 'queued'
+    or (st == 'running' and (tonumber(redis.call('HGET', r, 'lease_until')) or 0) <= now)
+  if not awaiting then
+    redis.call('ZREM', KICKED, id)
+  else
+    local q = redis.call('HGET', r, 'queue') or 'harness'
+    local seq = tonumber(redis.call('HGET', r, 'kick_seq')) or 0
+    local taken = tonumber(redis.call('GET', P .. ':kick:taken:' .. q)) or 0
+    local tries = tonumber(redis.call('HGET', r, 'kick_tries')) or 0
+    if idle[q] or taken >= seq then
+      send_kick(id, now, tries + 1)
+    else
+      redis.call('ZADD', KICKED, now + backoff(tries), id)
+    end
+  end
 end
+-- a queued run without a tracked kick (one queued before kicks were tracked) gets one
+local untracked = redis.call('ZRANGEBYSCORE', READY, '-inf', now - KICK_CHECK_MS, 'LIMIT', 0, limit)
+for _, id in ipairs(untracked) do kick(id, now) end
 return kicks
 """
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from harness.runtime.executor import advance
 from harness.runtime.instance import Runtime
-from harness.runtime.kicker import RecordingKicker
+from harness.runtime.kicker import Kick, RecordingKicker
 from harness.runtime.scheduler import reap_once
 
 
@@ -25,11 +25,11 @@ def drain(runtime: Runtime, *, max_kicks: int = 10_000) -> list[tuple[str, str]]
     outcomes: list[tuple[str, str]] = []
     while True:
         while kicker.pending:
-            run_id, _queue = kicker.pending.popleft()
-            outcomes.append((run_id, advance(runtime, run_id)))
+            kick = kicker.pending.popleft()
+            outcomes.append((kick.run_id, advance(runtime, kick.run_id, kick.seq)))
             if len(outcomes) > max_kicks:
                 raise RuntimeError(f"more than {max_kicks} kicks: a run keeps kicking itself")
-        reap_once(runtime, stale_ms=10**12)
+        reap_once(runtime)
         if not kicker.pending:
             return outcomes
 
@@ -43,9 +43,9 @@ class DrainingKicker(RecordingKicker):
         self.runtime: Runtime | None = None
         self._draining = False
 
-    def kick(self, run_id: str, queue: str) -> None:
+    def kick(self, kick: Kick) -> None:
         """Remember the kick, then drain unless a drain is already running."""
-        super().kick(run_id, queue)
+        super().kick(kick)
         if self.runtime is None or self._draining:
             return
         self._draining = True

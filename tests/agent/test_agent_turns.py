@@ -125,8 +125,8 @@ def _register_interrupting_tool(agent: AgentRig) -> None:
             agent.say(params.text, run=False)
             from harness.runtime.executor import advance
 
-            for run_id, _q in list(agent.runtime.kicker.pending):  # type: ignore[attr-defined]
-                advance(agent.runtime, run_id)
+            for kick in list(agent.runtime.kicker.pending):  # type: ignore[attr-defined]
+                advance(agent.runtime, kick.run_id, kick.seq)
             agent.runtime.kicker.pending.clear()  # type: ignore[attr-defined]
             return "waited"
 
