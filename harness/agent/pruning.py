@@ -7,9 +7,11 @@ time. The last few turns are never touched, so the model always sees its recent 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from harness.agent.transcript import turn_boundaries
+from harness.llm.memo import IdentityMemo
 from harness.llm.types import Message, ToolResult
 
 
@@ -62,7 +64,18 @@ def prune_tool_results(
         protected_from = starts[-keep_turns]
     old = messages[:protected_from]
     old_chars = sum(len(r.content) for m in old for r in m.tool_results)
-    clear = old_chars > total_budget
+    prune = _pruner(old_chars > total_budget, max_result_chars, keep_head, keep_tail)
+    out = [prune(m) if m.tool_results else m for m in old]
+    out.extend(messages[protected_from:])
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _pruner(
+    clear: bool, max_result_chars: int, keep_head: int, keep_tail: int
+) -> IdentityMemo[Message, Message]:
+    """The pruning of one old message under these limits, remembered per message: the same
+    old messages are pruned again before every model call."""
 
     def shrink(result: ToolResult) -> ToolResult:
         size = len(result.content)
@@ -80,12 +93,10 @@ def prune_tool_results(
             return result
         return result.model_copy(update={"content": content})
 
-    out = list(messages[:protected_from])
-    for i, message in enumerate(out):
-        if not message.tool_results:
-            continue
+    def prune(message: Message) -> Message:
         results = tuple(shrink(r) for r in message.tool_results)
         if any(new is not was for new, was in zip(results, message.tool_results, strict=True)):
-            out[i] = message.model_copy(update={"tool_results": results})
-    out.extend(messages[protected_from:])
-    return out
+            return message.model_copy(update={"tool_results": results})
+        return message
+
+    return IdentityMemo(prune)

@@ -8,6 +8,9 @@ and a replaced file is first kept under `sessions/archive/`, never destroyed.
 
 Writers hold an exclusive `fcntl.flock` on `<file>.lock`; readers hold a shared one. This
 serialises threads and processes on one machine; it is not meant for network file systems.
+
+A store keeps the parsed lines of the sessions it read last (`_View`), and on each read parses
+only the bytes appended since, so the cost of a turn does not grow with the session's length.
 """
 
 from __future__ import annotations
@@ -18,8 +21,11 @@ import logging
 import os
 import re
 import shutil
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -32,6 +38,7 @@ log = logging.getLogger(__name__)
 
 SUMMARY_HEADER = "[Conversation summary]\n"
 COVERED_IDEM_LIMIT = 1000
+VIEWS_KEPT = 64  # sessions whose parsed lines a store keeps
 
 
 def _now() -> datetime:
@@ -86,9 +93,10 @@ def messages_of(lines: Sequence[SessionLine | CompactionLine]) -> list[Message]:
     The result is the stored transcript as is; run `transcript.repair` before sending it.
     """
     start = 0
-    for i, line in enumerate(lines):
-        if isinstance(line, CompactionLine):
+    for i in range(len(lines) - 1, -1, -1):
+        if isinstance(lines[i], CompactionLine):
             start = i
+            break
     out: list[Message] = []
     for line in lines[start:]:
         if isinstance(line, CompactionLine):
@@ -113,6 +121,28 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+@dataclass
+class _View:
+    """The parsed lines of one session file (inode `inode`) up to byte `size`, with the index of
+    its latest checkpoint (-1: none) and its idempotency keys."""
+
+    inode: int = -1
+    size: int = 0
+    lines: list[SessionLine | CompactionLine] = field(default_factory=list)
+    checkpoint: int = -1
+    idem: set[str] = field(default_factory=set)
+
+    def extend(self, lines: Sequence[SessionLine | CompactionLine]) -> None:
+        """Add lines read (or written) past `size`."""
+        for line in lines:
+            if line.meta.get("idem"):
+                self.idem.add(str(line.meta["idem"]))
+            if isinstance(line, CompactionLine):
+                self.idem.update(line.covered_idem)
+                self.checkpoint = len(self.lines)
+            self.lines.append(line)
+
+
 class SessionStore:
     """Session files under `<workspace>/sessions/`. Safe to share between threads and processes.
 
@@ -123,7 +153,8 @@ class SessionStore:
     def __init__(self, workspace: Path) -> None:
         self.dir = workspace / "sessions"
         self.archive_dir = self.dir / "archive"
-        self._idem: dict[Path, tuple[int, int, set[str]]] = {}
+        self._views: OrderedDict[Path, _View] = OrderedDict()
+        self._views_lock = threading.Lock()
 
     def path_for(self, session_key: str) -> Path:
         """The file for `session_key`, always directly inside `sessions/`.
@@ -145,15 +176,32 @@ class SessionStore:
 
         A line that does not parse (a write cut short by a crash) is skipped with a warning.
         """
+        return list(self._current(session_key).lines)
+
+    def count(self, session_key: str) -> int:
+        """How many readable lines the session holds (0 without a file)."""
+        return len(self._current(session_key).lines)
+
+    def messages(self, session_key: str, upto: int | None = None) -> list[Message]:
+        """The messages the model should see in the session's first `upto` lines (all when
+        None): from the latest checkpoint among them on (`messages_of`).
+
+        Only the lines from that checkpoint on are looked at, and only bytes appended since
+        the store last read the file are parsed."""
+        view = self._current(session_key)
+        end = len(view.lines) if upto is None else min(upto, len(view.lines))
+        start = view.checkpoint if 0 <= view.checkpoint < end else 0
+        return messages_of(view.lines[start:end])
+
+    def _current(self, session_key: str) -> _View:
+        """The session's view, brought up to date under a shared lock (a snapshot: callers
+        must not change it)."""
         path = self.path_for(session_key)
         if not path.exists():
-            return []
+            return _View()
         with self._locked(path, exclusive=False):
-            return self._read(path)
-
-    def messages(self, session_key: str) -> list[Message]:
-        """The messages the model should see: from the latest checkpoint on (`messages_of`)."""
-        return messages_of(self.load(session_key))
+            view = self._refresh(path)
+            return _View(view.inode, view.size, list(view.lines), view.checkpoint)
 
     def append(self, session_key: str, lines: Sequence[SessionLine | CompactionLine]) -> None:
         """Append `lines` atomically: all of them, contiguous, in one write, fsynced.
@@ -177,32 +225,30 @@ class SessionStore:
         """
         path = self.path_for(session_key)
         with self._locked(path, exclusive=True):
-            keys = self._idem_keys(path)
-            if key in keys:
+            if key in self._refresh(path).idem:
                 return False
             self._append(path, [line.model_copy(update={"meta": {**line.meta, "idem": key}})])
-            keys.add(key)
-            stat = path.stat()
-            self._idem[path] = (stat.st_ino, stat.st_size, keys)
             return True
 
-    def _idem_keys(self, path: Path) -> set[str]:
-        """The idempotency keys in the file, from the index plus whatever was appended since."""
-        try:
-            stat = path.stat()
-        except FileNotFoundError:
-            return set()
-        inode, size, keys = self._idem.get(path, (-1, 0, set()))
-        if inode != stat.st_ino or stat.st_size < size:
-            size, keys = 0, set()  # replaced or truncated: index it afresh
-        if stat.st_size > size:
-            for existing in self._read(path, offset=size):
-                if existing.meta.get("idem"):
-                    keys.add(str(existing.meta["idem"]))
-                if isinstance(existing, CompactionLine):
-                    keys.update(existing.covered_idem)
-        self._idem[path] = (stat.st_ino, stat.st_size, keys)
-        return keys
+    def _refresh(self, path: Path) -> _View:
+        """The view of `path`, after parsing whatever was appended since the last look (the
+        whole file when it was replaced or truncated). Call with the file's lock held."""
+        with self._views_lock:
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                self._views.pop(path, None)
+                return _View()
+            view = self._views.pop(path, None)
+            if view is None or view.inode != stat.st_ino or stat.st_size < view.size:
+                view = _View(inode=stat.st_ino)
+            if stat.st_size > view.size:
+                view.extend(self._read(path, offset=view.size))
+                view.size = stat.st_size
+            self._views[path] = view
+            while len(self._views) > VIEWS_KEPT:
+                self._views.popitem(last=False)
+            return view
 
     def replace(
         self, session_key: str, lines: Sequence[SessionLine | CompactionLine]
@@ -232,7 +278,7 @@ class SessionStore:
         """
         path = self.path_for(session_key)
         with self._locked(path, exclusive=True):
-            new = change(self._read(path))
+            new = change(list(self._refresh(path).lines))
             if new is None:
                 return False
             self._rewrite(path, new)

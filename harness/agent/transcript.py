@@ -15,6 +15,7 @@ import json
 import logging
 from collections.abc import Sequence
 
+from harness.llm.memo import IdentityMemo
 from harness.llm.types import Message, ToolCall, ToolResult
 
 log = logging.getLogger(__name__)
@@ -69,14 +70,21 @@ def message_chars(message: Message) -> int:
     """The characters of `message` a model reads: text, tool names, arguments JSON, results.
 
     Reasoning blocks are not counted: providers drop or discount them outside the current
-    tool-use cycle.
+    tool-use cycle. Remembered per message, so measuring a long conversation again is cheap.
     """
+    return _CHARS(message)
+
+
+def _count_chars(message: Message) -> int:
     chars = len(message.text)
     for call in message.tool_calls:
         chars += len(call.name) + len(json.dumps(call.arguments, ensure_ascii=False))
     for result in message.tool_results:
         chars += len(result.content)
     return chars
+
+
+_CHARS: IdentityMemo[Message, int] = IdentityMemo(_count_chars)
 
 
 def estimate_tokens(messages: Sequence[Message], system_chars: int = 0) -> int:

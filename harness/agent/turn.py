@@ -36,7 +36,7 @@ from harness.agent.delegation import (
 from harness.agent.deps import AgentDeps
 from harness.agent.memory import memory_context
 from harness.agent.memory_flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
-from harness.agent.session import SessionLine, messages_of
+from harness.agent.session import SessionLine
 from harness.agent.system_prompt import build_system_prompt
 from harness.errors import StepFailedError
 from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
@@ -117,8 +117,8 @@ class DurableTurn:
         if not self.session_key:
             return [Message.user(fallback_text)]
         store, key = self.deps.sessions, self.session_key
-        count = self.ctx.step.run("history", lambda: len(store.load(key)))
-        history = messages_of(store.load(key)[:count])
+        count = self.ctx.step.run("history", store.count, key)
+        history = store.messages(key, upto=count)
         return history or [Message.user(fallback_text)]
 
     def record(self, message: Message) -> None:
@@ -156,11 +156,11 @@ class DurableTurn:
 
         def apply() -> int:
             apply_compaction(store, key, summary, plan, run_id=run_id, key=idem)
-            return len(store.load(key))
+            return store.count(key)
 
         count = self.ctx.step.run("compact", apply)
         log.info("run %s compacted session %s", run_id, key)
-        return messages_of(store.load(key)[:count])
+        return store.messages(key, upto=count)
 
     def _flush_memory(self, old: list[Message]) -> None:
         """The silent turn before compaction (see `memory_flush`): notes only, best effort."""

@@ -7,19 +7,22 @@ tools plus stable system text form a byte-identical, cacheable prefix from turn 
 
 from __future__ import annotations
 
+import json
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 import anthropic
 import httpx2
+from anthropic.types import Message as WireMessage
 from anthropic.types import (
-    ContentBlockParam,
-    MessageParam,
     RawMessageStreamEvent,
     TextBlockParam,
     ToolParam,
     ToolResultBlockParam,
+    ToolUseBlockParam,
 )
 
 from harness.llm.errors import (
@@ -32,6 +35,7 @@ from harness.llm.errors import (
     retry_after_seconds,
 )
 from harness.llm.guard import check_base_url
+from harness.llm.memo import IdentityMemo
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, system_blocks
 from harness.llm.streaming import StreamCancelled, events, parse_arguments
@@ -109,18 +113,23 @@ class AnthropicProvider:
         cancel: threading.Event | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
-        wire_system = convert_system(system_blocks(system))
-        wire_messages = convert_messages(messages, self._model)
-        wire_tools = convert_tools(tools)
+        body = request_body(
+            model=self._model,
+            max_tokens=max_tokens or self._max_tokens,
+            system=system_blocks(system),
+            messages=messages,
+            tools=tools,
+        )
 
         def open_stream() -> anthropic.Stream[RawMessageStreamEvent]:
-            return self._client.messages.create(
-                model=self._model,
-                max_tokens=max_tokens or self._max_tokens,
-                system=wire_system or anthropic.omit,
-                messages=wire_messages,
-                tools=wire_tools or anthropic.omit,
+            # The body is rendered here, not by `messages.create`: the SDK would copy and encode
+            # the whole history again on every call.
+            return self._client.post(
+                "/v1/messages",
+                cast_to=WireMessage,
+                content=body,
                 stream=True,
+                stream_cls=anthropic.Stream[RawMessageStreamEvent],
             )
 
         builder = _TurnBuilder(self._model)
@@ -161,34 +170,124 @@ def convert_tools(tools: Sequence[ToolSpec]) -> list[ToolParam]:
     ]
 
 
-def convert_messages(messages: Sequence[Message], model: str) -> list[MessageParam]:
-    """Neutral messages on the wire. Tool results become `tool_result` blocks in a user
-    message; consecutive messages that land on the same wire role are merged, with tool
-    results first, as the API requires; an empty tool result is sent as `(no output)`.
-    Reasoning blocks are kept only when they came from `model`."""
-    turns: list[tuple[Literal["user", "assistant"], list[ContentBlockParam]]] = []
-    for message in messages:
-        role: Literal["user", "assistant"] = "assistant" if message.role == "assistant" else "user"
-        content = _content(message, model)
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(content)
-            turns[-1][1].sort(key=lambda block: block["type"] != "tool_result")
-        else:
-            turns.append((role, content))
-    wire: list[MessageParam] = []
-    for role, blocks in turns:
-        if role == "user":
-            wire.append({"role": "user", "content": blocks})
-        else:
-            wire.append({"role": "assistant", "content": blocks})
-    return wire
+def request_body(
+    *,
+    model: str,
+    max_tokens: int,
+    system: Sequence[SystemBlock],
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+) -> bytes:
+    """A streaming Messages API request as JSON. Each message is rendered once and remembered
+    (`_BLOCKS`), so sending a long history again costs a join, not a conversion."""
+    head: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "stream": True}
+    if system:
+        head["system"] = convert_system(system)
+    if tools:
+        head["tools"] = convert_tools(tools)
+    rendered = _dumps(head)
+    return (rendered[:-1] + ',"messages":' + messages_json(messages, model) + "}").encode()
 
 
-def _content(message: Message, model: str) -> list[ContentBlockParam]:
-    blocks: list[ContentBlockParam] = []
-    for reasoning in message.reasoning:
-        if reasoning.provider == PROVIDER and reasoning.model == model:
-            blocks.append(reasoning.block)  # type: ignore[arg-type]  # echoed as received
+def messages_json(messages: Sequence[Message], model: str) -> str:
+    """Neutral messages on the wire, as a JSON array. Tool results become `tool_result` blocks
+    in a user message; consecutive messages that land on the same wire role are merged, with
+    tool results first, as the API requires; an empty tool result is sent as `(no output)`.
+    Reasoning blocks are kept only when they came from `model`.
+
+    The wire messages of a recent call that began with the same message objects are reused
+    for the part both calls share, so a growing conversation is rendered once."""
+    return "[" + ",".join(_RENDERINGS.render(messages, model)) + "]"
+
+
+@dataclass
+class _Rendering:
+    """The wire messages of one call: `starts[i]` is the index of the first neutral message
+    that wire message `wire[i]` holds."""
+
+    model: str
+    messages: list[Message]
+    starts: list[int]
+    wire: list[str]
+
+
+class _Renderings:
+    """The last few renderings, one per conversation (keyed by its first message). Thread-safe."""
+
+    def __init__(self, size: int = 32) -> None:
+        self._size = size
+        self._items: OrderedDict[int, _Rendering] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def render(self, messages: Sequence[Message], model: str) -> list[str]:
+        if not messages:
+            return []
+        with self._lock:
+            last = self._items.get(id(messages[0]))
+        starts: list[int] = []
+        wire: list[str] = []
+        begin = 0
+        if last is not None and last.model == model and last.messages[0] is messages[0]:
+            same = 0
+            for old, new in zip(last.messages, messages, strict=False):
+                if old is not new:
+                    break
+                same += 1
+            # keep the wire messages that end within the shared part, but never the last one:
+            # it may take in the messages that follow it
+            keep = 0
+            while keep + 1 < len(last.starts) and last.starts[keep + 1] <= same:
+                keep += 1
+            if keep:
+                starts, wire, begin = last.starts[:keep], last.wire[:keep], last.starts[keep]
+        role, blocks, first = "", [], begin
+        for i in range(begin, len(messages)):
+            this = "assistant" if messages[i].role == "assistant" else "user"
+            content = _content(messages[i], model)
+            if this == role:
+                blocks.extend(content)
+                blocks.sort(key=lambda block: not block[0])
+                continue
+            if role:
+                starts.append(first)
+                wire.append(_wire_message(role, blocks))
+            role, blocks, first = this, content, i
+        starts.append(first)
+        wire.append(_wire_message(role, blocks))
+        with self._lock:
+            self._items[id(messages[0])] = _Rendering(model, list(messages), starts, wire)
+            self._items.move_to_end(id(messages[0]))
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return wire
+
+
+def _wire_message(role: str, blocks: list[tuple[bool, str]]) -> str:
+    return '{"role":"' + role + '","content":[' + ",".join(b for _, b in blocks) + "]}"
+
+
+_RENDERINGS = _Renderings()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _content(message: Message, model: str) -> list[tuple[bool, str]]:
+    """(is a tool result, block JSON) for each block of the message on the wire."""
+    blocks = [
+        (False, _dumps(reasoning.block))  # echoed as received
+        for reasoning in message.reasoning
+        if reasoning.provider == PROVIDER and reasoning.model == model
+    ]
+    blocks.extend(_BLOCKS(message))
+    return blocks
+
+
+def _blocks(message: Message) -> tuple[tuple[bool, str], ...]:
+    """The message's blocks other than reasoning, rendered (remembered per message in
+    `_BLOCKS`: the same history is sent on every call)."""
+    blocks: list[tuple[bool, str]] = []
     for result in message.tool_results:
         param: ToolResultBlockParam = {
             "type": "tool_result",
@@ -197,14 +296,19 @@ def _content(message: Message, model: str) -> list[ContentBlockParam]:
         }
         if result.is_error:
             param["is_error"] = True
-        blocks.append(param)
+        blocks.append((True, _dumps(param)))
     if message.text.strip():
-        blocks.append({"type": "text", "text": message.text})
+        text: TextBlockParam = {"type": "text", "text": message.text}
+        blocks.append((False, _dumps(text)))
     for call in message.tool_calls:
-        blocks.append(
-            {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
-        )
-    return blocks
+        use: ToolUseBlockParam = {
+            "type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments
+        }  # fmt: skip
+        blocks.append((False, _dumps(use)))
+    return tuple(blocks)
+
+
+_BLOCKS: IdentityMemo[Message, tuple[tuple[bool, str], ...]] = IdentityMemo(_blocks)
 
 
 class _TurnBuilder:

@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -121,6 +122,7 @@ class ModelServer:
         self._stalled = 0
         self.rejections: list[str] = []
         self.unscripted = 0
+        self.busy_seconds = 0.0
         self.stopping = threading.Event()
         self.thinking_tool_ids: dict[str, str] = {}  # tool_use id -> model that thought
         self._ids = itertools.count(1)
@@ -181,6 +183,12 @@ class ModelServer:
 
     # -- used by the handler ------------------------------------------------------------
 
+    def add_busy(self, seconds: float) -> None:
+        """Count `seconds` of one request's handling in `busy_seconds`: the model's own time at
+        the wire, from the request's first byte read to the last byte of its answer written."""
+        with self._lock:
+            self.busy_seconds += seconds
+
     def record(self, request: RecordedRequest) -> None:
         with self._lock:
             self._requests.append(request)
@@ -231,6 +239,13 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: tests read `server.requests` instead."""
 
     def do_POST(self) -> None:
+        started = time.perf_counter()
+        try:
+            self._answer()
+        finally:
+            self.server.model_server.add_busy(time.perf_counter() - started)
+
+    def _answer(self) -> None:
         fake = self.server.model_server
         api = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}.get(self.path)
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
