@@ -12,7 +12,7 @@ import redis
 
 from harness.errors import BusUnavailableError, FunctionNotFoundError
 from harness.events import Event, parse_event, validate_event
-from harness.runtime.expressions import resolve_path
+from harness.runtime import waiters
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all
@@ -49,16 +49,6 @@ def _seed(spec: FunctionSpec, event_id: str, event: dict[str, Any], parent: str 
     )
 
 
-def _matching_waiters(waiters: dict[str, str], event: dict[str, Any]) -> list[str]:
-    matched = []
-    for run_id, waiter_json in waiters.items():
-        waiter = json.loads(waiter_json)
-        path = waiter.get("match")
-        if path is None or resolve_path(f"event.{path}", event) == waiter.get("value"):
-            matched.append(str(run_id))
-    return matched
-
-
 def publish(
     event: Event | dict[str, Any],
     *,
@@ -91,8 +81,9 @@ def _publish(
     as_dict = ev.model_dump(mode="json")
     pipe = runtime.redis.pipeline(transaction=False)
     pipe.get(runtime.keys.functions_version)
+    pipe.hkeys(runtime.keys.waiter_paths(ev.name))
     pipe.hgetall(runtime.keys.waiters(ev.name))
-    version, waiters = pipe.execute()
+    version, paths, legacy = pipe.execute()
     if target is not None:
         spec = next((s for s in runtime.triggers.specs_at(version) if s.id == target), None)
         if spec is None:
@@ -108,7 +99,8 @@ def _publish(
         ev.name,
         runtime.now_ms(),
         seeds,
-        _matching_waiters(waiters, as_dict),
+        waiters.buckets_for(paths, as_dict),
+        legacy_waiters=waiters.legacy_matches(legacy, as_dict) if legacy else [],
         dedupe_ttl_s=runtime.dedupe_ttl_s,
         stream_maxlen=runtime.events_maxlen,
     )

@@ -73,8 +73,14 @@ class Keys:
         return f"{self.prefix}:run:{run_id}:inbox"
 
     def waiters(self, event_name: str) -> str:
-        """Hash: run id -> JSON waiter, for runs in `wait_for_event` on this event name."""
+        """Hash: run id -> JSON waiter, for runs that began `wait_for_event` on this event name
+        before waiters were indexed (see `waiter_paths`)."""
         return f"{self.prefix}:waiters:{event_name}"
+
+    def waiter_paths(self, event_name: str) -> str:
+        """Hash: match path (`*` for none) -> how many runs wait for this event name with it.
+        The runs wait in `<prefix>:waiting:<event name>:<bucket>` (`harness.runtime.waiters`)."""
+        return f"{self.prefix}:waitpaths:{event_name}"
 
     def cron_last(self, function_id: str, index: int) -> str:
         """The last cron tick (ms) handled for one cron trigger of a function."""

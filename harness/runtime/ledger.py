@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -149,13 +150,17 @@ class Ledger:
         event_name: str,
         now_ms: int,
         runs: list[RunSeed],
-        waiter_run_ids: list[str],
+        waiter_buckets: list[str],
         *,
+        legacy_waiters: Sequence[str] = (),
         dedupe_ttl_s: int,
         stream_maxlen: int,
     ) -> tuple[bool, tuple[Kick, ...]]:
         """Record an event once: dedupe by id, append to the stream, create runs, wake waiters.
 
+        `waiter_buckets` are the waiter buckets of the event's name that it falls in (see
+        `harness.runtime.waiters`); every run waiting in them wakes. `legacy_waiters` are runs
+        that matched among waiters recorded before waiters were indexed.
         Returns (accepted, kicks). `accepted` is False when the id was seen within the TTL.
         """
         seeds = [seed.__dict__ for seed in runs]
@@ -169,7 +174,8 @@ class Ledger:
                 stream_maxlen,
                 event_name,
                 json.dumps(seeds),
-                json.dumps(waiter_run_ids),
+                json.dumps(waiter_buckets),
+                json.dumps(list(legacy_waiters)),
             ]
         )
         return bool(out[0]), _kicks(out[1:])
@@ -225,10 +231,12 @@ class Ledger:
         wake_at_ms: int | None,
         status: str = "sleeping",
         wait_event: str = "",
-        waiter: str = "",
+        waiter_bucket: str = "",
         count_attempt: bool = False,
     ) -> int:
-        """Park the run and release its lease. Returns 1 parked, 2 already resolved, 0 stale."""
+        """Park the run and release its lease. Returns 1 parked, 2 already resolved, 0 stale.
+
+        A run waiting for `wait_event` (kind `wait`) joins the waiters in `waiter_bucket`."""
         return int(
             self._suspend(
                 args=[
@@ -240,7 +248,7 @@ class Ledger:
                     kind,
                     step_key,
                     wait_event,
-                    waiter,
+                    waiter_bucket,
                     status,
                     "1" if count_attempt else "0",
                 ]

@@ -53,6 +53,39 @@ local function stamps(id, now)
   return '"s":' .. since .. ',"t":' .. now .. ','
 end
 
+-- Waiters (runs in `wait_for_event`) are indexed by event name and match value: the hash
+-- waiting:<name>:<bucket> holds the run ids, where the bucket is '<path>=<JSON value>' or '*'
+-- (any event of the name), and waitpaths:<name> counts the waiters per path, so a publisher
+-- looks only at the buckets its event falls in.
+local function waiter_key(name, bucket) return P .. ':waiting:' .. name .. ':' .. bucket end
+
+local function bucket_path(bucket)
+  if bucket == '*' then return '*' end
+  return string.match(bucket, '^([^=]*)=')
+end
+
+local function add_waiter(id, name, bucket)
+  redis.call('HSET', waiter_key(name, bucket), id, 1)
+  redis.call('HINCRBY', P .. ':waitpaths:' .. name, bucket_path(bucket), 1)
+  redis.call('HSET', rk(id), 'wait_event', name, 'wait_bucket', bucket)
+end
+
+-- Take run `id` off the waiters of the event it waits for; true when it was on them.
+local function drop_waiter(id)
+  local r = rk(id)
+  local name = redis.call('HGET', r, 'wait_event')
+  if not name then return false end
+  local bucket = redis.call('HGET', r, 'wait_bucket')
+  if not bucket or bucket == '' then  -- waiting since before waiters were indexed
+    return redis.call('HDEL', P .. ':waiters:' .. name, id) == 1
+  end
+  if redis.call('HDEL', waiter_key(name, bucket), id) == 0 then return false end
+  local paths = P .. ':waitpaths:' .. name
+  local path = bucket_path(bucket)
+  if redis.call('HINCRBY', paths, path, -1) <= 0 then redis.call('HDEL', paths, path) end
+  return true
+end
+
 local function make_ready(id, now)
   redis.call('HSET', rk(id), 'status', 'queued', 'updated_at', now)
   redis.call('ZADD', READY, now, id)
@@ -155,7 +188,8 @@ end
 """
 
 # ARGV: prefix, event_id, event_json, now_ms, dedupe_ttl_s, stream_maxlen, event_name,
-#       runs_json [{id, function_id, queue, singleton, mode, slots, parent}], waiters_json [ids]
+#       runs_json [{id, function_id, queue, singleton, mode, slots, parent}],
+#       buckets_json [waiter buckets the event falls in], legacy_waiters_json [run ids]
 PUBLISH = (
     PRELUDE
     + r"""
@@ -179,14 +213,20 @@ for _, run in ipairs(cjson.decode(ARGV[8])) do
     end
   end
 end
-for _, id in ipairs(cjson.decode(ARGV[9])) do
-  if redis.call('HDEL', P .. ':waiters:' .. name, id) == 1 then
-    local step = redis.call('HGET', rk(id), 'wake_step')
-    redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now) .. '"k":"wait","v":' .. ev .. '}')
-    redis.call('ZREM', TIMERS, id)
-    make_ready(id, now)
-    kick(id, now)
+local function wake(id)
+  local step = redis.call('HGET', rk(id), 'wake_step')
+  redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now) .. '"k":"wait","v":' .. ev .. '}')
+  redis.call('ZREM', TIMERS, id)
+  make_ready(id, now)
+  kick(id, now)
+end
+for _, bucket in ipairs(cjson.decode(ARGV[9])) do
+  for _, id in ipairs(redis.call('HKEYS', waiter_key(name, bucket))) do
+    if drop_waiter(id) then wake(id) end
   end
+end
+for _, id in ipairs(cjson.decode(ARGV[10])) do
+  if redis.call('HDEL', P .. ':waiters:' .. name, id) == 1 then wake(id) end
 end
 return {1, unpack(kicks)}
 """
@@ -302,7 +342,7 @@ return {1, rec}
 )
 
 # ARGV: prefix, run_id, epoch, now_ms, wake_at_ms ('' for none), kind, step_key,
-#       wait_event, waiter_json, status, count_attempt ('1' adds one to the run's attempts)
+#       wait_event, waiter_bucket, status, count_attempt ('1' adds one to the run's attempts)
 SUSPEND = (
     PRELUDE
     + r"""
@@ -312,10 +352,7 @@ if not fenced(id, ARGV[3]) then return 0 end
 if (kind == 'wait' or kind == 'invoke') and redis.call('HEXISTS', jk(id), key) == 1 then
   return 2
 end
-if kind == 'wait' then
-  redis.call('HSET', P .. ':waiters:' .. ARGV[8], id, ARGV[9])
-  redis.call('HSET', r, 'wait_event', ARGV[8])
-end
+if kind == 'wait' then add_waiter(id, ARGV[8], ARGV[9]) end
 if ARGV[5] ~= '' then redis.call('ZADD', TIMERS, tonumber(ARGV[5]), id) end
 if ARGV[11] == '1' then redis.call('HINCRBY', r, 'attempt', 1) end
 redis.call('HSET', r, 'status', ARGV[10], 'wake_kind', kind, 'wake_step', key, 'owner', '',
@@ -380,7 +417,7 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', TIMERS, '-inf', now, 'LIMIT', 0,
     if kind == 'sleep' then
       redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now) .. '"k":"sleep","v":null}')
     elseif kind == 'wait' then
-      redis.call('HDEL', P .. ':waiters:' .. redis.call('HGET', r, 'wait_event'), id)
+      drop_waiter(id)
       redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now) .. '"k":"wait","v":null}')
     elseif kind == 'invoke' then
       redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now)

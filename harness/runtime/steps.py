@@ -24,6 +24,7 @@ from harness.errors import (
     StepResultError,
 )
 from harness.events import Event
+from harness.runtime import waiters
 from harness.runtime.bus import publish
 from harness.runtime.durations import parse_duration
 from harness.runtime.expressions import resolve_path
@@ -298,7 +299,7 @@ class Step:
         """Suspend until an event named `event` is published, or `timeout` passes (None).
 
         With `match="data.order_id"`, only an event whose `data.order_id` equals this run's
-        triggering event's `data.order_id` resumes it. Events published before this step
+        triggering event's `data.order_id` (as JSON) resumes it. Events published before this step
         is first reached are not seen.
         """
         key = self._key(step_id)
@@ -306,11 +307,11 @@ class Step:
         if rec is None:
             self._boundary()
             value = resolve_path(f"event.{match}", self._s.event) if match else None
-            waiter = json.dumps({"match": match, "value": value})
             wake = self._s.runtime.now_ms() + int(parse_duration(timeout) * 1000)
             out = self._suspend(
-                key, "wait", wake, status="waiting", wait_event=event, waiter=waiter
-            )
+                key, "wait", wake, status="waiting", wait_event=event,
+                waiter_bucket=waiters.bucket(match, value),
+            )  # fmt: skip
             if out != 2:
                 raise Suspended()
             rec = self._resolved_record(key)
