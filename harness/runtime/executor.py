@@ -24,6 +24,7 @@ from harness.events import (
 from harness.runtime.bus import publish
 from harness.runtime.functions import EventTrigger, Function, FunctionSpec
 from harness.runtime.instance import Runtime
+from harness.runtime.journals import Journal
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import Claim
 from harness.runtime.steps import (
@@ -94,12 +95,13 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
         int(runtime.lease_ttl * 1000),
         THROTTLE_MS,
         kick_seq,
+        runtime.journals.version(run_id),
     )
     kick_all(runtime.kicker, claim.kicks)
     if claim.state != "ok":
         return claim.state
     fn = runtime.registry.get(claim.function_id)
-    assert claim.event is not None and claim.journal is not None
+    assert claim.event is not None
     if fn is None:
         return _function_missing(runtime, run_id, claim)
     state = RunState(
@@ -108,7 +110,7 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
         run_id=run_id,
         epoch=claim.epoch,
         event=claim.event,
-        journal=claim.journal,
+        journal=claimed_journal(runtime, run_id, claim),
         attempt=claim.attempt,
         run_attempt=claim.attempt,
     )
@@ -116,6 +118,19 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
         state.request_stop(cancel=claim.cancel)
     with LeaseKeeper(state):
         return _execute(fn, state)
+
+
+def claimed_journal(runtime: Runtime, run_id: str, claim: Claim) -> Journal:
+    """The run's whole journal: the claim's, or the one this worker kept plus the claim's
+    changes to it."""
+    assert claim.journal is not None
+    kept = runtime.journals.take(run_id)
+    if claim.journal_complete:
+        return claim.journal
+    if kept is None:  # dropped meanwhile by another thread of this worker: read it all
+        return runtime.ledger.journal(run_id)
+    kept.records.update(claim.journal)  # taken: this execution owns the records now
+    return kept.records
 
 
 def _function_missing(runtime: Runtime, run_id: str, claim: Claim) -> str:
@@ -128,7 +143,7 @@ def _function_missing(runtime: Runtime, run_id: str, claim: Claim) -> str:
             "run %s: function %s is not loaded in %s; retrying",
             run_id, claim.function_id, runtime.worker_id,
         )  # fmt: skip
-        out = runtime.ledger.suspend(
+        out, _ = runtime.ledger.suspend(
             run_id, claim.epoch, runtime.now_ms(), kind="retry", step_key="",
             wake_at_ms=runtime.now_ms() + MISSING_FUNCTION_DELAY_MS, count_attempt=True,
         )  # fmt: skip
@@ -169,7 +184,7 @@ def _retry_or_fail(state: RunState, exc: Exception, function_id: str) -> str:
     failures = state.run_attempt + 1
     log.warning("run %s: attempt %d failed (%s); retrying", state.run_id, failures, exc)
     wake = rt.now_ms() + int(backoff_seconds(rt.retry_backoff, failures) * 1000)
-    out = rt.ledger.suspend(
+    out, _ = rt.ledger.suspend(
         state.run_id, state.epoch, rt.now_ms(), kind="retry", step_key="", wake_at_ms=wake,
         count_attempt=True,
     )  # fmt: skip

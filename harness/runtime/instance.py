@@ -19,6 +19,7 @@ from harness.runtime.broadcast import Broadcast
 from harness.runtime.cursors import Cursors
 from harness.runtime.deliveries import DeliveryRecords
 from harness.runtime.functions import REGISTRY, FunctionRegistry
+from harness.runtime.journals import JournalCache
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kicker
 from harness.runtime.ledger import Ledger
@@ -45,6 +46,7 @@ class Runtime:
     deliveries: DeliveryRecords = field(init=False)
     cursors: Cursors = field(init=False)
     broadcast: Broadcast = field(init=False)
+    journals: JournalCache = field(init=False)
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.redis, self.keys)
@@ -52,6 +54,7 @@ class Runtime:
         self.deliveries = DeliveryRecords(self.redis, self.keys)
         self.cursors = Cursors(self.redis, self.keys)
         self.broadcast = Broadcast(self.redis)
+        self.journals = JournalCache()
 
     def ping(self) -> None:
         """Return when Redis answers PING; raise `BusUnavailableError` (its cause is the

@@ -95,6 +95,9 @@ class Claim:
 
     `state` is `ok` when this worker now holds the lease; otherwise it says why not
     (`missing`, `terminal`, `busy`, `pending`, `steered`, `suspended`, `throttled`).
+    `journal` is the whole journal when `journal_complete`; otherwise only the records written
+    since the version the claimant said it holds (none or one). `journal_version` is the
+    journal's version now.
     """
 
     state: str
@@ -104,6 +107,8 @@ class Claim:
     attempt: int = 0
     cancel: str = ""
     journal: dict[str, dict[str, Any]] | None = None
+    journal_complete: bool = True
+    journal_version: int = 0
     kicks: tuple[Kick, ...] = ()
 
 
@@ -181,15 +186,26 @@ class Ledger:
         return bool(out[0]), _kicks(out[1:])
 
     def claim(
-        self, run_id: str, owner: str, now_ms: int, ttl_ms: int, throttle_ms: int, kick_seq: int = 0
+        self,
+        run_id: str,
+        owner: str,
+        now_ms: int,
+        ttl_ms: int,
+        throttle_ms: int,
+        kick_seq: int = 0,
+        journal_version: int = -1,
     ) -> Claim:
         """Try to take the run's lease (epoch + 1). See `Claim` for the outcomes.
 
         `kick_seq` is the sequence number of the kick being handled (0 for none): the run's
-        kick stops being outstanding whatever the outcome."""
+        kick stops being outstanding whatever the outcome. `journal_version` is the version of
+        the journal the claimant keeps (-1: none), so that only what changed is sent."""
         out = self._claim(
-            args=[self.keys.prefix, run_id, owner, now_ms, ttl_ms, throttle_ms, kick_seq]
-        )
+            args=[
+                self.keys.prefix, run_id, owner, now_ms, ttl_ms, throttle_ms, kick_seq,
+                journal_version,
+            ]
+        )  # fmt: skip
         state = str(out[0])
         if state != "ok":
             return Claim(state=state, kicks=_kicks(out[2:]))
@@ -203,6 +219,8 @@ class Ledger:
             attempt=int(out[4] or 0),
             cancel=str(out[5] or ""),
             journal=journal,
+            journal_complete=str(out[7]) == "full",
+            journal_version=int(out[8]),
         )
 
     def renew(self, run_id: str, epoch: str, now_ms: int, ttl_ms: int) -> tuple[bool, str]:
@@ -233,12 +251,12 @@ class Ledger:
         wait_event: str = "",
         waiter_bucket: str = "",
         count_attempt: bool = False,
-    ) -> int:
-        """Park the run and release its lease. Returns 1 parked, 2 already resolved, 0 stale.
+    ) -> tuple[int, int]:
+        """Park the run and release its lease. Returns (1 parked, 2 already resolved or 0
+        stale; the journal's version when parked).
 
         A run waiting for `wait_event` (kind `wait`) joins the waiters in `waiter_bucket`."""
-        return int(
-            self._suspend(
+        code, version = self._suspend(
                 args=[
                     self.keys.prefix,
                     run_id,
@@ -253,7 +271,7 @@ class Ledger:
                     "1" if count_attempt else "0",
                 ]
             )
-        )
+        return int(code), int(version)
 
     def finish(
         self,

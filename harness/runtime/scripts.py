@@ -86,6 +86,19 @@ local function drop_waiter(id)
   return true
 end
 
+-- Write a journal record. Every write bumps the run's journal version (`jver`) and names its
+-- key (`jlast`), so a worker that kept the journal when the run suspended can resume it with
+-- only what changed since (see CLAIM).
+local function jset(id, key, rec, only_new)
+  if only_new then
+    if redis.call('HSETNX', jk(id), key, rec) == 0 then return end
+  else
+    redis.call('HSET', jk(id), key, rec)
+  end
+  redis.call('HINCRBY', rk(id), 'jver', 1)
+  redis.call('HSET', rk(id), 'jlast', key)
+end
+
 local function make_ready(id, now)
   redis.call('HSET', rk(id), 'status', 'queued', 'updated_at', now)
   redis.call('ZADD', READY, now, id)
@@ -215,7 +228,7 @@ for _, run in ipairs(cjson.decode(ARGV[8])) do
 end
 local function wake(id)
   local step = redis.call('HGET', rk(id), 'wake_step')
-  redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now) .. '"k":"wait","v":' .. ev .. '}')
+  jset(id, step, '{' .. stamps(id, now) .. '"k":"wait","v":' .. ev .. '}', true)
   redis.call('ZREM', TIMERS, id)
   make_ready(id, now)
   kick(id, now)
@@ -232,7 +245,8 @@ return {1, unpack(kicks)}
 """
 )
 
-# ARGV: prefix, run_id, owner, now_ms, ttl_ms, throttle_ms, kick_seq (0: not from a kick)
+# ARGV: prefix, run_id, owner, now_ms, ttl_ms, throttle_ms, kick_seq (0: not from a kick),
+#       journal_version (of the claimant's copy of the journal; -1: none)
 CLAIM = (
     PRELUDE
     + r"""
@@ -284,9 +298,20 @@ redis.call('HSET', r, 'status', 'running', 'owner', owner, 'lease_until', now + 
 redis.call('HSETNX', r, 'started_at', now)
 redis.call('ZREM', READY, id)
 redis.call('ZADD', LEASES, now + ttl, id)
+-- The journal: nothing when the claimant's copy is current ('same'), the one record written
+-- since its copy ('delta'), else all of it ('full'); a resume does not read its whole history.
+local have, jver = tonumber(ARGV[8]) or -1, tonumber(redis.call('HGET', r, 'jver')) or 0
+local mode, journal = 'full', nil
+if have == jver then
+  mode, journal = 'same', {}
+elseif have >= 0 and have + 1 == jver then
+  local last = redis.call('HGET', r, 'jlast')
+  mode, journal = 'delta', {last, redis.call('HGET', jk(id), last)}
+else
+  journal = redis.call('HGETALL', jk(id))
+end
 return {'ok', tostring(epoch), redis.call('HGET', r, 'function_id'), redis.call('HGET', r, 'event'),
-  redis.call('HGET', r, 'attempt'), redis.call('HGET', r, 'cancel') or '',
-  redis.call('HGETALL', jk(id))}
+  redis.call('HGET', r, 'attempt'), redis.call('HGET', r, 'cancel') or '', journal, mode, jver}
 """
 )
 
@@ -311,7 +336,7 @@ COMMIT = (
     + r"""
 local id = ARGV[2]
 if not fenced(id, ARGV[3]) then return {0, ''} end
-redis.call('HSET', jk(id), ARGV[4], ARGV[5])
+jset(id, ARGV[4], ARGV[5], false)
 return {1, redis.call('HGET', rk(id), 'cancel') or ''}
 """
 )
@@ -336,7 +361,7 @@ end
 redis.call('DEL', ik(id))
 local rec = '{"s":' .. now .. ',"t":' .. now .. ',"k":"inbox","v":['
   .. table.concat(events, ',') .. ']}'
-redis.call('HSET', jk(id), key, rec)
+jset(id, key, rec, false)
 return {1, rec}
 """
 )
@@ -348,9 +373,9 @@ SUSPEND = (
     + r"""
 local id, now, kind, key = ARGV[2], tonumber(ARGV[4]), ARGV[6], ARGV[7]
 local r = rk(id)
-if not fenced(id, ARGV[3]) then return 0 end
+if not fenced(id, ARGV[3]) then return {0, 0} end
 if (kind == 'wait' or kind == 'invoke') and redis.call('HEXISTS', jk(id), key) == 1 then
-  return 2
+  return {2, 0}
 end
 if kind == 'wait' then add_waiter(id, ARGV[8], ARGV[9]) end
 if ARGV[5] ~= '' then redis.call('ZADD', TIMERS, tonumber(ARGV[5]), id) end
@@ -359,7 +384,7 @@ redis.call('HSET', r, 'status', ARGV[10], 'wake_kind', kind, 'wake_step', key, '
   'lease_until', 0, 'updated_at', now, 'wake_since', now)
 redis.call('ZREM', LEASES, id)
 release_slots(id)
-return 1
+return {1, tonumber(redis.call('HGET', r, 'jver')) or 0}
 """
 )
 
@@ -384,7 +409,7 @@ if parent and parent ~= '' then
     rec = '{' .. stamps(p.run_id, now) .. '"k":"invoke","final":true,"e":'
       .. cjson.encode(err ~= '' and err or status) .. '}'
   end
-  redis.call('HSETNX', jk(p.run_id), p.step, rec)
+  jset(p.run_id, p.step, rec, true)
   local pr = rk(p.run_id)
   local parked = redis.call('HGET', pr, 'status') == 'waiting'
   if parked and redis.call('HGET', pr, 'wake_step') == p.step then
@@ -415,13 +440,13 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', TIMERS, '-inf', now, 'LIMIT', 0,
     local kind = redis.call('HGET', r, 'wake_kind')
     local step = redis.call('HGET', r, 'wake_step')
     if kind == 'sleep' then
-      redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now) .. '"k":"sleep","v":null}')
+      jset(id, step, '{' .. stamps(id, now) .. '"k":"sleep","v":null}', true)
     elseif kind == 'wait' then
       drop_waiter(id)
-      redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now) .. '"k":"wait","v":null}')
+      jset(id, step, '{' .. stamps(id, now) .. '"k":"wait","v":null}', true)
     elseif kind == 'invoke' then
-      redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now)
-        .. '"k":"invoke","e":"the invoked function did not finish in time","final":true}')
+      jset(id, step, '{' .. stamps(id, now)
+        .. '"k":"invoke","e":"the invoked function did not finish in time","final":true}', true)
     end
     make_ready(id, now)
     kick(id, now)

@@ -152,7 +152,7 @@ class Step:
 
     def _suspend(self, key: str, kind: str, wake_at_ms: int | None, **kw: Any) -> int:
         s = self._s
-        out = s.runtime.ledger.suspend(
+        out, version = s.runtime.ledger.suspend(
             s.run_id,
             s.epoch,
             s.runtime.now_ms(),
@@ -163,6 +163,8 @@ class Step:
         )
         if out == 0:
             raise LeaseLost()
+        if out == 1:  # parked: keep the journal for the resume (this execution ends here)
+            s.runtime.journals.keep(s.run_id, version, s.journal)
         return out
 
     def _resolved_record(self, key: str) -> dict[str, Any]:
