@@ -13,11 +13,13 @@ import logging
 from collections.abc import Callable
 
 from celery import Celery
+from celery.signals import worker_shutting_down
 
 from harness.errors import ConfigurationError
 from harness.runtime.executor import advance
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import Kick
+from harness.runtime.leases import hand_back
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,14 @@ def kick(run_id: str, seq: int = 0) -> str:
     if _runtime_provider is None:
         raise ConfigurationError("the kick task has no runtime: call configure(url, provider)")
     return advance(_runtime_provider(), run_id, seq)
+
+
+@worker_shutting_down.connect  # type: ignore[untyped-decorator]
+def _hand_back_runs(**_: object) -> None:
+    """A worker told to stop (SIGTERM, SIGINT) hands the runs it executes back at once, so
+    other workers resume them now rather than when their leases expire."""
+    if _runtime_provider is not None:
+        hand_back(_runtime_provider())
 
 
 class CeleryKicker:

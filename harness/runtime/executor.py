@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-
-import redis
 
 from harness.errors import FunctionNotFoundError, NonRetriableError, StepError
 from harness.events import (
@@ -25,7 +22,8 @@ from harness.runtime.bus import publish
 from harness.runtime.functions import EventTrigger, Function, FunctionSpec
 from harness.runtime.instance import Runtime
 from harness.runtime.journals import Journal
-from harness.runtime.kicker import kick_all
+from harness.runtime.kicker import Kick, kick_all
+from harness.runtime.leases import LeaseKeeper
 from harness.runtime.ledger import Claim
 from harness.runtime.steps import (
     Cancelled,
@@ -42,52 +40,17 @@ MISSING_FUNCTION_RETRIES = 30
 MISSING_FUNCTION_DELAY_MS = 2_000
 
 
-class LeaseKeeper:
-    """Renews a run's lease every third of its TTL on a daemon thread until stopped.
-
-    A refused renewal (someone else owns the run) or a cancel request is passed to the
-    run's state, which sets its `abort` event so that an in-flight step can notice.
-    """
-
-    def __init__(self, state: RunState) -> None:
-        self._state = state
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._loop, name=f"lease-{state.run_id}", daemon=True
-        )
-
-    def __enter__(self) -> LeaseKeeper:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _loop(self) -> None:
-        s = self._state
-        ttl_ms = int(s.runtime.lease_ttl * 1000)
-        while not self._stop.wait(s.runtime.lease_ttl / 3):
-            try:
-                ok, cancel = s.runtime.ledger.renew(s.run_id, s.epoch, s.runtime.now_ms(), ttl_ms)
-            except redis.RedisError:
-                log.warning("could not renew the lease of run %s; will try again", s.run_id)
-                continue
-            if not ok:
-                s.request_stop(lost=True)
-                return
-            if cancel:
-                s.request_stop(cancel=cancel)
-
-
 def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
     """Try to advance one run. Returns what happened: `completed`, `failed`, `cancelled`,
-    `suspended`, `lease-lost`, or the claim's reason for not running (`busy`, ...).
+    `suspended`, `lease-lost`, `passed-on` (this worker is stopping), or the claim's reason
+    for not running (`busy`, ...).
     `kick_seq` is the sequence number of the kick that asked for this (0 for none).
 
     Never raises for anything a handler does; Redis errors propagate (the kick is retried
     by the scheduler's reaper).
     """
+    if runtime.stopping.is_set():
+        return _pass_on(runtime, run_id, kick_seq)
     claim = runtime.ledger.claim(
         run_id,
         runtime.new_owner(),
@@ -118,6 +81,15 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
         state.request_stop(cancel=claim.cancel)
     with LeaseKeeper(state):
         return _execute(fn, state)
+
+
+def _pass_on(runtime: Runtime, run_id: str, kick_seq: int) -> str:
+    """A stopping worker runs nothing new: it sends the kick on, unchanged (still the run's
+    outstanding kick), for another worker to take."""
+    record = runtime.ledger.run(run_id)
+    if record is not None:
+        runtime.kicker.kick(Kick(run_id, record.queue, kick_seq))
+    return "passed-on"
 
 
 def claimed_journal(runtime: Runtime, run_id: str, claim: Claim) -> Journal:

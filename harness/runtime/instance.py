@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -47,6 +48,7 @@ class Runtime:
     cursors: Cursors = field(init=False)
     broadcast: Broadcast = field(init=False)
     journals: JournalCache = field(init=False)
+    stopping: threading.Event = field(init=False)
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.redis, self.keys)
@@ -55,6 +57,7 @@ class Runtime:
         self.cursors = Cursors(self.redis, self.keys)
         self.broadcast = Broadcast(self.redis)
         self.journals = JournalCache()
+        self.stopping = threading.Event()
 
     def ping(self) -> None:
         """Return when Redis answers PING; raise `BusUnavailableError` (its cause is the

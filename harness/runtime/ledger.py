@@ -145,6 +145,7 @@ class Ledger:
         self._drain = client.register_script(scripts.DRAIN_INBOX)
         self._suspend = client.register_script(scripts.SUSPEND)
         self._finish = client.register_script(scripts.FINISH)
+        self._release = client.register_script(scripts.RELEASE)
         self._reap = client.register_script(scripts.REAP)
         self._cancel = client.register_script(scripts.REQUEST_CANCEL)
 
@@ -288,6 +289,12 @@ class Ledger:
         out = self._finish(
             args=[self.keys.prefix, run_id, epoch, now_ms, status, result_json, error, retention_s]
         )
+        return bool(out[0]), _kicks(out[1:])
+
+    def release(self, run_id: str, epoch: str, now_ms: int) -> tuple[bool, tuple[Kick, ...]]:
+        """Give the lease up: the run is queued again and kicked. Returns (released, kicks);
+        False when the epoch is stale (the run is no longer this holder's)."""
+        out = self._release(args=[self.keys.prefix, run_id, epoch, now_ms])
         return bool(out[0]), _kicks(out[1:])
 
     def reap(

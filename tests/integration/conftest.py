@@ -84,8 +84,13 @@ class Fleet:
                 proc.wait()
 
 
-def _start_fleet(redis_url: str, tmp: Path, workers: int) -> Fleet:
-    fleet = Fleet(redis_url=redis_url, prefix=f"it{uuid.uuid4().hex[:8]}", log_dir=tmp)
+def _start_fleet(
+    redis_url: str, tmp: Path, workers: int, extra_env: dict[str, str] | None = None
+) -> Fleet:
+    fleet = Fleet(
+        redis_url=redis_url, prefix=f"it{uuid.uuid4().hex[:8]}", log_dir=tmp,
+        extra_env=extra_env or {},
+    )  # fmt: skip
     for i in range(workers):
         fleet.start_worker(f"worker{i}")
     fleet.start("scheduler", "scheduler")
@@ -113,6 +118,14 @@ def fleet(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 def own_fleet(redis_url: str, tmp_path: Path) -> Iterator[Fleet]:
     """A fleet for one test that may kill its processes."""
     started = _start_fleet(redis_url, tmp_path, workers=2)
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def long_lease_fleet(redis_url: str, tmp_path: Path) -> Iterator[Fleet]:
+    """A fleet for one test, whose leases last 60 s: a run resumed sooner was handed back."""
+    started = _start_fleet(redis_url, tmp_path, workers=2, extra_env={"HARNESS_LEASE_TTL": "60"})
     yield started
     started.stop()
 

@@ -53,6 +53,31 @@ def test_sigkill_mid_run_resumes_elsewhere_without_redoing_completed_steps(
     assert rt.ledger.run(run_id).result == [0, 1, 2, 3, 4]  # type: ignore[union-attr]
 
 
+def test_sigterm_hands_a_run_to_another_worker_at_once(long_lease_fleet: Fleet) -> None:
+    # Given a run of five 2-second steps in progress on some worker, with 60-second leases
+    fleet = long_lease_fleet
+    rt = runtime_for(fleet)
+    run_id = publish({"name": "it/slow", "data": {"seconds": 2}}, runtime=rt).run_ids[0]
+    wait_until(
+        lambda: _status(fleet, run_id) == "running", timeout=FLEET_WAIT_S, what="the run to start"
+    )
+    owner = rt.ledger.run(run_id).owner  # type: ignore[union-attr]
+    pid = int(owner.split(":")[1])
+    # When that worker is asked to stop
+    os.kill(pid, signal.SIGTERM)
+    # Then the other worker takes the run over within seconds, not when the lease expires
+    wait_until(
+        lambda: str(pid) not in (rt.ledger.run(run_id).owner or str(pid)),  # type: ignore[union-attr]
+        timeout=10,
+        what="another worker to take the run over",
+    )
+    wait_until(
+        lambda: _status(fleet, run_id) == "completed",
+        timeout=FLEET_WAIT_S,
+        what="the run to complete on the other worker",
+    )
+
+
 def test_singleton_never_overlaps_and_keeps_arrival_order(fleet: Fleet) -> None:
     # Given many events for one key published at once from several threads
     rt = runtime_for(fleet)
