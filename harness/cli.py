@@ -124,13 +124,18 @@ def scheduler() -> None:
 
 
 @app.command(rich_help_panel=FLEET)
-def web(port: PortOption = None) -> None:
+def web(
+    port: PortOption = None,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Web server processes sharing the port.")
+    ] = 1,
+) -> None:
     """Serve the HTTP API (health, events, channel webhooks) with uvicorn."""
     from harness.web import serve
 
     _use_port(port)
     _setup_logging()
-    serve(get_settings())
+    serve(get_settings(), workers=workers)
 
 
 def _publish(event: Event) -> str:

@@ -42,9 +42,11 @@ def registry() -> FunctionRegistry:
 
 @pytest.fixture
 def runtime(clock: ManualClock, registry: FunctionRegistry) -> Iterator[Runtime]:
-    client = fakeredis.FakeRedis(decode_responses=True)
+    server = fakeredis.FakeServer()
+    client = fakeredis.FakeRedis(server=server, decode_responses=True)
     rt = Runtime(
         redis=client,
+        aredis=fakeredis.FakeAsyncRedis(server=server, decode_responses=True),
         kicker=RecordingKicker(),
         registry=registry,
         clock=clock,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 
 import redis
+from redis.asyncio import Redis as AsyncRedis
 
 from harness.runtime.celery_app import CeleryKicker, configure
 from harness.runtime.connection import resolve_redis_url
@@ -35,6 +36,7 @@ def build_runtime(settings: Settings) -> Runtime:
             url, decode_responses=True, health_check_interval=30, socket_connect_timeout=5
         ),
         kicker=CeleryKicker(),
+        aredis=AsyncRedis.from_url(url, decode_responses=True, health_check_interval=30),
         keys=Keys(settings.harness_key_prefix),
         lease_ttl=settings.harness_lease_ttl,
         retry_backoff=settings.harness_retry_backoff,

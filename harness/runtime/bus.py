@@ -15,7 +15,7 @@ from harness.events import Event, parse_event, validate_event
 from harness.runtime import waiters
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.instance import Runtime
-from harness.runtime.kicker import kick_all
+from harness.runtime.kicker import kick_all, kick_all_async
 from harness.runtime.ledger import RunSeed
 
 log = logging.getLogger(__name__)
@@ -78,34 +78,91 @@ def _publish(
     parent: tuple[str, str] | None,
 ) -> PublishResult:
     ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
-    as_dict = ev.model_dump(mode="json")
     pipe = runtime.redis.pipeline(transaction=False)
-    pipe.get(runtime.keys.functions_version)
-    pipe.hkeys(runtime.keys.waiter_paths(ev.name))
-    pipe.hgetall(runtime.keys.waiters(ev.name))
+    _lookups(pipe, runtime, ev.name)
     version, paths, legacy = pipe.execute()
+    plan = _plan(runtime, ev, runtime.triggers.specs_at(version), paths, legacy, target, parent)
+    accepted, kicks = runtime.ledger.accept_event(*plan.args, **plan.options)
+    if not accepted:
+        return _duplicate(ev)
+    kick_all(runtime.kicker, kicks)
+    return plan.result
+
+
+async def publish_async(
+    event: Event | dict[str, Any],
+    *,
+    runtime: Runtime,
+) -> PublishResult:
+    """`publish` for an event loop: every Redis call and kick goes through the runtime's async
+    client (`Runtime.aredis`) and kicker, so the loop never blocks on I/O and no thread is
+    involved. Same contract and errors as `publish`; fans out only (no `target`)."""
+    try:
+        ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
+        if runtime.aredis is None:
+            return _publish(ev, runtime, None, None)
+        pipe = runtime.aredis.pipeline(transaction=False)
+        _lookups(pipe, runtime, ev.name)
+        version, paths, legacy = await pipe.execute()
+        specs = await runtime.triggers.specs_at_async(version)
+        plan = _plan(runtime, ev, specs, paths, legacy, None, None)
+        accepted, kicks = await runtime.ledger.accept_event_async(*plan.args, **plan.options)
+        if not accepted:
+            return _duplicate(ev)
+        await kick_all_async(runtime.kicker, kicks)
+        return plan.result
+    except redis.RedisError as exc:
+        raise BusUnavailableError("the event bus is unavailable") from exc
+
+
+def _lookups(pipe: Any, runtime: Runtime, name: str) -> None:
+    """What a publish reads first, in one round trip: the trigger table's version, the match
+    paths of the name's waiters, and waiters recorded before they were indexed."""
+    pipe.get(runtime.keys.functions_version)
+    pipe.hkeys(runtime.keys.waiter_paths(name))
+    pipe.hgetall(runtime.keys.waiters(name))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The arguments of `Ledger.accept_event` for one event, and the result if accepted."""
+
+    args: tuple[Any, ...]
+    options: dict[str, Any]
+    result: PublishResult
+
+
+def _plan(
+    runtime: Runtime,
+    ev: Event,
+    specs: list[FunctionSpec],
+    paths: list[str],
+    legacy: dict[str, str],
+    target: str | None,
+    parent: tuple[str, str] | None,
+) -> _Plan:
+    as_dict = ev.model_dump(mode="json")
     if target is not None:
-        spec = next((s for s in runtime.triggers.specs_at(version) if s.id == target), None)
+        spec = next((s for s in specs if s.id == target), None)
         if spec is None:
             raise FunctionNotFoundError(f"no function with id {target!r} is registered")
         parent_json = json.dumps({"run_id": parent[0], "step": parent[1]}) if parent else ""
         seeds = [_seed(spec, ev.id, as_dict, parent_json)]
     else:
-        specs = runtime.triggers.specs_at(version)
         seeds = [_seed(s, ev.id, as_dict) for s in specs if s.matches(as_dict)]
-    accepted, kicks = runtime.ledger.accept_event(
-        ev.id,
-        json.dumps(as_dict, separators=(",", ":")),
-        ev.name,
-        runtime.now_ms(),
-        seeds,
+    args = (
+        ev.id, json.dumps(as_dict, separators=(",", ":")), ev.name, runtime.now_ms(), seeds,
         waiters.buckets_for(paths, as_dict),
-        legacy_waiters=waiters.legacy_matches(legacy, as_dict) if legacy else [],
-        dedupe_ttl_s=runtime.dedupe_ttl_s,
-        stream_maxlen=runtime.events_maxlen,
-    )
-    if not accepted:
-        log.info("event %s (%s) already published; ignored", ev.id, ev.name)
-        return PublishResult(event_id=ev.id, duplicate=True)
-    kick_all(runtime.kicker, kicks)
-    return PublishResult(event_id=ev.id, duplicate=False, run_ids=tuple(s.id for s in seeds))
+    )  # fmt: skip
+    options = {
+        "legacy_waiters": waiters.legacy_matches(legacy, as_dict) if legacy else [],
+        "dedupe_ttl_s": runtime.dedupe_ttl_s,
+        "stream_maxlen": runtime.events_maxlen,
+    }
+    result = PublishResult(event_id=ev.id, duplicate=False, run_ids=tuple(s.id for s in seeds))
+    return _Plan(args, options, result)
+
+
+def _duplicate(ev: Event) -> PublishResult:
+    log.info("event %s (%s) already published; ignored", ev.id, ev.name)
+    return PublishResult(event_id=ev.id, duplicate=True)

@@ -9,16 +9,21 @@ an outstanding kick can still arrive.
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import json
 import logging
+import uuid
 from collections.abc import Callable
 
 from celery import Celery
 from celery.signals import worker_shutting_down
+from redis.asyncio import Redis as AsyncRedis
 
 from harness.errors import ConfigurationError
 from harness.runtime.executor import advance
 from harness.runtime.instance import Runtime
-from harness.runtime.kicker import Kick
+from harness.runtime.kicker import KICK_TASK, Kick
 from harness.runtime.leases import hand_back
 
 log = logging.getLogger(__name__)
@@ -53,7 +58,7 @@ def configure(broker_url: str, runtime_provider: Callable[[], Runtime] | None = 
     return app
 
 
-@app.task(name="harness.kick", ignore_result=True)  # type: ignore[untyped-decorator]
+@app.task(name=KICK_TASK, ignore_result=True)  # type: ignore[untyped-decorator]
 def kick(run_id: str, seq: int = 0) -> str:
     """Advance one run in this worker. Duplicates and stale kicks are no-ops. `seq` is the
     kick's number in its queue (absent in kicks sent before kicks were numbered).
@@ -62,6 +67,30 @@ def kick(run_id: str, seq: int = 0) -> str:
     if _runtime_provider is None:
         raise ConfigurationError("the kick task has no runtime: call configure(url, provider)")
     return advance(_runtime_provider(), run_id, seq)
+
+
+def kick_message(kick: Kick) -> bytes:
+    """The `harness.kick` task message for `kick` as kombu's Redis transport puts it on the
+    queue's list (protocol 2, JSON body, base64-encoded, the queue's direct exchange)."""
+    task_id = str(uuid.uuid4())
+    message = app.amqp.as_task_v2(task_id, KICK_TASK, args=[kick.run_id, kick.seq])
+    body = base64.b64encode(json.dumps(message.body).encode()).decode()
+    properties = {
+        **message.properties,
+        "delivery_mode": 2,
+        "delivery_info": {"exchange": kick.queue, "routing_key": kick.queue},
+        "priority": 0,
+        "body_encoding": "base64",
+        "delivery_tag": str(uuid.uuid4()),
+    }
+    envelope = {
+        "body": body,
+        "content-encoding": "utf-8",
+        "content-type": "application/json",
+        "headers": message.headers,
+        "properties": properties,
+    }
+    return json.dumps(envelope).encode()
 
 
 @worker_shutting_down.connect  # type: ignore[untyped-decorator]
@@ -73,16 +102,46 @@ def _hand_back_runs(**_: object) -> None:
 
 
 class CeleryKicker:
-    """Sends kicks as Celery messages to the run's queue."""
+    """Sends kicks as Celery messages to the run's queue.
+
+    `kick_async` writes the message straight onto the broker's list for the queue with an
+    async Redis client (the broker is the runtime's Redis), as kombu's Redis transport would,
+    so an event loop never waits on kombu's blocking client; with another broker it sends
+    through kombu in a thread.
+    """
+
+    def __init__(self) -> None:
+        self._broker: AsyncRedis | None = None
 
     def kick(self, kick: Kick) -> None:
         """Publish one kick. Broker errors are logged, not raised: the reaper re-kicks."""
         try:
-            app.send_task("harness.kick", args=[kick.run_id, kick.seq], queue=kick.queue)
+            app.send_task(KICK_TASK, args=[kick.run_id, kick.seq], queue=kick.queue)
         except Exception as exc:  # kombu raises several unrelated types on broker trouble
             log.warning(
                 "could not send kick for run %s (%s); the reaper will retry", kick.run_id, exc
             )
+
+    async def kick_async(self, kick: Kick) -> None:
+        """`kick` without blocking the event loop. Broker errors are logged, not raised."""
+        url = str(app.conf.broker_url or "")
+        if not url.startswith(("redis://", "rediss://", "unix://")):
+            await asyncio.to_thread(self.kick, kick)
+            return
+        if self._broker is None:
+            self._broker = AsyncRedis.from_url(url)
+        try:
+            await self._broker.lpush(kick.queue, kick_message(kick))
+        except Exception as exc:  # redis raises several types on broker trouble
+            log.warning(
+                "could not send kick for run %s (%s); the reaper will retry", kick.run_id, exc
+            )
+
+    async def aclose(self) -> None:
+        """Close the async broker client, if one was opened. Idempotent."""
+        broker, self._broker = self._broker, None
+        if broker is not None:
+            await broker.aclose()
 
     def backlog(self, queue: str) -> int | None:
         """Messages waiting in `queue` on the broker; 0 when it has none; None when the

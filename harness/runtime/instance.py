@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import redis
+from redis.asyncio import Redis as AsyncRedis
 
 from harness.errors import BusUnavailableError
 from harness.runtime.broadcast import Broadcast
@@ -29,7 +30,10 @@ from harness.runtime.triggers import TriggerTable
 
 @dataclass
 class Runtime:
-    """Everything a publisher, worker or scheduler needs. Cheap to share across threads."""
+    """Everything a publisher, worker or scheduler needs. Cheap to share across threads.
+
+    `aredis`, a client of the same Redis for one event loop, serves the async paths (a web
+    process's webhooks, events API and health); without one they use `redis`, blocking."""
 
     redis: redis.Redis
     kicker: Kicker
@@ -42,6 +46,7 @@ class Runtime:
     retention_s: int = 7 * 86_400
     clock: Callable[[], float] = time.time
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    aredis: AsyncRedis | None = None
     ledger: Ledger = field(init=False)
     triggers: TriggerTable = field(init=False)
     deliveries: DeliveryRecords = field(init=False)
@@ -51,8 +56,8 @@ class Runtime:
     stopping: threading.Event = field(init=False)
 
     def __post_init__(self) -> None:
-        self.ledger = Ledger(self.redis, self.keys)
-        self.triggers = TriggerTable(self.redis, self.keys)
+        self.ledger = Ledger(self.redis, self.keys, self.aredis)
+        self.triggers = TriggerTable(self.redis, self.keys, self.aredis)
         self.deliveries = DeliveryRecords(self.redis, self.keys)
         self.cursors = Cursors(self.redis, self.keys)
         self.broadcast = Broadcast(self.redis)
@@ -66,6 +71,25 @@ class Runtime:
             self.redis.ping()
         except redis.RedisError as exc:
             raise BusUnavailableError("Redis did not answer PING") from exc
+
+    async def ping_async(self) -> None:
+        """`ping` without blocking the event loop."""
+        if self.aredis is None:
+            self.ping()
+            return
+        try:
+            await self.aredis.ping()
+        except redis.RedisError as exc:
+            raise BusUnavailableError("Redis did not answer PING") from exc
+
+    async def aclose(self) -> None:
+        """Close the async clients (Redis, and the kicker's when it has one), on the loop that
+        used them. Idempotent."""
+        closer = getattr(self.kicker, "aclose", None)
+        if closer is not None:
+            await closer()
+        if self.aredis is not None:
+            await self.aredis.aclose()
 
     def now_ms(self) -> int:
         """Milliseconds since the epoch by this runtime's clock."""

@@ -13,6 +13,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import NamedTuple, Protocol
 
+KICK_TASK = "harness.kick"
+
 
 class Kick(NamedTuple):
     """One kick: advance `run_id`, sent to `queue` as number `seq` of that queue (0: untracked)."""
@@ -29,6 +31,9 @@ class Kicker(Protocol):
     def kick(self, kick: Kick) -> None:
         """Ask some worker on `kick.queue` to advance the run."""
 
+    async def kick_async(self, kick: Kick) -> None:
+        """`kick` for an event loop: must not block it."""
+
     def backlog(self, queue: str) -> int | None:
         """How many kicks wait in `queue` for a worker, or None when that cannot be told (the
         scheduler then treats the queue as holding none). Must not raise."""
@@ -44,6 +49,10 @@ class RecordingKicker:
         """Remember the kick; `pending` holds them in order."""
         self.pending.append(kick)
 
+    async def kick_async(self, kick: Kick) -> None:
+        """`kick`, from an event loop."""
+        self.kick(kick)
+
     def backlog(self, queue: str) -> int:
         """The pending kicks for `queue`."""
         return sum(1 for k in self.pending if k.queue == queue)
@@ -53,3 +62,9 @@ def kick_all(kicker: Kicker, kicks: Iterable[Kick]) -> None:
     """Send each kick."""
     for kick in kicks:
         kicker.kick(kick)
+
+
+async def kick_all_async(kicker: Kicker, kicks: Iterable[Kick]) -> None:
+    """Send each kick without blocking the event loop."""
+    for kick in kicks:
+        await kicker.kick_async(kick)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import redis
+import redis.asyncio
 from pydantic import BaseModel, ConfigDict, Field
 
 import harness.runtime.scripts as scripts
@@ -135,10 +136,13 @@ def _kicks(flat: list[Any]) -> tuple[Kick, ...]:
 class Ledger:
     """Run state in Redis. Thread-safe (redis-py clients are)."""
 
-    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+    def __init__(
+        self, client: redis.Redis, keys: Keys, aclient: redis.asyncio.Redis | None = None
+    ) -> None:
         self.redis = client
         self.keys = keys
         self._publish = client.register_script(scripts.PUBLISH)
+        self._apublish = aclient.register_script(scripts.PUBLISH) if aclient else None
         self._claim = client.register_script(scripts.CLAIM)
         self._renew = client.register_script(scripts.RENEW)
         self._commit = client.register_script(scripts.COMMIT)
@@ -169,22 +173,51 @@ class Ledger:
         that matched among waiters recorded before waiters were indexed.
         Returns (accepted, kicks). `accepted` is False when the id was seen within the TTL.
         """
-        seeds = [seed.__dict__ for seed in runs]
-        out = self._publish(
-            args=[
-                self.keys.prefix,
-                event_id,
-                event_json,
-                now_ms,
-                dedupe_ttl_s,
-                stream_maxlen,
-                event_name,
-                json.dumps(seeds),
-                json.dumps(waiter_buckets),
-                json.dumps(list(legacy_waiters)),
-            ]
-        )
+        out = self._publish(args=self._publish_args(
+            event_id, event_json, event_name, now_ms, runs, waiter_buckets, legacy_waiters,
+            dedupe_ttl_s, stream_maxlen,
+        ))
         return bool(out[0]), _kicks(out[1:])
+
+    async def accept_event_async(
+        self,
+        event_id: str,
+        event_json: str,
+        event_name: str,
+        now_ms: int,
+        runs: list[RunSeed],
+        waiter_buckets: list[str],
+        *,
+        legacy_waiters: Sequence[str] = (),
+        dedupe_ttl_s: int,
+        stream_maxlen: int,
+    ) -> tuple[bool, tuple[Kick, ...]]:
+        """`accept_event` on the async client (blocking on the sync one when there is none)."""
+        args = self._publish_args(
+            event_id, event_json, event_name, now_ms, runs, waiter_buckets, legacy_waiters,
+            dedupe_ttl_s, stream_maxlen,
+        )
+        out = await self._apublish(args=args) if self._apublish else self._publish(args=args)
+        return bool(out[0]), _kicks(out[1:])
+
+    def _publish_args(
+        self,
+        event_id: str,
+        event_json: str,
+        event_name: str,
+        now_ms: int,
+        runs: list[RunSeed],
+        waiter_buckets: list[str],
+        legacy_waiters: Sequence[str],
+        dedupe_ttl_s: int,
+        stream_maxlen: int,
+    ) -> list[Any]:
+        seeds = [seed.__dict__ for seed in runs]
+        return [
+            self.keys.prefix, event_id, event_json, now_ms, dedupe_ttl_s, stream_maxlen,
+            event_name, json.dumps(seeds), json.dumps(waiter_buckets),
+            json.dumps(list(legacy_waiters)),
+        ]  # fmt: skip
 
     def claim(
         self,

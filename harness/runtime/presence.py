@@ -12,6 +12,9 @@ import logging
 import threading
 from dataclasses import dataclass
 
+import redis
+
+from harness.errors import BusUnavailableError
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.instance import Runtime
 
@@ -64,8 +67,31 @@ def live_members(runtime: Runtime, role: str | None = None) -> list[Member]:
     )
     if not entries:
         return []
-    ids = [member_id for member_id, _ in entries]
-    infos = runtime.redis.hmget(runtime.keys.presence_info, ids)
+    infos = runtime.redis.hmget(runtime.keys.presence_info, [m for m, _ in entries])
+    return _members(entries, infos, role)  # type: ignore[arg-type]
+
+
+async def live_members_async(runtime: Runtime, role: str | None = None) -> list[Member]:
+    """`live_members` on the runtime's async client (blocking on the sync one when there is
+    none). Raises `BusUnavailableError` on Redis errors."""
+    if runtime.aredis is None:
+        return live_members(runtime, role)
+    now = runtime.now_ms()
+    try:
+        entries: list[tuple[str, float]] = await runtime.aredis.zrangebyscore(  # type: ignore[assignment]
+            runtime.keys.presence, now - _ttl_ms(), "+inf", withscores=True
+        )
+        if not entries:
+            return []
+        infos = await runtime.aredis.hmget(runtime.keys.presence_info, [m for m, _ in entries])
+    except redis.RedisError as exc:
+        raise BusUnavailableError("could not read which fleet processes are alive") from exc
+    return _members(entries, infos, role)  # type: ignore[arg-type]
+
+
+def _members(
+    entries: list[tuple[str, float]], infos: list[str | None], role: str | None
+) -> list[Member]:
     members = []
     for (member_id, score), raw in zip(entries, infos, strict=True):
         info = json.loads(raw) if raw else {}

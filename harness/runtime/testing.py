@@ -53,3 +53,7 @@ class DrainingKicker(RecordingKicker):
             drain(self.runtime)
         finally:
             self._draining = False
+
+    async def kick_async(self, kick: Kick) -> None:
+        """`kick`: the runs are drained inside the event loop, as a test wants."""
+        self.kick(kick)

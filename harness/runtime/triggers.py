@@ -6,6 +6,7 @@ import threading
 from collections.abc import Iterable
 
 import redis
+import redis.asyncio
 
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.keys import Keys
@@ -15,8 +16,11 @@ class TriggerTable:
     """Reads and writes function specs. Reads are cached until the table's version changes,
     so a publish costs one GET when nothing was registered since the last one."""
 
-    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+    def __init__(
+        self, client: redis.Redis, keys: Keys, aclient: redis.asyncio.Redis | None = None
+    ) -> None:
         self._redis = client
+        self._aredis = aclient
         self._keys = keys
         self._lock = threading.Lock()
         self._version: str | None = None
@@ -49,10 +53,35 @@ class TriggerTable:
     def specs_at(self, version: str | None) -> list[FunctionSpec]:
         """Every registered spec, given the table's version read by the caller (so it can
         batch that read with others); reloads only when the version changed."""
+        cached = self._cached(version)
+        if cached is not None:
+            return cached
+        return self._store(version, self._redis.hgetall(self._keys.functions))  # type: ignore[arg-type]
+
+    async def specs_at_async(self, version: str | None) -> list[FunctionSpec]:
+        """`specs_at` on the async client (blocking on the sync one when there is none)."""
+        cached = self._cached(version)
+        if cached is not None:
+            return cached
+        if self._aredis is None:
+            return self.specs_at(version)
+        raw = await self._aredis.hgetall(self._keys.functions)
+        return self._store(version, raw)  # type: ignore[arg-type]
+
+    async def specs_async(self) -> list[FunctionSpec]:
+        """`specs` on the async client (blocking on the sync one when there is none)."""
+        if self._aredis is None:
+            return self.specs()
+        version = await self._aredis.get(self._keys.functions_version)
+        return await self.specs_at_async(version)  # type: ignore[arg-type]
+
+    def _cached(self, version: str | None) -> list[FunctionSpec] | None:
         with self._lock:
             if version is not None and version == self._version:
                 return self._specs
-        raw = self._redis.hgetall(self._keys.functions)
+        return None
+
+    def _store(self, version: str | None, raw: dict[str, str]) -> list[FunctionSpec]:
         specs = [FunctionSpec.model_validate_json(v) for v in raw.values()]
         with self._lock:
             self._version = version

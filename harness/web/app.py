@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import uvicorn
 from fastapi import APIRouter, FastAPI
@@ -54,7 +55,10 @@ def default_routers() -> list[APIRouter]:
 
 
 def serve(
-    settings: Settings | None = None, runtime_factory: Callable[[], Runtime] = get_runtime
+    settings: Settings | None = None,
+    runtime_factory: Callable[[], Runtime] = get_runtime,
+    *,
+    workers: int = 1,
 ) -> None:
     """Serve the app on 0.0.0.0:`settings.port` until interrupted. Blocks.
 
@@ -63,7 +67,9 @@ def serve(
     functions and waits for a worker instead of matching nothing.
 
     The default `get_runtime` builds the runtime from the process settings (`get_settings()`),
-    not from `settings`: pass those, or a `runtime_factory` built from yours.
+    not from `settings`: pass those, or a `runtime_factory` built from yours. With `workers`
+    above 1, uvicorn runs that many processes on the port, each building the app from the
+    process settings (`production_app`); `runtime_factory` then must be `get_runtime`.
     """
     settings = settings or get_settings()
     level = settings.log_level.lower()
@@ -71,12 +77,22 @@ def serve(
     _warm_up_channels()
     FunctionRegistrar(runtime_factory, BUILTIN_FUNCTION_MODULES).start()
     logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
-    uvicorn.run(
-        create_app(runtime_factory, settings, routers=default_routers()),
-        host="0.0.0.0",
-        port=settings.port,
-        log_level=_UVICORN_LEVELS.get(level, level),
-    )
+    options: dict[str, Any] = {
+        "host": "0.0.0.0", "port": settings.port, "log_level": _UVICORN_LEVELS.get(level, level),
+    }  # fmt: skip
+    if workers > 1:
+        if runtime_factory is not get_runtime:
+            raise ValueError("several web workers build their runtime from the process settings")
+        uvicorn.run(f"{__name__}:production_app", factory=True, workers=workers, **options)
+    else:
+        uvicorn.run(create_app(runtime_factory, settings, routers=default_routers()), **options)
+
+
+def production_app() -> FastAPI:
+    """The app as `harness web` serves it, from the process settings: the factory each of
+    several web worker processes calls."""
+    logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
+    return create_app(get_runtime, get_settings(), routers=default_routers())
 
 
 class _QuietProbes(logging.Filter):

@@ -18,14 +18,16 @@ from harness.settings import Settings
 @dataclass(frozen=True)
 class WebContext:
     """The app's dependencies. `runtime_factory` may raise `ConfigurationError` (no Redis
-    configured); it is called per request, so call it off the event loop."""
+    configured); it is called per request and must not block (the default builds the
+    process's runtime once, without connecting)."""
 
     runtime_factory: Callable[[], Runtime]
     settings: Settings
 
 
-def web_context(request: Request) -> WebContext:
-    """FastAPI dependency: the `WebContext` that `create_app` stored on the app."""
+async def web_context(request: Request) -> WebContext:
+    """FastAPI dependency: the `WebContext` that `create_app` stored on the app. Async, so
+    FastAPI runs it on the event loop rather than handing it to a thread."""
     context = request.app.state.harness
     if not isinstance(context, WebContext):
         raise RuntimeError("this app was not built by harness.web.create_app")

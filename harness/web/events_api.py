@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from typing import Annotated, Any, NoReturn
 
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 from pydantic import BaseModel
-from starlette.concurrency import run_in_threadpool
 
 from harness.errors import InvalidEventError
 from harness.events import Event, parse_event
-from harness.runtime import PublishResult, Runtime, publish
+from harness.runtime.bus import publish_async
 from harness.web.auth import require_api_key
 from harness.web.body import read_body
 from harness.web.deps import WebContext, web_context
@@ -60,7 +58,8 @@ async def post_events(
     """
     events = _events_from(await read_body(request))
     try:
-        results = await run_in_threadpool(_publish_all, context.runtime_factory, events)
+        runtime = context.runtime_factory()
+        results = [await publish_async(event, runtime=runtime) for event in events]
     except InvalidEventError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
     except BUS_ERRORS as exc:
@@ -72,13 +71,6 @@ async def post_events(
             for r in results
         ]
     )
-
-
-def _publish_all(
-    runtime_factory: Callable[[], Runtime], events: list[Event]
-) -> list[PublishResult]:
-    runtime = runtime_factory()
-    return [publish(event, runtime=runtime) for event in events]
 
 
 def _reject_constant(name: str) -> NoReturn:

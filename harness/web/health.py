@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, status
 from fastapi.responses import JSONResponse
 
 from harness.errors import BusUnavailableError
-from harness.runtime.presence import live_members
+from harness.runtime.presence import live_members_async
 from harness.web.deps import WebContext, web_context
 
 log = logging.getLogger(__name__)
@@ -24,16 +24,16 @@ router = APIRouter()
 
 
 @router.get("/healthz")
-def healthz(context: Annotated[WebContext, Depends(web_context)]) -> JSONResponse:
+async def healthz(context: Annotated[WebContext, Depends(web_context)]) -> JSONResponse:
     """200 `{"status": "ok", "redis": "ok", "workers": N, "functions": M}` when Redis answers,
     N live workers (`live_members`) and M functions in the trigger table, whatever N is;
     otherwise 503 `{"status": "degraded", "redis": "<error class>"}`. Never raises; the body
     never carries an error's message, which could name the Redis host."""
     try:
         runtime = context.runtime_factory()
-        runtime.ping()
-        workers = len(live_members(runtime, role="worker"))
-        functions = len(runtime.triggers.specs())
+        await runtime.ping_async()
+        workers = len(await live_members_async(runtime, role="worker"))
+        functions = len(await runtime.triggers.specs_async())
     except Exception as exc:  # a health check reports every failure instead of raising
         log.warning("health check: Redis unavailable (%s)", type(exc).__name__)
         return _unavailable(exc)
@@ -42,12 +42,12 @@ def healthz(context: Annotated[WebContext, Depends(web_context)]) -> JSONRespons
 
 
 @router.get("/readyz")
-def readyz(context: Annotated[WebContext, Depends(web_context)]) -> JSONResponse:
+async def readyz(context: Annotated[WebContext, Depends(web_context)]) -> JSONResponse:
     """200 `{"status": "ready", "workers": N}` when at least one worker is live; 503
     `{"status": "waiting for a worker", "workers": 0}` before, and 503 with the error class as
     `redis` when Redis does not answer. Never raises."""
     try:
-        workers = len(live_members(context.runtime_factory(), role="worker"))
+        workers = len(await live_members_async(context.runtime_factory(), role="worker"))
     except Exception as exc:  # reported in the body, like /healthz
         return _unavailable(exc)
     if workers == 0:

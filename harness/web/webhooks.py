@@ -23,13 +23,13 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request, status
-from starlette.concurrency import run_in_threadpool
 
 from channels.base import Channel, Ignored, Inbound, Publish, Respond
 from channels.errors import UnknownChannelError, WebhookRejected
 from channels.registry import get_channel
 from harness.errors import ConfigurationError, InvalidEventError
-from harness.runtime import PublishResult, publish
+from harness.runtime import PublishResult
+from harness.runtime.bus import publish_async
 from harness.web.body import read_body
 from harness.web.deps import WebContext, web_context
 from harness.web.unavailable import BUS_ERRORS, bus_unavailable
@@ -45,8 +45,9 @@ async def receive_webhook(
     request: Request,
     context: Annotated[WebContext, Depends(web_context)],
 ) -> dict[str, Any]:
-    """Verify, transform and publish one webhook delivery (see the module docstring)."""
-    channel = await run_in_threadpool(_channel, channel_name)
+    """Verify, transform and publish one webhook delivery (see the module docstring). All of
+    it runs on the event loop: the channel's work is CPU only and the publish is async."""
+    channel = _channel(channel_name)
     body = await read_body(request)
     try:
         channel.verify(request.headers, body)
@@ -54,13 +55,13 @@ async def receive_webhook(
         log.warning("webhook %s rejected: %s", channel_name, exc.reason)
         raise HTTPException(exc.status, exc.reason) from None
     payload = _parse(body)
-    inbound = await run_in_threadpool(_transform, channel, payload, request.headers)
+    inbound = _transform(channel, payload, request.headers)
     if isinstance(inbound, Respond):
         return inbound.body
     if isinstance(inbound, Ignored):
         log.info("webhook %s ignored: %s", channel_name, inbound.reason)
         return {"ok": True, "ignored": inbound.reason}
-    result = await run_in_threadpool(_publish, context, channel_name, inbound)
+    result = await _publish(context, channel_name, inbound)
     if result is None:
         return {"ok": True, "ignored": "the message could not be turned into a valid event"}
     return {"ok": True, "event_id": result.event_id, "duplicate": result.duplicate}
@@ -96,9 +97,11 @@ def _transform(channel: Channel, payload: Mapping[str, Any], headers: Mapping[st
         return Ignored("the payload could not be processed")
 
 
-def _publish(context: WebContext, channel_name: str, inbound: Publish) -> PublishResult | None:
+async def _publish(
+    context: WebContext, channel_name: str, inbound: Publish
+) -> PublishResult | None:
     try:
-        result = publish(inbound.event, runtime=context.runtime_factory())
+        result = await publish_async(inbound.event, runtime=context.runtime_factory())
     except BUS_ERRORS as exc:
         log.warning("webhook %s: publishing failed (%s)", channel_name, type(exc).__name__)
         raise bus_unavailable() from exc

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import os
 import signal
 import threading
 
 import pytest
 import redis
+from redis.asyncio import Redis as AsyncRedis
 
 from harness.runtime import publish
+from harness.runtime.bus import publish_async
 from tests.integration.conftest import FLEET_WAIT_S, Fleet, runtime_for
 from tests.waiting import wait_until
 
@@ -160,6 +164,28 @@ def test_duplicate_publish_runs_once_across_the_fleet(fleet: Fleet) -> None:
     run_id = results[0].run_ids[0]
     wait_until(lambda: _status(fleet, run_id) == "completed", timeout=FLEET_WAIT_S, what="the run")
     assert int(rt.redis.get(f"it:exec:{run_id}:0") or 0) == 1
+
+
+def test_a_kick_sent_from_an_event_loop_is_run_by_a_worker(fleet: Fleet) -> None:
+    # Given a publisher on an event loop, kicking through its async Redis client
+    aredis = AsyncRedis.from_url(fleet.redis_url, decode_responses=True)
+    rt = dataclasses.replace(runtime_for(fleet), aredis=aredis)
+
+    # When it publishes an event
+    async def publish_one() -> str:
+        try:
+            result = await publish_async({"name": "it/slow", "data": {"seconds": 0}}, runtime=rt)
+        finally:
+            await rt.aclose()
+        return result.run_ids[0]
+
+    run_id = asyncio.run(publish_one())
+    # Then a worker takes the kick and completes the run
+    wait_until(
+        lambda: _status(fleet, run_id) == "completed",
+        timeout=FLEET_WAIT_S,
+        what="the run kicked from the event loop to complete",
+    )
 
 
 def test_redis_client_is_reachable(redis_url: str) -> None:

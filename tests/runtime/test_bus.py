@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from harness.errors import InvalidEventError, InvalidFunctionError
 from harness.events import MESSAGE_RECEIVED, SUBAGENT_SPAWN, MessageReceived
-from harness.runtime import Context, Runtime, Singleton, cron, event, function, publish
+from harness.runtime import (
+    Context,
+    PublishResult,
+    Runtime,
+    Singleton,
+    cron,
+    event,
+    function,
+    publish,
+)
+from harness.runtime.bus import publish_async
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 
@@ -127,3 +139,40 @@ def test_invalid_declarations_fail_at_import_time() -> None:
         event("app/x", if_="event.data.a ==")
     with pytest.raises(InvalidFunctionError, match="key path"):
         function(id="bad-key", trigger=event("app/x"), singleton=Singleton(key="data.session"))
+
+
+def test_publish_async_records_fans_out_and_wakes_like_publish(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a function, and a run waiting for an approval of order 7
+    got: list[object] = []
+
+    @function(id="count", trigger=event("app/paid"), registry=registry)
+    def count(ctx: Context) -> None:
+        got.append(ctx.event.id)
+
+    @function(id="approver", trigger=event("app/ordered"), registry=registry)
+    def approver(ctx: Context) -> None:
+        answer = ctx.step.wait_for_event(
+            "ok", event="app/approved", match="data.order", timeout="1h"
+        )
+        got.append(answer.data if answer else None)
+
+    runtime.register_functions()
+    publish({"name": "app/ordered", "data": {"order": 7}}, runtime=runtime)
+    drain(runtime)
+
+    # When events are published from an event loop, one of them twice
+    async def publish_all() -> list[PublishResult]:
+        return [
+            await publish_async({"name": "app/paid", "id": "inv-1"}, runtime=runtime),
+            await publish_async({"name": "app/paid", "id": "inv-1"}, runtime=runtime),
+            await publish_async({"name": "app/approved", "data": {"order": 7}}, runtime=runtime),
+        ]
+
+    first, again, _ = asyncio.run(publish_all())
+    drain(runtime)
+    # Then they were recorded once, ran their function, and woke the waiting run
+    assert not first.duplicate and again.duplicate and len(first.run_ids) == 1
+    assert got == ["inv-1", {"order": 7}]
+    assert runtime.redis.xlen(runtime.keys.events) == 3
