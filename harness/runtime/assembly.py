@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 
 import redis
+from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
 
 from harness.runtime.celery_app import CeleryKicker, configure
@@ -36,12 +37,25 @@ def build_runtime(settings: Settings) -> Runtime:
             url, decode_responses=True, health_check_interval=30, socket_connect_timeout=5
         ),
         kicker=CeleryKicker(),
-        aredis=AsyncRedis.from_url(url, decode_responses=True, health_check_interval=30),
+        aredis=AsyncRedis(connection_pool=async_pool(url)),
         keys=Keys(settings.harness_key_prefix),
         lease_ttl=settings.harness_lease_ttl,
         retry_backoff=settings.harness_retry_backoff,
         events_maxlen=settings.harness_events_maxlen,
     )
+
+
+ASYNC_CONNECTIONS = 64
+
+
+def async_pool(url: str) -> BlockingConnectionPool:
+    """The async client's pool: at most `ASYNC_CONNECTIONS` connections, and a request beyond
+    them waits for one (up to 10 s) instead of failing, so a burst of webhooks queues in the
+    web process rather than answering 503."""
+    return BlockingConnectionPool.from_url(
+        url, max_connections=ASYNC_CONNECTIONS, timeout=10, decode_responses=True,
+        health_check_interval=30,
+    )  # fmt: skip
 
 
 def get_runtime() -> Runtime:

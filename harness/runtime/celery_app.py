@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from celery import Celery
 from celery.signals import worker_shutting_down
+from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
 
 from harness.errors import ConfigurationError
@@ -129,7 +130,8 @@ class CeleryKicker:
             await asyncio.to_thread(self.kick, kick)
             return
         if self._broker is None:
-            self._broker = AsyncRedis.from_url(url)
+            pool = BlockingConnectionPool.from_url(url, max_connections=64, timeout=10)
+            self._broker = AsyncRedis(connection_pool=pool)
         try:
             await self._broker.lpush(kick.queue, kick_message(kick))
         except Exception as exc:  # redis raises several types on broker trouble

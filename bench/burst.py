@@ -1,0 +1,232 @@
+"""Benchmark of webhook bursts: 100 concurrent Telegram webhooks against a bare ASGI floor.
+
+Two uvicorn servers run as subprocesses on loopback against one real Redis: ours (the app
+with the webhook routes, `--workers` processes) and the floor, a bare ASGI app that answers
+each POST after the same single Redis write (an XADD of the body) through redis.asyncio. A
+client in this process sends `--bursts` bursts of `--concurrency` simultaneous POSTs to each,
+alternating, and times every request. The aims: our p99 at most 50 ms, and our throughput at
+least half the floor's.
+
+Usage: python -m bench.burst [--concurrency 100] [--bursts 20] [--workers 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from harness.embedded_redis import EmbeddedRedis
+from tests.channels.payloads import tg_private_text
+from tests.fakes.telegram_api import FakeTelegramApi
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "bench-secret"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def floor_app() -> Callable[..., Awaitable[None]]:
+    """A bare ASGI app: read the body, XADD it to Redis, answer `{"ok":true}`."""
+    from redis.asyncio import BlockingConnectionPool, Redis
+
+    # the pool `harness.runtime.assembly.async_pool` gives ours
+    pool = BlockingConnectionPool.from_url(os.environ["REDIS_URL"], max_connections=64, timeout=10)
+    client = Redis(connection_pool=pool)
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        await client.xadd("benchburst:floor", {"body": body}, maxlen=10_000, approximate=True)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+        await send({"type": "http.response.body", "body": b'{"ok":true}'})
+
+    return app
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection with a minimal client: httpx's own cost per request
+    would dwarf a server's on this machine, so the load is sent as raw bytes."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        """Send one POST and read its answer, reconnecting once if the server had closed the
+        idle connection."""
+        for attempt in (1, 2):
+            if self.writer is None:
+                self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+            try:
+                return await self._exchange(path, body, headers)
+            except (ConnectionError, IndexError, asyncio.IncompleteReadError):
+                self.close()
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _exchange(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+        assert self.writer is not None
+        head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        self.writer.write(head.encode() + b"\r\n" + body)
+        status_line = await self.reader.readline()
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return int(status_line.split()[1]), await self.reader.readexactly(length)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+async def _burst(connections: list[Connection], path: str, first_id: int) -> list[float]:
+    async def one(conn: Connection, update_id: int) -> float:
+        update = tg_private_text(update_id=update_id, text=f"ping {update_id}")
+        update["message"]["chat"]["id"] = update["message"]["from"]["id"] = 10_000 + update_id
+        body = json.dumps(update).encode()
+        headers = {"Content-Type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET}
+        started = time.perf_counter()
+        status, answer = await conn.post(path, body, headers)
+        if status != 200:
+            raise RuntimeError(f"{path} answered {status}: {answer[:200]!r}")
+        return time.perf_counter() - started
+
+    return list(await asyncio.gather(*(one(c, first_id + i) for i, c in enumerate(connections))))
+
+
+async def measure(ports: dict[str, int], args: argparse.Namespace) -> dict[str, Any]:
+    """Per target: every request's seconds and the seconds all its bursts took."""
+    paths = {"ours": "/webhooks/telegram", "floor": "/"}
+    pools = {
+        name: [Connection(port) for _ in range(args.concurrency)] for name, port in ports.items()
+    }
+    out: dict[str, Any] = {"ours": [], "floor": [], "ours_s": 0.0, "floor_s": 0.0}
+    try:
+        for warm in range(3):
+            for name in ports:
+                await _burst(pools[name], paths[name], 1 + warm * 1000)
+        for b in range(args.bursts):
+            for name in ports:
+                started = time.perf_counter()
+                out[name] += await _burst(pools[name], paths[name], 100_000 + b * 1000)
+                out[f"{name}_s"] += time.perf_counter() - started
+    finally:
+        for pool in pools.values():
+            for conn in pool:
+                conn.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--concurrency", type=int, default=100)
+    parser.add_argument("--bursts", type=int, default=20)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--floor", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        EmbeddedRedis(Path(tmp) / "redis", persist=False) as server,
+        FakeTelegramApi() as telegram,
+    ):
+        ours_port, floor_port = _free_port(), _free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "TELEGRAM_"))}
+        env.update(
+            REDIS_URL=server.url, HARNESS_KEY_PREFIX="benchburst", LOG_LEVEL="WARNING",
+            AGENT_WORKSPACE=str(Path(tmp) / "workspace"), TELEGRAM_BOT_TOKEN=telegram.token,
+            TELEGRAM_WEBHOOK_SECRET=SECRET, TELEGRAM_API_BASE_URL=telegram.base_url,
+            TELEGRAM_MODE="webhook", HARNESS_FUNCTION_MODULES="",
+        )  # fmt: skip
+        python = sys.executable
+        commands = [
+            [python, "-m", "harness.cli", "web", "--port", str(ours_port),
+             "--workers", str(args.workers)],
+            [python, "-m", "uvicorn", "--factory", "bench.burst:floor_app", "--port",
+             str(floor_port), "--log-level", "warning", "--no-access-log"],
+        ]  # fmt: skip
+        logs = [Path(tmp) / "ours.log", Path(tmp) / "floor.log"]
+        procs = []
+        for command, log in zip(commands, logs, strict=True):
+            with log.open("wb") as out:
+                procs.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out))
+        try:
+            for port in (ours_port, floor_port):
+                _wait_up(f"http://127.0.0.1:{port}/healthz")
+            out = asyncio.run(measure({"ours": ours_port, "floor": floor_port}, args))
+        except Exception:
+            for log in logs:
+                print(f"--- {log.name}\n{log.read_text()[-2000:]}", file=sys.stderr)
+            raise
+        finally:
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                proc.wait(timeout=20)
+    report(out, args)
+
+
+def _wait_up(url: str) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=2)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not come up")
+
+
+def report(out: dict[str, Any], args: argparse.Namespace) -> None:
+    n = args.bursts * args.concurrency
+    print(
+        f"{args.bursts} bursts of {args.concurrency} concurrent POSTs, {args.workers} web worker(s)"
+    )
+    print(f"{'':34} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8}")
+    for name, label in (
+        ("ours", "POST /webhooks/telegram"),
+        ("floor", "bare ASGI + one XADD (floor)"),
+    ):
+        values = out[name]
+        rate = n / out[f"{name}_s"]
+        print(f"{label:34} {statistics.median(values) * 1000:8.1f} "
+              f"{_pct(values, 0.99) * 1000:8.1f} {rate:8.0f}")  # fmt: skip
+    ratio = out["floor_s"] / out["ours_s"]
+    print(f"throughput, ours / floor: {ratio:.2f} (aim >= 0.5); p99 aim <= 50 ms")
+
+
+if __name__ == "__main__":
+    main()
