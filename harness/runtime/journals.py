@@ -15,6 +15,7 @@ from typing import Any
 
 Journal = dict[str, dict[str, Any]]
 JOURNALS_KEPT = 1024
+RECORDS_KEPT = 50_000  # over all kept journals: a bound on the memory they hold
 
 
 @dataclass(frozen=True)
@@ -26,10 +27,13 @@ class KeptJournal:
 
 
 class JournalCache:
-    """The journals of the last `size` runs this process parked. Thread-safe."""
+    """The journals of the last `size` runs this process parked, `records` records at most
+    in all (the oldest are dropped first). Thread-safe."""
 
-    def __init__(self, size: int = JOURNALS_KEPT) -> None:
+    def __init__(self, size: int = JOURNALS_KEPT, records: int = RECORDS_KEPT) -> None:
         self._size = size
+        self._max_records = records
+        self._records = 0
         self._items: OrderedDict[str, KeptJournal] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -37,10 +41,13 @@ class JournalCache:
         """Keep `records` as the run's journal at `version`; the caller hands them over and
         must not change them afterwards."""
         with self._lock:
+            self._drop(run_id)
             self._items[run_id] = KeptJournal(version, records)
-            self._items.move_to_end(run_id)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
+            self._records += len(records)
+            while self._items and (
+                len(self._items) > self._size or self._records > self._max_records
+            ):
+                self._drop(next(iter(self._items)))
 
     def version(self, run_id: str) -> int:
         """The version kept for the run, or -1."""
@@ -51,4 +58,10 @@ class JournalCache:
     def take(self, run_id: str) -> KeptJournal | None:
         """Remove and return what is kept for the run (the claimant now owns it)."""
         with self._lock:
-            return self._items.pop(run_id, None)
+            return self._drop(run_id)
+
+    def _drop(self, run_id: str) -> KeptJournal | None:
+        kept = self._items.pop(run_id, None)
+        if kept is not None:
+            self._records -= len(kept.records)
+        return kept

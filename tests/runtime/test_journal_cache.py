@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry
+from harness.runtime.journals import JournalCache
 from harness.runtime.kicker import RecordingKicker
 from harness.runtime.scheduler import reap_once
 from harness.runtime.testing import drain
@@ -90,3 +91,14 @@ def test_another_worker_resumes_a_parked_run_from_the_whole_journal(
     # Then it completes the same way, no step having run twice
     assert outcomes == [(run_id, "completed")]
     assert calls == list(range(STEPS))
+
+
+def test_the_kept_journals_are_bounded_by_their_records() -> None:
+    # Given a cache that holds at most five records
+    cache = JournalCache(size=10, records=5)
+    # When three journals of two records are kept
+    for run in ("a", "b", "c"):
+        cache.keep(run, 1, {f"{run}:0": {}, f"{run}:1": {}})
+    # Then the oldest was dropped to stay within the bound, and the others are kept
+    assert cache.version("a") == -1
+    assert cache.version("b") == 1 and cache.version("c") == 1
