@@ -143,7 +143,7 @@ class CeleryKicker:
         """Close the async broker client, if one was opened. Idempotent."""
         broker, self._broker = self._broker, None
         if broker is not None:
-            await broker.aclose()
+            await broker.aclose(close_connection_pool=True)
 
     def backlog(self, queue: str) -> int | None:
         """Messages waiting in `queue` on the broker; 0 when it has none; None when the

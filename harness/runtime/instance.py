@@ -89,7 +89,7 @@ class Runtime:
         if closer is not None:
             await closer()
         if self.aredis is not None:
-            await self.aredis.aclose()
+            await self.aredis.aclose(close_connection_pool=True)
 
     def now_ms(self) -> int:
         """Milliseconds since the epoch by this runtime's clock."""
