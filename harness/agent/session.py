@@ -133,7 +133,7 @@ class _View:
     idem: set[str] = field(default_factory=set)
 
     def extend(self, lines: Sequence[SessionLine | CompactionLine]) -> None:
-        """Add lines read (or written) past `size`."""
+        """Add lines read past `size`, noting their idempotency keys and checkpoints."""
         for line in lines:
             if line.meta.get("idem"):
                 self.idem.add(str(line.meta["idem"]))
