@@ -19,6 +19,7 @@ from harness.settings_errors import read_settings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
 DmPolicy = Literal["pairing", "allowlist", "open"]
+MemoryScope = Literal["shared", "per-chat"]
 
 
 class Settings(ModelSettings):
@@ -95,6 +96,10 @@ class Settings(ModelSettings):
         default=False, description="Let web_fetch reach loopback and private addresses."
     )
     agent_timezone: str = Field(default="UTC", description="IANA zone for times and daily logs.")
+    agent_memory_scope: MemoryScope = Field(
+        default="shared",
+        description="shared: one memory for the agent; per-chat: one per conversation.",
+    )
 
     heartbeat_cron: str = Field(
         default="*/30 * * * *", description="When agent-heartbeat checks the logs (AGENT_TIMEZONE)."
