@@ -15,19 +15,22 @@ from collections.abc import Iterable
 MASK = "[REDACTED]"
 _MIN_SECRET_CHARS = 6
 
-_PATTERNS = re.compile(
-    "|".join(
-        (
-            r"sk-ant-[A-Za-z0-9_\-]{8,}",  # Anthropic
-            r"sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{16,}",  # OpenAI
-            r"xox[abposr]-[A-Za-z0-9\-]{8,}",  # Slack bot / user tokens
-            r"xapp-[A-Za-z0-9\-]{8,}",  # Slack app-level tokens
-            r"\b\d{6,12}:[A-Za-z0-9_\-]{30,}",  # Telegram bot tokens
-            r"gh[pousr]_[A-Za-z0-9]{20,}",  # GitHub tokens
-            r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key ids
-            r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{12,}=*",
-            r"(?i:(?:password|passwd|secret|api[_-]?key|token)\s*[=:]\s*)[^\s'\",;&]{6,}",
-        )
+# (a lower-case literal every match contains, the pattern): a pattern runs only on text that
+# holds its literal, so text without any secret costs a few substring checks.
+_GUARDED = tuple(
+    (guard, re.compile(pattern))
+    for guard, pattern in (
+        ("sk-", r"sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"),  # Anthropic, OpenAI
+        ("xox", r"xox[abposr]-[A-Za-z0-9\-]{8,}"),  # Slack bot / user tokens
+        ("xapp-", r"xapp-[A-Za-z0-9\-]{8,}"),  # Slack app-level tokens
+        (":", r"\b\d{6,12}:[A-Za-z0-9_\-]{30,}"),  # Telegram bot tokens
+        ("_", r"gh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
+        ("akia", r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
+        ("bearer", r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{12,}=*"),
+        ("pass", r"(?i:(?:password|passwd)\s*[=:]\s*)[^\s'\",;&]{6,}"),
+        ("secret", r"(?i:secret\s*[=:]\s*)[^\s'\",;&]{6,}"),
+        ("key", r"(?i:api[_-]?key\s*[=:]\s*)[^\s'\",;&]{6,}"),
+        ("token", r"(?i:token\s*[=:]\s*)[^\s'\",;&]{6,}"),
     )
 )
 
@@ -61,7 +64,11 @@ def redact(text: str) -> str:
     literal = _literal
     if literal is not None:
         text = literal.sub(MASK, text)
-    return _PATTERNS.sub(_mask_match, text)
+    lowered = text.lower()
+    for guard, pattern in _GUARDED:
+        if guard in lowered:
+            text = pattern.sub(_mask_match, text)
+    return text
 
 
 def _mask_match(match: re.Match[str]) -> str:

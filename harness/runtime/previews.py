@@ -22,7 +22,7 @@ def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
     the interesting one). Never raises."""
     parts: list[str] = []
     try:
-        _walk(value, parts, [limit * 2])
+        _walk(value, parts, [limit + 40])
     except Exception:  # a preview must never fail the step it describes
         parts = [repr(type(value))]
     text = redact("".join(parts))
