@@ -108,7 +108,9 @@ class OpenAIProvider:
         cancel: threading.Event | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
-        wire_messages = convert_messages(system_blocks(system), messages)
+        blocks = system_blocks(system)
+        wire_messages = convert_messages([b for b in blocks if not b.volatile], messages)
+        append_volatile(wire_messages, [b for b in blocks if b.volatile])
         wire_tools = convert_tools(tools)
 
         limit = max_tokens or self._max_tokens
@@ -220,6 +222,15 @@ def convert_messages(
         else:
             wire.append({"role": "assistant", "content": message.text})
     return wire
+
+
+def append_volatile(wire: list[ChatCompletionMessageParam], blocks: Sequence[SystemBlock]) -> None:
+    """Send the volatile system text (the time, budget notes) after the conversation, in a
+    user message of its own, so that the system message and the whole history stay a
+    byte-stable prefix for automatic prefix caching. Mutates `wire`."""
+    if blocks:
+        text = "\n\n".join(b.text for b in blocks)
+        wire.append({"role": "user", "content": f"<system-reminder>\n{text}\n</system-reminder>"})
 
 
 @dataclass

@@ -12,6 +12,7 @@ with nothing scripted gets a 500 and is counted in `server.unscripted`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -31,6 +32,7 @@ from tests.fakes.model_wire import (
     recorded_events,
     request_problem,
 )
+from tests.fakes.prompt_cache import PromptCache
 
 
 @dataclass(frozen=True)
@@ -122,9 +124,16 @@ class ModelServer:
     """The server. Use as a context manager or call `start()` / `stop()`. Thread-safe."""
 
     def __init__(
-        self, api_key: str = "test-key", *, unknown_fields: frozenset[str] = frozenset()
+        self,
+        api_key: str = "test-key",
+        *,
+        unknown_fields: frozenset[str] = frozenset(),
+        prompt_cache: bool = False,
     ) -> None:
         self.api_key = api_key
+        # With a prompt cache, replies report input and cache tokens computed from the
+        # request, as the real services do, instead of their scripted counts.
+        self.prompt_cache = PromptCache() if prompt_cache else None
         # Request fields this server answers 400 to, as a strict local server does.
         self.unknown_fields = unknown_fields
         self._lock = threading.Condition()
@@ -271,6 +280,14 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200 and not reply.mid_stream:
             self._send_error_reply(api, reply)
             return
+        if fake.prompt_cache is not None:
+            usage = fake.prompt_cache.usage(api, body)
+            reply = dataclasses.replace(
+                reply,
+                input_tokens=usage.input_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+            )
         model = str(body.get("model", ""))
         render = anthropic_events if api == "anthropic" else openai_events
         if reply.frames is not None:
