@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from harness.commands.doctor import doctor
+from harness.commands.mcp import mcp_app
 from harness.commands.memory import memory_app
 from harness.commands.one_line_errors import HarnessGroup
 from harness.commands.pair import pair_app
@@ -225,6 +226,7 @@ app.command(rich_help_panel=FLEET)(poll)
 app.add_typer(runs_app, name="runs", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(usage)
 app.add_typer(events_app, name="events", rich_help_panel=INSPECT)
+app.add_typer(mcp_app, name="mcp", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(doctor)
 app.add_typer(setup_app, name="setup", rich_help_panel=SET_UP)
 app.add_typer(pair_app, name="pair", rich_help_panel=SET_UP)
