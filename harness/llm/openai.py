@@ -34,7 +34,7 @@ from harness.llm.errors import (
 )
 from harness.llm.guard import check_base_url
 from harness.llm.pricing import cost_usd
-from harness.llm.provider import SystemPrompt, system_blocks
+from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.streaming import StreamCancelled, events, parse_arguments
 from harness.llm.types import (
     AssistantTurn,
@@ -103,6 +103,7 @@ class OpenAIProvider:
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         cancel: threading.Event | None = None,
+        on_text: TextSink | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
         wire_messages = convert_messages(system_blocks(system), messages)
@@ -118,7 +119,7 @@ class OpenAIProvider:
                 stream_options={"include_usage": True},
             )
 
-        builder = _TurnBuilder(self._model)
+        builder = _TurnBuilder(self._model, on_text)
         try:
             for chunk in events(open_stream, cancel):
                 builder.feed(chunk)
@@ -203,6 +204,7 @@ class _TurnBuilder:
     id and name; its arguments arrive in pieces; the usage chunk has no choices."""
 
     model: str
+    on_text: TextSink | None = None
     text: list[str] = field(default_factory=list)
     calls: dict[int, _PendingCall] = field(default_factory=dict)
     finish_reason: str | None = None
@@ -223,6 +225,8 @@ class _TurnBuilder:
                 continue
             if choice.delta.content:
                 self.text.append(choice.delta.content)
+                if self.on_text is not None:
+                    self.on_text(choice.delta.content)
             for piece in choice.delta.tool_calls or ():
                 call = self.calls.setdefault(piece.index, _PendingCall())
                 call.id = call.id or (piece.id or "")

@@ -47,7 +47,8 @@ class Reply:
 
     `delay` stalls the answer after its first streamed event (or before a JSON body) for that
     many seconds, or until the server stops. `chunk` is how many characters of text or tool
-    arguments go in one streamed delta. `truncated` ends the turn as cut off by max_tokens;
+    arguments go in one streamed delta. `pace` waits that many seconds after every streamed
+    event, like a model that writes slowly. `truncated` ends the turn as cut off by max_tokens;
     `disconnect` drops the connection after three streamed events. `thinking` (Anthropic
     only) adds a signed thinking block before the content, which the server then expects
     back, unchanged, at the start of the assistant message in the next request.
@@ -66,6 +67,7 @@ class Reply:
     disconnect: bool = False
     retry_after: float | None = None
     delay: float = 0.0
+    pace: float = 0.0
     chunk: int = 7
     input_tokens: int = 100
     output_tokens: int = 20
@@ -307,6 +309,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if i == 0 and reply.delay:
                 self.server.model_server.stall(reply.delay)
+            if reply.pace:
+                self.server.model_server.stopping.wait(reply.pace)
 
     def _write(self, data: bytes) -> bool:
         try:
