@@ -3,7 +3,7 @@
 `show(text)` only stores the latest text and returns: the model's stream never waits on the
 platform. The thread posts the draft once (or, after a retry or a restart, finds the one the
 run already posted in its `DraftLog`), then edits it with the latest text at most once per
-`draft_every` seconds, skipping the texts that came in between. A 429 pushes the next edit
+`draft_interval` seconds, skipping the texts that came in between. A 429 pushes the next edit
 back by its `retry_after`; any other platform error stops the drafting for this turn (the
 final reply is still delivered by `send-reply`).
 
@@ -46,7 +46,7 @@ class DraftWriter:
         self._destination = destination
         self._meta = channel_meta
         self._drafts = drafts
-        self._every = channel.draft_every
+        self._every = channel.draft_interval(destination)
         self._cond = threading.Condition()
         self._latest = ""
         self._shown = ""

@@ -27,9 +27,9 @@ _DRAFT_INDEX = 0
 class DraftingChannel(Channel, Protocol):
     """A channel whose replies can be streamed as one message edited in place."""
 
-    @property
-    def draft_every(self) -> float:
-        """Least seconds between two edits of one draft (the platform's edit rate limit)."""
+    def draft_interval(self, destination: Destination) -> float:
+        """Least seconds between two edits of a draft in `destination` (the platform's rate
+        limit for that kind of chat)."""
         ...
 
     @property
