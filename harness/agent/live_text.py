@@ -112,3 +112,22 @@ class LiveText:
             run_id=self.run_id, state=progress.WRITING, text=text, step=step, attempt=attempt
         )
         self._publish(message)
+
+
+class TextDeltas:
+    """Turns `writing` messages (each the whole text so far) back into the pieces to append,
+    for readers that print text as it grows (the terminal, SSE `delta` events). One reader."""
+
+    def __init__(self) -> None:
+        self._key: tuple[str, int, int] | None = None
+        self.text = ""
+
+    def piece(self, update: progress.Progress) -> tuple[str, bool]:
+        """The text to append for `update`, and True when it starts a new text (another think
+        step or attempt, whose text replaces what was shown); ("", False) when nothing new."""
+        key = (update.run_id, update.step, update.attempt)
+        if key != self._key or not update.text.startswith(self.text):
+            self._key, self.text = key, update.text
+            return update.text, True
+        piece, self.text = update.text[len(self.text) :], update.text
+        return piece, False
