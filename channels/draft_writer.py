@@ -53,7 +53,6 @@ class DraftWriter:
         self._closing = False
         self._message_id: str | None = None
         self._not_before = 0.0
-        self.calls = 0
         self._thread = threading.Thread(target=self._run, name="draft-writer", daemon=True)
         self._thread.start()
 
@@ -101,7 +100,6 @@ class DraftWriter:
     def _write(self, text: str) -> bool:
         """Post or edit the draft to `text`; False when drafting should stop."""
         try:
-            self.calls += 1
             if self._message_id is None:
                 message_id = self._channel.post_draft(text, self._destination, self._meta)
                 self._message_id = message_id
