@@ -29,6 +29,7 @@ from tests.channels import payloads
 from tests.channels.conftest import TELEGRAM_SECRET, telegram_settings
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
+from tests.runtime_fixtures import ManualClock
 from tests.waiting import wait_until
 
 PARAGRAPH = "The **tide** turns twice a day, pulled by the moon and pushed by the sun. "
@@ -143,6 +144,33 @@ def test_a_retried_run_finishes_the_draft_an_earlier_attempt_posted(
     (message,) = telegram_api.messages
     assert str(message["message_id"]) == half
     assert message["raw_text"] == to_chunks(PARAGRAPH.strip())[0].html
+
+
+def test_a_think_step_cut_mid_stream_and_retried_keeps_one_draft(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    clock: ManualClock,
+) -> None:
+    # Given a model whose first stream breaks after a few words, and whose second completes
+    answer = "The tide turns twice a day, pulled by the moon. " * 3
+    model_server.script(
+        Reply.answer(answer, chunk=8, pace=0.1, cut_after=8), Reply.answer(answer, chunk=8)
+    )
+    # When the turn runs until the broken stream parks it for a retry
+    _say(fleet)
+    drain(runtime)
+    # Then the half answer is on the platform as a draft
+    (draft,) = telegram_api.messages
+    assert answer.startswith(draft["text"]) and draft["text"] != answer.strip(), draft
+    # And when the retry runs, the same message becomes the whole answer: no second draft
+    clock.advance(600)
+    drain(runtime)
+    (message,) = telegram_api.messages
+    assert message["message_id"] == draft["message_id"]
+    assert message["raw_text"] == to_chunks(answer.strip())[0].html
+    assert len(model_server.requests) == 2, "the think step should have run twice"
 
 
 def test_streaming_off_for_the_channel_posts_the_reply_once_without_edits(
