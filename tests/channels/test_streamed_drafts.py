@@ -10,14 +10,17 @@ import pytest
 from fastapi.testclient import TestClient
 
 from channels import registry as channel_registry
+from channels.delivery import _deliver
 from channels.draft_writer import DraftWriter
 from channels.drafts import DraftLog
 from channels.handlers import FUNCTIONS
+from channels.slack.channel import SlackChannel
+from channels.slack.format import to_chunks as slack_chunks
 from channels.telegram.channel import TelegramChannel
 from channels.telegram.format import to_chunks
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import HANDLE_MESSAGE, handle_message
-from harness.events import Destination
+from harness.events import Destination, ReplyReady
 from harness.runtime import Runtime, run_id_for, set_runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
@@ -26,8 +29,9 @@ from harness.web import create_app
 from harness.web.webhooks import router
 from tests.agent.conftest import make_settings
 from tests.channels import payloads
-from tests.channels.conftest import TELEGRAM_SECRET, telegram_settings
+from tests.channels.conftest import TELEGRAM_SECRET, slack_settings, telegram_settings
 from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
 from tests.waiting import wait_until
@@ -70,6 +74,21 @@ def fleet(
     channel_registry.reset()
     set_agent_deps(None)
     set_runtime(None)
+
+
+def send_reply_with_draft(
+    runtime: Runtime, channel: SlackChannel, destination: Destination, run_id: str, text: str
+) -> list[str]:
+    """Deliver `text` as the reply of run `run_id` the way `send-reply` does."""
+    channel_registry.reset()
+    channel_registry.register("slack", lambda: channel)
+    data = ReplyReady(
+        response=text, channel="slack", destination=destination, channel_meta={}, run_id=run_id
+    )
+    try:
+        return _deliver(runtime, f"reply-{run_id}", data)
+    finally:
+        channel_registry.reset()
 
 
 def _say(fleet: TestClient, text: str = "Why tides?") -> str:
@@ -189,6 +208,28 @@ def test_streaming_off_for_the_channel_posts_the_reply_once_without_edits(
     # Then the reply is one message and nothing was edited
     assert len(telegram_api.messages) == 1
     assert telegram_api.calls_to("editMessageText") == []
+
+
+def test_slack_streams_a_reply_as_one_message_updated_then_finished_exactly(
+    runtime: Runtime, slack_api: FakeSlackApi
+) -> None:
+    # Given a Slack channel that updates drafts every EDIT_EVERY s, against a workspace limit
+    slack_api.update_every = EDIT_EVERY
+    slack = SlackChannel(slack_settings(slack_api, slack_draft_every=EDIT_EVERY))
+    thread = Destination(chat_id="C123ABC456", thread_id="1355517523.000005")
+    writer = DraftWriter(slack, thread, {}, DraftLog(runtime, "run-slack"))
+    # When text grows, the turn ends, and the reply is delivered
+    writer.show("The *tide* turns")
+    wait_until(lambda: slack_api.messages, "the draft to be posted")
+    writer.show("The **tide** turns twice a day")
+    wait_until(lambda: slack_api.calls_to("chat.update"), "the draft to be updated")
+    writer.close()
+    posted = send_reply_with_draft(runtime, slack, thread, "run-slack", PARAGRAPH)
+    # Then the thread holds one message, the draft, finished as the reply's mrkdwn
+    (message,) = slack_api.messages
+    assert posted == [message["ts"]]
+    assert message["text"] == slack_chunks(PARAGRAPH)[0]
+    assert message["thread_ts"] == "1355517523.000005"
 
 
 def test_an_interrupted_draft_is_marked_as_such(
