@@ -11,6 +11,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from channels.base import Channel
+from channels.drafts import DraftingChannel, DraftLog
 from channels.registry import channel_or_none
 from harness.errors import ConfigurationError
 from harness.events import REPLY_READY, Destination, ReplyReady
@@ -59,6 +61,7 @@ def _deliver(runtime: Runtime, reply_id: str, data: ReplyReady) -> list[str]:
     if channel is None:
         raise ConfigurationError(f"channel {data.channel!r} is no longer available")
     delivery = DeliveryLog(runtime, reply_id)
+    _finish_draft(runtime, channel, data, delivery)
     already = delivery.posted()
     if already:
         log.info("reply %s: %d chunk(s) already posted, skipping them", reply_id, len(already))
@@ -71,6 +74,22 @@ def _deliver(runtime: Runtime, reply_id: str, data: ReplyReady) -> list[str]:
         on_chunk_sent=delivery.record,
     )
     return [message_id for _, message_id in sorted(delivery.posted().items())]
+
+
+def _finish_draft(
+    runtime: Runtime, channel: Channel, data: ReplyReady, delivery: DeliveryLog
+) -> None:
+    """When the run that wrote this reply streamed a draft, the reply's first chunk is that
+    message, edited to the final text, instead of a new one. Idempotent across retries."""
+    if not data.run_id or not data.response.strip() or not isinstance(channel, DraftingChannel):
+        return
+    if 0 in delivery.posted():
+        return
+    message_id = DraftLog(runtime, data.run_id).message_id()
+    if message_id is None:
+        return
+    channel.finish_draft(message_id, data.response, data.destination, data.channel_meta)
+    delivery.record(0, message_id)
 
 
 def _complete(name: str, destination: Destination, meta: Mapping[str, Any]) -> None:

@@ -51,6 +51,11 @@ class Settings(ModelSettings):
         default=None, description="Bearer token for the HTTP API; unset disables it."
     )
     on_new_message: OnNewMessage = Field(default="steer")
+    stream_replies: bool = Field(
+        default=True,
+        description="Show answers as they are written: a growing draft on the chat platforms "
+        "that allow it, deltas on /api/chat and in `harness chat`. Channels may override it.",
+    )
     dm_policy: DmPolicy = Field(
         default="pairing",
         description="Who may talk to the bot: pairing (approve codes), allowlist, or open.",

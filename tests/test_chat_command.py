@@ -188,12 +188,13 @@ def test_harness_chat_shows_progress_and_the_reply_then_starts_a_new_session(
     )
     # When a user pipes a message, /new, a second message and /exit into `harness chat`
     result = CliRunner().invoke(_cli(), [], input="hello\n/new\nhi again\n/exit\n")
-    # Then the status lines and the rendered replies are printed, in two sessions
+    # Then the status lines and the replies, streamed as written, are printed in two sessions
     assert result.exit_code == 0, result.output
     out = result.output
     assert "thinking…" in out and "running ls…" in out, out
-    assert "You have SOUL.md." in out, "the reply must be rendered as Markdown"
-    assert out.index("You have SOUL.md.") < out.index("New session") < out.index("Fresh start.")
+    assert out.index("running ls…") < out.index("You have **SOUL.md**."), out
+    assert out.count("You have") == 1, "a streamed reply must not be printed twice"
+    assert out.index("You have") < out.index("New session") < out.index("Fresh start.")
     first = re.search(r"Chatting in session (cli-[0-9a-f]{12})", out)
     second = re.search(r"New session (cli-[0-9a-f]{12})", out)
     assert first and second and first.group(1) != second.group(1), out

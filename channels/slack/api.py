@@ -102,6 +102,14 @@ class SlackApi:
         )
         return str(response["ts"])
 
+    def update_message(self, channel: str, ts: str, text: str) -> None:
+        """Replace the mrkdwn text of the bot's message `ts` in `channel` (`chat.update`, Tier
+        3: about 50 a minute per workspace)."""
+        call_slack(
+            "chat.update",
+            lambda: self._client.chat_update(channel=channel, ts=ts, text=text),
+        )
+
     def add_reaction(self, channel: str, ts: str, name: str) -> bool:
         """React with `name` (e.g. "eyes"); False if the bot had already reacted so."""
         return _tolerate(

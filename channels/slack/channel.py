@@ -89,6 +89,45 @@ class SlackChannel:
                 on_chunk_sent(index, ts)
         return sent
 
+    # -- streamed drafts (channels.drafts.DraftingChannel) ------------------------------
+    @property
+    def stream_replies(self) -> bool | None:
+        """SLACK_STREAM_REPLIES; None follows STREAM_REPLIES."""
+        return self.settings.slack_stream_replies
+
+    def draft_interval(self, destination: Destination) -> float:
+        """SLACK_DRAFT_EVERY, in every kind of conversation."""
+        return self.settings.slack_draft_every
+
+    def post_draft(
+        self, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> str:
+        """Post the first message's worth of `text` in the thread; return its ts."""
+        chunks = to_chunks(text)
+        if not chunks:
+            raise ValueError("a draft needs some text")
+        return self.api.post_message(
+            destination.chat_id, chunks[0], thread_ts=destination.thread_id
+        )
+
+    def edit_draft(
+        self, message_id: str, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> None:
+        """Show the first message's worth of `text` in the draft."""
+        chunks = to_chunks(text)
+        if chunks:
+            self.api.update_message(destination.chat_id, message_id, chunks[0])
+
+    def finish_draft(
+        self,
+        message_id: str,
+        response: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+    ) -> None:
+        """Make the draft exactly the reply's first chunk (see `DraftingChannel`)."""
+        self.edit_draft(message_id, response, destination, channel_meta)
+
     def acknowledge(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
         """React with :eyes: on the user's message. Never raises."""
         if destination.message_id is None:

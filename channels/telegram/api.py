@@ -149,6 +149,24 @@ class TelegramApi:
         }
         return dict(self.call("sendMessage", params))
 
+    def edit_message_text(
+        self, chat_id: str, message_id: str, text: str, *, parse_mode: str | None = None
+    ) -> None:
+        """Replace the text of a message the bot sent. Editing to the text it already has is
+        not an error here (Telegram answers "message is not modified")."""
+        params = {
+            "chat_id": chat_id,
+            "message_id": int(message_id),
+            "text": text,
+            "parse_mode": parse_mode,
+            "link_preview_options": {"is_disabled": True},
+        }
+        try:
+            self.call("editMessageText", params)
+        except PermanentPlatformError as exc:
+            if "message is not modified" not in exc.description.lower():
+                raise
+
     def send_chat_action(
         self, chat_id: str, action: str = "typing", *, message_thread_id: str | None = None
     ) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from channels.base import ChunkSent, Ignored, Inbound, PollBatch
 from channels.errors import ChannelNotConfiguredError, MessageFormatError
 from channels.lookup import BackgroundLookup
+from channels.telegram import draft
 from channels.telegram.api import TelegramApi, redact
 from channels.telegram.format import Chunk, to_chunks
 from channels.telegram.settings import TelegramSettings
@@ -109,6 +110,45 @@ class TelegramChannel:
                 exc.description,
             )
             return self.api.send_message(destination.chat_id, chunk.plain, **target)
+
+    # -- streamed drafts (channels.drafts.DraftingChannel) ------------------------------
+    @property
+    def stream_replies(self) -> bool | None:
+        """TELEGRAM_STREAM_REPLIES; None follows STREAM_REPLIES."""
+        return self.settings.telegram_stream_replies
+
+    def draft_interval(self, destination: Destination) -> float:
+        """See `channels.telegram.draft.edit_interval`."""
+        return draft.edit_interval(destination, self.settings.telegram_draft_every)
+
+    def post_draft(
+        self, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> str:
+        """Send the first message's worth of `text` as the draft; return its id."""
+        chunk = draft.first_chunk(text)
+        if chunk is None:
+            raise ValueError("a draft needs some text")
+        return draft.post(self.api, chunk, destination)
+
+    def edit_draft(
+        self, message_id: str, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> None:
+        """Show the first message's worth of `text` in the draft."""
+        chunk = draft.first_chunk(text)
+        if chunk is not None:
+            draft.edit(self.api, message_id, chunk, destination)
+
+    def finish_draft(
+        self,
+        message_id: str,
+        response: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+    ) -> None:
+        """Make the draft exactly the reply's first chunk (see `DraftingChannel`)."""
+        chunk = draft.first_chunk(response)
+        if chunk is not None:
+            draft.edit(self.api, message_id, chunk, destination)
 
     def acknowledge(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
         """Show "typing…" (it fades after about five seconds). Never raises."""

@@ -12,6 +12,7 @@ from typing import Any
 from harness.access import Admission, admit, asker_of, pairing_text
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
+from harness.agent.drafting import live_turn
 from harness.agent.loop import run_agent_loop
 from harness.agent.turn import DurableTurn
 from harness.events import (
@@ -52,37 +53,43 @@ def handle_message(ctx: Context) -> dict[str, Any]:
     data = MessageReceived.from_event(ctx.event)
     if not _admitted(ctx, data, deps.settings.dm_policy):
         return {"reply": None, "iterations": 0, "served": False}
-    turn = DurableTurn(
-        ctx,
-        deps,
-        registry=deps.tools,
+    target = ReplyTarget(
         channel=data.channel,
+        destination=data.destination,
+        channel_meta=data.channel_meta,
         session_key=data.session_key,
-        reply=ReplyTarget(
-            channel=data.channel,
-            destination=data.destination,
-            channel_meta=data.channel_meta,
-            session_key=data.session_key,
-        ),
     )
-    turn.save_user_message(ctx.event)
-    iterations = 0
-    if deps.provider is None:
-        reply = NOT_CONFIGURED_REPLY
-    else:
-        outcome = run_agent_loop(
-            turn.load_history(data.message or "(empty message)"),
-            turn.tool_specs(),
-            think=turn.think,
-            act=turn.act,
-            steer=turn.steer,
-            record=turn.record,
-            compact=turn.compact,
-            max_iterations=deps.settings.agent_max_iterations,
+    with live_turn(ctx, deps.settings, target) as live:
+        turn = DurableTurn(
+            ctx,
+            deps,
+            registry=deps.tools,
+            channel=data.channel,
+            session_key=data.session_key,
+            reply=target,
+            live=live,
         )
-        reply, iterations = outcome.text, outcome.iterations
+        reply, iterations = _answer(turn, data)
     _send_reply(ctx, reply, turn.reply)
     return {"reply": reply, "iterations": iterations}
+
+
+def _answer(turn: DurableTurn, data: MessageReceived) -> tuple[str, int]:
+    """The loop over the turn's callables: the reply text and the number of iterations."""
+    turn.save_user_message(turn.ctx.event)
+    if turn.deps.provider is None:
+        return NOT_CONFIGURED_REPLY, 0
+    outcome = run_agent_loop(
+        turn.load_history(data.message or "(empty message)"),
+        turn.tool_specs(),
+        think=turn.think,
+        act=turn.act,
+        steer=turn.steer,
+        record=turn.record,
+        compact=turn.compact,
+        max_iterations=turn.deps.settings.agent_max_iterations,
+    )
+    return outcome.text, outcome.iterations
 
 
 @function(id=SUBAGENT_FUNCTION, trigger=event(SUBAGENT_EVENT), retries=1)

@@ -34,6 +34,7 @@ from harness.agent.delegation import (
     parse_schedule,
 )
 from harness.agent.deps import AgentDeps
+from harness.agent.live_text import LiveText
 from harness.agent.memory import memory_context
 from harness.agent.memory_flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
 from harness.agent.memory_scope import memory_root
@@ -42,7 +43,7 @@ from harness.agent.system_prompt import build_system_prompt
 from harness.errors import StepFailedError
 from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
 from harness.llm.errors import ContextOverflowError, ModelCancelledError, TransientModelError
-from harness.llm.provider import ModelProvider
+from harness.llm.provider import ModelProvider, TextSink
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolCall, ToolResult, ToolSpec
 from harness.runtime.steps import Context
 from harness.tools import TOOL_GUIDELINES
@@ -67,8 +68,11 @@ class DurableTurn:
         channel: str,
         session_key: str | None,
         reply: ReplyTarget | None,
+        live: LiveText | None = None,
     ) -> None:
         self.ctx = ctx
+        self.live = live
+        self._thinks = 0
         self.deps = deps
         self.registry = registry
         self.channel = channel
@@ -206,7 +210,9 @@ class DurableTurn:
     ) -> AssistantTurn:
         """One model call as a durable step. Transient errors are retried by the step (the
         fallback model takes over from the third attempt); an overflow is raised as
-        `ContextOverflowError` so the loop can compact and try again."""
+        `ContextOverflowError` so the loop can compact and try again. With `live`, the text is
+        passed on as it streams (not durable; a replay passes nothing on)."""
+        self._thinks += 1
         try:
             raw = self.ctx.step.run("think", self._think_once, list(messages), list(tools), note)
         except StepFailedError as exc:
@@ -219,18 +225,30 @@ class DurableTurn:
         self, messages: list[Message], tools: list[ToolSpec], note: str
     ) -> dict[str, Any]:
         progress.report_step(self.ctx, self.session_key, progress.THINKING)
-        return self._complete(self.system(note), messages, tools).model_dump(mode="json")
+        live = self.live
+        on_text = live.begin(self._thinks, self.ctx.attempt) if live is not None else None
+        try:
+            turn = self._complete(self.system(note), messages, tools, on_text)
+        finally:
+            if live is not None:
+                live.end()
+        return turn.model_dump(mode="json")
 
     def _complete(
         self,
         system: list[SystemBlock] | str,
         messages: Sequence[Message],
         tools: Sequence[ToolSpec],
+        on_text: TextSink | None = None,
     ) -> AssistantTurn:
         provider = self._provider()
         try:
             return provider.complete(
-                system=system, messages=messages, tools=tools, cancel=self.ctx.cancelled
+                system=system,
+                messages=messages,
+                tools=tools,
+                cancel=self.ctx.cancelled,
+                on_text=on_text,
             )
         except ModelCancelledError:
             self.ctx.check_stop()
@@ -252,6 +270,8 @@ class DurableTurn:
 
     def _execute(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         progress.report_step(self.ctx, self.session_key, progress.RUNNING, name)
+        if self.live is not None:
+            self.live.status(f"running {name}")
         tool_ctx = ToolContext(
             workspace=self.deps.workspace,
             cancel=self.ctx.cancelled,

@@ -1,20 +1,19 @@
 """`harness chat`: an interactive terminal chat with the agent, through the whole fleet.
 
 Each line goes onto the bus like any channel's message and a worker answers it; while it
-works, a status line follows the run's progress ("thinking…", "running bash…"), and the
-reply is rendered as Markdown. `/new` starts a fresh session, `/exit` (or Ctrl-D, Ctrl-C)
-quits. `run_chat` holds the loop with its input and output injected, for tests and embedding.
+works, a status line follows the run's progress ("thinking…", "running bash…") and the answer
+appears as it is written (see `chat_display`). `/new` starts a fresh session, `/exit` (or
+Ctrl-D, Ctrl-C) quits. `run_chat` holds the loop with its input and output injected, for tests
+and embedding.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Annotated, TextIO
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
 
 from harness.agent.progress import Progress
@@ -26,6 +25,7 @@ from harness.chat_client import (
     ChatTimeoutError,
     ChatUnavailableError,
 )
+from harness.commands.chat_display import ReplyDisplay
 from harness.errors import HarnessError
 
 PROMPT = "[bold green]you>[/bold green] "
@@ -76,7 +76,7 @@ def run_chat(chat: ChatSession, console: Console, stdin: TextIO | None = None) -
             console.print(HELP)
             continue
         try:
-            reply = _ask(chat, text, console)
+            _ask(chat, text, console)
         except KeyboardInterrupt:
             console.print("\n[dim]interrupted; the agent may still answer this session[/dim]")
             return 0
@@ -89,35 +89,19 @@ def run_chat(chat: ChatSession, console: Console, stdin: TextIO | None = None) -
         except HarnessError as exc:
             console.print(f"[red]error:[/red] {escape(str(exc))}")
             return 2
-        console.print(Markdown(reply.response))
         console.print()
 
 
 def _ask(chat: ChatSession, text: str, console: Console) -> ChatReply:
-    with chat.send(text) as exchange, _status_line(console) as show:
+    """Send `text`, showing progress and the answer as it is written, then the reply."""
+    with chat.send(text) as exchange, ReplyDisplay(console) as display:
         for update in exchange.updates():
             if isinstance(update, ChatReply):
+                display.finish(update.response)
                 return update
             if isinstance(update, Progress):
-                show(f"{update.label}…")
+                display.progress(update)
     raise ChatTimeoutError("the reply stream ended without a reply")
-
-
-@contextmanager
-def _status_line(console: Console) -> Iterator[Callable[[str], None]]:
-    """A live spinner on a terminal; elsewhere (a pipe, a log) one dim line per change."""
-    if console.is_terminal:
-        with console.status("waiting for the agent…") as status:
-            yield lambda label: status.update(escape(label))
-        return
-    shown: list[str] = []
-
-    def show(label: str) -> None:
-        if not shown or shown[-1] != label:
-            shown.append(label)
-            console.print(f"[dim]{escape(label)}[/dim]")
-
-    yield show
 
 
 def _line_reader(console: Console, stdin: TextIO | None) -> Callable[[], str]:

@@ -34,7 +34,7 @@ from harness.llm.errors import (
 )
 from harness.llm.guard import check_base_url
 from harness.llm.pricing import cost_usd
-from harness.llm.provider import SystemPrompt, system_blocks
+from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.streaming import StreamCancelled, events, parse_arguments
 from harness.llm.types import (
     AssistantTurn,
@@ -108,6 +108,7 @@ class AnthropicProvider:
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         cancel: threading.Event | None = None,
+        on_text: TextSink | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
         blocks = system_blocks(system)
@@ -126,7 +127,7 @@ class AnthropicProvider:
                 stream=True,
             )
 
-        builder = _TurnBuilder(self._model)
+        builder = _TurnBuilder(self._model, on_text)
         try:
             for event in events(open_stream, cancel):
                 builder.feed(event)
@@ -240,7 +241,8 @@ def _content(message: Message, model: str) -> list[ContentBlockParam]:
 class _TurnBuilder:
     """Assembles an `AssistantTurn` from raw stream events."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, on_text: TextSink | None = None) -> None:
+        self._on_text = on_text
         self._requested = model  # reasoning is echoed only to the model that was asked
         self._model = model
         self._blocks: dict[int, dict[str, Any]] = {}
@@ -258,7 +260,10 @@ class _TurnBuilder:
                 block["partial_json"] = ""
             self._blocks[event.index] = block
         elif event.type == "content_block_delta":
-            self._apply_delta(self._blocks.get(event.index), event.delta.model_dump())
+            delta = event.delta.model_dump()
+            self._apply_delta(self._blocks.get(event.index), delta)
+            if self._on_text is not None and delta.get("type") == "text_delta" and delta["text"]:
+                self._on_text(delta["text"])
         elif event.type == "message_delta":
             self._stop_reason = event.delta.stop_reason or self._stop_reason
             self._take_usage(event.usage.model_dump())

@@ -34,7 +34,7 @@ from harness.llm.errors import (
 )
 from harness.llm.guard import check_base_url
 from harness.llm.pricing import cost_usd
-from harness.llm.provider import SystemPrompt, system_blocks
+from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.streaming import StreamCancelled, events, parse_arguments
 from harness.llm.token_field import MaxTokensField, TokenField
 from harness.llm.types import (
@@ -106,6 +106,7 @@ class OpenAIProvider:
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         cancel: threading.Event | None = None,
+        on_text: TextSink | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
         blocks = system_blocks(system)
@@ -116,7 +117,7 @@ class OpenAIProvider:
         limit = max_tokens or self._max_tokens
         sent = self._token_field.current()
         try:
-            return self._stream(wire_messages, wire_tools, sent, limit, cancel).finish()
+            return self._stream(wire_messages, wire_tools, sent, limit, cancel, on_text).finish()
         except openai.BadRequestError as exc:
             # A server that does not know the token-limit field we sent: try the other once.
             detail = f"{exc.message} {exc.body}"
@@ -124,7 +125,9 @@ class OpenAIProvider:
                 raise classify_error(exc, self._secret) from exc
         try:
             retry = self._token_field.current()
-            return self._stream(wire_messages, wire_tools, retry, limit, cancel).finish()
+            return self._stream(
+                wire_messages, wire_tools, retry, limit, cancel, on_text
+            ).finish()
         except openai.BadRequestError as exc:
             raise classify_error(exc, self._secret) from exc
 
@@ -135,6 +138,7 @@ class OpenAIProvider:
         field: MaxTokensField,
         limit: int,
         cancel: threading.Event | None,
+        on_text: TextSink | None = None,
     ) -> _TurnBuilder:
         """Read one streamed completion; lets `openai.BadRequestError` through for the
         caller's field fallback and classifies every other failure."""
@@ -150,7 +154,7 @@ class OpenAIProvider:
                 stream_options={"include_usage": True},
             )
 
-        builder = _TurnBuilder(self._model)
+        builder = _TurnBuilder(self._model, on_text)
         try:
             for chunk in events(open_stream, cancel):
                 builder.feed(chunk)
@@ -246,6 +250,7 @@ class _TurnBuilder:
     id and name; its arguments arrive in pieces; the usage chunk has no choices."""
 
     model: str
+    on_text: TextSink | None = None
     text: list[str] = field(default_factory=list)
     calls: list[_PendingCall] = field(default_factory=list)
     by_index: dict[int, _PendingCall] = field(default_factory=dict)
@@ -267,6 +272,8 @@ class _TurnBuilder:
                 continue
             if choice.delta.content:
                 self.text.append(choice.delta.content)
+                if self.on_text is not None:
+                    self.on_text(choice.delta.content)
             for piece in choice.delta.tool_calls or ():
                 call = self._call_for(getattr(piece, "index", None), piece.id or "")
                 call.id = call.id or (piece.id or "")

@@ -4,12 +4,18 @@
     -> 200 text/event-stream, header X-Harness-Session: <session key>
        event: status   data: {"state": "thinking", "detail": ""}
        event: status   data: {"state": "running", "detail": "bash"}
+       event: delta    data: {"text": "The ans", "new": true, "step": 2, "attempt": 0}
+       event: delta    data: {"text": "wer is", "new": false, "step": 2, "attempt": 0}
        event: reply    data: {"response": "...", "run_id": "...", "session": "..."}
     or, instead of the reply, event: error  data: {"error": "timeout"|"failed"|"unavailable",
     "message": "...", "session": "..."}. Comment lines keep an idle connection open.
 
 The message is published before the response starts, so a refused body or an unreachable bus
 is a plain HTTP error (400/413/422/503), not an event in the stream.
+
+`delta` events (with STREAM_REPLIES on) carry the answer as it is written, in order: append
+`text` to what is shown, or, when `new` is true, replace what is shown with it (another think
+step, or a retried one). They are a preview: the `reply` event has the exact final text.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.concurrency import run_in_threadpool
 
-from harness.agent.progress import Progress
+from harness.agent.live_text import TextDeltas
+from harness.agent.progress import WRITING, Progress
 from harness.chat_client import (
     DEFAULT_TIMEOUT_S,
     ChatError,
@@ -129,10 +136,16 @@ def _send(runtime_factory: Callable[[], Runtime], body: ChatRequest, timeout: fl
 def _events(exchange: Exchange) -> Generator[str, None, None]:
     """The SSE stream of one exchange; always ends with a `reply` or an `error` event."""
     session = exchange.session_key
+    deltas = TextDeltas()
     with exchange:
         try:
             for update in exchange.updates(heartbeat=KEEPALIVE_S):
-                if isinstance(update, Progress):
+                if isinstance(update, Progress) and update.state == WRITING:
+                    piece, new = deltas.piece(update)
+                    if piece or new:
+                        step = {"step": update.step, "attempt": update.attempt}
+                        yield _sse("delta", {"text": piece, "new": new, **step})
+                elif isinstance(update, Progress):
                     yield _sse("status", {"state": update.state, "detail": update.detail})
                 elif isinstance(update, ChatReply):
                     reply = {"response": update.response, "run_id": update.run_id}

@@ -50,8 +50,10 @@ class Reply:
 
     `delay` stalls the answer after its first streamed event (or before a JSON body) for that
     many seconds, or until the server stops. `chunk` is how many characters of text or tool
-    arguments go in one streamed delta. `truncated` ends the turn as cut off by max_tokens;
-    `disconnect` drops the connection after three streamed events. `thinking` (Anthropic
+    arguments go in one streamed delta. `pace` waits that many seconds after every streamed
+    event, like a model that writes slowly. `truncated` ends the turn as cut off by max_tokens;
+    `disconnect` drops the connection after three streamed events (`cut_after`: after that
+    many). `thinking` (Anthropic
     only) adds a signed thinking block before the content, which the server then expects
     back, unchanged, at the start of the assistant message in the next request.
     """
@@ -67,8 +69,10 @@ class Reply:
     overflow: bool = False
     mid_stream: bool = False
     disconnect: bool = False
+    cut_after: int = 0
     retry_after: float | None = None
     delay: float = 0.0
+    pace: float = 0.0
     chunk: int = 7
     input_tokens: int = 100
     output_tokens: int = 20
@@ -334,10 +338,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         for i, frame in enumerate(frames):
-            if (reply.disconnect and i == 3) or not self._write(frame):
+            cut = 3 if reply.disconnect else reply.cut_after
+            if (cut and i == cut) or not self._write(frame):
                 return
             if i == 0 and reply.delay:
                 self.server.model_server.stall(reply.delay)
+            if reply.pace:
+                self.server.model_server.stopping.wait(reply.pace)
 
     def _write(self, data: bytes) -> bool:
         try:

@@ -5,7 +5,9 @@
 `{"ok": false, "error": "..."}`. It checks what Slack checks and our code could get wrong:
 the token (a `token` inside a JSON body is ignored), `msg_too_long` over 40,000 characters,
 `no_text`, `already_reacted`, `no_reaction`, unknown users. Rate limits are HTTP 429 with
-`Retry-After` in whole seconds. Every call is recorded; `fail_next` scripts failures.
+`Retry-After` in whole seconds; `chat.update` changes a posted message in place and is
+limited to one call per `update_every` seconds for the workspace (Tier 3). Every call is
+recorded; `fail_next` scripts failures.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ class FakeSlackApi(FakeHttpServer[Call]):
     def __init__(self, token: str = DEFAULT_TOKEN) -> None:
         super().__init__()
         self.token = token
+        self.update_every = 1.2
+        self.rate_limited = 0
+        self._last_update = -1e9
         self._state = _State()
         self.add_user("U0USER", name="ada", display_name="Ada", real_name="Ada Lovelace")
 
@@ -121,6 +126,17 @@ class FakeSlackApi(FakeHttpServer[Call]):
                 headers = {"Retry-After": str(failure.retry_after)}
                 return 429, headers, _json({"ok": False, "error": failure.message})
             return failure.status, {"Content-Type": "text/plain"}, b"Internal Server Error"
+        if method == "chat.update":
+            with self._lock:
+                wait = self._last_update + self.update_every - time.monotonic()
+                if wait > 0:
+                    self.rate_limited += 1
+                    retry_after = str(max(1, round(wait)))
+                    return (
+                        429,
+                        {"Retry-After": retry_after},
+                        _json({"ok": False, "error": "ratelimited"}),
+                    )
         if not token:
             return 200, {}, _json({"ok": False, "error": "not_authed"})
         if token != self.token:
@@ -161,6 +177,25 @@ class FakeSlackApi(FakeHttpServer[Call]):
                 message["thread_ts"] = str(params["thread_ts"])
             self._state.messages.append({**message, "channel": channel})
         return {"channel": channel, "ts": ts, "message": message}
+
+    def _m_chat_update(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel, ts, text = (
+            str(params.get("channel") or ""),
+            str(params.get("ts")),
+            params.get("text"),
+        )
+        if not text:
+            return {"ok": False, "error": "no_text"}
+        with self._lock:
+            message = next(
+                (m for m in self._state.messages if m["ts"] == ts and m["channel"] == channel),
+                None,
+            )
+            if message is None:
+                return {"ok": False, "error": "message_not_found"}
+            self._last_update = time.monotonic()
+            message["text"] = text
+        return {"channel": channel, "ts": ts, "text": text}
 
     def _m_reactions_add(self, params: dict[str, Any]) -> dict[str, Any]:
         key = _reaction_key(params)

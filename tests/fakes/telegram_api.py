@@ -5,7 +5,11 @@
 It validates what the real API validates and our code could get wrong: HTML parse mode (only
 Telegram's tags, balanced, a raw `<` refused as "can't parse entities"), the 4,096 UTF-16
 length after parsing, empty text, reaction emoji, webhook URL and secret, and the getUpdates /
-webhook conflict. Every call is recorded; `fail_next` scripts failures.
+webhook conflict. `editMessageText` changes a sent message in place, refuses an unchanged
+text ("message is not modified") and enforces an edit rate limit per chat (an edit
+`edit_every` seconds after the chat's last message or edit at the soonest, else 429 with
+`retry_after`). Every call is recorded;
+`fail_next` scripts failures.
 """
 
 from __future__ import annotations
@@ -111,6 +115,7 @@ class _State:
     reactions: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     webhook: dict[str, Any] | None = None
     next_message_id: int = 1000
+    last_write: dict[str, float] = field(default_factory=dict)
 
 
 class FakeTelegramApi(FakeHttpServer[Call]):
@@ -120,6 +125,8 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         super().__init__()
         self.token = token
         self.bot_username = bot_username
+        self.edit_every = 1.0
+        self.rate_limited = 0
         self._state = _State()
 
     # inspection and scripting -----------------------------------------------------------
@@ -233,7 +240,45 @@ class FakeTelegramApi(FakeHttpServer[Call]):
             if isinstance(reply, dict) and "message_id" in reply:
                 message["reply_to_message"] = {"message_id": _int(reply["message_id"])}
             self._state.messages.append({**message, "raw_text": raw, "parse_mode": parse_mode})
+            self._state.last_write[str(chat_id)] = time.monotonic()
         return message, None
+
+    def _m_editMessageText(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        chat_id, message_id = str(params.get("chat_id")), _int(params.get("message_id"))
+        raw = str(params.get("text") or "")
+        parse_mode = params.get("parse_mode")
+        text = parse_html(raw) if parse_mode == "HTML" else raw
+        if not text.strip():
+            raise ApiError(400, "Bad Request: message text is empty")
+        if utf16_length(text) > 4096:
+            raise ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
+        with self._lock:
+            now = time.monotonic()
+            wait = self._state.last_write.get(chat_id, -1e9) + self.edit_every - now
+            if wait > 0:
+                self.rate_limited += 1
+                raise ApiError(429, "Too Many Requests", retry_after=max(1, round(wait)))
+            message = next(
+                (
+                    m
+                    for m in self._state.messages
+                    if m["message_id"] == message_id and str(m["chat"]["id"]) == chat_id
+                ),
+                None,
+            )
+            if message is None:
+                raise ApiError(400, "Bad Request: message to edit not found")
+            if message["raw_text"] == raw and message["parse_mode"] == parse_mode:
+                raise ApiError(
+                    400,
+                    "Bad Request: message is not modified: specified new message content and "
+                    "reply markup are exactly the same as a current content and reply markup "
+                    "of the message",
+                )
+            self._state.last_write[chat_id] = now
+            message.update(text=text, raw_text=raw, parse_mode=parse_mode, edited=True)
+            result = {k: v for k, v in message.items() if k not in ("raw_text", "parse_mode")}
+        return result, None
 
     def _m_sendChatAction(self, params: dict[str, Any]) -> tuple[Any, str | None]:
         if params.get("action") not in CHAT_ACTIONS:
