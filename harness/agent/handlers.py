@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 from harness.access import Admission, admit, asker_of, pairing_text
+from harness.agent.attachments import receive
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
 from harness.agent.loop import run_agent_loop
@@ -65,13 +66,19 @@ def handle_message(ctx: Context) -> dict[str, Any]:
             session_key=data.session_key,
         ),
     )
-    turn.save_user_message(ctx.event)
+    received = receive(ctx, data, deps.settings, deps.workspace) if data.attachments else None
+    if received is not None and received.notice:
+        _send_reply(ctx, received.notice, turn.reply)  # what could not be used, said once
+    if received is not None and received.message is None:
+        return {"reply": received.notice, "iterations": 0}
+    first = received.message if received is not None else None
+    turn.save_user_message(ctx.event, first)
     iterations = 0
     if deps.provider is None:
         reply = NOT_CONFIGURED_REPLY
     else:
         outcome = run_agent_loop(
-            turn.load_history(data.message or "(empty message)"),
+            turn.load_history(first.text if first else data.message or "(empty message)"),
             turn.tool_specs(),
             think=turn.think,
             act=turn.act,
