@@ -1,0 +1,212 @@
+"""Files through the real webhooks: a person sends a photo, a document or a voice note to the
+fake Telegram, the fleet downloads it from the fake's file URL, the scripted model sees it, and
+files the agent sends come back through sendPhoto / sendDocument."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from PIL import Image
+
+from harness.agent.deps import build_deps, set_agent_deps
+from harness.runtime import Runtime
+from harness.runtime.access_store import AccessStore
+from harness.runtime.testing import drain
+from tests.agent.conftest import make_settings
+from tests.channels import payloads
+from tests.channels.conftest import TELEGRAM_SECRET
+from tests.channels.test_e2e_turn import fleet  # noqa: F401  (the fixture)
+from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.telegram_api import FakeTelegramApi
+from tests.runtime_fixtures import ManualClock
+
+ALICE = f"telegram:user:{payloads.ALICE['id']}"
+
+
+def _png() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (40, 30), (200, 30, 30)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _send(client: TestClient, runtime: Runtime, update: dict[str, Any]) -> None:
+    AccessStore(runtime).grant(ALICE, "Alice", "test")
+    response = client.post(
+        "/webhooks/telegram",
+        json=update,
+        headers={"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET},
+    )
+    assert response.status_code == 200, response.text
+    drain(runtime)
+
+
+def _reconfigure(tmp_path: Path, model_server: ModelServer, **overrides: Any) -> None:
+    set_agent_deps(build_deps(make_settings(tmp_path / "workspace", model_server, **overrides)))
+
+
+def test_captionless_photo_reaches_the_model_as_an_image(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given a photo without a caption whose largest size the platform serves
+    telegram_api.add_file("AgAD-large", _png(), "photos/file_1.png")
+    model_server.script(Reply.answer("A red rectangle."))
+    # When it arrives through the webhook
+    _send(fleet, runtime, payloads.tg_photo(caption=None))
+    # Then the model got an image block and the path, the file is in the inbox, and it answered
+    (request,) = model_server.requests
+    (user,) = [m for m in request.body["messages"] if m["role"] == "user"]
+    kinds = [block["type"] for block in user["content"]]
+    assert kinds == ["image", "text"], user["content"]
+    assert "inbox/telegram-1111111/" in user["content"][1]["text"]
+    assert list((tmp_path / "workspace" / "inbox" / "telegram-1111111").iterdir())
+    assert telegram_api.messages[-1]["text"] == "A red rectangle."
+
+
+def test_document_path_is_given_and_its_text_inlined(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    telegram_api.add_file("BQAD-notes.txt", b"milk, eggs, tea")
+    model_server.script(Reply.answer("Your list has three things."))
+
+    _send(fleet, runtime, payloads.tg_document())
+
+    body = json.dumps(model_server.requests[0].body)
+    assert "inbox/telegram-1111111/" in body and "notes.txt" in body, body
+    assert "milk, eggs, tea" in body
+    assert telegram_api.messages[-1]["text"] == "Your list has three things."
+
+
+def test_voice_note_is_transcribed_by_the_scripted_server(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given transcription through the OpenAI endpoint of the scripted server
+    _reconfigure(
+        tmp_path,
+        model_server,
+        transcribe_provider="openai",
+        openai_api_key=model_server.api_key,
+        openai_base_url=model_server.openai_url,
+    )
+    telegram_api.add_file("AwAD-voice", b"OggS fake opus", "voice/file_2.oga")
+    model_server.script(Reply.answer("I'll remind you."))
+    # When a voice note arrives
+    _send(fleet, runtime, payloads.tg_voice())
+    # Then the transcript is what the model reads
+    apis = [r.api for r in model_server.requests]
+    assert apis == ["transcription", "anthropic"], apis
+    assert model_server.transcript in json.dumps(model_server.requests[1].body)
+    assert telegram_api.messages[-1]["text"] == "I'll remind you."
+
+
+def test_voice_note_without_transcription_is_answered_with_how_to_enable_it(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    telegram_api.add_file("AwAD-voice", b"OggS fake opus")
+
+    _send(fleet, runtime, payloads.tg_voice())
+
+    (sent,) = telegram_api.messages
+    assert "TRANSCRIBE_PROVIDER" in sent["text"], sent["text"]
+    assert model_server.requests == []
+
+
+def test_oversized_file_is_refused_with_a_message_to_the_person(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    _reconfigure(tmp_path, model_server, media_max_bytes=2048)
+    telegram_api.add_file("BQAD-big.txt", b"x" * 4096)
+
+    _send(fleet, runtime, payloads.tg_document(name="big.txt", size=4096))
+
+    (sent,) = telegram_api.messages
+    assert "larger than" in sent["text"] and "MEDIA_MAX_BYTES" in sent["text"], sent["text"]
+    assert telegram_api.calls_to("download") == [], "a file known to be too big is not fetched"
+    assert model_server.requests == []
+
+
+def test_failing_download_is_retried(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    clock: ManualClock,
+) -> None:
+    # Given a file URL that fails once with a server error
+    telegram_api.add_file("BQAD-notes.txt", b"milk, eggs, tea")
+    telegram_api.fail_next(1, status=502, method="download")
+    model_server.script(Reply.answer("Got it."))
+    # When the document arrives
+    _send(fleet, runtime, payloads.tg_document())
+    clock.advance(60)  # past the retry backoff
+    drain(runtime)
+    # Then the download was tried again, and the model read the file
+    assert len(telegram_api.calls_to("download")) == 2
+    assert "milk, eggs, tea" in json.dumps(model_server.requests[0].body)
+
+
+def test_send_file_posts_once(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given a file in the workspace and a model that sends it, then answers
+    (tmp_path / "workspace" / "report.csv").write_text("a,b\n1,2\n")
+    model_server.script(
+        Reply.tool("send_file", {"path": "report.csv", "caption": "Your report"}),
+        Reply.answer("Sent."),
+    )
+    # When the person asks through the webhook
+    _send(fleet, runtime, payloads.tg_private_text(text="send me the report"))
+    # Then the file went out once, as a document, with its caption
+    (sent,) = telegram_api.sent_files
+    assert (sent["method"], sent["name"], sent["caption"]) == (
+        "sendDocument",
+        "report.csv",
+        "Your report",
+    )
+    assert sent["content"] == b"a,b\n1,2\n"
+
+
+@pytest.mark.parametrize(
+    "update",
+    [payloads.tg_sticker(), payloads.tg_location()],
+    ids=["sticker", "location"],
+)
+def test_other_content_gets_an_answer(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    update: dict[str, Any],
+) -> None:
+    telegram_api.add_file("CAAC-sticker", b"RIFF\x00\x00\x00\x00WEBPVP8 ")
+    model_server.script(Reply.answer("Noted."))
+
+    _send(fleet, runtime, update)
+
+    assert telegram_api.messages[-1]["text"] == "Noted."
