@@ -331,7 +331,7 @@ def slack_file_share(
                 "mimetype": mime,
                 "size": 68,
                 "url_private": url,
-                "url_private_download": url + "/download",
+                "url_private_download": url,
             }
         ],
     }

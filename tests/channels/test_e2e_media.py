@@ -4,8 +4,11 @@ files the agent sends come back through sendPhoto / sendDocument."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import io
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +22,10 @@ from harness.runtime.access_store import AccessStore
 from harness.runtime.testing import drain
 from tests.agent.conftest import make_settings
 from tests.channels import payloads
-from tests.channels.conftest import TELEGRAM_SECRET
+from tests.channels.conftest import SLACK_SIGNING_SECRET, TELEGRAM_SECRET
 from tests.channels.test_e2e_turn import fleet  # noqa: F401  (the fixture)
 from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
 
@@ -210,3 +214,57 @@ def test_other_content_gets_an_answer(
     _send(fleet, runtime, update)
 
     assert telegram_api.messages[-1]["text"] == "Noted."
+
+
+def _send_slack(client: TestClient, runtime: Runtime, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload).encode()
+    timestamp = str(int(time.time()))
+    signature = hmac.new(
+        SLACK_SIGNING_SECRET.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256
+    ).hexdigest()
+    headers = {
+        "X-Slack-Request-Timestamp": timestamp,
+        "X-Slack-Signature": f"v0={signature}",
+        "Content-Type": "application/json",
+    }
+    response = client.post("/webhooks/slack", content=body, headers=headers)
+    assert response.status_code == 200, response.text
+    drain(runtime)
+
+
+def test_slack_file_share_reaches_the_model_as_an_image(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    slack_api: FakeSlackApi,
+) -> None:
+    # Given a DM carrying only an image, served from url_private with the bot token
+    url = slack_api.add_file("receipt.png", _png())
+    model_server.script(Reply.answer("A receipt."))
+    # When Slack delivers the file_share event
+    _send_slack(fleet, runtime, payloads.slack_file_share(url=url))
+    # Then the download carried the bot token and the model saw the image
+    (download,) = slack_api.calls_to("download")
+    assert download.token == f"Bearer {slack_api.token}"
+    (user,) = [m for m in model_server.requests[0].body["messages"] if m["role"] == "user"]
+    assert [block["type"] for block in user["content"]] == ["image", "text"]
+    assert slack_api.messages[-1]["text"] == "A receipt."
+
+
+def test_slack_send_file_uses_the_external_upload_flow_once(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    slack_api: FakeSlackApi,
+    tmp_path: Path,
+) -> None:
+    # Given a file in the workspace and a model that sends it
+    (tmp_path / "workspace" / "chart.png").write_bytes(_png())
+    model_server.script(Reply.tool("send_file", {"path": "chart.png"}), Reply.answer("Done."))
+    # When a person mentions the bot in a channel
+    _send_slack(fleet, runtime, payloads.slack_app_mention())
+    # Then the file was uploaded once and shared in the mention's thread
+    (upload,) = slack_api.uploads
+    assert (upload["name"], upload["channel_id"]) == ("chart.png", "C123ABC456")
+    assert upload["thread_ts"] == payloads.slack_app_mention()["event"]["ts"]
+    assert upload["content"] == _png()

@@ -229,5 +229,5 @@ def test_file_share_without_text_is_published_with_the_file() -> None:
     assert isinstance(inbound, Publish), inbound
     data = MessageReceived.model_validate(inbound.event.data)
     (attachment,) = data.attachments
-    assert (attachment.kind, attachment.ref) == ("photo", "https://files.slack.com/x/download")
+    assert (attachment.kind, attachment.ref) == ("photo", "https://files.slack.com/x")
     assert attachment.name == "receipt.png"
