@@ -57,8 +57,9 @@ def safe_name(name: str, fallback: str = "file") -> str:
 
 
 def inbox_folder(workspace: Path, session_key: str) -> Path:
-    """The folder for one conversation's files (not created)."""
-    return workspace / INBOX / safe_name(session_key, "conversation")
+    """The folder for one conversation's files (not created): the session key with anything
+    but letters, digits and `._-` replaced, so it is always one folder under `inbox/`."""
+    return workspace / INBOX / (_UNSAFE.sub("_", session_key).strip("._") or "conversation")
 
 
 def sniff(content: bytes) -> str | None:
