@@ -83,6 +83,17 @@ def receive(ctx: Context, data: MessageReceived, settings: Settings, workspace: 
     return Received(Message(role="user", text=text, images=tuple(images)), " ".join(problems))
 
 
+def steering_message(received: Received) -> Message:
+    """A message with files that arrived during a turn, for the model: what could be used,
+    and what could not, for the model to tell the person (there is no separate notice)."""
+    told = f"[tell the person: {received.notice}]" if received.notice else ""
+    if received.message is None:
+        return Message.user(told or "[the person sent files that could not be used]")
+    if not told:
+        return received.message
+    return received.message.model_copy(update={"text": f"{received.message.text}\n\n{told}"})
+
+
 def _called(file: InboxFile) -> str:
     article = "your"
     return f"{article} {file.kind.replace('_', ' ')}" + (f" {file.name}" if file.name else "")

@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 from harness.access import Admission, admit, asker_of, pairing_text
+from harness.agent.albums import gather_album
 from harness.agent.attachments import receive
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
@@ -66,6 +67,7 @@ def handle_message(ctx: Context) -> dict[str, Any]:
             session_key=data.session_key,
         ),
     )
+    data = gather_album(ctx, data)
     received = receive(ctx, data, deps.settings, deps.workspace) if data.attachments else None
     if received is not None and received.notice:
         _send_reply(ctx, received.notice, turn.reply)  # what could not be used, said once

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from pydantic import ValidationError
 
 from harness.agent import progress
+from harness.agent.attachments import receive, steering_message
 from harness.agent.compaction import (
     SUMMARY_PROMPT,
     apply_compaction,
@@ -307,8 +308,14 @@ class DurableTurn:
     def steer(self) -> list[Message]:
         """Messages of this chat that arrived while the run was active (the loop records them)."""
         inbox = self.ctx.step.take_inbox()
-        texts = (MessageReceived.from_event(e).message.strip() for e in inbox)
-        return [Message.user(text) for text in texts if text]
+        settings, workspace = self.deps.settings, self.deps.workspace
+        messages = []
+        for data in (MessageReceived.from_event(e) for e in inbox):
+            if data.attachments:  # files sent mid-turn are fetched too, never dropped
+                messages.append(steering_message(receive(self.ctx, data, settings, workspace)))
+            elif data.message.strip():
+                messages.append(Message.user(data.message.strip()))
+        return messages
 
 
 def _error(call: ToolCall, text: str) -> ToolResult:

@@ -336,3 +336,13 @@ def slack_file_share(
         ],
     }
     return slack_callback(event, event_id="EvFILE")
+
+
+def tg_album_part(update_id: int, file_id: str, caption: str | None = None) -> dict[str, Any]:
+    """One photo of an album (media group 13), with a caption on the first part only."""
+    update = tg_photo(update_id, caption)
+    size = {"file_id": file_id, "file_unique_id": f"U{file_id}", "width": 640, "height": 480}
+    update["message"].update(
+        {"message_id": 1500 + update_id % 100, "media_group_id": "13", "photo": [size]}
+    )
+    return update

@@ -268,3 +268,33 @@ def test_slack_send_file_uses_the_external_upload_flow_once(
     assert (upload["name"], upload["channel_id"]) == ("chart.png", "C123ABC456")
     assert upload["thread_ts"] == payloads.slack_app_mention()["event"]["ts"]
     assert upload["content"] == _png()
+
+
+def test_telegram_album_arrives_as_one_message(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    clock: ManualClock,
+) -> None:
+    # Given two photos of one album, the caption on the first
+    telegram_api.add_file("AgAD-one", _png())
+    telegram_api.add_file("AgAD-two", _png())
+    model_server.script(Reply.answer("Two red rectangles."))
+    AccessStore(runtime).grant(ALICE, "Alice", "test")
+    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+    # When Telegram delivers them as two updates and the fleet runs past the album wait
+    for update in (
+        payloads.tg_album_part(10030, "AgAD-one", caption="Which is redder?"),
+        payloads.tg_album_part(10031, "AgAD-two"),
+    ):
+        assert fleet.post("/webhooks/telegram", json=update, headers=headers).status_code == 200
+    drain(runtime)
+    clock.advance(5)
+    drain(runtime)
+    # Then the model was asked once, with both photos and the caption, and answered once
+    (request,) = model_server.requests
+    (user,) = [m for m in request.body["messages"] if m["role"] == "user"]
+    assert [block["type"] for block in user["content"]] == ["image", "image", "text"]
+    assert "Which is redder?" in user["content"][2]["text"]
+    assert [m["text"] for m in telegram_api.messages] == ["Two red rectangles."]
