@@ -298,3 +298,47 @@ def test_telegram_album_arrives_as_one_message(
     assert [block["type"] for block in user["content"]] == ["image", "image", "text"]
     assert "Which is redder?" in user["content"][2]["text"]
     assert [m["text"] for m in telegram_api.messages] == ["Two red rectangles."]
+
+
+def test_photo_reaches_an_openai_model_as_an_image_url(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given the OpenAI wire format
+    _reconfigure(
+        tmp_path,
+        model_server,
+        llm_provider="openai",
+        openai_api_key=model_server.api_key,
+        openai_base_url=model_server.openai_url,
+    )
+    telegram_api.add_file("AgAD-large", _png())
+    model_server.script(Reply.answer("A red rectangle."))
+    # When a captionless photo arrives
+    _send(fleet, runtime, payloads.tg_photo(caption=None))
+    # Then the user turn carries the text and a data URL
+    (request,) = model_server.requests
+    assert request.api == "openai"
+    (user,) = [m for m in request.body["messages"] if m["role"] == "user"]
+    assert [part["type"] for part in user["content"]] == ["text", "image_url"]
+    assert user["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_photo_is_described_by_path_when_images_are_off(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    _reconfigure(tmp_path, model_server, media_images=False)
+    telegram_api.add_file("AgAD-large", _png())
+    model_server.script(Reply.answer("I see a file."))
+
+    _send(fleet, runtime, payloads.tg_photo(caption=None))
+
+    body = json.dumps(model_server.requests[0].body)
+    assert '"image"' not in body and "inbox/telegram-1111111/" in body, body
