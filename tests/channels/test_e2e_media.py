@@ -342,3 +342,22 @@ def test_photo_is_described_by_path_when_images_are_off(
 
     body = json.dumps(model_server.requests[0].body)
     assert '"image"' not in body and "inbox/telegram-1111111/" in body, body
+
+
+def test_a_strangers_file_is_never_fetched(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a person nobody approved (DM_POLICY=pairing)
+    telegram_api.add_file("BQAD-notes.txt", b"milk, eggs, tea")
+    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+    # When they send a document
+    fleet.post("/webhooks/telegram", json=payloads.tg_document(), headers=headers)
+    drain(runtime)
+    # Then they get a pairing code, and the file was not asked for
+    (sent,) = telegram_api.messages
+    assert "harness pair approve" in sent["text"]
+    assert telegram_api.calls_to("getFile") == [] and telegram_api.calls_to("download") == []
+    assert model_server.requests == []
