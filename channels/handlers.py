@@ -6,6 +6,7 @@ are skipped: their clients read replies from the events stream.
 
     agent.message.received  -> acknowledge-message     typing / :eyes:, refreshed until the reply
     agent.reply.ready       -> send-reply              post the chunks once each, then complete
+    agent.file.ready        -> send-file               post a file the agent sends, once
     function.failed         -> global-failure-handler  "Sorry - something went wrong", once
     function.cancelled      -> reconsider-notice       "Got your new message - reconsidering."
 """
@@ -14,7 +15,14 @@ from __future__ import annotations
 
 from channels.acknowledge import acknowledge_message
 from channels.delivery import send_reply
+from channels.media.outbox import send_file
 from channels.notices import reconsider_notice, tell_user_about_failure
 
-FUNCTIONS = (acknowledge_message, send_reply, tell_user_about_failure, reconsider_notice)
+FUNCTIONS = (
+    acknowledge_message,
+    send_reply,
+    send_file,
+    tell_user_about_failure,
+    reconsider_notice,
+)
 """Every channel function, for tests that register them on their own registry."""

@@ -21,6 +21,7 @@ from harness.errors import InvalidEventDataError, InvalidEventError
 
 MESSAGE_RECEIVED = "agent.message.received"
 REPLY_READY = "agent.reply.ready"
+FILE_READY = "agent.file.ready"
 FUNCTION_FAILED = "function.failed"
 FUNCTION_CANCELLED = "function.cancelled"
 SUBAGENT_SPAWN = "agent.subagent.spawn"
@@ -120,8 +121,24 @@ class ReplyTarget(BaseModel, frozen=True):
     session_key: str | None = None
 
 
+class Attachment(BaseModel):
+    """A file that came with a message, as the platform describes it, before it is fetched.
+
+    `kind` is what the person sent (photo, document, voice, audio, video, video_note,
+    sticker, animation); `ref` is the platform's handle to fetch it by (a Telegram `file_id`,
+    a Slack `url_private_download`); `name`, `mime_type` and `size` are the platform's claims,
+    checked again when the file is downloaded.
+    """
+
+    kind: str
+    ref: str
+    name: str = ""
+    mime_type: str = ""
+    size: int | None = None
+
+
 class MessageReceived(EventData):
-    """Data of `agent.message.received`."""
+    """Data of `agent.message.received`. `message` may be empty when `attachments` is not."""
 
     message: str
     session_key: str = Field(min_length=1, max_length=300)
@@ -129,6 +146,7 @@ class MessageReceived(EventData):
     sender: Sender
     destination: Destination
     channel_meta: dict[str, Any] = Field(default_factory=dict)
+    attachments: list[Attachment] = Field(default_factory=list)
 
 
 class ReplyReady(EventData):
@@ -139,6 +157,19 @@ class ReplyReady(EventData):
     destination: Destination
     channel_meta: dict[str, Any] = Field(default_factory=dict)
     run_id: str
+
+
+class FileReady(EventData):
+    """Data of `agent.file.ready`: a workspace file the agent sends to a conversation.
+    `path` is absolute, checked to lie inside the workspace when the event was made."""
+
+    path: str
+    name: str
+    mime_type: str = "application/octet-stream"
+    caption: str = ""
+    channel: str
+    destination: Destination
+    channel_meta: dict[str, Any] = Field(default_factory=dict)
 
 
 class FunctionFailed(EventData):
@@ -180,6 +211,7 @@ class CronTick(EventData):
 BUILTIN_DATA: dict[str, type[EventData]] = {
     MESSAGE_RECEIVED: MessageReceived,
     REPLY_READY: ReplyReady,
+    FILE_READY: FileReady,
     FUNCTION_FAILED: FunctionFailed,
     FUNCTION_CANCELLED: FunctionCancelled,
     SUBAGENT_SPAWN: SubagentTask,

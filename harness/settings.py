@@ -138,6 +138,20 @@ class Settings(ModelSettings):
         default="text", description="text (human-readable) or json (one object per line)."
     )
 
+    media_max_bytes: int = Field(
+        default=20 * 1024 * 1024, ge=1024, description="Largest file a person may send, bytes."
+    )
+    media_images: bool = Field(
+        default=True, description="Show photos to the model as images (false for text models)."
+    )
+    media_inline_chars: int = Field(
+        default=20_000, ge=0, description="Text files and PDF text up to this are inlined."
+    )
+    transcribe_provider: Literal["none", "openai"] = Field(
+        default="none", description="openai transcribes voice notes and audio."
+    )
+    transcribe_model: str = Field(default="whisper-1")
+
     @field_validator("harness_state_dir", "redis_url", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:

@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from channels.base import ChunkSent, Inbound
-from channels.errors import ChannelNotConfiguredError
+from channels.base import ChunkSent, Download, Inbound
+from channels.errors import ChannelNotConfiguredError, FileTooLarge
 from channels.lookup import BackgroundLookup
 from channels.slack.api import SlackApi
 from channels.slack.format import to_chunks
@@ -16,7 +16,7 @@ from channels.slack.settings import SlackSettings
 from channels.slack.setup import set_up
 from channels.slack.transform import CHANNEL, transform_payload
 from channels.slack.verify import verify_signature
-from harness.events import Destination
+from harness.events import Attachment, Destination
 from harness.settings_errors import read_settings
 
 log = logging.getLogger(__name__)
@@ -127,6 +127,26 @@ class SlackChannel:
     ) -> None:
         """Make the draft exactly the reply's first chunk (see `DraftingChannel`)."""
         self.edit_draft(message_id, response, destination, channel_meta)
+    def download(self, attachment: Attachment, max_bytes: int) -> Download:
+        """`url_private` with the bot token (see `channels.base.FileChannel.download`)."""
+        if attachment.size is not None and attachment.size > max_bytes:
+            raise FileTooLarge(CHANNEL, "download", f"{attachment.size} bytes > {max_bytes}")
+        content, content_type = self.api.download(attachment.ref, max_bytes)
+        return Download(content, content_type)
+
+    def send_file(
+        self,
+        content: bytes,
+        name: str,
+        mime_type: str,
+        caption: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+    ) -> str:
+        """Slack's external upload flow, shared in the destination's thread."""
+        return self.api.upload_file(
+            destination.chat_id, content, name, caption, thread_ts=destination.thread_id
+        )
 
     def acknowledge(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
         """React with :eyes: on the user's message. Never raises."""

@@ -21,6 +21,8 @@ BOT_SCOPES = [
     "chat:write",
     "reactions:write",
     "users:read",
+    "files:read",  # download what people share (url_private)
+    "files:write",  # send_file (files.getUploadURLExternal / completeUploadExternal)
 ]
 BOT_EVENTS = ["app_mention", "message.im", "message.channels", "message.groups"]
 

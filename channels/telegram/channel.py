@@ -7,8 +7,8 @@ import threading
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from channels.base import ChunkSent, Ignored, Inbound, PollBatch
-from channels.errors import ChannelNotConfiguredError, MessageFormatError
+from channels.base import ChunkSent, Download, Ignored, Inbound, PollBatch
+from channels.errors import ChannelNotConfiguredError, FileTooLarge, MessageFormatError
 from channels.lookup import BackgroundLookup
 from channels.telegram import draft
 from channels.telegram.api import TelegramApi, redact
@@ -17,7 +17,7 @@ from channels.telegram.settings import TelegramSettings
 from channels.telegram.setup import ALLOWED_UPDATES, set_up
 from channels.telegram.transform import CHANNEL, Audience, transform_update
 from channels.telegram.verify import verify_secret_token
-from harness.events import Destination
+from harness.events import Attachment, Destination
 from harness.settings_errors import read_settings
 
 log = logging.getLogger(__name__)
@@ -149,6 +149,34 @@ class TelegramChannel:
         chunk = draft.first_chunk(response)
         if chunk is not None:
             draft.edit(self.api, message_id, chunk, destination)
+    def download(self, attachment: Attachment, max_bytes: int) -> Download:
+        """`getFile`, then the file URL (see `channels.base.FileChannel.download`)."""
+        if attachment.size is not None and attachment.size > max_bytes:
+            raise FileTooLarge(CHANNEL, "getFile", f"{attachment.size} bytes > {max_bytes}")
+        content, content_type = self.api.download(self.api.get_file_path(attachment.ref), max_bytes)
+        return Download(content, content_type)
+
+    def send_file(
+        self,
+        content: bytes,
+        name: str,
+        mime_type: str,
+        caption: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+    ) -> str:
+        """`sendPhoto` for JPEG/PNG/WebP images, `sendDocument` for anything else."""
+        photo = mime_type in ("image/jpeg", "image/png", "image/webp")
+        method, field = ("sendPhoto", "photo") if photo else ("sendDocument", "document")
+        sent = self.api.send_file(
+            method,
+            field,
+            destination.chat_id,
+            (name, content, mime_type),
+            caption=caption[:1024],
+            message_thread_id=destination.thread_id,
+        )
+        return str(sent.get("message_id", ""))
 
     def acknowledge(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
         """Show "typing…" (it fades after about five seconds). Never raises."""

@@ -18,6 +18,7 @@ from harness.agent.delegation import (
     DelegateTaskTool,
 )
 from harness.agent.remember_tool import RememberTool
+from harness.agent.send_file import SendFileTool
 from harness.agent.session import SessionStore
 from harness.agent.workspace import default_shipped_skills, default_template, ensure_workspace
 from harness.llm.factory import build_fallback_provider, build_provider
@@ -74,6 +75,7 @@ def build_deps(settings: Settings) -> AgentDeps:
     tools = default_registry(settings.agent_allow_shell, private, policy)
     tools.register(RememberTool())
     tools.attach(McpToolbox.from_workspace(workspace))  # servers start on first use
+    tools.register(SendFileTool())
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
         tools.register(delegation)
     subagent_tools = default_registry(allow_shell=False, allow_private_fetch=private)

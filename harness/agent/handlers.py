@@ -10,6 +10,8 @@ import logging
 from typing import Any
 
 from harness.access import Admission, admit, asker_of, pairing_text
+from harness.agent.albums import gather_album
+from harness.agent.attachments import receive
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
 from harness.agent.drafting import live_turn
@@ -59,6 +61,13 @@ def handle_message(ctx: Context) -> dict[str, Any]:
         channel_meta=data.channel_meta,
         session_key=data.session_key,
     )
+    data = gather_album(ctx, data)
+    received = receive(ctx, data, deps.settings, deps.workspace) if data.attachments else None
+    if received is not None and received.notice:
+        _send_reply(ctx, received.notice, target)  # what could not be used, said once
+    if received is not None and received.message is None:
+        return {"reply": received.notice, "iterations": 0}
+    first = received.message if received is not None else None
     with live_turn(ctx, deps.settings, target) as live:
         turn = DurableTurn(
             ctx,
@@ -69,18 +78,21 @@ def handle_message(ctx: Context) -> dict[str, Any]:
             reply=target,
             live=live,
         )
-        reply, iterations = _answer(turn, data)
+        reply, iterations = _answer(turn, data, first)
     _send_reply(ctx, reply, turn.reply)
     return {"reply": reply, "iterations": iterations}
 
 
-def _answer(turn: DurableTurn, data: MessageReceived) -> tuple[str, int]:
-    """The loop over the turn's callables: the reply text and the number of iterations."""
-    turn.save_user_message(turn.ctx.event)
+def _answer(
+    turn: DurableTurn, data: MessageReceived, first: Message | None
+) -> tuple[str, int]:
+    """The loop over the turn's callables: the reply text and the number of iterations.
+    `first` is the user's message with its attachments, when it had any."""
+    turn.save_user_message(turn.ctx.event, first)
     if turn.deps.provider is None:
         return NOT_CONFIGURED_REPLY, 0
     outcome = run_agent_loop(
-        turn.load_history(data.message or "(empty message)"),
+        turn.load_history(first.text if first else data.message or "(empty message)"),
         turn.tool_specs(),
         think=turn.think,
         act=turn.act,

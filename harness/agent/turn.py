@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from pydantic import ValidationError
 
 from harness.agent import progress
+from harness.agent.attachments import receive, steering_message
 from harness.agent.compaction import (
     SUMMARY_PROMPT,
     apply_compaction,
@@ -38,11 +39,13 @@ from harness.agent.live_text import LiveText
 from harness.agent.memory import memory_context
 from harness.agent.memory_flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
 from harness.agent.memory_scope import memory_root
+from harness.agent.send_file import SEND_FILE, send_file
 from harness.agent.session import SessionLine, messages_of
 from harness.agent.system_prompt import build_system_prompt
 from harness.errors import StepFailedError
 from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
 from harness.llm.errors import ContextOverflowError, ModelCancelledError, TransientModelError
+from harness.llm.images import with_image_data
 from harness.llm.provider import ModelProvider, TextSink
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolCall, ToolResult, ToolSpec
 from harness.runtime.steps import Context
@@ -111,13 +114,14 @@ class DurableTurn:
         return self.deps.tool_specs(self.registry)
 
     # -- session ---------------------------------------------------------------------
-    def save_user_message(self, event: Event) -> None:
+    def save_user_message(self, event: Event, message: Message | None = None) -> None:
         """Write the message (`agent.message.received`) that started this run to the session,
-        once. Raises `InvalidEventDataError` for an event that is not such a message."""
+        once; `message`, when given, is what it became with its attachments. Raises
+        `InvalidEventDataError` for an event that is not such a message."""
         text = MessageReceived.from_event(event).message.strip()
-        if self.session_key and text:
+        if self.session_key and (text or message is not None):
             line = SessionLine(
-                message=Message.user(text), event_id=event.id, run_id=self.ctx.run_id
+                message=message or Message.user(text), event_id=event.id, run_id=self.ctx.run_id
             )
             self.deps.sessions.append_once(self.session_key, line, key=f"event:{event.id}")
 
@@ -225,6 +229,7 @@ class DurableTurn:
         self, messages: list[Message], tools: list[ToolSpec], note: str
     ) -> dict[str, Any]:
         progress.report_step(self.ctx, self.session_key, progress.THINKING)
+        messages = with_image_data(messages, self.deps.workspace)
         live = self.live
         on_text = live.begin(self._thinks, self.ctx.attempt) if live is not None else None
         try:
@@ -265,6 +270,9 @@ class DurableTurn:
         """Run one tool call durably; every failure becomes an error result for the model."""
         if call.name in DELEGATION_TOOLS:
             return self._delegate(call)
+        if call.name == SEND_FILE:
+            max_bytes = self.deps.settings.media_max_bytes
+            return send_file(self.ctx, self.deps.workspace, self.reply, call, max_bytes)
         raw = self.ctx.step.run("tool", self._execute, call.name, call.arguments)
         return ToolResult(tool_call_id=call.id, content=raw["content"], is_error=raw["is_error"])
 
@@ -320,8 +328,14 @@ class DurableTurn:
     def steer(self) -> list[Message]:
         """Messages of this chat that arrived while the run was active (the loop records them)."""
         inbox = self.ctx.step.take_inbox()
-        texts = (MessageReceived.from_event(e).message.strip() for e in inbox)
-        return [Message.user(text) for text in texts if text]
+        settings, workspace = self.deps.settings, self.deps.workspace
+        messages = []
+        for data in (MessageReceived.from_event(e) for e in inbox):
+            if data.attachments:  # files sent mid-turn are fetched too, never dropped
+                messages.append(steering_message(receive(self.ctx, data, settings, workspace)))
+            elif data.message.strip():
+                messages.append(Message.user(data.message.strip()))
+        return messages
 
 
 def _error(call: ToolCall, text: str) -> ToolResult:

@@ -16,6 +16,7 @@ import anthropic
 import httpx2
 from anthropic.types import (
     ContentBlockParam,
+    ImageBlockParam,
     MessageParam,
     RawMessageStreamEvent,
     TextBlockParam,
@@ -229,6 +230,15 @@ def _content(message: Message, model: str) -> list[ContentBlockParam]:
         if result.is_error:
             param["is_error"] = True
         blocks.append(param)
+    for image in message.images:
+        if image.data:  # images come before the text that talks about them
+            source: dict[str, str] = {
+                "type": "base64",
+                "media_type": image.media_type,
+                "data": image.data,
+            }
+            block: ImageBlockParam = {"type": "image", "source": source}  # type: ignore[typeddict-item]
+            blocks.append(block)
     if message.text.strip():
         blocks.append({"type": "text", "text": message.text})
     for call in message.tool_calls:

@@ -18,6 +18,7 @@ import httpx2
 import openai
 from openai.types.chat import (
     ChatCompletionChunk,
+    ChatCompletionContentPartParam,
     ChatCompletionFunctionToolParam,
     ChatCompletionMessageParam,
     ChatCompletionMessageToolCallParam,
@@ -195,7 +196,14 @@ def convert_messages(
     if system:
         wire.append({"role": "system", "content": "\n\n".join(b.text for b in system)})
     for message in messages:
-        if message.role == "user":
+        if message.role == "user" and any(image.data for image in message.images):
+            parts: list[ChatCompletionContentPartParam] = [{"type": "text", "text": message.text}]
+            for image in message.images:
+                if image.data:
+                    url = f"data:{image.media_type};base64,{image.data}"
+                    parts.append({"type": "image_url", "image_url": {"url": url}})
+            wire.append({"role": "user", "content": parts})
+        elif message.role == "user":
             wire.append({"role": "user", "content": message.text})
         elif message.role == "tool":
             for result in message.tool_results:

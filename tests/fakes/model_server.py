@@ -145,6 +145,7 @@ class ModelServer:
         self._requests: list[RecordedRequest] = []
         self._stalled = 0
         self.rejections: list[str] = []
+        self.transcript = "Remind me to buy milk on the way home."
         self.unscripted = 0
         self.stopping = threading.Event()
         self.thinking_tool_ids: dict[str, str] = {}  # tool_use id -> model that thought
@@ -259,6 +260,9 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.model_server
         api = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}.get(self.path)
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/v1/audio/transcriptions":
+            self._transcribe(fake, raw)
+            return
         if api is None:
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
@@ -303,6 +307,21 @@ class _Handler(BaseHTTPRequestHandler):
                 fake.stall(reply.delay)
             result = anthropic_json if api == "anthropic" else openai_json
             self._send_json(200, result(reply, model, fake))
+
+    def _transcribe(self, fake: ModelServer, raw: bytes) -> None:
+        """OpenAI's transcription endpoint: multipart with `file` and `model`; answers
+        `{"text": fake.transcript}`."""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        fake.record(RecordedRequest("transcription", self.path, headers, raw, None))
+        if not _authorized("openai", headers, fake.api_key):
+            self._send_json(401, error_body("openai", 401, None, None, None))
+            return
+        if b'name="file"' not in raw or b'name="model"' not in raw:
+            self._send_json(
+                400, error_body("openai", 400, "file and model are required", None, None)
+            )
+            return
+        self._send_json(200, {"text": fake.transcript})
 
     def _send_error_reply(self, api: str, reply: Reply) -> None:
         headers = {}

@@ -19,6 +19,8 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import default
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
@@ -116,6 +118,8 @@ class _State:
     webhook: dict[str, Any] | None = None
     next_message_id: int = 1000
     last_write: dict[str, float] = field(default_factory=dict)
+    files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    sent_files: list[dict[str, Any]] = field(default_factory=list)
 
 
 class FakeTelegramApi(FakeHttpServer[Call]):
@@ -172,8 +176,26 @@ class FakeTelegramApi(FakeHttpServer[Call]):
 
     # request handling -------------------------------------------------------------------
 
+    def add_file(self, file_id: str, content: bytes, file_path: str | None = None) -> None:
+        """Make `file_id` fetchable: `getFile` answers its path, the file URL its bytes."""
+        with self._lock:
+            self._state.files[file_id] = (file_path or f"documents/{file_id}", content)
+
+    @property
+    def sent_files(self) -> list[dict[str, Any]]:
+        """Files posted with sendPhoto / sendDocument: method, chat_id, name, content, caption."""
+        with self._lock:
+            return list(self._state.sent_files)
+
     def respond(self, request: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-        """Answer one HTTP request to `/bot<token>/<method>`."""
+        """Answer one HTTP request to `/bot<token>/<method>`, or a file download at
+        `/file/bot<token>/<file_path>`."""
+        path = urlsplit(request.path).path
+        if path.startswith("/file/bot"):
+            return self._download(path)
+        if "multipart/form-data" in (request.headers.get("Content-Type") or ""):
+            status, body = self.handle(path, request.command, _parse_multipart(request))
+            return status, {"Content-Type": "application/json"}, json.dumps(body).encode()
         try:
             params = _parse_body(request)
         except ValueError:
@@ -207,6 +229,54 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         if description:
             body["description"] = description
         return 200, body
+
+    def _download(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        prefix = f"/file/bot{self.token}/"
+        failure = self._record(Call("download", {"path": path}, "GET"))
+        if failure is not None:
+            return failure.status, {"Content-Type": "text/plain"}, failure.message.encode()
+        with self._lock:
+            found = [c for p, c in self._state.files.values() if prefix + p == path]
+        if not path.startswith(prefix) or not found:
+            return 404, {"Content-Type": "text/plain"}, b"Not Found"
+        return 200, {"Content-Type": "application/octet-stream"}, found[0]
+
+    def _m_getFile(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        with self._lock:
+            entry = self._state.files.get(str(params.get("file_id")))
+        if entry is None:
+            raise ApiError(400, "Bad Request: invalid file_id")
+        file_path, content = entry
+        if len(content) > 20 * 1024 * 1024:
+            raise ApiError(400, "Bad Request: file is too big")
+        file = {"file_id": params["file_id"], "file_size": len(content), "file_path": file_path}
+        return file, None
+
+    def _sent_file(self, method: str, field: str, params: dict[str, Any]) -> tuple[Any, str | None]:
+        upload = params.get(field)
+        if not isinstance(upload, tuple):
+            raise ApiError(400, f"Bad Request: there is no {field} in the request")
+        name, content = upload
+        with self._lock:
+            self._state.next_message_id += 1
+            message_id = self._state.next_message_id
+            self._state.sent_files.append(
+                {
+                    "method": method,
+                    "chat_id": str(params.get("chat_id")),
+                    "name": name,
+                    "content": content,
+                    "caption": params.get("caption", ""),
+                    "message_id": message_id,
+                }
+            )
+        return {"message_id": message_id, "chat": {"id": _int(params.get("chat_id"))}}, None
+
+    def _m_sendPhoto(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        return self._sent_file("sendPhoto", "photo", params)
+
+    def _m_sendDocument(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        return self._sent_file("sendDocument", "document", params)
 
     def _m_getMe(self, params: dict[str, Any]) -> tuple[Any, str | None]:
         bot_id = int(self.token.split(":")[0])
@@ -367,4 +437,22 @@ def _parse_body(request: BaseHTTPRequestHandler) -> dict[str, Any]:
     for name in _JSON_FIELDS:  # form and query bodies carry objects as JSON strings
         if isinstance(params.get(name), str):
             params[name] = json.loads(params[name])
+    return params
+
+
+def _parse_multipart(request: BaseHTTPRequestHandler) -> dict[str, Any]:
+    """A multipart/form-data body: text fields as strings, file fields as (filename, bytes)."""
+    length = int(request.headers.get("Content-Length") or 0)
+    raw = request.rfile.read(length)
+    head = f"Content-Type: {request.headers.get('Content-Type')}\r\n\r\n".encode()
+    message = BytesParser(policy=default).parsebytes(head + raw)
+    params: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True) or b""
+        filename = part.get_filename()
+        if filename is not None:
+            params[str(name)] = (filename, payload)
+        else:
+            params[str(name)] = payload.decode()
     return params
