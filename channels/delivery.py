@@ -14,7 +14,7 @@ from typing import Any
 from channels.registry import channel_or_none
 from harness.errors import ConfigurationError
 from harness.events import REPLY_READY, Destination, ReplyReady
-from harness.runtime import Context, Runtime, event, function
+from harness.runtime import Context, Runtime, Singleton, event, function
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,14 @@ class DeliveryLog:
         self._records.record(self.reply_id, index, message_id)
 
 
-@function(id=SEND_REPLY, trigger=event(REPLY_READY), retries=3)
+DELIVERY_ORDER = Singleton(key="event.data.destination.chat_id", mode="queue")
+"""One delivery at a time per chat, in the order the replies were published: a reply waits
+until the previous one of its chat was posted (or given up), across crashes and retries, so a
+chat never sees `m0, m1, m0`. Chats of two platforms that share an id only wait for each
+other, which is harmless."""
+
+
+@function(id=SEND_REPLY, trigger=event(REPLY_READY), retries=3, singleton=DELIVERY_ORDER)
 def send_reply(ctx: Context) -> dict[str, Any]:
     """Post `agent.reply.ready` on its channel, then mark the turn complete (Slack: :eyes: ->
     :white_check_mark:). Idempotent per reply: every chunk is posted at most once across
