@@ -8,6 +8,7 @@ are skipped: their clients read replies from the events stream.
     agent.reply.ready       -> send-reply              post the chunks once each, then complete
     function.failed         -> global-failure-handler  "Sorry - something went wrong", once
     function.cancelled      -> reconsider-notice       "Got your new message - reconsidering."
+    agent.message.received  -> redeliver-undelivered   replies given up on go out again first
 """
 
 from __future__ import annotations
@@ -15,6 +16,13 @@ from __future__ import annotations
 from channels.acknowledge import acknowledge_message
 from channels.delivery import send_reply
 from channels.notices import reconsider_notice, tell_user_about_failure
+from channels.redelivery import redeliver_undelivered
 
-FUNCTIONS = (acknowledge_message, send_reply, tell_user_about_failure, reconsider_notice)
+FUNCTIONS = (
+    acknowledge_message,
+    send_reply,
+    tell_user_about_failure,
+    reconsider_notice,
+    redeliver_undelivered,
+)
 """Every channel function, for tests that register them on their own registry."""

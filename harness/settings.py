@@ -111,6 +111,11 @@ class Settings(ModelSettings):
         default="8h",
         description="Distil anything new once this long (e.g. 8h, 90m) has passed since the last.",
     )
+    delivery_retry_for: str = Field(
+        default="10m",
+        description="Keep retrying a reply the platform refuses for this long (e.g. 10m, 1h), "
+        "then record it as undelivered; it goes out when the person writes next.",
+    )
     memory_max_shrink: float = Field(
         default=0.5, gt=0.0, le=1.0, description="Hold back a distillation dropping more text."
     )
