@@ -18,6 +18,7 @@ from typing import Any, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import InvalidEventDataError, InvalidEventError
+from harness.text import clean_text
 
 MESSAGE_RECEIVED = "agent.message.received"
 REPLY_READY = "agent.reply.ready"
@@ -129,6 +130,13 @@ class MessageReceived(EventData):
     sender: Sender
     destination: Destination
     channel_meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("message")
+    @classmethod
+    def _encodable(cls, message: str) -> str:
+        # whatever path it came by (webhook, polling, the HTTP API), a lone surrogate would
+        # fail the turn at its first UTF-8 encode; replace it here, at the edge
+        return clean_text(message)
 
 
 class ReplyReady(EventData):
