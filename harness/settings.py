@@ -46,6 +46,14 @@ class Settings(ModelSettings):
     )
     agent_name: str = Field(default="Harness")
     port: int = Field(default=8000, ge=1, le=65535)
+    host: str = Field(
+        default="127.0.0.1",
+        description="Address the web server binds: 127.0.0.1 keeps it on this machine; the "
+        "Procfile's web passes --host 0.0.0.0 to take traffic from outside.",
+    )
+    web_body_timeout: float = Field(
+        default=10.0, gt=0.0, description="Seconds to receive a whole request body, else 408."
+    )
     harness_api_key: SecretStr | None = Field(
         default=None, description="Bearer token for the HTTP API; unset disables it."
     )
