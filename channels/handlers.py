@@ -9,6 +9,7 @@ are skipped: their clients read replies from the events stream.
     agent.file.ready        -> send-file               post a file the agent sends, once
     function.failed         -> global-failure-handler  "Sorry - something went wrong", once
     function.cancelled      -> reconsider-notice       "Got your new message - reconsidering."
+    agent.message.received  -> redeliver-undelivered   replies given up on go out again first
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from channels.acknowledge import acknowledge_message
 from channels.delivery import send_reply
 from channels.media.outbox import send_file
 from channels.notices import reconsider_notice, tell_user_about_failure
+from channels.redelivery import redeliver_undelivered
 
 FUNCTIONS = (
     acknowledge_message,
@@ -24,5 +26,6 @@ FUNCTIONS = (
     send_file,
     tell_user_about_failure,
     reconsider_notice,
+    redeliver_undelivered,
 )
 """Every channel function, for tests that register them on their own registry."""

@@ -123,11 +123,20 @@ def scheduler() -> None:
     run_scheduler_process(get_settings())
 
 
+HostOption = Annotated[
+    str | None,
+    typer.Option(help="Address to bind (overrides HOST, default 127.0.0.1; 0.0.0.0: all)."),
+]
+
+
 @app.command(rich_help_panel=FLEET)
-def web(port: PortOption = None) -> None:
+def web(port: PortOption = None, host: HostOption = None) -> None:
     """Serve the HTTP API (health, events, channel webhooks) with uvicorn."""
     from harness.web import serve
 
+    if host:
+        os.environ["HOST"] = host
+        get_settings.cache_clear()
     _use_port(port)
     _setup_logging()
     serve(get_settings())

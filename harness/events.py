@@ -18,6 +18,7 @@ from typing import Any, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import InvalidEventDataError, InvalidEventError
+from harness.text import clean_text
 
 MESSAGE_RECEIVED = "agent.message.received"
 REPLY_READY = "agent.reply.ready"
@@ -147,6 +148,13 @@ class MessageReceived(EventData):
     destination: Destination
     channel_meta: dict[str, Any] = Field(default_factory=dict)
     attachments: list[Attachment] = Field(default_factory=list)
+
+    @field_validator("message")
+    @classmethod
+    def _encodable(cls, message: str) -> str:
+        # whatever path it came by (webhook, polling, the HTTP API), a lone surrogate would
+        # fail the turn at its first UTF-8 encode; replace it here, at the edge
+        return clean_text(message)
 
 
 class ReplyReady(EventData):

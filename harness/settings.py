@@ -47,6 +47,14 @@ class Settings(ModelSettings):
     )
     agent_name: str = Field(default="Harness")
     port: int = Field(default=8000, ge=1, le=65535)
+    host: str = Field(
+        default="127.0.0.1",
+        description="Address the web server binds: 127.0.0.1 keeps it on this machine; the "
+        "Procfile's web passes --host 0.0.0.0 to take traffic from outside.",
+    )
+    web_body_timeout: float = Field(
+        default=10.0, gt=0.0, description="Seconds to receive a whole request body, else 408."
+    )
     harness_api_key: SecretStr | None = Field(
         default=None, description="Bearer token for the HTTP API; unset disables it."
     )
@@ -116,6 +124,11 @@ class Settings(ModelSettings):
     heartbeat_max_age: str = Field(
         default="8h",
         description="Distil anything new once this long (e.g. 8h, 90m) has passed since the last.",
+    )
+    delivery_retry_for: str = Field(
+        default="10m",
+        description="Keep retrying a reply the platform refuses for this long (e.g. 10m, 1h), "
+        "then record it as undelivered; it goes out when the person writes next.",
     )
     memory_max_shrink: float = Field(
         default=0.5, gt=0.0, le=1.0, description="Hold back a distillation dropping more text."

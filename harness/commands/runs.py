@@ -1,4 +1,5 @@
-"""`harness runs`: recent runs, one run's timeline (`runs show`), and `runs cancel`.
+"""`harness runs`: recent runs, one run's timeline (`runs show`), `runs cancel`, and
+`runs redeliver` for a reply that delivery gave up on (marked `undelivered` in the list).
 
 Run ids are printed in full, on a terminal (a table that never cuts the id column) and off
 one (plain aligned columns, for grep and awk). `show` and `cancel` take any unique prefix of
@@ -25,6 +26,7 @@ from harness.observe.step_details import StepDetail, money, run_cost, step_detai
 from harness.runtime import Runtime, get_runtime
 from harness.runtime.durations import parse_duration
 from harness.runtime.ledger import RunRecord
+from harness.runtime.redelivery import redeliver
 
 runs_app = typer.Typer(help="Recent runs and their steps.", invoke_without_command=True)
 console = Console()
@@ -112,13 +114,15 @@ def runs(
     since_ms = rt.now_ms() - int(parse_duration(since) * 1000) if since else 0
     wanted = RunFilter(function=function, session=session, status=status, since_ms=since_ms)
     records = find_runs(rt, wanted, limit)
+    undelivered = {reply.run_id for reply in rt.undelivered.all()}
     if as_json:
         typer.echo(json.dumps([_run_json(r) for r in records], indent=2))
         return
     views = [run_view(r) for r in records]
     rows = [
         [
-            v.id, v.function_id, v.status, str(v.attempt), local_time(v.created_ms),
+            v.id, v.function_id, v.status + (" undelivered" if v.id in undelivered else ""),
+            str(v.attempt), local_time(v.created_ms),
             duration(v.ended_ms - v.started_ms if v.ended_ms and v.started_ms else None),
             v.error.splitlines()[0][:60] if v.error else "",
         ]
@@ -239,3 +243,18 @@ def runs_cancel(
     if not rt.ledger.request_cancel(full_id, "cancelled from the command line"):
         raise RunNotFoundError(f"run {full_id} is not live (it has already ended)")
     typer.echo(f"run {full_id} will stop at its next step")
+
+
+@runs_app.command("redeliver")
+def runs_redeliver(
+    run_id: Annotated[str, typer.Argument(help="The send-reply run that gave up, or a prefix.")],
+) -> None:
+    """Deliver again a reply that `send-reply` gave up on (listed as `failed undelivered`).
+    Chunks that were posted before are not posted twice."""
+    rt = get_runtime()
+    full_id = resolve_run_id(rt, run_id)
+    kept = [reply for reply in rt.undelivered.all() if reply.run_id == full_id]
+    if not kept:
+        raise RunNotFoundError(f"run {full_id} has no undelivered reply")
+    event_id = redeliver(rt, kept[0])
+    typer.echo(f"reply {kept[0].reply_id} published again as {event_id}")

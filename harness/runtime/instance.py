@@ -23,6 +23,7 @@ from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kicker
 from harness.runtime.ledger import Ledger
 from harness.runtime.triggers import TriggerTable
+from harness.runtime.undelivered import UndeliveredReplies
 from harness.runtime.usage_store import UsageStore
 
 
@@ -46,6 +47,7 @@ class Runtime:
     ledger: Ledger = field(init=False)
     triggers: TriggerTable = field(init=False)
     deliveries: DeliveryRecords = field(init=False)
+    undelivered: UndeliveredReplies = field(init=False)
     cursors: Cursors = field(init=False)
     broadcast: Broadcast = field(init=False)
     usage: UsageStore = field(init=False)
@@ -54,6 +56,7 @@ class Runtime:
         self.ledger = Ledger(self.redis, self.keys)
         self.triggers = TriggerTable(self.redis, self.keys)
         self.deliveries = DeliveryRecords(self.redis, self.keys)
+        self.undelivered = UndeliveredReplies(self.redis, self.keys)
         self.cursors = Cursors(self.redis, self.keys)
         self.broadcast = Broadcast(self.redis)
         self.usage = UsageStore(self.redis, self.keys, self.usage_retention_s)

@@ -92,6 +92,10 @@ class Keys:
         """Hash: chunk index -> platform message id, for the chunks of one reply posted so far."""
         return f"{self.prefix}:reply:{reply_id}:chunks"
 
+    def undelivered(self) -> str:
+        """Hash: original reply id -> an undelivered reply (JSON), until it is redelivered."""
+        return f"{self.prefix}:undelivered"
+
     def listener_cursor(self, name: str) -> str:
         """String: where a listener (a polling channel) resumes, e.g. Telegram's update offset."""
         return f"{self.prefix}:{name}:offset"

@@ -41,6 +41,7 @@ def create_app(
     app.state.harness = WebContext(
         runtime_factory=runtime_factory, settings=settings or get_settings()
     )
+    app.state.body_timeout = app.state.harness.settings.web_body_timeout  # read by read_body
     app.include_router(health.router)
     app.include_router(events_api.router)
     for router in routers:
@@ -74,8 +75,9 @@ def serve(
     logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
     uvicorn.run(
         create_app(runtime_factory, settings, routers=default_routers()),
-        host="0.0.0.0",
+        host=settings.host,
         port=settings.port,
+        timeout_keep_alive=5,
         log_level=_UVICORN_LEVELS.get(level, level),
     )
 

@@ -7,10 +7,9 @@ the batch, and event ids make the resend idempotent.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 from pydantic import BaseModel
@@ -22,6 +21,7 @@ from harness.runtime import PublishResult, Runtime, publish
 from harness.web.auth import require_api_key
 from harness.web.body import read_body
 from harness.web.deps import WebContext, web_context
+from harness.web.json_body import parse_json
 from harness.web.unavailable import BUS_ERRORS, bus_unavailable
 
 log = logging.getLogger(__name__)
@@ -81,16 +81,9 @@ def _publish_all(
     return [publish(event, runtime=runtime) for event in events]
 
 
-def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _events_from(body: bytes) -> list[Event]:
     """Parse and validate every event in the body before any is published."""
-    try:
-        raw: Any = json.loads(body, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"malformed JSON body: {exc}") from None
+    raw: Any = parse_json(body)
     if isinstance(raw, dict):
         return [_parse(raw, position=None)]
     if isinstance(raw, list) and 1 <= len(raw) <= MAX_BATCH:

@@ -17,7 +17,6 @@ platform redeliver it (Telegram holds back every later update until then).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import Annotated, Any
@@ -32,6 +31,7 @@ from harness.errors import ConfigurationError, InvalidEventError
 from harness.runtime import PublishResult, publish
 from harness.web.body import read_body
 from harness.web.deps import WebContext, web_context
+from harness.web.json_body import parse_json
 from harness.web.unavailable import BUS_ERRORS, bus_unavailable
 
 log = logging.getLogger(__name__)
@@ -58,12 +58,17 @@ async def receive_webhook(
     if isinstance(inbound, Respond):
         return inbound.body
     if isinstance(inbound, Ignored):
+        if inbound is _UNPROCESSABLE:  # `_transform` logged why, in one line
+            return {"ok": True, "ignored": inbound.reason}
         log.info("webhook %s ignored: %s", channel_name, inbound.reason)
         return {"ok": True, "ignored": inbound.reason}
     result = await run_in_threadpool(_publish, context, channel_name, inbound)
     if result is None:
         return {"ok": True, "ignored": "the message could not be turned into a valid event"}
     return {"ok": True, "event_id": result.event_id, "duplicate": result.duplicate}
+
+
+_UNPROCESSABLE = Ignored("the payload could not be processed")
 
 
 def _channel(name: str) -> Channel:
@@ -79,10 +84,7 @@ def _channel(name: str) -> Channel:
 
 
 def _parse(body: bytes) -> Mapping[str, Any]:
-    try:
-        payload = json.loads(body)
-    except (ValueError, RecursionError):
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "malformed JSON body") from None
+    payload = parse_json(body)
     if not isinstance(payload, dict):
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "the body must be a JSON object")
     return payload
@@ -91,9 +93,13 @@ def _parse(body: bytes) -> Mapping[str, Any]:
 def _transform(channel: Channel, payload: Mapping[str, Any], headers: Mapping[str, str]) -> Inbound:
     try:
         return channel.transform(payload, headers)
-    except Exception:  # a channel bug must not turn into redeliveries of the same payload
-        log.exception("webhook %s: the channel could not transform a payload", channel.name)
-        return Ignored("the payload could not be processed")
+    except Exception as exc:  # a badly typed payload (or a channel bug) must not be redelivered
+        log.warning(
+            "webhook %s: could not transform a payload: %s: %s",
+            channel.name, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "",
+        )  # fmt: skip
+        log.debug("webhook %s: transform traceback", channel.name, exc_info=True)
+        return _UNPROCESSABLE
 
 
 def _publish(context: WebContext, channel_name: str, inbound: Publish) -> PublishResult | None:

@@ -56,6 +56,7 @@ def _kinds(content: list[dict[str, Any]]) -> list[str]:
 
 
 def _reconfigure(tmp_path: Path, model_server: ModelServer, **overrides: Any) -> None:
+    overrides.setdefault("stream_replies", False)  # as in the shared fleet fixture
     set_agent_deps(build_deps(make_settings(tmp_path / "workspace", model_server, **overrides)))
 
 

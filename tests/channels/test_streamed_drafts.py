@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from channels import registry as channel_registry
-from channels.delivery import _deliver
+from channels.delivery import _Attempt, _deliver
 from channels.draft_writer import DraftWriter
 from channels.drafts import DraftLog
 from channels.handlers import FUNCTIONS
@@ -86,7 +86,8 @@ def send_reply_with_draft(
         response=text, channel="slack", destination=destination, channel_meta={}, run_id=run_id
     )
     try:
-        return _deliver(runtime, f"reply-{run_id}", data)
+        attempt = _Attempt(runtime, run_id, f"reply-{run_id}", runtime.now_ms() + 600_000)
+        return _deliver(attempt, data, {})
     finally:
         channel_registry.reset()
 

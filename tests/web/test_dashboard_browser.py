@@ -89,7 +89,11 @@ def test_dashboard_login_rejects_a_wrong_key_and_accepts_the_right_one(
     browser.find_element(By.ID, "key").send_keys("wrong-key")
     browser.find_element(By.ID, "sign-in").click()
     # Then the form says so, and no run list is shown
-    assert "not right" in browser.find_element(By.ID, "login-error").text
+    (error,) = wait_until(
+        lambda: browser.find_elements(By.ID, "login-error"), "the login form's error"
+    )
+    assert "not right" in error.text
+    assert browser.find_elements(By.ID, "runs") == []
     # When the right key is given, Then the run list loads, with an HTTP-only cookie
     _sign_in(browser, site)
     cookie = browser.get_cookie("harness_dashboard")
