@@ -8,13 +8,23 @@ are skipped: their clients read replies from the events stream.
     agent.reply.ready       -> send-reply              post the chunks once each, then complete
     function.failed         -> global-failure-handler  "Sorry - something went wrong", once
     function.cancelled      -> reconsider-notice       "Got your new message - reconsidering."
+    agent.approval.requested -> ask-approval           the request, with buttons
+    agent.approval.given    -> answer-approval         first allowed answer wins (see approvals)
 """
 
 from __future__ import annotations
 
 from channels.acknowledge import acknowledge_message
+from channels.approvals import answer_approval, ask_approval
 from channels.delivery import send_reply
 from channels.notices import reconsider_notice, tell_user_about_failure
 
-FUNCTIONS = (acknowledge_message, send_reply, tell_user_about_failure, reconsider_notice)
+FUNCTIONS = (
+    acknowledge_message,
+    send_reply,
+    tell_user_about_failure,
+    reconsider_notice,
+    ask_approval,
+    answer_approval,
+)
 """Every channel function, for tests that register them on their own registry."""

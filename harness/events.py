@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -25,6 +25,9 @@ FUNCTION_FAILED = "function.failed"
 FUNCTION_CANCELLED = "function.cancelled"
 SUBAGENT_SPAWN = "agent.subagent.spawn"
 CRON_TICK = "harness/cron"
+APPROVAL_REQUESTED = "agent.approval.requested"
+APPROVAL_GIVEN = "agent.approval.given"
+APPROVAL_ANSWERED = "agent.approval.answered"
 
 MESSAGE_HANDLER = "agent-handle-message"
 """The id of the function that answers `agent.message.received` (the agent's turn). Part of
@@ -177,6 +180,45 @@ class CronTick(EventData):
     missed: list[str] = Field(default_factory=list)
 
 
+class ApprovalRequested(EventData):
+    """Data of `agent.approval.requested`: a tool call waits for a person's yes. `summary` is
+    what to show (the command, the path and the change); `approvers` the subjects that may
+    answer (empty: anyone who can reach the request); `timeout` how long it waits."""
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    run_id: str
+    tool: str
+    summary: str
+    reply: ReplyTarget
+    approvers: list[str] = Field(default_factory=list)
+    timeout: str = "30m"
+
+
+class ApprovalGiven(EventData):
+    """Data of `agent.approval.given`: a person pressed a button (not yet checked: the
+    `approval-answer` function decides whether it counts). `subject` is who pressed, as the
+    channel verified it (`telegram:user:7`); `channel_meta` what the channel needs to answer
+    the click (callback id, the request's message)."""
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    decision: Literal["approve", "deny", "session"]
+    subject: str
+    label: str = ""
+    channel: str
+    destination: Destination
+    channel_meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApprovalAnswered(EventData):
+    """Data of `agent.approval.answered`: the answer that counts, published once per request
+    (its event id is derived from `approval_id`). `at` is ms since the epoch."""
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    decision: Literal["approve", "deny", "session"]
+    by: str
+    at: int
+
+
 BUILTIN_DATA: dict[str, type[EventData]] = {
     MESSAGE_RECEIVED: MessageReceived,
     REPLY_READY: ReplyReady,
@@ -184,6 +226,9 @@ BUILTIN_DATA: dict[str, type[EventData]] = {
     FUNCTION_CANCELLED: FunctionCancelled,
     SUBAGENT_SPAWN: SubagentTask,
     CRON_TICK: CronTick,
+    APPROVAL_REQUESTED: ApprovalRequested,
+    APPROVAL_GIVEN: ApprovalGiven,
+    APPROVAL_ANSWERED: ApprovalAnswered,
 }
 
 

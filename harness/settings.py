@@ -19,6 +19,7 @@ from harness.settings_errors import read_settings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
 DmPolicy = Literal["pairing", "allowlist", "open"]
+ApprovalMode = Literal["off", "risky", "all"]
 
 
 class Settings(ModelSettings):
@@ -95,6 +96,21 @@ class Settings(ModelSettings):
         default=False, description="Let web_fetch reach loopback and private addresses."
     )
     agent_timezone: str = Field(default="UTC", description="IANA zone for times and daily logs.")
+    agent_approval: ApprovalMode = Field(
+        default="risky",
+        description="Which tool calls wait for a person's yes: off, risky (bash, writes in "
+        "functions/, scheduled delegation) or all.",
+    )
+    agent_approval_allow: str = Field(
+        default="",
+        description="Comma-separated bash commands or patterns (fnmatch) that never ask.",
+    )
+    agent_approval_timeout: str = Field(
+        default="30m", description="How long a request waits for an answer (then: denied)."
+    )
+    agent_approval_unattended: Literal["deny", "allow"] = Field(
+        default="deny", description="What a risky call does when nobody can be asked."
+    )
 
     heartbeat_cron: str = Field(
         default="*/30 * * * *", description="When agent-heartbeat checks the logs (AGENT_TIMEZONE)."

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from pydantic import ValidationError
 
 from harness.agent import progress
+from harness.agent.approval_gate import ask_first
 from harness.agent.compaction import (
     SUMMARY_PROMPT,
     apply_compaction,
@@ -237,7 +238,13 @@ class DurableTurn:
 
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:
-        """Run one tool call durably; every failure becomes an error result for the model."""
+        """Run one tool call durably, once a person approved it when the policy asks
+        (`approval_gate`); every failure or refusal becomes an error result for the model."""
+        refusal = ask_first(
+            self.ctx, self.deps.settings, call, session_key=self.session_key, reply=self.reply
+        )
+        if refusal is not None:
+            return _error(call, refusal)
         if call.name in DELEGATION_TOOLS:
             return self._delegate(call)
         raw = self.ctx.step.run("tool", self._execute, call.name, call.arguments)

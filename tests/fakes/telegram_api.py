@@ -111,6 +111,7 @@ class _State:
     reactions: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     webhook: dict[str, Any] | None = None
     next_message_id: int = 1000
+    callback_answers: list[dict[str, Any]] = field(default_factory=list)
 
 
 class FakeTelegramApi(FakeHttpServer[Call]):
@@ -140,6 +141,12 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         """The webhook set with setWebhook, or None."""
         with self._lock:
             return self._state.webhook
+
+    @property
+    def callback_answers(self) -> list[dict[str, Any]]:
+        """answerCallbackQuery calls, in order: `callback_query_id` and `text`."""
+        with self._lock:
+            return list(self._state.callback_answers)
 
     def fail_next(
         self,
@@ -232,6 +239,10 @@ class FakeTelegramApi(FakeHttpServer[Call]):
             reply = params.get("reply_parameters")
             if isinstance(reply, dict) and "message_id" in reply:
                 message["reply_to_message"] = {"message_id": _int(reply["message_id"])}
+            markup = params.get("reply_markup")
+            if isinstance(markup, dict):
+                _check_keyboard(markup)
+                message["reply_markup"] = markup
             self._state.messages.append({**message, "raw_text": raw, "parse_mode": parse_mode})
         return message, None
 
@@ -248,6 +259,28 @@ class FakeTelegramApi(FakeHttpServer[Call]):
             key = (str(params.get("chat_id")), _int(params.get("message_id")))
             self._state.reactions[key] = [str(e) for e in emoji]
         return True, None
+
+    def _m_answerCallbackQuery(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        if not params.get("callback_query_id"):
+            raise ApiError(400, "Bad Request: query is too old and response timeout expired")
+        with self._lock:
+            self._state.callback_answers.append(dict(params))
+        return True, None
+
+    def _m_editMessageText(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        """Edit a sent message in place: its text, and its keyboard (gone when not given)."""
+        with self._lock:
+            for message in self._state.messages:
+                same_chat = str(message["chat"]["id"]) == str(params.get("chat_id"))
+                if same_chat and message["message_id"] == _int(params.get("message_id")):
+                    if message["text"] == params.get("text") and "reply_markup" not in params:
+                        raise ApiError(400, "Bad Request: message is not modified")
+                    message["text"] = str(params.get("text") or "")
+                    message.pop("reply_markup", None)
+                    if isinstance(params.get("reply_markup"), dict):
+                        message["reply_markup"] = params["reply_markup"]
+                    return dict(message), None
+        raise ApiError(400, "Bad Request: message to edit not found")
 
     def _m_setWebhook(self, params: dict[str, Any]) -> tuple[Any, str | None]:
         url = str(params.get("url") or "")
@@ -299,6 +332,15 @@ _STATUS_TEXT = {
     500: "Internal Server Error",
     502: "Bad Gateway",
 }
+
+
+def _check_keyboard(markup: dict[str, Any]) -> None:
+    """Refuse an inline keyboard Telegram would refuse: callback_data must be 1-64 bytes."""
+    for row in markup.get("inline_keyboard", []):
+        for button in row:
+            data = button.get("callback_data")
+            if data is not None and not 1 <= len(str(data).encode()) <= 64:
+                raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
 
 
 def _error_body(exc: ApiError) -> dict[str, Any]:
