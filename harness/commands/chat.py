@@ -2,8 +2,10 @@
 
 Each line goes onto the bus like any channel's message and a worker answers it; while it
 works, a status line follows the run's progress ("thinking…", "running bash…"), and the
-reply is rendered as Markdown. `/new` starts a fresh session, `/exit` (or Ctrl-D, Ctrl-C)
-quits. `run_chat` holds the loop with its input and output injected, for tests and embedding.
+reply is rendered as Markdown. When a risky tool call waits for approval, the terminal shows it
+and asks (y: approve, s: allow for this session, anything else: deny). `/new` starts a fresh
+session, `/exit` (or Ctrl-D, Ctrl-C) quits. `run_chat` holds the loop with its input and
+output injected, for tests and embedding.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from rich.markup import escape
 from harness.agent.progress import Progress
 from harness.chat_client import (
     DEFAULT_TIMEOUT_S,
+    ApprovalAsked,
     ChatError,
     ChatReply,
     ChatSession,
@@ -46,7 +49,7 @@ def chat(
 
     console = Console()
     try:
-        chat_session = ChatSession(get_runtime(), session, timeout=timeout)
+        chat_session = ChatSession(get_runtime(), session, timeout=timeout, can_answer=True)
     except HarnessError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(code=2) from exc
@@ -76,7 +79,7 @@ def run_chat(chat: ChatSession, console: Console, stdin: TextIO | None = None) -
             console.print(HELP)
             continue
         try:
-            reply = _ask(chat, text, console)
+            reply = _ask(chat, text, console, read_line)
         except KeyboardInterrupt:
             console.print("\n[dim]interrupted; the agent may still answer this session[/dim]")
             return 0
@@ -93,14 +96,36 @@ def run_chat(chat: ChatSession, console: Console, stdin: TextIO | None = None) -
         console.print()
 
 
-def _ask(chat: ChatSession, text: str, console: Console) -> ChatReply:
-    with chat.send(text) as exchange, _status_line(console) as show:
-        for update in exchange.updates():
-            if isinstance(update, ChatReply):
+def _ask(chat: ChatSession, text: str, console: Console, read_line: Callable[[], str]) -> ChatReply:
+    with chat.send(text) as exchange:
+        updates = exchange.updates()
+        while True:
+            asked = _follow(updates, console)
+            if isinstance(asked, ChatReply):
+                return asked
+            chat.answer(asked.approval_id, _approval_answer(asked, console, read_line))
+
+
+def _follow(updates: Iterator[object], console: Console) -> ChatReply | ApprovalAsked:
+    """Show progress until the reply or an approval request (the spinner stops for it)."""
+    with _status_line(console) as show:
+        for update in updates:
+            if isinstance(update, ChatReply | ApprovalAsked):
                 return update
             if isinstance(update, Progress):
                 show(f"{update.label}…")
     raise ChatTimeoutError("the reply stream ended without a reply")
+
+
+def _approval_answer(asked: ApprovalAsked, console: Console, read_line: Callable[[], str]) -> str:
+    console.print(f"[bold yellow]The agent wants to run {escape(asked.tool)}:[/bold yellow]")
+    console.print(escape(asked.summary))
+    console.print("Approve? [bold]y[/bold]es / [bold]n[/bold]o / [bold]s[/bold]ession-wide")
+    try:
+        choice = read_line().strip().lower()
+    except EOFError:
+        choice = "n"
+    return {"y": "approve", "yes": "approve", "s": "session"}.get(choice, "deny")
 
 
 @contextmanager
