@@ -149,6 +149,8 @@ class Exchange:
         self._chat = chat
         self._cursor = cursor
         self._progress = progress
+        self._found: list[ChatReply | ApprovalAsked] = []
+        """Matches read from the stream but not yet yielded (one read may hold several)."""
 
     def updates(self, heartbeat: float | None = None) -> Iterator[ChatUpdate]:
         """Progress messages and approval requests as they come, then the `ChatReply`, then
@@ -185,6 +187,8 @@ class Exchange:
             self.close()
 
     def _next_reply(self, wait_s: float) -> ChatReply | ApprovalAsked | None:
+        if self._found:
+            return self._found.pop(0)
         # BLOCK 0 would mean "forever" to Redis: wait at least a millisecond.
         block_ms = max(1, int(wait_s * 1000))
         try:
@@ -192,10 +196,10 @@ class Exchange:
         except BusUnavailableError as exc:
             raise ChatUnavailableError("the event bus is unavailable") from exc
         for event in events:
-            reply = self._match(event)
-            if reply is not None:
-                return reply
-        return None
+            found = self._match(event)
+            if found is not None:
+                self._found.append(found)
+        return self._found.pop(0) if self._found else None
 
     def _match(self, raw: dict[str, Any]) -> ChatReply | ApprovalAsked | None:
         name = raw.get("name")
