@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
+from channels.base import Inbound
 from channels.registry import channel_or_none
 from harness.events import (
     APPROVAL_ANSWERED,
@@ -56,6 +57,17 @@ class ApprovingChannel(Protocol):
         """Tell the person who pressed `notice` (for them alone where the platform can); with
         `outcome`, also rewrite the request message to show it and remove its buttons. Best
         effort: never raises."""
+        ...
+
+
+@runtime_checkable
+class InteractiveChannel(Protocol):
+    """A channel whose button presses come to their own route
+    (`POST /webhooks/{channel}/interactions`), verified with the channel's `verify`."""
+
+    def transform_interaction(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
+        """Turn a verified interactivity request body into what to do with it. Never raises
+        for payloads the platform may send: anything not understood is `Ignored`."""
         ...
 
 

@@ -102,6 +102,36 @@ class SlackApi:
         )
         return str(response["ts"])
 
+    def post_blocks(
+        self, channel: str, text: str, blocks: list[dict[str, Any]], *, thread_ts: str | None
+    ) -> str:
+        """Post Block Kit `blocks` (with `text` as the notification fallback); return the ts."""
+        response = call_slack(
+            "chat.postMessage",
+            lambda: self._client.chat_postMessage(
+                channel=channel, text=text, blocks=blocks, thread_ts=thread_ts
+            ),
+        )
+        return str(response["ts"])
+
+    def update_message(self, channel: str, ts: str, text: str) -> None:
+        """Replace a message with plain mrkdwn `text` (its blocks, and so its buttons, go)."""
+        call_slack(
+            "chat.update",
+            lambda: self._client.chat_update(channel=channel, ts=ts, text=text, blocks=[]),
+        )
+
+    def post_ephemeral(
+        self, channel: str, user: str, text: str, *, thread_ts: str | None = None
+    ) -> None:
+        """Show `text` to `user` alone, in `channel` (and thread)."""
+        call_slack(
+            "chat.postEphemeral",
+            lambda: self._fast.chat_postEphemeral(
+                channel=channel, user=user, text=text, thread_ts=thread_ts
+            ),
+        )
+
     def add_reaction(self, channel: str, ts: str, name: str) -> bool:
         """React with `name` (e.g. "eyes"); False if the bot had already reacted so."""
         return _tolerate(
