@@ -145,7 +145,8 @@ class TelegramChannel:
         """Answer the callback query; with `outcome`, edit the request to show it (which
         removes the buttons). Never raises."""
         try:
-            self.api.answer_callback_query(str(channel_meta.get("callback_query_id", "")), notice)
+            if channel_meta.get("callback_query_id"):  # a typed yes/no has none
+                self.api.answer_callback_query(str(channel_meta["callback_query_id"]), notice)
             if outcome is not None and destination.message_id is not None:
                 text = f"{channel_meta.get('request_text', '')}\n\n{outcome}".strip()
                 self.api.edit_message_text(destination.chat_id, destination.message_id, text)

@@ -56,6 +56,9 @@ def ask_first(
     policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
     store = ApprovalStore(ctx.runtime)
 
+    if not policy.needs_approval(call.name, call.arguments):
+        return None  # grants only ever relax the policy: no need to read them (or record it)
+
     def check() -> bool:
         granted = store.grants(session_key) if session_key else []
         return policy.needs_approval(call.name, call.arguments, granted)
@@ -68,7 +71,7 @@ def ask_first(
 
     def open_request() -> str:
         approval_id = uuid.uuid4().hex
-        store.open(approval_id, approvers)
+        store.open(approval_id, approvers, session_key)
         return approval_id
 
     approval_id = ctx.step.run("approval-open", open_request)

@@ -70,14 +70,30 @@ class ApprovalStore:
         return f"{self._prefix}:request:{approval_id}"
 
     @on_bus("record an approval request")
-    def open(self, approval_id: str, approvers: list[str]) -> None:
+    def open(self, approval_id: str, approvers: list[str], session_key: str | None = None) -> None:
         """Create the pending request once; idempotent (a replay changes nothing). An empty
         `approvers` means anyone who can reach the request may answer (the owner's own
-        entry points)."""
+        entry points). With `session_key`, it becomes the session's pending request (see
+        `pending`)."""
         key = self._record(approval_id)
-        if self._runtime.redis.hsetnx(key, "state", "pending"):
-            self._runtime.redis.hset(key, "approvers", json.dumps(approvers))
-            self._runtime.redis.expire(key, RECORD_TTL_S)
+        redis = self._runtime.redis
+        if redis.hsetnx(key, "state", "pending"):
+            redis.hset(key, "approvers", json.dumps(approvers))
+            redis.expire(key, RECORD_TTL_S)
+            if session_key:
+                redis.set(f"{self._prefix}:pending:{session_key}", approval_id, ex=RECORD_TTL_S)
+
+    @on_bus("find a session's pending approval request")
+    def pending(self, session_key: str) -> str | None:
+        """The id of the session's latest request if it is still pending, else None."""
+        redis = self._runtime.redis
+        raw = redis.get(f"{self._prefix}:pending:{session_key}")
+        if raw is None:
+            return None
+        approval_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+        state = redis.hget(self._record(approval_id), "state")
+        state = state.decode() if isinstance(state, bytes) else state
+        return approval_id if state == "pending" else None
 
     @on_bus("answer an approval request")
     def decide(self, approval_id: str, decision: str, subject: str, label: str) -> Claim:

@@ -9,11 +9,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
+from harness.agent.approval_text import approval_by_text
 from harness.agent.handlers import HANDLE_MESSAGE
 from harness.runtime import Runtime, run_id_for
 from harness.runtime.access_store import AccessStore
+from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from tests.channels import payloads
 from tests.channels.conftest import TELEGRAM_SECRET
@@ -212,3 +215,46 @@ def test_allow_for_session_lets_the_next_call_of_that_tool_run_without_asking(
     # Then no new request was posted and the turn finished
     assert [c.params["text"] for c in telegram_api.calls_to("sendMessage")[asked:]] == ["again"]
     assert telegram_api.messages[-1]["text"] == "again"
+
+
+@pytest.fixture
+def typed_answers(fleet: TestClient, runtime: Runtime, registry: FunctionRegistry) -> None:
+    """The fleet with `approval-by-text` too (workers load it with the agent)."""
+    registry.register(approval_by_text)
+    runtime.register_functions()
+
+
+@pytest.mark.usefixtures("typed_answers")
+def test_typed_yes_answers_the_pending_request(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given a waiting request
+    run_id = _ask(fleet, runtime, model_server, Reply.answer("written"))
+    # When Alice types "Yes!" in the chat instead of pressing a button
+    update = payloads.tg_private_text(30003, text="Yes!")
+    assert fleet.post("/webhooks/telegram", json=update, headers=HEADERS).status_code == 200
+    drain(runtime)
+    # Then the call ran and the turn finished
+    assert (tmp_path / "workspace" / "functions" / "hello.py").exists()
+    run = runtime.ledger.run(run_id)
+    assert run is not None and run.status == "completed", f"got {run}"
+
+
+@pytest.mark.usefixtures("typed_answers")
+def test_typed_question_leaves_the_request_pending(
+    fleet: TestClient, runtime: Runtime, model_server: ModelServer, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a waiting request
+    run_id = _ask(fleet, runtime, model_server, Reply.answer("written"))
+    # When Alice types something that is not a yes or a no
+    update = payloads.tg_private_text(30003, text="yes, but what does it do?")
+    fleet.post("/webhooks/telegram", json=update, headers=HEADERS)
+    drain(runtime)
+    # Then the request is still waiting for an answer (the message waits for the model)
+    run = runtime.ledger.run(run_id)
+    assert run is not None and run.status == "waiting", f"expected waiting, got {run}"
+    assert telegram_api.callback_answers == []
