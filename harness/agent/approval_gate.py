@@ -71,7 +71,7 @@ def ask_first(
 
     def open_request() -> str:
         approval_id = uuid.uuid4().hex
-        store.open(approval_id, approvers, session_key)
+        store.open(approval_id, approvers, session_key, ctx.run_id)
         return approval_id
 
     approval_id = ctx.step.run("approval-open", open_request)

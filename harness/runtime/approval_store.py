@@ -2,8 +2,9 @@
 
 The request record is what makes "the first answer counts" true: `decide` and `expire` are one
 Lua script each, so of two clicks, or of a click and the timeout, exactly one changes the
-record and every later attempt is told what happened instead. Records live a week after their
-request (for `harness runs show` and late clicks); grants live as long as a session is active.
+record and every later attempt is told what happened instead. A request whose run has ended
+without it (cancelled with its chat's new message, failed) counts as expired. Records live a
+week after their request (for late clicks); a session's grants live 30 days.
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ local at = redis.call('HGET', KEYS[1], 'at') or ''
 if state ~= 'pending' then
   if state == 'expired' then return {'expired', state, by, at} end
   return {'answered', state, by, at}
+end
+local run = redis.call('HGET', KEYS[1], 'run')
+if run and ARGV[1] ~= 'expired' then
+  local status = redis.call('HGET', KEYS[2] .. run, 'status')
+  if (not status) or status == 'completed' or status == 'failed' or status == 'cancelled' then
+    redis.call('HSET', KEYS[1], 'state', 'expired', 'at', ARGV[3])
+    return {'expired', 'expired', '', ARGV[3]}
+  end
 end
 if ARGV[1] == 'expired' then
   redis.call('HSET', KEYS[1], 'state', 'expired', 'at', ARGV[3])
@@ -70,15 +79,23 @@ class ApprovalStore:
         return f"{self._prefix}:request:{approval_id}"
 
     @on_bus("record an approval request")
-    def open(self, approval_id: str, approvers: list[str], session_key: str | None = None) -> None:
+    def open(
+        self,
+        approval_id: str,
+        approvers: list[str],
+        session_key: str | None = None,
+        run_id: str | None = None,
+    ) -> None:
         """Create the pending request once; idempotent (a replay changes nothing). An empty
         `approvers` means anyone who can reach the request may answer (the owner's own
         entry points). With `session_key`, it becomes the session's pending request (see
-        `pending`)."""
+        `pending`); with `run_id`, answers stop counting once that run has ended."""
         key = self._record(approval_id)
         redis = self._runtime.redis
         if redis.hsetnx(key, "state", "pending"):
             redis.hset(key, "approvers", json.dumps(approvers))
+            if run_id:
+                redis.hset(key, "run", run_id)
             redis.expire(key, RECORD_TTL_S)
             if session_key:
                 redis.set(f"{self._prefix}:pending:{session_key}", approval_id, ex=RECORD_TTL_S)
@@ -108,7 +125,8 @@ class ApprovalStore:
 
     def _run(self, approval_id: str, decision: str, subject: str, label: str) -> Claim:
         now = str(self._runtime.now_ms())
-        raw = self._decide(keys=[self._record(approval_id)], args=[decision, subject, now, label])
+        keys = [self._record(approval_id), self._runtime.keys.run("")]
+        raw = self._decide(keys=keys, args=[decision, subject, now, label])
         outcome, state, by, at = (v.decode() if isinstance(v, bytes) else str(v) for v in raw)
         return Claim(outcome=outcome, state=state, by=by, at=int(at or 0))  # type: ignore[arg-type]
 
