@@ -164,11 +164,14 @@ class FunctionCancelled(EventData):
 
 class SubagentTask(EventData):
     """Data of `agent.subagent.spawn`, and the input of an invoked sub-agent: a task, when to
-    start it (ISO 8601, optional) and where to send the answer (None: return it instead)."""
+    start it (ISO 8601, optional) and where to send the answer (None: return it instead).
+    `ask_in` is where to ask a person to approve a risky call when `reply` is None (the
+    parent's chat)."""
 
     task: str = ""
     scheduled_for: str | None = None
     reply: ReplyTarget | None = None
+    ask_in: ReplyTarget | None = None
 
 
 class CronTick(EventData):

@@ -67,8 +67,10 @@ class DurableTurn:
         channel: str,
         session_key: str | None,
         reply: ReplyTarget | None,
+        ask_in: ReplyTarget | None = None,
     ) -> None:
         self.ctx = ctx
+        self.ask_in = ask_in or reply  # where approvals are asked (a sub-agent: its parent's)
         self.deps = deps
         self.registry = registry
         self.channel = channel
@@ -241,7 +243,7 @@ class DurableTurn:
         """Run one tool call durably, once a person approved it when the policy asks
         (`approval_gate`); every failure or refusal becomes an error result for the model."""
         refusal = ask_first(
-            self.ctx, self.deps.settings, call, session_key=self.session_key, reply=self.reply
+            self.ctx, self.deps.settings, call, session_key=self.session_key, reply=self.ask_in
         )
         if refusal is not None:
             return _error(call, refusal)
@@ -270,8 +272,12 @@ class DurableTurn:
             return _error(call, f"invalid arguments for {call.name}: {exc.errors()[0]['msg']}")
         if call.name == "delegate_task":
             try:
+                task = SubagentTask(task=params.task, ask_in=self.ask_in)
                 result = self.ctx.step.invoke(
-                    "delegate", SUBAGENT_FUNCTION, {"task": params.task}, timeout=DELEGATE_TIMEOUT
+                    "delegate",
+                    SUBAGENT_FUNCTION,
+                    task.model_dump(mode="json", exclude_none=True),
+                    timeout=DELEGATE_TIMEOUT,
                 )
             except StepFailedError as exc:
                 return _error(call, f"the sub-agent failed: {exc.error}")

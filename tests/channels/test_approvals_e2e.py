@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from harness.agent.approval_text import approval_by_text
-from harness.agent.handlers import HANDLE_MESSAGE
+from harness.agent.handlers import HANDLE_MESSAGE, run_subagent
 from harness.runtime import Runtime, run_id_for
 from harness.runtime.access_store import AccessStore
 from harness.runtime.functions import FunctionRegistry
@@ -33,8 +33,12 @@ ALICE_ID = payloads.ALICE["id"]
 def _ask(fleet: TestClient, runtime: Runtime, model: ModelServer, *after: Reply) -> str:
     """Alice (paired) asks in her private chat; the model wants a risky write. Returns the
     turn's run id, once the run waits."""
+    return _ask_with(fleet, runtime, model, RISKY, *after)
+
+
+def _ask_with(fleet: TestClient, runtime: Runtime, model: ModelServer, *script: Reply) -> str:
     AccessStore(runtime).grant(f"telegram:user:{ALICE_ID}", "Alice", "test")
-    model.script(RISKY, *after)
+    model.script(*script)
     update = payloads.tg_private_text(30001)
     response = fleet.post("/webhooks/telegram", json=update, headers=HEADERS)
     assert response.status_code == 200, response.text
@@ -258,3 +262,31 @@ def test_typed_question_leaves_the_request_pending(
     run = runtime.ledger.run(run_id)
     assert run is not None and run.status == "waiting", f"expected waiting, got {run}"
     assert telegram_api.callback_answers == []
+
+
+def test_sub_agent_asks_in_its_parents_chat(
+    fleet: TestClient,
+    runtime: Runtime,
+    registry: FunctionRegistry,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given sub-agents, and a parent that delegates a task whose sub-agent writes in functions/
+    registry.register(run_subagent)
+    runtime.register_functions()
+    _ask_with(
+        fleet,
+        runtime,
+        model_server,
+        Reply.tool("delegate_task", {"task": "write the job"}),
+        RISKY,  # the sub-agent
+        Reply.answer("sub-agent: written"),
+        Reply.answer("Your job is written."),
+    )
+    # When Alice approves the request posted in her chat
+    _press(fleet, telegram_api, "a", 30002)
+    drain(runtime)
+    # Then the sub-agent's write ran and the parent answered
+    assert (tmp_path / "workspace" / "functions" / "hello.py").exists()
+    assert telegram_api.messages[-1]["text"] == "Your job is written."
