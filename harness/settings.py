@@ -14,12 +14,14 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
+from harness.llm.price_overrides import apply as apply_prices
 from harness.llm.settings import ModelSettings
 from harness.settings_errors import read_settings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
 DmPolicy = Literal["pairing", "allowlist", "open"]
 ApprovalMode = Literal["off", "risky", "all"]
+MemoryScope = Literal["shared", "per-chat"]
 
 
 class Settings(ModelSettings):
@@ -111,6 +113,10 @@ class Settings(ModelSettings):
     agent_approval_unattended: Literal["deny", "allow"] = Field(
         default="deny", description="What a risky call does when nobody can be asked."
     )
+    agent_memory_scope: MemoryScope = Field(
+        default="shared",
+        description="shared: one memory for the agent; per-chat: one per conversation.",
+    )
 
     heartbeat_cron: str = Field(
         default="*/30 * * * *", description="When agent-heartbeat checks the logs (AGENT_TIMEZONE)."
@@ -128,6 +134,20 @@ class Settings(ModelSettings):
     memory_retention_days: int = Field(
         default=30, ge=1, description="Delete daily logs older than this once fully distilled."
     )
+    run_retention_days: int = Field(
+        default=7, ge=1, description="Run records and step journals expire this long after."
+    )
+    usage_retention_days: int = Field(
+        default=90, ge=1, description="Per-day token and cost totals are kept this long."
+    )
+    model_prices: str = Field(
+        default="",
+        description="Extra or overriding model prices: a JSON file path or inline JSON "
+        '{"model": {"input": 1.0, "output": 5.0, ...}} in USD per million tokens.',
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="text (human-readable) or json (one object per line)."
+    )
 
     @field_validator("harness_state_dir", "redis_url", mode="before")
     @classmethod
@@ -139,4 +159,6 @@ class Settings(ModelSettings):
 def get_settings() -> Settings:
     """The process-wide settings, read on first use. Raises `InvalidSettingsError` (one line
     per bad variable) when the environment or `.env` holds a value that does not validate."""
-    return read_settings(Settings)
+    settings = read_settings(Settings)
+    apply_prices(settings.model_prices)
+    return settings

@@ -57,6 +57,7 @@ def build_system_prompt(
     now: datetime,
     tool_guidelines: str,
     tz_name: str,
+    memory_root: Path | None = None,
 ) -> list[SystemBlock]:
     """Return the system prompt: the non-empty stable blocks in order, then one volatile block.
 
@@ -69,7 +70,7 @@ def build_system_prompt(
     stable = [
         _identity(workspace, agent_name),
         _section("About the User", _read(workspace / USER_FILE)),
-        _section("Memory", memory_context(workspace, local)),
+        _section("Memory", memory_context(memory_root or workspace, local)),
         _skills(workspace),
         tool_guidelines.strip(),
         DELEGATION_GUIDANCE,

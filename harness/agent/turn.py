@@ -37,6 +37,7 @@ from harness.agent.delegation import (
 from harness.agent.deps import AgentDeps
 from harness.agent.memory import memory_context
 from harness.agent.memory_flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
+from harness.agent.memory_scope import memory_root
 from harness.agent.session import SessionLine, messages_of
 from harness.agent.system_prompt import build_system_prompt
 from harness.errors import StepFailedError
@@ -78,6 +79,9 @@ class DurableTurn:
         self.reply = reply
         self._seq = 0
         self._system_chars = 0
+        self.memory_root = memory_root(
+            deps.workspace, deps.settings.agent_memory_scope, session_key
+        )
 
     # -- context ---------------------------------------------------------------------
     def now(self) -> datetime:
@@ -94,6 +98,7 @@ class DurableTurn:
             now=self.now(),
             tool_guidelines=TOOL_GUIDELINES,
             tz_name=settings.agent_timezone,
+            memory_root=self.memory_root,
         )
         if note:
             blocks[-1] = SystemBlock(text=f"{blocks[-1].text}\n\n{note}", volatile=True)
@@ -170,7 +175,7 @@ class DurableTurn:
         spec = remember_spec(self.tool_specs())
         if spec is None:
             return
-        request = flush_request(old, memory_context(self.deps.workspace, self.now()))
+        request = flush_request(old, memory_context(self.memory_root, self.now()))
         try:
             raw = self.ctx.step.run("memory-flush", self._flush_once, request, spec)
         except StepFailedError as exc:
@@ -185,7 +190,9 @@ class DurableTurn:
     def _note(self, name: str, arguments: dict[str, Any]) -> bool:
         """Run a `remember` call of the silent turn (no progress report); True if it failed."""
         tool_ctx = ToolContext(
-            workspace=self.deps.workspace, cancel=self.ctx.cancelled, extras={"now": self.now}
+            workspace=self.deps.workspace,
+            cancel=self.ctx.cancelled,
+            extras={"now": self.now, "memory_root": self.memory_root},
         )
         outcome = self.registry.execute(name, arguments, tool_ctx)
         if outcome.is_error:
@@ -258,7 +265,7 @@ class DurableTurn:
             workspace=self.deps.workspace,
             cancel=self.ctx.cancelled,
             allow_shell=self.deps.settings.agent_allow_shell,
-            extras={"now": self.now},
+            extras={"now": self.now, "memory_root": self.memory_root},
         )
         outcome = self.registry.execute(name, arguments, tool_ctx)
         return {"content": outcome.content, "is_error": outcome.is_error}

@@ -21,6 +21,7 @@ import typer
 
 from harness.commands.check import MARKS, Check
 from harness.commands.doctor_remote import channel_checks, model_checks
+from harness.commands.mcp import mcp_checks
 from harness.errors import BusUnavailableError, ConfigurationError
 from harness.settings import Settings, get_settings
 
@@ -117,6 +118,7 @@ def run_checks(offline: bool) -> list[Check]:
         lambda: model_checks(settings, offline=offline),
         lambda: channel_checks(offline=offline),
         lambda: check_workspace(settings),
+        lambda: mcp_checks(settings),
     ]
     return [check for step in steps for check in step()]
 

@@ -2,14 +2,15 @@
 
 Requests always stream; the SDK never retries (`max_retries=0`), the caller's durable step
 does. The stable part of the system prompt ends with a `cache_control` breakpoint so that
-tools plus stable system text form a byte-identical, cacheable prefix from turn to turn.
+tools plus stable system text form a byte-identical, cacheable prefix from turn to turn; the
+conversation carries two more (see `mark_conversation`), three of the four allowed.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anthropic
 import httpx2
@@ -109,8 +110,10 @@ class AnthropicProvider:
         cancel: threading.Event | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
-        wire_system = convert_system(system_blocks(system))
-        wire_messages = convert_messages(messages, self._model)
+        blocks = system_blocks(system)
+        wire_system = convert_system([b for b in blocks if not b.volatile])
+        wire_messages = mark_conversation(convert_messages(messages, self._model))
+        append_volatile(wire_messages, [b for b in blocks if b.volatile])
         wire_tools = convert_tools(tools)
 
         def open_stream() -> anthropic.Stream[RawMessageStreamEvent]:
@@ -182,6 +185,33 @@ def convert_messages(messages: Sequence[Message], model: str) -> list[MessagePar
         else:
             wire.append({"role": "assistant", "content": blocks})
     return wire
+
+
+def mark_conversation(wire: list[MessageParam]) -> list[MessageParam]:
+    """Put cache breakpoints on the last block of the last user message (written to the
+    cache by this call) and of the user message before the previous assistant reply (the
+    point the previous call wrote), so each call reads the whole earlier conversation from
+    the cache, however many blocks the last turn added. Mutates and returns `wire`."""
+    for position in (-3, -1):
+        if len(wire) < -position or wire[position]["role"] != "user":
+            continue
+        content = wire[position]["content"]
+        if isinstance(content, list) and content:
+            block = cast(dict[str, Any], content[-1])
+            block["cache_control"] = {"type": "ephemeral"}
+    return wire
+
+
+def append_volatile(wire: list[MessageParam], blocks: Sequence[SystemBlock]) -> None:
+    """Send the volatile system text (the time, budget notes) as a last text block of the
+    last user message, after every cache breakpoint: in `system` it would sit before the
+    conversation and change the cached prefix on every call. Mutates `wire`."""
+    if not blocks or not wire or wire[-1]["role"] != "user":
+        return
+    content = wire[-1]["content"]
+    if isinstance(content, list):
+        text = "\n\n".join(b.text for b in blocks)
+        content.append({"type": "text", "text": f"<system-reminder>\n{text}\n</system-reminder>"})
 
 
 def _content(message: Message, model: str) -> list[ContentBlockParam]:

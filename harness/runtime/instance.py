@@ -23,6 +23,7 @@ from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kicker
 from harness.runtime.ledger import Ledger
 from harness.runtime.triggers import TriggerTable
+from harness.runtime.usage_store import UsageStore
 
 
 @dataclass
@@ -38,6 +39,8 @@ class Runtime:
     events_maxlen: int = 10_000
     dedupe_ttl_s: int = 86_400
     retention_s: int = 7 * 86_400
+    usage_retention_s: int = 90 * 86_400
+    record_previews: bool = True
     clock: Callable[[], float] = time.time
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     ledger: Ledger = field(init=False)
@@ -45,6 +48,7 @@ class Runtime:
     deliveries: DeliveryRecords = field(init=False)
     cursors: Cursors = field(init=False)
     broadcast: Broadcast = field(init=False)
+    usage: UsageStore = field(init=False)
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.redis, self.keys)
@@ -52,6 +56,7 @@ class Runtime:
         self.deliveries = DeliveryRecords(self.redis, self.keys)
         self.cursors = Cursors(self.redis, self.keys)
         self.broadcast = Broadcast(self.redis)
+        self.usage = UsageStore(self.redis, self.keys, self.usage_retention_s)
 
     def ping(self) -> None:
         """Return when Redis answers PING; raise `BusUnavailableError` (its cause is the

@@ -16,6 +16,7 @@ from harness.access import announce_policy
 from harness.runtime import Runtime, get_runtime
 from harness.runtime.worker import BUILTIN_FUNCTION_MODULES
 from harness.settings import Settings, get_settings
+from harness.web import dashboard
 from harness.web.deps import WebContext
 from harness.web.registrar import FunctionRegistrar
 
@@ -49,8 +50,8 @@ def create_app(
 
 def default_routers() -> list[APIRouter]:
     """The routers `serve` mounts besides health and events: the chat API and the channel
-    webhooks (`POST /webhooks/{channel}`)."""
-    return [chat_api.router, webhooks.router]
+    webhooks (`POST /webhooks/{channel}`), and `/dashboard`."""
+    return [chat_api.router, webhooks.router, dashboard.router]
 
 
 def serve(

@@ -12,6 +12,7 @@ with nothing scripted gets a 500 and is counted in `server.unscripted`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -28,8 +29,10 @@ from tests.fakes.model_wire import (
     error_body,
     openai_events,
     openai_json,
+    recorded_events,
     request_problem,
 )
+from tests.fakes.prompt_cache import PromptCache
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,13 @@ class Reply:
     output_tokens: int = 20
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    frames: tuple[dict[str, Any], ...] | None = None
+
+    @classmethod
+    def recorded(cls, *frames: dict[str, Any]) -> Reply:
+        """OpenAI only: stream these chunk bodies verbatim, then `data: [DONE]` (for the
+        shapes local servers send, see `tests.fakes.compat_chunks`)."""
+        return cls(frames=frames)
 
     @classmethod
     def answer(cls, text: str, **options: Any) -> Reply:
@@ -113,8 +123,19 @@ class RecordedRequest:
 class ModelServer:
     """The server. Use as a context manager or call `start()` / `stop()`. Thread-safe."""
 
-    def __init__(self, api_key: str = "test-key") -> None:
+    def __init__(
+        self,
+        api_key: str = "test-key",
+        *,
+        unknown_fields: frozenset[str] = frozenset(),
+        prompt_cache: bool = False,
+    ) -> None:
         self.api_key = api_key
+        # With a prompt cache, replies report input and cache tokens computed from the
+        # request, as the real services do, instead of their scripted counts.
+        self.prompt_cache = PromptCache() if prompt_cache else None
+        # Request fields this server answers 400 to, as a strict local server does.
+        self.unknown_fields = unknown_fields
         self._lock = threading.Condition()
         self._replies: deque[Reply] = deque()
         self._requests: list[RecordedRequest] = []
@@ -246,7 +267,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not _authorized(api, headers, fake.api_key):
             self._send_json(401, error_body(api, 401, None, None, None))
             return
-        problem = request_problem(api, body, headers, fake)
+        problem = request_problem(api, body, headers, fake) or _unknown_field(body, fake)
         if problem is not None:
             fake.reject(problem)
             self._send_json(400, error_body(api, 400, problem, None, None))
@@ -259,9 +280,19 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200 and not reply.mid_stream:
             self._send_error_reply(api, reply)
             return
+        if fake.prompt_cache is not None:
+            usage = fake.prompt_cache.usage(api, body)
+            reply = dataclasses.replace(
+                reply,
+                input_tokens=usage.input_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+            )
         model = str(body.get("model", ""))
         render = anthropic_events if api == "anthropic" else openai_events
-        if body.get("stream"):
+        if reply.frames is not None:
+            self._stream(recorded_events(reply.frames), reply)
+        elif body.get("stream"):
             self._stream(render(reply, model, body, fake), reply)
         else:
             if reply.delay:
@@ -322,3 +353,9 @@ def _authorized(api: str, headers: dict[str, str], key: str) -> bool:
     if api == "anthropic" and headers.get("x-api-key") == key:
         return True
     return headers.get("authorization") == f"Bearer {key}"
+
+
+def _unknown_field(body: Any, fake: ModelServer) -> str | None:
+    for name in sorted(fake.unknown_fields & set(body)):
+        return f"Unrecognized request argument supplied: {name}"
+    return None

@@ -279,6 +279,13 @@ def openai_events(
     yield b"data: [DONE]\n\n"
 
 
+def recorded_events(frames: tuple[dict[str, Any], ...]) -> Iterator[bytes]:
+    """Recorded chat completion chunks, verbatim, then `data: [DONE]`."""
+    for frame in frames:
+        yield _data(frame)
+    yield b"data: [DONE]\n\n"
+
+
 # -- conversation checks, as strict as the real services --------------------------------
 
 
