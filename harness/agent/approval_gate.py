@@ -49,19 +49,21 @@ def ask_first(
     *,
     session_key: str | None,
     reply: ReplyTarget | None,
+    risky: bool = False,
 ) -> str | None:
     """None when `call` may run (no approval needed, or approved); otherwise the refusal to
     give the model as the tool's result (denied, timed out, or nobody to ask), with the
-    reason. Suspends the run while it waits (raises `Suspended`)."""
+    reason. `risky` is the tool's own declaration (`Tool.risky`). Suspends the run while it
+    waits (raises `Suspended`)."""
     policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
     store = ApprovalStore(ctx.runtime)
 
-    if not policy.needs_approval(call.name, call.arguments):
+    if not policy.needs_approval(call.name, call.arguments, risky=risky):
         return None  # grants only ever relax the policy: no need to read them (or record it)
 
     def check() -> bool:
         granted = store.grants(session_key) if session_key else []
-        return policy.needs_approval(call.name, call.arguments, granted)
+        return policy.needs_approval(call.name, call.arguments, granted, risky=risky)
 
     if not ctx.step.run("approval-check", check):
         return None

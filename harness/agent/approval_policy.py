@@ -4,8 +4,9 @@ Pure: no I/O, no clock. The durable side (asking, waiting, recording) is in
 `harness.agent.approval_gate`.
 
     off    nothing asks
-    risky  the default: `bash`, `write` and `edit` under `functions/`, and
-           `delegate_scheduled_task` (work that runs later, with nobody watching)
+    risky  the default: `bash`, `write` and `edit` under `functions/`,
+           `delegate_scheduled_task` (work that runs later, with nobody watching), and any
+           tool that declares itself risky (MCP tools, unless their server is marked safe)
     all    every tool call asks
 
 A `bash` command matching an `AGENT_APPROVAL_ALLOW` pattern (fnmatch: `ls *`, `git status`)
@@ -45,17 +46,23 @@ class ApprovalPolicy:
         return cls(mode=mode, allow=patterns)
 
     def needs_approval(
-        self, tool: str, arguments: Mapping[str, Any], granted: Collection[str] = ()
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        granted: Collection[str] = (),
+        *,
+        risky: bool = False,
     ) -> bool:
         """True when this call must wait for a person. `granted` holds the tools allowed for
-        the session. Must not raise, whatever the arguments look like."""
+        the session; `risky` is the tool's own declaration (`Tool.risky`: MCP tools of servers
+        not marked safe). Must not raise, whatever the arguments look like."""
         if self.mode == "off" or tool in granted:
             return False
         if tool == "bash" and self.allowed_command(str(arguments.get("command", ""))):
             return False
         if self.mode == "all":
             return True
-        if tool in RISKY_TOOLS:
+        if risky or tool in RISKY_TOOLS:
             return True
         if tool in WRITING_TOOLS:
             return _under_guarded_folder(str(arguments.get("path", "")))

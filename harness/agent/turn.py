@@ -250,7 +250,12 @@ class DurableTurn:
         """Run one tool call durably, once a person approved it when the policy asks
         (`approval_gate`); every failure or refusal becomes an error result for the model."""
         refusal = ask_first(
-            self.ctx, self.deps.settings, call, session_key=self.session_key, reply=self.ask_in
+            self.ctx,
+            self.deps.settings,
+            call,
+            session_key=self.session_key,
+            reply=self.ask_in,
+            risky=self.registry.is_risky(call.name),
         )
         if refusal is not None:
             return _error(call, refusal)

@@ -72,3 +72,10 @@ def test_summary_shows_the_change_and_is_truncated() -> None:
     # Then the edit shows path, old and new, and the long one is cut with a note
     assert edit == "edit functions/a.py\n- x = 1\n+ x = 2"
     assert len(long) <= 1500 and long.endswith("(truncated)")
+
+
+def test_policy_risky_asks_for_a_tool_that_declares_itself_risky() -> None:
+    # Given an MCP tool from a server not marked safe (Tool.risky) / Then risky mode asks
+    policy = ApprovalPolicy(mode="risky")
+    assert policy.needs_approval("github__create_issue", {}, risky=True)
+    assert not policy.needs_approval("github__list_issues", {}, risky=False)
