@@ -10,11 +10,14 @@ are skipped: their clients read replies from the events stream.
     function.failed         -> global-failure-handler  "Sorry - something went wrong", once
     function.cancelled      -> reconsider-notice       "Got your new message - reconsidering."
     agent.message.received  -> redeliver-undelivered   replies given up on go out again first
+    agent.approval.requested -> ask-approval           the request, with buttons
+    agent.approval.given    -> answer-approval         first allowed answer wins (see approvals)
 """
 
 from __future__ import annotations
 
 from channels.acknowledge import acknowledge_message
+from channels.approvals import answer_approval, ask_approval
 from channels.delivery import send_reply
 from channels.media.outbox import send_file
 from channels.notices import reconsider_notice, tell_user_about_failure
@@ -27,5 +30,7 @@ FUNCTIONS = (
     tell_user_about_failure,
     reconsider_notice,
     redeliver_undelivered,
+    ask_approval,
+    answer_approval,
 )
 """Every channel function, for tests that register them on their own registry."""

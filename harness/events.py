@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -27,6 +27,9 @@ FUNCTION_FAILED = "function.failed"
 FUNCTION_CANCELLED = "function.cancelled"
 SUBAGENT_SPAWN = "agent.subagent.spawn"
 CRON_TICK = "harness/cron"
+APPROVAL_REQUESTED = "agent.approval.requested"
+APPROVAL_GIVEN = "agent.approval.given"
+APPROVAL_ANSWERED = "agent.approval.answered"
 
 MESSAGE_HANDLER = "agent-handle-message"
 """The id of the function that answers `agent.message.received` (the agent's turn). Part of
@@ -200,11 +203,14 @@ class FunctionCancelled(EventData):
 
 class SubagentTask(EventData):
     """Data of `agent.subagent.spawn`, and the input of an invoked sub-agent: a task, when to
-    start it (ISO 8601, optional) and where to send the answer (None: return it instead)."""
+    start it (ISO 8601, optional) and where to send the answer (None: return it instead).
+    `ask_in` is where to ask a person to approve a risky call when `reply` is None (the
+    parent's chat)."""
 
     task: str = ""
     scheduled_for: str | None = None
     reply: ReplyTarget | None = None
+    ask_in: ReplyTarget | None = None
 
 
 class CronTick(EventData):
@@ -216,6 +222,45 @@ class CronTick(EventData):
     missed: list[str] = Field(default_factory=list)
 
 
+class ApprovalRequested(EventData):
+    """Data of `agent.approval.requested`: a tool call waits for a person's yes. `summary` is
+    what to show (the command, the path and the change); `approvers` the subjects that may
+    answer (empty: anyone who can reach the request); `timeout` how long it waits."""
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    run_id: str
+    tool: str
+    summary: str
+    reply: ReplyTarget
+    approvers: list[str] = Field(default_factory=list)
+    timeout: str = "30m"
+
+
+class ApprovalGiven(EventData):
+    """Data of `agent.approval.given`: a person pressed a button (not yet checked: the
+    `approval-answer` function decides whether it counts). `subject` is who pressed, as the
+    channel verified it (`telegram:user:7`); `channel_meta` what the channel needs to answer
+    the click (callback id, the request's message)."""
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    decision: Literal["approve", "deny", "session"]
+    subject: str
+    label: str = ""
+    channel: str
+    destination: Destination
+    channel_meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApprovalAnswered(EventData):
+    """Data of `agent.approval.answered`: the answer that counts, published once per request
+    (its event id is derived from `approval_id`). `at` is ms since the epoch."""
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    decision: Literal["approve", "deny", "session"]
+    by: str
+    at: int
+
+
 BUILTIN_DATA: dict[str, type[EventData]] = {
     MESSAGE_RECEIVED: MessageReceived,
     REPLY_READY: ReplyReady,
@@ -224,6 +269,9 @@ BUILTIN_DATA: dict[str, type[EventData]] = {
     FUNCTION_CANCELLED: FunctionCancelled,
     SUBAGENT_SPAWN: SubagentTask,
     CRON_TICK: CronTick,
+    APPROVAL_REQUESTED: ApprovalRequested,
+    APPROVAL_GIVEN: ApprovalGiven,
+    APPROVAL_ANSWERED: ApprovalAnswered,
 }
 
 

@@ -20,6 +20,7 @@ from harness.settings_errors import read_settings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
 DmPolicy = Literal["pairing", "allowlist", "open"]
+ApprovalMode = Literal["off", "risky", "all"]
 MemoryScope = Literal["shared", "per-chat"]
 
 
@@ -110,6 +111,21 @@ class Settings(ModelSettings):
         default=False, description="Let web_fetch reach loopback and private addresses."
     )
     agent_timezone: str = Field(default="UTC", description="IANA zone for times and daily logs.")
+    agent_approval: ApprovalMode = Field(
+        default="risky",
+        description="Which tool calls wait for a person's yes: off, risky (bash, writes in "
+        "functions/, scheduled delegation) or all.",
+    )
+    agent_approval_allow: str = Field(
+        default="",
+        description="Comma-separated bash commands or patterns (fnmatch) that never ask.",
+    )
+    agent_approval_timeout: str = Field(
+        default="30m", description="How long a request waits for an answer (then: denied)."
+    )
+    agent_approval_unattended: Literal["deny", "allow"] = Field(
+        default="deny", description="What a risky call does when nobody can be asked."
+    )
     agent_memory_scope: MemoryScope = Field(
         default="shared",
         description="shared: one memory for the agent; per-chat: one per conversation.",

@@ -107,13 +107,37 @@ class SlackApi:
         )
         return str(response["ts"])
 
+    def post_blocks(
+        self, channel: str, text: str, blocks: list[dict[str, Any]], *, thread_ts: str | None
+    ) -> str:
+        """Post Block Kit `blocks` (with `text` as the notification fallback); return the ts."""
+        response = call_slack(
+            "chat.postMessage",
+            lambda: self._client.chat_postMessage(
+                channel=channel, text=text, blocks=blocks, thread_ts=thread_ts
+            ),
+        )
+        return str(response["ts"])
+
     def update_message(self, channel: str, ts: str, text: str) -> None:
-        """Replace the mrkdwn text of the bot's message `ts` in `channel` (`chat.update`, Tier
-        3: about 50 a minute per workspace)."""
+        """Replace the bot's message `ts` in `channel` with mrkdwn `text`; its blocks (and so
+        an approval's buttons) go (`chat.update`, Tier 3: about 50 a minute per workspace)."""
         call_slack(
             "chat.update",
-            lambda: self._client.chat_update(channel=channel, ts=ts, text=text),
+            lambda: self._client.chat_update(channel=channel, ts=ts, text=text, blocks=[]),
         )
+
+    def post_ephemeral(
+        self, channel: str, user: str, text: str, *, thread_ts: str | None = None
+    ) -> None:
+        """Show `text` to `user` alone, in `channel` (and thread)."""
+        call_slack(
+            "chat.postEphemeral",
+            lambda: self._fast.chat_postEphemeral(
+                channel=channel, user=user, text=text, thread_ts=thread_ts
+            ),
+        )
+
     def download(self, url: str, max_bytes: int) -> tuple[bytes, str]:
         """A shared file's bytes and content type from its `url_private`, with the bot token.
         The token is only ever sent to Slack (`files.slack.com`) or to the API's own host, so

@@ -7,16 +7,17 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from channels.base import ChunkSent, Download, Inbound
-from channels.errors import ChannelNotConfiguredError, FileTooLarge
+from channels.base import ChunkSent, Download, Ignored, Inbound
+from channels.errors import ChannelNotConfiguredError, FileTooLarge, PlatformError
 from channels.lookup import BackgroundLookup
 from channels.slack.api import SlackApi
+from channels.slack.approvals import parse_interaction, request_blocks, transform_interaction
 from channels.slack.format import to_chunks
 from channels.slack.settings import SlackSettings
 from channels.slack.setup import set_up
 from channels.slack.transform import CHANNEL, transform_payload
 from channels.slack.verify import verify_signature
-from harness.events import Attachment, Destination
+from harness.events import ApprovalRequested, Attachment, Destination
 from harness.settings_errors import read_settings
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,46 @@ class SlackChannel:
             allowed_channels=self.settings.slack_allowed_channels,
             drop_unlisted=self.settings.dm_policy == "allowlist",
         )
+
+    def transform_interaction(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
+        """A verified interactivity request (form-encoded) as what to do with it; see
+        `channels.slack.approvals.transform_interaction`. Never raises."""
+        payload = parse_interaction(body)
+        if payload is None:
+            return Ignored("interaction without a JSON payload")
+        return transform_interaction(payload)
+
+    def ask_approval(self, request: ApprovalRequested) -> str:
+        """Post the request with its buttons in the conversation's thread."""
+        target = request.reply.destination
+        text = f"🔐 *Approval needed: {request.tool}*\n```{request.summary}```\n"
+        text += f"Waiting up to {request.timeout} for an answer."
+        blocks = request_blocks(text, request.approval_id)
+        return self.api.post_blocks(target.chat_id, text, blocks, thread_ts=target.thread_id)
+
+    def settle_approval(
+        self,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+        notice: str,
+        outcome: str | None,
+    ) -> None:
+        """Rewrite the request to show `outcome` (removing the buttons), or tell the presser
+        `notice` alone (an ephemeral message). Never raises."""
+        try:
+            if outcome is not None and destination.message_id is not None:
+                text = f"{channel_meta.get('request_text', '')}\n\n{outcome}".strip()
+                self.api.update_message(destination.chat_id, destination.message_id, text)
+            elif channel_meta.get("user"):
+                thread = channel_meta.get("thread_ts")
+                self.api.post_ephemeral(
+                    destination.chat_id,
+                    str(channel_meta["user"]),
+                    notice,
+                    thread_ts=str(thread) if thread else None,
+                )
+        except PlatformError as exc:
+            log.warning("slack: could not settle an approval: %s", exc)
 
     def send_reply(
         self,

@@ -177,6 +177,7 @@ def _event(
             "team_id": team,
             "channel_type": str(event.get("channel_type") or ""),
             "access": access,
+            "approvals": True,
         },
         attachments=files,
     )

@@ -165,17 +165,52 @@ class TelegramApi:
         }
         return dict(self.call("sendMessage", params))
 
+    def send_keyboard(
+        self,
+        chat_id: str,
+        text: str,
+        keyboard: Mapping[str, Any],
+        *,
+        reply_to_message_id: str | None = None,
+        message_thread_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Post plain `text` with an inline keyboard (`reply_markup`); return the Message."""
+        reply = None
+        if reply_to_message_id is not None:
+            reply = {"message_id": int(reply_to_message_id), "allow_sending_without_reply": True}
+        params = {
+            "chat_id": chat_id,
+            "text": text,
+            "reply_parameters": reply,
+            "message_thread_id": int(message_thread_id) if message_thread_id else None,
+            "reply_markup": keyboard,
+        }
+        return dict(self.call("sendMessage", params))
+
+    def answer_callback_query(self, callback_query_id: str, text: str) -> None:
+        """Stop the button's spinner and show `text` to the person who pressed it."""
+        params = {"callback_query_id": callback_query_id, "text": text[:200]}
+        self.call("answerCallbackQuery", params, timeout=self.fast_timeout)
+
     def edit_message_text(
-        self, chat_id: str, message_id: str, text: str, *, parse_mode: str | None = None
+        self,
+        chat_id: str,
+        message_id: str,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        reply_markup: Mapping[str, Any] | None = None,
     ) -> None:
-        """Replace the text of a message the bot sent. Editing to the text it already has is
-        not an error here (Telegram answers "message is not modified")."""
+        """Replace the text of a message the bot sent; without `reply_markup` its keyboard goes
+        away. Editing to the text it already has is not an error here (Telegram answers
+        "message is not modified")."""
         params = {
             "chat_id": chat_id,
             "message_id": int(message_id),
             "text": text,
             "parse_mode": parse_mode,
             "link_preview_options": {"is_disabled": True},
+            "reply_markup": reply_markup,
         }
         try:
             self.call("editMessageText", params)

@@ -8,16 +8,22 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from channels.base import ChunkSent, Download, Ignored, Inbound, PollBatch
-from channels.errors import ChannelNotConfiguredError, FileTooLarge, MessageFormatError
+from channels.errors import (
+    ChannelNotConfiguredError,
+    FileTooLarge,
+    MessageFormatError,
+    PlatformError,
+)
 from channels.lookup import BackgroundLookup
 from channels.telegram import draft
 from channels.telegram.api import TelegramApi, redact
+from channels.telegram.approvals import keyboard, request_text
 from channels.telegram.format import Chunk, to_chunks
 from channels.telegram.settings import TelegramSettings
 from channels.telegram.setup import ALLOWED_UPDATES, set_up
 from channels.telegram.transform import CHANNEL, Audience, transform_update
 from channels.telegram.verify import verify_secret_token
-from harness.events import Attachment, Destination
+from harness.events import ApprovalRequested, Attachment, Destination
 from harness.settings_errors import read_settings
 
 log = logging.getLogger(__name__)
@@ -189,6 +195,36 @@ class TelegramChannel:
 
     def complete(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
         """Nothing to undo on Telegram: the typing indicator fades by itself."""
+
+    def ask_approval(self, request: ApprovalRequested) -> str:
+        """Post the request with its inline keyboard (see `channels.approvals`)."""
+        target = request.reply.destination
+        sent = self.api.send_keyboard(
+            target.chat_id,
+            request_text(request.tool, request.summary, request.timeout),
+            keyboard(request.approval_id),
+            reply_to_message_id=target.message_id,
+            message_thread_id=target.thread_id,
+        )
+        return str(sent.get("message_id", ""))
+
+    def settle_approval(
+        self,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+        notice: str,
+        outcome: str | None,
+    ) -> None:
+        """Answer the callback query; with `outcome`, edit the request to show it (which
+        removes the buttons). Never raises."""
+        try:
+            if channel_meta.get("callback_query_id"):  # a typed yes/no has none
+                self.api.answer_callback_query(str(channel_meta["callback_query_id"]), notice)
+            if outcome is not None and destination.message_id is not None:
+                text = f"{channel_meta.get('request_text', '')}\n\n{outcome}".strip()
+                self.api.edit_message_text(destination.chat_id, destination.message_id, text)
+        except PlatformError as exc:
+            log.warning("telegram: could not settle an approval: %s", self._describe(exc))
 
     def setup(self) -> str:
         """See `channels.telegram.setup.set_up`."""

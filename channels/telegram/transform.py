@@ -2,8 +2,9 @@
 
 A message from a person starts a turn (in a group, only when it mentions or replies to the bot):
 text, or any file (photo, document, voice, ...) with or without a caption, the files listed in
-the event's `attachments`; a location, contact, poll or dice is said in words.
-Everything else (edits, service messages, callback queries, bots, other update types) is
+the event's `attachments`; a location, contact, poll or dice is said in words. A press on an
+approval button becomes `agent.approval.given` (`channels.telegram.approvals`).
+Everything else (edits, service messages, other callback queries, bots, other update types) is
 ignored with a reason. Event ids are `telegram-<bot id>-<update_id>`: Telegram numbers updates
 per bot, so a redelivered update gets the same id and is deduplicated downstream.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from channels.base import Ignored, Inbound, Publish
+from channels.telegram.approvals import transform_callback
 from channels.telegram.attachments import attachments_of, describe_other
 from harness.events import MESSAGE_RECEIVED, Destination, Event, MessageReceived, Sender
 
@@ -66,6 +68,8 @@ def transform_update(
     message = update.get("message")
     if not isinstance(update_id, int):
         return Ignored("malformed update: no update_id")
+    if isinstance(update.get("callback_query"), Mapping):
+        return transform_callback(update_id, update["callback_query"], bot_id)
     if not isinstance(message, Mapping):
         kinds = [key for key in update if key != "update_id"]
         kind = kinds[0] if kinds else "empty"
@@ -126,6 +130,7 @@ def _message(
         channel_meta={
             **_meta(update_id, message, chat),
             "access": _access(chat, sender, chat_id, listed=listed, in_group=in_group),
+            "approvals": True,
         },
         attachments=attachments,
     )

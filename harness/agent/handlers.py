@@ -125,6 +125,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         channel=reply.channel if reply else "subagent",
         session_key=None,
         reply=reply,
+        ask_in=data.ask_in,
     )
     if deps.provider is None:
         answer = NOT_CONFIGURED_REPLY

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 from pydantic import ValidationError
 
 from harness.agent import progress
+from harness.agent.approval_gate import ask_first
 from harness.agent.attachments import receive, steering_message
 from harness.agent.compaction import (
     SUMMARY_PROMPT,
@@ -72,10 +73,12 @@ class DurableTurn:
         session_key: str | None,
         reply: ReplyTarget | None,
         live: LiveText | None = None,
+        ask_in: ReplyTarget | None = None,
     ) -> None:
         self.ctx = ctx
         self.live = live
         self._thinks = 0
+        self.ask_in = ask_in or reply  # where approvals are asked (a sub-agent: its parent's)
         self.deps = deps
         self.registry = registry
         self.channel = channel
@@ -267,7 +270,18 @@ class DurableTurn:
 
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:
-        """Run one tool call durably; every failure becomes an error result for the model."""
+        """Run one tool call durably, once a person approved it when the policy asks
+        (`approval_gate`); every failure or refusal becomes an error result for the model."""
+        refusal = ask_first(
+            self.ctx,
+            self.deps.settings,
+            call,
+            session_key=self.session_key,
+            reply=self.ask_in,
+            risky=self.registry.is_risky(call.name),
+        )
+        if refusal is not None:
+            return _error(call, refusal)
         if call.name in DELEGATION_TOOLS:
             return self._delegate(call)
         if call.name == SEND_FILE:
@@ -298,8 +312,12 @@ class DurableTurn:
             return _error(call, f"invalid arguments for {call.name}: {exc.errors()[0]['msg']}")
         if call.name == "delegate_task":
             try:
+                task = SubagentTask(task=params.task, ask_in=self.ask_in)
                 result = self.ctx.step.invoke(
-                    "delegate", SUBAGENT_FUNCTION, {"task": params.task}, timeout=DELEGATE_TIMEOUT
+                    "delegate",
+                    SUBAGENT_FUNCTION,
+                    task.model_dump(mode="json", exclude_none=True),
+                    timeout=DELEGATE_TIMEOUT,
                 )
             except StepFailedError as exc:
                 return _error(call, f"the sub-agent failed: {exc.error}")

@@ -314,19 +314,28 @@ class Step:
         raise Suspended()
 
     def wait_for_event(
-        self, step_id: str, *, event: str, timeout: str | float, match: str | None = None
+        self,
+        step_id: str,
+        *,
+        event: str,
+        timeout: str | float,
+        match: str | None = None,
+        equals: str | None = None,
     ) -> Event | None:
         """Suspend until an event named `event` is published, or `timeout` passes (None).
 
         With `match="data.order_id"`, only an event whose `data.order_id` equals this run's
-        triggering event's `data.order_id` resumes it. Events published before this step
-        is first reached are not seen.
+        triggering event's `data.order_id` resumes it; with `equals` as well, only one whose
+        `data.order_id` equals `equals`. Events published before this step is first reached
+        are not seen.
         """
         key = self._key(step_id)
         rec = self._recorded(key, "wait")
         if rec is None:
             self._boundary()
             value = resolve_path(f"event.{match}", self._s.event) if match else None
+            if match and equals is not None:
+                value = equals
             waiter = json.dumps({"match": match, "value": value})
             wake = self._s.runtime.now_ms() + int(parse_duration(timeout) * 1000)
             out = self._suspend(

@@ -155,6 +155,11 @@ class ToolRegistry:
         """Return the tool names in registration order, then those of attached sources."""
         return list(self._all())
 
+    def is_risky(self, name: str) -> bool:
+        """True when the tool called `name` declares itself `risky`; False for unknown names."""
+        tool = self._all().get(name) if self._sources else self._tools.get(name)
+        return bool(tool is not None and tool.risky)
+
     def specs(self) -> list[ToolSpec]:
         """Return every tool's declaration, its schema generated from its parameter model."""
         return [

@@ -9,6 +9,12 @@
        event: reply    data: {"response": "...", "run_id": "...", "session": "..."}
     or, instead of the reply, event: error  data: {"error": "timeout"|"failed"|"unavailable",
     "message": "...", "session": "..."}. Comment lines keep an idle connection open.
+       event: approval data: {"approval_id": "...", "tool": "bash", "summary": "$ make",
+                              "timeout": "30m"}   a risky tool call waits for a yes:
+
+    POST /api/chat/approvals/{approval_id}
+         {"session": "...", "decision": "approve" | "deny" | "session"}
+    -> 202 {"ok": true}; the first answer counts, and the stream goes on to the reply.
 
 The message is published before the response starts, so a refused body or an unreachable bus
 is a plain HTTP error (400/413/422/503), not an event in the stream.
@@ -20,10 +26,11 @@ step, or a retried one). They are a preview: the `reply` event has the exact fin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Generator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -36,6 +43,7 @@ from harness.agent.live_text import TextDeltas
 from harness.agent.progress import WRITING, Progress
 from harness.chat_client import (
     DEFAULT_TIMEOUT_S,
+    ApprovalAsked,
     ChatError,
     ChatReply,
     ChatSession,
@@ -98,6 +106,22 @@ def chat_router(timeout: float = DEFAULT_TIMEOUT_S) -> APIRouter:
             },
         )
 
+    @router.post(
+        "/api/chat/approvals/{approval_id}",
+        dependencies=[Depends(require_api_key)],
+        status_code=status.HTTP_202_ACCEPTED,
+    )
+    async def post_approval(
+        approval_id: str,
+        request: Request,
+        context: Annotated[WebContext, Depends(web_context)],
+    ) -> dict[str, Any]:
+        """Answer an approval request announced by an `approval` event. 202 once handed to
+        the fleet (a second answer changes nothing); 400/422 bad body, 503 no bus."""
+        body = _approval_request(await read_body(request))
+        await run_in_threadpool(_answer, context.runtime_factory, approval_id, body)
+        return {"ok": True}
+
     return router
 
 
@@ -120,10 +144,45 @@ def _chat_request(body: bytes) -> ChatRequest:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, problems) from None
 
 
+class ApprovalAnswer(BaseModel):
+    """The body of `POST /api/chat/approvals/{approval_id}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session: str = Field(min_length=1, max_length=MAX_SESSION_CHARS)
+    decision: Literal["approve", "deny", "session"]
+
+
+def _approval_request(body: bytes) -> ApprovalAnswer:
+    try:
+        return ApprovalAnswer.model_validate_json(body)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, problems) from None
+
+
+def _answer(runtime_factory: Callable[[], Runtime], approval_id: str, body: ApprovalAnswer) -> None:
+    try:
+        chat = ChatSession(runtime_factory(), body.session, channel="api", sender=API_SENDER)
+        chat.answer(approval_id, body.decision)
+    except InvalidEventError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    except BUS_ERRORS as exc:
+        raise bus_unavailable() from exc
+
+
 def _send(runtime_factory: Callable[[], Runtime], body: ChatRequest, timeout: float) -> Exchange:
     try:
         chat = ChatSession(
-            runtime_factory(), body.session, channel="api", sender=API_SENDER, timeout=timeout
+            runtime_factory(),
+            body.session,
+            channel="api",
+            sender=API_SENDER,
+            timeout=timeout,
+            can_answer=True,
         )
         return chat.send(body.message)
     except InvalidEventError as exc:
@@ -147,6 +206,8 @@ def _events(exchange: Exchange) -> Generator[str, None, None]:
                         yield _sse("delta", {"text": piece, "new": new, **step})
                 elif isinstance(update, Progress):
                     yield _sse("status", {"state": update.state, "detail": update.detail})
+                elif isinstance(update, ApprovalAsked):
+                    yield _sse("approval", dataclasses.asdict(update))
                 elif isinstance(update, ChatReply):
                     reply = {"response": update.response, "run_id": update.run_id}
                     yield _sse("reply", {**reply, "session": session})

@@ -24,6 +24,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 from starlette.concurrency import run_in_threadpool
 
+from channels.approvals import InteractiveChannel
 from channels.base import Channel, Ignored, Inbound, Publish, Respond
 from channels.errors import UnknownChannelError, WebhookRejected
 from channels.registry import get_channel
@@ -65,6 +66,35 @@ async def receive_webhook(
     result = await run_in_threadpool(_publish, context, channel_name, inbound)
     if result is None:
         return {"ok": True, "ignored": "the message could not be turned into a valid event"}
+    return {"ok": True, "event_id": result.event_id, "duplicate": result.duplicate}
+
+
+@router.post("/webhooks/{channel_name}/interactions")
+async def receive_interaction(
+    channel_name: str,
+    request: Request,
+    context: Annotated[WebContext, Depends(web_context)],
+) -> dict[str, Any]:
+    """A platform's interactivity request (Slack's button presses): verified like the
+    channel's webhook, then handed to its `transform_interaction` (the body is platform
+    encoded, e.g. a form) and published. 404 for a channel without interactions."""
+    channel = await run_in_threadpool(_channel, channel_name)
+    if not isinstance(channel, InteractiveChannel):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{channel_name!r} has no interactions")
+    body = await read_body(request)
+    try:
+        channel.verify(request.headers, body)
+    except WebhookRejected as exc:
+        log.warning("interaction %s rejected: %s", channel_name, exc.reason)
+        raise HTTPException(exc.status, exc.reason) from None
+    inbound = await run_in_threadpool(channel.transform_interaction, body, request.headers)
+    if not isinstance(inbound, Publish):
+        reason = inbound.reason if isinstance(inbound, Ignored) else "nothing to publish"
+        log.info("interaction %s ignored: %s", channel_name, reason)
+        return {"ok": True, "ignored": reason}
+    result = await run_in_threadpool(_publish, context, channel_name, inbound)
+    if result is None:
+        return {"ok": True, "ignored": "the interaction could not be turned into a valid event"}
     return {"ok": True, "event_id": result.event_id, "duplicate": result.duplicate}
 
 

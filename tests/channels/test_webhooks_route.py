@@ -121,7 +121,7 @@ def test_webhook_telegram_message_is_published(
     ("update", "reason"),
     [
         (payloads.tg_edited(), "unsupported update type: edited_message"),
-        (payloads.tg_callback_query(), "unsupported update type: callback_query"),
+        (payloads.tg_callback_query(), "callback query that is not an approval answer"),
         (payloads.tg_from_bot(), "message from a bot"),
         (payloads.tg_new_members(), "service message: new_chat_members"),
     ],

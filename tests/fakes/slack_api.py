@@ -249,15 +249,19 @@ class FakeSlackApi(FakeHttpServer[Call]):
             ts = f"{int(time.time())}.{self._state.next_ts:06d}"
             message = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "text": text}
             message["ts"] = ts
+            if params.get("blocks"):
+                blocks = params["blocks"]
+                message["blocks"] = json.loads(blocks) if isinstance(blocks, str) else blocks
             if params.get("thread_ts"):
                 message["thread_ts"] = str(params["thread_ts"])
             self._state.messages.append({**message, "channel": channel})
         return {"channel": channel, "ts": ts, "message": message}
 
     def _m_chat_update(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Replace a posted message's text and blocks (an empty list removes them)."""
         channel, ts, text = (
             str(params.get("channel") or ""),
-            str(params.get("ts")),
+            str(params.get("ts") or ""),
             params.get("text"),
         )
         if not text:
@@ -271,7 +275,19 @@ class FakeSlackApi(FakeHttpServer[Call]):
                 return {"ok": False, "error": "message_not_found"}
             self._last_update = time.monotonic()
             message["text"] = text
+            blocks = params.get("blocks")
+            blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
+            if blocks:
+                message["blocks"] = blocks
+            else:
+                message.pop("blocks", None)
         return {"channel": channel, "ts": ts, "text": text}
+
+    def _m_chat_postEphemeral(self, params: dict[str, Any]) -> dict[str, Any]:
+        """An ephemeral message is not stored with the channel's messages (see `calls_to`)."""
+        if not params.get("user") or not params.get("channel"):
+            return {"ok": False, "error": "user_not_in_channel"}
+        return {"message_ts": f"{int(time.time())}.000000"}
 
     def _m_reactions_add(self, params: dict[str, Any]) -> dict[str, Any]:
         key = _reaction_key(params)

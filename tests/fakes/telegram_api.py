@@ -120,6 +120,7 @@ class _State:
     last_write: dict[str, float] = field(default_factory=dict)
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     sent_files: list[dict[str, Any]] = field(default_factory=list)
+    callback_answers: list[dict[str, Any]] = field(default_factory=list)
 
 
 class FakeTelegramApi(FakeHttpServer[Call]):
@@ -151,6 +152,12 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         """The webhook set with setWebhook, or None."""
         with self._lock:
             return self._state.webhook
+
+    @property
+    def callback_answers(self) -> list[dict[str, Any]]:
+        """answerCallbackQuery calls, in order: `callback_query_id` and `text`."""
+        with self._lock:
+            return list(self._state.callback_answers)
 
     def fail_next(
         self,
@@ -309,11 +316,17 @@ class FakeTelegramApi(FakeHttpServer[Call]):
             reply = params.get("reply_parameters")
             if isinstance(reply, dict) and "message_id" in reply:
                 message["reply_to_message"] = {"message_id": _int(reply["message_id"])}
+            markup = params.get("reply_markup")
+            if isinstance(markup, dict):
+                _check_keyboard(markup)
+                message["reply_markup"] = markup
             self._state.messages.append({**message, "raw_text": raw, "parse_mode": parse_mode})
             self._state.last_write[str(chat_id)] = time.monotonic()
         return message, None
 
     def _m_editMessageText(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        """Edit a sent message in place: its text, and its keyboard (gone when not given).
+        Enforces the per-chat edit pace (`edit_every`, a 429 with `retry_after`)."""
         chat_id, message_id = str(params.get("chat_id")), _int(params.get("message_id"))
         raw = str(params.get("text") or "")
         parse_mode = params.get("parse_mode")
@@ -338,7 +351,8 @@ class FakeTelegramApi(FakeHttpServer[Call]):
             )
             if message is None:
                 raise ApiError(400, "Bad Request: message to edit not found")
-            if message["raw_text"] == raw and message["parse_mode"] == parse_mode:
+            same_markup = "reply_markup" not in params and "reply_markup" not in message
+            if message["raw_text"] == raw and message["parse_mode"] == parse_mode and same_markup:
                 raise ApiError(
                     400,
                     "Bad Request: message is not modified: specified new message content and "
@@ -347,6 +361,9 @@ class FakeTelegramApi(FakeHttpServer[Call]):
                 )
             self._state.last_write[chat_id] = now
             message.update(text=text, raw_text=raw, parse_mode=parse_mode, edited=True)
+            message.pop("reply_markup", None)
+            if isinstance(params.get("reply_markup"), dict):
+                message["reply_markup"] = params["reply_markup"]
             result = {k: v for k, v in message.items() if k not in ("raw_text", "parse_mode")}
         return result, None
 
@@ -362,6 +379,13 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         with self._lock:
             key = (str(params.get("chat_id")), _int(params.get("message_id")))
             self._state.reactions[key] = [str(e) for e in emoji]
+        return True, None
+
+    def _m_answerCallbackQuery(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        if not params.get("callback_query_id"):
+            raise ApiError(400, "Bad Request: query is too old and response timeout expired")
+        with self._lock:
+            self._state.callback_answers.append(dict(params))
         return True, None
 
     def _m_setWebhook(self, params: dict[str, Any]) -> tuple[Any, str | None]:
@@ -414,6 +438,15 @@ _STATUS_TEXT = {
     500: "Internal Server Error",
     502: "Bad Gateway",
 }
+
+
+def _check_keyboard(markup: dict[str, Any]) -> None:
+    """Refuse an inline keyboard Telegram would refuse: callback_data must be 1-64 bytes."""
+    for row in markup.get("inline_keyboard", []):
+        for button in row:
+            data = button.get("callback_data")
+            if data is not None and not 1 <= len(str(data).encode()) <= 64:
+                raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
 
 
 def _error_body(exc: ApiError) -> dict[str, Any]:
