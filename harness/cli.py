@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from harness.commands.functions import functions, sidecar
 from harness.commands.setup import poll, setup_app
 from harness.errors import HarnessError
 from harness.events import Event
@@ -25,6 +26,8 @@ app.add_typer(events_app, name="events")
 app.add_typer(runs_app, name="runs")
 app.add_typer(setup_app, name="setup")
 app.command()(poll)
+app.command()(sidecar)
+app.command()(functions)
 console = Console()
 err_console = Console(stderr=True)
 

@@ -9,7 +9,8 @@ HarnessError
 │   ├── StepFailedError       a step spent its retries; raised into the handler on replay
 │   ├── StepResultError       a step's result cannot be stored as JSON
 │   └── NonDeterminismError   the handler asked for steps in another order than recorded
-└── NonRetriableError         raise this from a step or handler to fail without retries
+├── NonRetriableError         raise this from a step or handler to fail without retries
+└── RunTimeoutError           one execution of a function outlived its timeout (sidecar)
 """
 
 from __future__ import annotations
@@ -58,3 +59,7 @@ class NonDeterminismError(StepError):
 
 class NonRetriableError(HarnessError):
     """Raise from a step or a handler to fail at once, skipping remaining retries."""
+
+
+class RunTimeoutError(HarnessError):
+    """One execution of a function ran longer than its timeout; the run fails without retries."""

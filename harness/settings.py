@@ -15,11 +15,12 @@ from pydantic_settings import SettingsConfigDict
 from channels.slack.settings import SlackSettings
 from channels.telegram.settings import TelegramSettings
 from harness.llm.settings import ModelSettings
+from harness.sidecar.settings import SidecarSettings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
 
 
-class Settings(ModelSettings, TelegramSettings, SlackSettings):
+class Settings(ModelSettings, TelegramSettings, SlackSettings, SidecarSettings):
     """The one configuration object. Field names map to upper-case environment variables.
 
     The model and channel fields are declared next to the code that reads them (in

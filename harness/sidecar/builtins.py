@@ -1,0 +1,47 @@
+"""The functions every sidecar child registers besides the workspace's own.
+
+- `sidecar-heartbeat` (cron, every 5 minutes): its last run in `harness functions` says
+  whether the sidecar is alive and running runs, not just registered.
+- `sidecar-failures` (on `function.failed`): remembers failed runs of workspace functions, so
+  the agent sees them when it next thinks and `harness functions` can list them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from typing import Any
+
+from harness.events import FUNCTION_FAILED, FunctionFailed
+from harness.runtime import Context, Function, cron, event, function
+from harness.runtime.function_sources import FILE_SOURCE, RunFailure, record_failure
+from harness.runtime.functions import FunctionRegistry
+
+HEARTBEAT = "sidecar-heartbeat"
+FAILURES = "sidecar-failures"
+BUILTIN_IDS = frozenset({HEARTBEAT, FAILURES})
+HEARTBEAT_CRON = "*/5 * * * *"
+
+
+def builtin_functions(workspace_ids: Collection[str]) -> list[Function]:
+    """The heartbeat and the failure recorder; the latter records failures of
+    `workspace_ids` only."""
+    registry = FunctionRegistry()
+    watched = frozenset(workspace_ids)
+
+    @function(id=HEARTBEAT, trigger=cron(HEARTBEAT_CRON), retries=0, registry=registry)
+    def heartbeat(ctx: Context) -> dict[str, Any]:
+        return {"pid": os.getpid(), "functions": len(watched)}
+
+    @function(id=FAILURES, trigger=event(FUNCTION_FAILED), retries=2, registry=registry)
+    def failures(ctx: Context) -> bool:
+        data = FunctionFailed.model_validate(ctx.event.data)
+        if data.function_id not in watched:
+            return False
+        failure = RunFailure(
+            function_id=data.function_id, run_id=data.run_id, error=data.error, at_ms=ctx.event.ts
+        )
+        ctx.step.run("record", record_failure, ctx.runtime, FILE_SOURCE, failure)
+        return True
+
+    return registry.all()

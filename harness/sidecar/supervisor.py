@@ -1,0 +1,202 @@
+"""`harness sidecar`: keep one child running the current code of `workspace/functions`.
+
+Reloading replaces the process, never `importlib.reload`: on a change in the folder (watchdog),
+after `SIDECAR_DEBOUNCE` seconds of quiet, the folder is validated in a fresh interpreter,
+then a new child starts (importing everything fresh, helpers included), and only once it
+consumes its queue is the old child stopped (SIGTERM, then SIGKILL after `STOP_GRACE_S`).
+A run the old child had in flight resumes on the new code from its journal once its lease
+expires, like after a crash.
+
+A child that fails to start, or dies, is started again with exponential backoff (1 s up to
+60 s) without waiting for a file change; while a new child fails to start, the old one (if
+any) keeps running.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from harness.runtime.connection import resolve_redis_url
+from harness.settings import Settings
+from harness.sidecar.child import READY_FD_ENV, SKIP_ENV
+from harness.sidecar.environment import child_environment, python_command, sandboxed
+from harness.sidecar.validate import encode_skip, validate
+
+log = logging.getLogger("harness.sidecar")
+READY_TIMEOUT_S = 60.0
+STOP_GRACE_S = 5.0
+MAX_BACKOFF_S = 60.0
+STABLE_AFTER_S = 30.0
+_POLL_S = 0.05
+
+
+class _Watcher(FileSystemEventHandler):
+    """Notes the time of every change to a `.py` file in the folder."""
+
+    def __init__(self, touched: threading.Event) -> None:
+        self._touched = touched
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = (event.src_path, getattr(event, "dest_path", ""))
+        if any(os.fsdecode(p).endswith(".py") for p in paths if p):
+            self._touched.set()
+
+
+class Sidecar:
+    """The supervisor. `run(stop)` blocks until `stop` is set, then stops the child."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.folder = settings.agent_workspace.resolve() / "functions"
+        self.env = child_environment(settings, resolve_redis_url(settings), os.environ)
+        self._touched = threading.Event()
+        self._child: subprocess.Popen[bytes] | None = None
+        self._child_started = 0.0
+        self._failures = 0
+        self._retry_at = 0.0
+
+    @property
+    def child_pid(self) -> int | None:
+        """The current child's pid, or None when none runs."""
+        return self._child.pid if self._child is not None else None
+
+    def run(self, stop: threading.Event) -> None:
+        """Load, watch and reload until `stop` is set. Never raises for what the files do."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        observer = Observer()
+        observer.schedule(_Watcher(self._touched), str(self.folder), recursive=True)
+        observer.start()
+        log.info("sidecar watching %s", self.folder)
+        wanted, last_change = True, 0.0
+        try:
+            while not stop.is_set():
+                if self._touched.is_set():
+                    self._touched.clear()
+                    wanted, last_change = True, time.monotonic()
+                    self._retry_at = 0.0  # new code deserves a try at once
+                if self._child is not None and self._child.poll() is not None:
+                    self._child_died(self._child.returncode)
+                    wanted = True
+                quiet = time.monotonic() - last_change >= self.settings.sidecar_debounce
+                if wanted and quiet and time.monotonic() >= self._retry_at:
+                    wanted = not self._reload(stop)
+                stop.wait(_POLL_S)
+        finally:
+            observer.stop()
+            if self._child is not None:
+                _stop_child(self._child, grace=10.0)
+            observer.join(timeout=5)
+
+    def _child_died(self, code: int) -> None:
+        log.warning(
+            "sidecar child %s exited with code %s; starting a new one", self.child_pid, code
+        )
+        self._child = None
+        if time.monotonic() - self._child_started < STABLE_AFTER_S:
+            self._backoff()
+        else:
+            self._failures = 0
+
+    def _backoff(self) -> None:
+        self._failures += 1
+        delay = min(MAX_BACKOFF_S, 2.0 ** (self._failures - 1))
+        self._retry_at = time.monotonic() + delay
+        log.warning("sidecar: next attempt in %.0fs", delay)
+
+    def _reload(self, stop: threading.Event) -> bool:
+        """Validate, start a new child, stop the old one. False when the new child did not
+        become ready (the old one, if any, is left running)."""
+        report = validate(self.folder, env=self.env, timeout=self.settings.sidecar_validate_timeout)
+        skip = {error.file: error for error in report.errors}
+        child = self._start_child(encode_skip(skip), stop)
+        if child is None:
+            self._backoff()
+            return False
+        old, self._child, self._child_started = self._child, child, time.monotonic()
+        if old is not None:
+            threading.Thread(target=_stop_child, args=(old, STOP_GRACE_S), daemon=True).start()
+        log.info(
+            "sidecar child %d running %d function(s); %d file(s) skipped",
+            child.pid, len(report.functions), len(report.errors),
+        )  # fmt: skip
+        return True
+
+    def _start_child(self, skip: str, stop: threading.Event) -> subprocess.Popen[bytes] | None:
+        read_fd, write_fd = os.pipe()
+        env = {**self.env, READY_FD_ENV: str(write_fd), SKIP_ENV: skip}
+        argv = sandboxed(python_command("harness.sidecar.child"), self.folder.parent)
+        try:
+            child = subprocess.Popen(
+                argv, env=env, cwd=self.folder, pass_fds=(write_fd,), start_new_session=True,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        except OSError as exc:
+            log.error("cannot start a sidecar child: %s", exc)
+            os.close(read_fd)
+            return None
+        finally:
+            os.close(write_fd)
+        try:
+            if _wait_ready(child, read_fd, stop):
+                return child
+        finally:
+            os.close(read_fd)
+        log.error("sidecar child %d did not become ready (exit code %s)", child.pid, child.poll())
+        _stop_child(child, grace=1.0)
+        return None
+
+
+def _wait_ready(child: subprocess.Popen[bytes], read_fd: int, stop: threading.Event) -> bool:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline and not stop.is_set():
+        readable, _, _ = select.select([read_fd], [], [], 0.1)
+        if readable:
+            return os.read(read_fd, 64).startswith(b"ready")
+        if child.poll() is not None:
+            return False
+    return False
+
+
+def _stop_child(child: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM the child's process group (Celery's warm shutdown), SIGKILL after `grace`."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(child.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            child.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_sidecar(settings: Settings) -> None:
+    """The `harness sidecar` process: supervise until SIGINT or SIGTERM. With
+    `SIDECAR_ENABLED=false` it only idles (so a Procfile that lists it still runs)."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    if not settings.sidecar_enabled:
+        log.info("sidecar disabled (SIDECAR_ENABLED=false): functions/ is not loaded")
+        while not stop.wait(1.0):
+            pass
+        return
+    Sidecar(settings).run(stop)
+
+
+def functions_folder(settings: Settings) -> Path:
+    """Where the sidecar loads functions from: `<workspace>/functions`."""
+    return settings.agent_workspace.resolve() / "functions"
