@@ -23,11 +23,13 @@ BUILTIN_IDS = frozenset({HEARTBEAT, FAILURES})
 HEARTBEAT_CRON = "*/5 * * * *"
 
 
-def builtin_functions(workspace_ids: Collection[str]) -> list[Function]:
-    """The heartbeat and the failure recorder; the latter records failures of
-    `workspace_ids` only."""
+def builtin_functions(workspace_ids: Collection[str], fleet_ids: Collection[str]) -> list[Function]:
+    """The heartbeat and the failure recorder. The recorder keeps failures of every function
+    but the fleet's (`fleet_ids`) and its own: a workspace function may have been deleted or
+    renamed by the time its failure is handled, so it cannot be recognised by name."""
     registry = FunctionRegistry()
     watched = frozenset(workspace_ids)
+    ignored = frozenset(fleet_ids) | BUILTIN_IDS
 
     @function(id=HEARTBEAT, trigger=cron(HEARTBEAT_CRON), retries=0, registry=registry)
     def heartbeat(ctx: Context) -> dict[str, Any]:
@@ -36,7 +38,7 @@ def builtin_functions(workspace_ids: Collection[str]) -> list[Function]:
     @function(id=FAILURES, trigger=event(FUNCTION_FAILED), retries=2, registry=registry)
     def failures(ctx: Context) -> bool:
         data = FunctionFailed.model_validate(ctx.event.data)
-        if data.function_id not in watched:
+        if data.function_id in ignored:
             return False
         failure = RunFailure(
             function_id=data.function_id, run_id=data.run_id, error=data.error, at_ms=ctx.event.ts

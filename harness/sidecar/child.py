@@ -3,24 +3,26 @@
 Started by the supervisor (`python -m harness.sidecar.child`) with the environment of
 `environment.child_environment` and its working directory in the functions folder. In order:
 limit its own resources, load every file (helpers are imported fresh, since the process is
-new), force every function onto the sidecar queue under a timeout, replace the sidecar's set
-of functions and load errors in the trigger table in one step, then consume the sidecar queue
-with a Celery worker. It tells the supervisor it is ready by writing a line to the file
-descriptor named in `READY_FD_ENV`, once the worker consumes.
+new), force every function onto the sidecar queue under a timeout, start a Celery worker on
+the sidecar queue and, once it consumes, replace the sidecar's set of functions and load
+errors in the trigger table in one step and tell the supervisor (a line written to the file
+descriptor named in `READY_FD_ENV`). Celery is touched here and in `harness.runtime`.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from celery.signals import worker_ready
 
-from harness.runtime import Function, get_runtime
+from harness.runtime import Function, FunctionSpec, Runtime, get_runtime
 from harness.runtime.celery_app import app
 from harness.runtime.function_sources import (
     FILE_SOURCE,
+    LoadError,
     Origin,
     replace_source,
     source_ids,
@@ -53,36 +55,50 @@ def _end_process(run_id: str) -> None:
     os._exit(EXIT_RUN_TIMEOUT)
 
 
-def register(settings: Settings) -> int:
-    """Load the folder and make its functions (plus the built-ins) the sidecar's set in the
-    trigger table. Returns how many workspace functions were registered."""
-    runtime = get_runtime()
+@dataclass
+class Loaded:
+    """What this child loaded: every function it runs, and the registration to publish."""
+
+    functions: list[Function]
+    specs: dict[str, tuple[FunctionSpec, Origin]]
+    errors: list[LoadError]
+
+
+def load(settings: Settings, runtime: Runtime) -> Loaded:
+    """Load the folder into the process registry, workspace functions plus built-ins, each on
+    the sidecar queue under its timeout. Ids already in the trigger table from elsewhere (the
+    fleet's built-ins) are refused as load errors."""
     folder = settings.agent_workspace.resolve() / "functions"
     table = {spec.id for spec in runtime.triggers.specs()}
     reserved = (table - source_ids(runtime, FILE_SOURCE)) | BUILTIN_IDS
-    skip = decode_skip(os.environ.get(SKIP_ENV, ""))
-    loaded = load_folder(folder, reserved=reserved, skip=skip)
+    loaded = load_folder(folder, reserved=reserved, skip=decode_skip(os.environ.get(SKIP_ENV, "")))
     functions = [prepare(fn, settings) for fn in loaded.functions]
-    functions += [prepare(fn, settings) for fn in builtin_functions(loaded.files)]
-    specs: dict[str, Any] = {}
+    builtins = builtin_functions(loaded.files, fleet_ids=reserved)
+    functions += [prepare(fn, settings) for fn in builtins]
+    specs = {}
     for fn in functions:
         REGISTRY.register(fn)
         specs[fn.id] = (fn.spec, Origin(source=FILE_SOURCE, file=loaded.files.get(fn.id, "")))
-    replace_source(runtime, FILE_SOURCE, specs, loaded.report.errors)
     for error in loaded.report.errors:
         log.warning("skipped %s", error.describe())
-    log.info(
-        "sidecar child %d registered %d function(s) from %s",
-        os.getpid(), len(loaded.functions), folder,
-    )  # fmt: skip
-    return len(loaded.functions)
+    return Loaded(functions=functions, specs=specs, errors=loaded.report.errors)
 
 
-def _announce_ready(**_: object) -> None:
-    fd = os.environ.get(READY_FD_ENV)
-    if fd:
-        os.write(int(fd), b"ready\n")
-        os.close(int(fd))
+def _on_ready(runtime: Runtime, loaded: Loaded) -> Callable[..., None]:
+    def ready(**_: object) -> None:
+        # Registered only now that this worker consumes: an event for a new function never
+        # waits on a queue that nobody who knows the function reads.
+        replace_source(runtime, FILE_SOURCE, loaded.specs, loaded.errors)
+        log.info(
+            "sidecar child %d registered %d function(s), %d file(s) skipped",
+            os.getpid(), len(loaded.specs) - len(BUILTIN_IDS), len(loaded.errors),
+        )  # fmt: skip
+        fd = os.environ.get(READY_FD_ENV)
+        if fd:
+            os.write(int(fd), b"ready\n")
+            os.close(int(fd))
+
+    return ready
 
 
 def main() -> int:
@@ -93,11 +109,11 @@ def main() -> int:
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    register(settings)
     runtime = get_runtime()
+    loaded = load(settings, runtime)
     heartbeat = Heartbeat(runtime, "sidecar", (settings.sidecar_queue,))
     heartbeat.start()
-    worker_ready.connect(_announce_ready, weak=False)
+    worker_ready.connect(_on_ready(runtime, loaded), weak=False)
     try:
         app.worker_main(
             [

@@ -121,10 +121,27 @@ class SidecarFleet:
         return json.loads(record["result"])
 
 
-@pytest.fixture
-def sidecar_fleet(redis_url: str, tmp_path: Path) -> Iterator[SidecarFleet]:
-    """A started sidecar and scheduler on an empty workspace; the sidecar is alive."""
-    workspace = tmp_path / "workspace"
+    def eventually(self, name: str, data: dict[str, Any], expected: Any, timeout: float = 30) -> None:
+        """Publish the event again until a run returns `expected` (after a reload)."""
+        seen: list[Any] = []
+
+        def check() -> bool:
+            seen.append(self.result_of(name, data))
+            return bool(seen[-1] == expected)
+
+        wait_until(check, timeout=timeout, what=f"result {expected!r}, got {seen[-3:]}")
+
+    def run_ids_for(self, name: str, data: dict[str, Any]) -> tuple[str, ...]:
+        return publish({"name": name, "data": data}, runtime=self.runtime()).run_ids
+
+
+@pytest.fixture(scope="module")
+def sidecar_fleet(
+    redis_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SidecarFleet]:
+    """A started sidecar and scheduler on an empty workspace, shared by a test module (tests
+    use function ids and files of their own); the sidecar is alive."""
+    workspace = tmp_path_factory.mktemp("sidecar") / "workspace"
     (workspace / "functions").mkdir(parents=True)
     fleet = SidecarFleet(redis_url=redis_url, workspace=workspace)
     fleet.start("sidecar", "sidecar")

@@ -1,9 +1,19 @@
-"""The sidecar with a real Redis, a real scheduler and real child processes."""
+"""The sidecar with a real Redis, a real scheduler and real child processes.
+
+The tests share one sidecar (starting one takes seconds); each uses its own files and ids.
+"""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
+from harness.runtime.function_sources import FILE_SOURCE, load_errors
+from harness.sidecar.status import agent_notes
+from tests.integration.conftest import ROOT, wait_until
 from tests.integration.sidecar_fleet import SidecarFleet, sidecar_fleet
 
 pytestmark = pytest.mark.integration
@@ -19,13 +29,255 @@ def greet(ctx):
     return f"{GREETING}, {ctx.event.data['name']}"
 """
 
+VERSIONED = """
+from harness.runtime import event, function
+
+
+@function(id="versioned", trigger=event("test/versioned"))
+def versioned(ctx):
+    return "{version}"
+"""
+
 
 def test_sidecar_module_written_while_running_handles_an_event(sidecar_fleet: SidecarFleet) -> None:
-    # Given a running sidecar with an empty functions folder
+    # Given a running sidecar
     # When a module and its helper are written
     sidecar_fleet.write("_words.py", 'GREETING = "hello"\n')
     sidecar_fleet.write("greet.py", GREET)
     sidecar_fleet.wait_registered("greet")
 
-    # Then a published event runs it
+    # Then a published event runs it, on the sidecar's queue
     assert sidecar_fleet.result_of("test/greet", {"name": "Ada"}) == "hello, Ada"
+    spec = next(s for s in sidecar_fleet.runtime().triggers.specs() if s.id == "greet")
+    assert spec.queue == "sidecar"
+
+
+def test_sidecar_edit_of_a_module_changes_behaviour(sidecar_fleet: SidecarFleet) -> None:
+    # Given a loaded function
+    sidecar_fleet.write("versioned.py", VERSIONED.format(version="v1"))
+    sidecar_fleet.wait_registered("versioned")
+    sidecar_fleet.eventually("test/versioned", {}, "v1")
+
+    # When its file is edited
+    sidecar_fleet.write("versioned.py", VERSIONED.format(version="v2"))
+
+    # Then new events run the new code
+    sidecar_fleet.eventually("test/versioned", {}, "v2")
+
+
+def test_sidecar_edit_of_only_a_helper_changes_behaviour(sidecar_fleet: SidecarFleet) -> None:
+    # Given a function that uses a `_` helper module
+    sidecar_fleet.write("_salute.py", 'WORD = "hi"\n')
+    sidecar_fleet.write(
+        "salute.py",
+        """
+        from harness.runtime import event, function
+        import _salute
+
+
+        @function(id="salute", trigger=event("test/salute"))
+        def salute(ctx):
+            return _salute.WORD
+        """,
+    )
+    sidecar_fleet.wait_registered("salute")
+    sidecar_fleet.eventually("test/salute", {}, "hi")
+
+    # When only the helper changes
+    sidecar_fleet.write("_salute.py", 'WORD = "hello again"\n')
+
+    # Then the function sees the new helper (the child was replaced, not reloaded)
+    sidecar_fleet.eventually("test/salute", {}, "hello again")
+
+
+def test_sidecar_deleted_module_is_unregistered(sidecar_fleet: SidecarFleet) -> None:
+    # Given a loaded function
+    path = sidecar_fleet.write(
+        "doomed.py",
+        """
+        from harness.runtime import event, function
+
+
+        @function(id="doomed", trigger=event("test/doomed"))
+        def doomed(ctx):
+            return "alive"
+        """,
+    )
+    sidecar_fleet.wait_registered("doomed")
+
+    # When its file is deleted
+    path.unlink()
+
+    # Then it is unregistered and its event starts no run
+    sidecar_fleet.wait_registered("doomed", present=False)
+    assert sidecar_fleet.run_ids_for("test/doomed", {}) == ()
+
+
+def test_sidecar_broken_module_is_reported_while_others_keep_working(
+    sidecar_fleet: SidecarFleet,
+) -> None:
+    # Given a working function
+    sidecar_fleet.write(
+        "steady.py",
+        """
+        from harness.runtime import event, function
+
+
+        @function(id="steady", trigger=event("test/steady"))
+        def steady(ctx):
+            return "steady"
+        """,
+    )
+    sidecar_fleet.wait_registered("steady")
+
+    # When a module with a syntax error and one with a bad cron are written
+    sidecar_fleet.write("broken.py", "def oops(:\n    pass\n")
+    sidecar_fleet.write(
+        "badcron.py",
+        """
+        from harness.runtime import cron, function
+
+
+        @function(id="badcron", trigger=cron("every morning"))
+        def badcron(ctx):
+            return None
+        """,
+    )
+    rt = sidecar_fleet.runtime()
+    wait_until(
+        lambda: {"broken.py", "badcron.py"} <= {e.file for e in load_errors(rt, FILE_SOURCE)},
+        what="both load errors to be recorded\n" + sidecar_fleet.logs(),
+    )
+
+    # Then the others keep working
+    assert sidecar_fleet.result_of("test/steady", {}) == "steady"
+    # and the CLI lists the errors with their lines
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "functions", "--json"],
+        cwd=ROOT, env=sidecar_fleet.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    table = json.loads(out.stdout)
+    errors = {e["file"]: e for e in table["load_errors"]}
+    assert errors["broken.py"]["line"] == 1, errors
+    assert "cron" in errors["badcron.py"]["error"] and errors["badcron.py"]["line"] == 5, errors
+    assert table["sidecar_alive"] is True
+    assert any(f["id"] == "steady" and f["file"] == "steady.py" for f in table["functions"])
+    # and the agent sees them when it next thinks
+    notes = agent_notes(rt)
+    assert "broken.py:1" in notes and "badcron.py:5" in notes, notes
+
+    (sidecar_fleet.functions / "broken.py").unlink()
+    (sidecar_fleet.functions / "badcron.py").unlink()
+
+
+def test_sidecar_cron_function_fires(sidecar_fleet: SidecarFleet) -> None:
+    # Given a function on a cron of every second (croniter's sixth field)
+    path = sidecar_fleet.write(
+        "ticker.py",
+        """
+        from harness.runtime import cron, function
+
+
+        @function(id="ticker", trigger=cron("* * * * * *"))
+        def ticker(ctx):
+            return ctx.event.data["tick"]
+        """,
+    )
+    sidecar_fleet.wait_registered("ticker")
+    rt = sidecar_fleet.runtime()
+
+    # Then the scheduler fires it and the sidecar completes a run
+    wait_until(
+        lambda: any(
+            r["function_id"] == "ticker" and r["status"] == "completed"
+            for r in rt.ledger.recent(200)
+        ),
+        what="a completed run of the cron function\n" + sidecar_fleet.logs(),
+    )
+    path.unlink()
+
+
+def test_sidecar_function_message_starts_an_agent_run(sidecar_fleet: SidecarFleet) -> None:
+    # Given the agent's built-in handler in the trigger table (as fleet workers register it)
+    from harness.agent.handlers import HANDLE_MESSAGE, handle_message
+
+    rt = sidecar_fleet.runtime()
+    rt.triggers.register([handle_message.spec])
+    sidecar_fleet.write(
+        "nudge.py",
+        """
+        from harness.runtime import event, function
+
+
+        @function(id="nudge", trigger=event("test/nudge"))
+        def nudge(ctx):
+            ctx.step.send_event("ask-agent", {
+                "name": "agent.message.received",
+                "data": {
+                    "message": "The build broke; tell the user.",
+                    "session_key": "system-nudge",
+                    "channel": "system",
+                    "sender": {"id": "system", "name": "nudge"},
+                    "destination": {"chat_id": "none"},
+                },
+            })
+            return "asked"
+        """,
+    )
+    sidecar_fleet.wait_registered("nudge")
+
+    # When the function runs
+    assert sidecar_fleet.result_of("test/nudge", {}) == "asked"
+
+    # Then a run of the agent's handler exists for the system session
+    runs = [r for r in rt.ledger.recent(200) if r["function_id"] == HANDLE_MESSAGE]
+    assert runs, "no agent run was started"
+    assert runs[0]["singleton"] == f"{HANDLE_MESSAGE}:system-nudge"
+
+
+def test_sidecar_runaway_function_is_stopped_by_its_timeout(sidecar_fleet: SidecarFleet) -> None:
+    # Given a function that never returns, with a one-second timeout
+    sidecar_fleet.write(
+        "runaway.py",
+        """
+        from harness.runtime import event, function
+
+
+        def spin():
+            while True:
+                pass
+
+
+        @function(id="runaway", trigger=event("test/runaway"), timeout=1)
+        def runaway(ctx):
+            ctx.step.run("spin", spin)
+        """,
+    )
+    sidecar_fleet.wait_registered("runaway")
+    rt = sidecar_fleet.runtime()
+
+    # When it runs
+    run_id = sidecar_fleet.run_ids_for("test/runaway", {})[0]
+
+    # Then the run fails with a timeout error and the sidecar comes back for other functions
+    record = wait_until(
+        lambda: (r := rt.ledger.run(run_id)) and r["status"] == "failed" and r,
+        what="the runaway run to fail\n" + sidecar_fleet.logs(),
+    )
+    assert isinstance(record, dict) and "RunTimeoutError" in record["error"], record
+    (sidecar_fleet.functions / "runaway.py").unlink()
+    sidecar_fleet.write(
+        "after.py",
+        """
+        from harness.runtime import event, function
+
+
+        @function(id="after", trigger=event("test/after"))
+        def after(ctx):
+            return "fine"
+        """,
+    )
+    sidecar_fleet.wait_registered("after")
+    assert sidecar_fleet.result_of("test/after", {}) == "fine"
+    # and the agent hears of the failure
+    wait_until(lambda: "runaway" in agent_notes(rt), what="the failure in the agent's notes")
