@@ -22,6 +22,7 @@ from harness.llm.factory import build_fallback_provider, build_provider
 from harness.llm.provider import ModelProvider
 from harness.llm.types import ToolSpec
 from harness.settings import Settings, get_settings
+from harness.sidecar.tool_check import check_function_writes
 from harness.tools import default_registry
 from harness.tools.base import ToolRegistry
 
@@ -56,6 +57,8 @@ def build_deps(settings: Settings) -> AgentDeps:
     private = settings.agent_fetch_private_networks
     tools = default_registry(allow_shell=settings.agent_allow_shell, allow_private_fetch=private)
     tools.register(RememberTool())
+    if settings.sidecar_enabled:
+        check_function_writes(tools, settings)
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
         tools.register(delegation)
     subagent_tools = default_registry(allow_shell=False, allow_private_fetch=private)

@@ -175,8 +175,8 @@ def _install_package(folder: Path) -> None:
     package = sys.modules.get(PACKAGE)
     if package is None:
         package = types.ModuleType(PACKAGE)
-        package.__path__ = [str(folder)]
         sys.modules[PACKAGE] = package
+    package.__path__ = [str(folder)]
     if str(folder) not in sys.path:
         sys.path.append(str(folder))  # appended: a file must never shadow the standard library
 

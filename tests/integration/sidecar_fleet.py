@@ -120,8 +120,9 @@ class SidecarFleet:
         assert record["status"] == "completed", f"run failed: {record['error']}"
         return json.loads(record["result"])
 
-
-    def eventually(self, name: str, data: dict[str, Any], expected: Any, timeout: float = 30) -> None:
+    def eventually(
+        self, name: str, data: dict[str, Any], expected: Any, timeout: float = 30
+    ) -> None:
         """Publish the event again until a run returns `expected` (after a reload)."""
         seen: list[Any] = []
 
