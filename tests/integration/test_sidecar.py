@@ -6,11 +6,13 @@ The tests share one sidecar (starting one takes seconds); each uses its own file
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
 import pytest
 
+from harness.agent.workspace import default_shipped_skills, default_template
 from harness.runtime.function_sources import FILE_SOURCE, load_errors
 from harness.sidecar.status import agent_notes
 from tests.integration.conftest import ROOT, wait_until
@@ -281,3 +283,33 @@ def test_sidecar_runaway_function_is_stopped_by_its_timeout(sidecar_fleet: Sidec
     assert sidecar_fleet.result_of("test/after", {}) == "fine"
     # and the agent hears of the failure
     wait_until(lambda: "runaway" in agent_notes(rt), what="the failure in the agent's notes")
+
+
+def _skill_blocks() -> list[str]:
+    blocks = []
+    for skill in ("durable-functions.md", "managing-functions.md"):
+        text = (default_shipped_skills() / skill).read_text()
+        blocks += re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    return blocks
+
+
+def test_sidecar_loads_every_skill_template_and_the_example(sidecar_fleet: SidecarFleet) -> None:
+    # Given every code block of the functions skills, and the template's example, as files
+    blocks = _skill_blocks()
+    assert len(blocks) >= 5
+    for index, block in enumerate(blocks):
+        sidecar_fleet.write(f"skill_{index}.py", block)
+    example = default_template() / "functions" / "example_ping.py"
+    sidecar_fleet.write("example_ping.py", example.read_text())
+
+    # When the sidecar loads them
+    sidecar_fleet.wait_registered("example-ping")
+
+    # Then every one loaded, and the example answers
+    rt = sidecar_fleet.runtime()
+    names = {f"skill_{i}.py" for i in range(len(blocks))}
+    assert not [e for e in load_errors(rt, FILE_SOURCE) if e.file in names]
+    registered = sidecar_fleet.registered()
+    for expected in ("check-build", "welcome-new-customer", "morning-triage", "ping-back"):
+        assert expected in registered, registered
+    assert sidecar_fleet.result_of("example/ping", {"text": "hi"})["pong"] == "hi"
