@@ -2,17 +2,21 @@
 
 Started by the supervisor (`python -m harness.sidecar.child`) with the environment of
 `environment.child_environment` and its working directory in the functions folder. In order:
-limit its own resources, load every file (helpers are imported fresh, since the process is
-new), force every function onto the sidecar queue under a timeout, start a Celery worker on
-the sidecar queue and, once it consumes, replace the sidecar's set of functions and load
+limit its own resources, import the harness and Celery, wait for one line on stdin (the files
+the validation rejected; the supervisor keeps one child waiting there, warm), load every file
+(helpers are imported fresh: no file of the folder was imported before the line came), force
+every function onto the sidecar queue under a timeout, start a Celery worker on the sidecar
+queue and, once it consumes, replace the sidecar's set of functions and load
 errors in the trigger table in one step and tell the supervisor (a line written to the file
 descriptor named in `READY_FD_ENV`). Celery is touched here and in `harness.runtime`.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,7 +42,14 @@ from harness.sidecar.validate import decode_skip
 
 log = logging.getLogger("harness.sidecar")
 READY_FD_ENV = "HARNESS_SIDECAR_READY_FD"
-SKIP_ENV = "HARNESS_SIDECAR_SKIP"
+# what `app.worker_main` imports lazily: imported before the child waits, so a warm child
+# starts consuming sooner once it is told to go
+WORKER_MODULES = (
+    "celery.apps.worker",
+    "celery.worker.consumer",
+    "celery.concurrency.thread",
+    "kombu.transport.redis",
+)
 EXIT_RUN_TIMEOUT = 75
 
 
@@ -64,14 +75,14 @@ class Loaded:
     errors: list[LoadError]
 
 
-def load(settings: Settings, runtime: Runtime) -> Loaded:
+def load(settings: Settings, runtime: Runtime, skip: dict[str, LoadError]) -> Loaded:
     """Load the folder into the process registry, workspace functions plus built-ins, each on
     the sidecar queue under its timeout. Ids already in the trigger table from elsewhere (the
     fleet's built-ins) are refused as load errors."""
     folder = settings.agent_workspace.resolve() / "functions"
     table = {spec.id for spec in runtime.triggers.specs()}
     reserved = (table - source_ids(runtime, FILE_SOURCE)) | BUILTIN_IDS
-    loaded = load_folder(folder, reserved=reserved, skip=decode_skip(os.environ.get(SKIP_ENV, "")))
+    loaded = load_folder(folder, reserved=reserved, skip=skip)
     functions = [prepare(fn, settings) for fn in loaded.functions]
     builtins = builtin_functions(loaded.files, fleet_ids=reserved)
     functions += [prepare(fn, settings) for fn in builtins]
@@ -110,7 +121,12 @@ def main() -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     runtime = get_runtime()
-    loaded = load(settings, runtime)
+    for module in WORKER_MODULES:
+        importlib.import_module(module)
+    line = sys.stdin.readline()  # a warm child waits here for the files to skip
+    if not line.strip():
+        return 0  # a spare the supervisor no longer needs
+    loaded = load(settings, runtime, decode_skip(line))
     heartbeat = Heartbeat(runtime, "sidecar", (settings.sidecar_queue,))
     heartbeat.start()
     worker_ready.connect(_on_ready(runtime, loaded), weak=False)

@@ -21,6 +21,7 @@ import signal
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -28,9 +29,9 @@ from watchdog.observers import Observer
 
 from harness.runtime.connection import resolve_redis_url
 from harness.settings import Settings
-from harness.sidecar.child import READY_FD_ENV, SKIP_ENV
+from harness.sidecar.child import READY_FD_ENV
 from harness.sidecar.environment import child_environment, python_command, sandboxed
-from harness.sidecar.validate import encode_skip, validate
+from harness.sidecar.validate import Validator, encode_skip
 
 log = logging.getLogger("harness.sidecar")
 READY_TIMEOUT_S = 60.0
@@ -54,6 +55,18 @@ class _Watcher(FileSystemEventHandler):
             self._touched.set()
 
 
+@dataclass
+class _Spawned:
+    """A child process and the read end of its readiness pipe."""
+
+    proc: subprocess.Popen[bytes]
+    ready_fd: int
+
+    def discard(self) -> None:
+        os.close(self.ready_fd)
+        _stop_child(self.proc, grace=1.0)
+
+
 class Sidecar:
     """The supervisor. `run(stop)` blocks until `stop` is set, then stops the child."""
 
@@ -61,7 +74,9 @@ class Sidecar:
         self.settings = settings
         self.folder = settings.agent_workspace.resolve() / "functions"
         self.env = child_environment(settings, resolve_redis_url(settings), os.environ)
+        self.validator = Validator(self.folder, self.env, warm=True)
         self._touched = threading.Event()
+        self._spare: _Spawned | None = None
         self._child: subprocess.Popen[bytes] | None = None
         self._child_started = 0.0
         self._failures = 0
@@ -95,6 +110,9 @@ class Sidecar:
                 stop.wait(_POLL_S)
         finally:
             observer.stop()
+            self.validator.close()
+            if self._spare is not None:
+                self._spare.discard()
             if self._child is not None:
                 _stop_child(self._child, grace=10.0)
             observer.join(timeout=5)
@@ -118,7 +136,7 @@ class Sidecar:
     def _reload(self, stop: threading.Event) -> bool:
         """Validate, start a new child, stop the old one. False when the new child did not
         become ready (the old one, if any, is left running)."""
-        report = validate(self.folder, env=self.env, timeout=self.settings.sidecar_validate_timeout)
+        report = self.validator.validate(timeout=self.settings.sidecar_validate_timeout)
         skip = {error.file: error for error in report.errors}
         child = self._start_child(encode_skip(skip), stop)
         if child is None:
@@ -134,13 +152,39 @@ class Sidecar:
         return True
 
     def _start_child(self, skip: str, stop: threading.Event) -> subprocess.Popen[bytes] | None:
+        """Tell the warm spare (or a new child) to load, wait until it consumes, and start
+        the next spare. None when it did not become ready."""
+        spawned, self._spare = self._spare, None
+        if spawned is None or spawned.proc.poll() is not None:
+            spawned = self._spawn()
+        if spawned is None:
+            return None
+        try:
+            assert spawned.proc.stdin is not None
+            spawned.proc.stdin.write(skip.encode() + b"\n")
+            spawned.proc.stdin.close()
+            ready = _wait_ready(spawned.proc, spawned.ready_fd, stop)
+        except OSError:  # it died before reading its orders
+            ready = False
+        if not ready:
+            log.error(
+                "sidecar child %d did not become ready (exit code %s)",
+                spawned.proc.pid, spawned.proc.poll(),
+            )  # fmt: skip
+            spawned.discard()
+            return None
+        os.close(spawned.ready_fd)
+        self._spare = self._spawn()
+        return spawned.proc
+
+    def _spawn(self) -> _Spawned | None:
         read_fd, write_fd = os.pipe()
-        env = {**self.env, READY_FD_ENV: str(write_fd), SKIP_ENV: skip}
+        env = {**self.env, READY_FD_ENV: str(write_fd)}
         argv = sandboxed(python_command("harness.sidecar.child"), self.folder.parent)
         try:
-            child = subprocess.Popen(
+            proc = subprocess.Popen(
                 argv, env=env, cwd=self.folder, pass_fds=(write_fd,), start_new_session=True,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
             )  # fmt: skip
         except OSError as exc:
             log.error("cannot start a sidecar child: %s", exc)
@@ -148,14 +192,7 @@ class Sidecar:
             return None
         finally:
             os.close(write_fd)
-        try:
-            if _wait_ready(child, read_fd, stop):
-                return child
-        finally:
-            os.close(read_fd)
-        log.error("sidecar child %d did not become ready (exit code %s)", child.pid, child.poll())
-        _stop_child(child, grace=1.0)
-        return None
+        return _Spawned(proc, read_fd)
 
 
 def _wait_ready(child: subprocess.Popen[bytes], read_fd: int, stop: threading.Event) -> bool:
