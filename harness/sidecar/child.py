@@ -45,10 +45,17 @@ READY_FD_ENV = "HARNESS_SIDECAR_READY_FD"
 # what `app.worker_main` imports lazily: imported before the child waits, so a warm child
 # starts consuming sooner once it is told to go
 WORKER_MODULES = (
+    "celery.bin.celery",  # the command line `worker_main` goes through (click, prompt_toolkit)
     "celery.apps.worker",
+    "celery.app.amqp",
+    "celery.app.control",
+    "celery.events.dispatcher",
+    "celery.worker.components",
     "celery.worker.consumer",
+    "celery.worker.strategy",
     "celery.concurrency.thread",
     "kombu.transport.redis",
+    "kombu.pidbox",
 )
 EXIT_RUN_TIMEOUT = 75
 

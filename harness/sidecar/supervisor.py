@@ -136,7 +136,9 @@ class Sidecar:
     def _reload(self, stop: threading.Event) -> bool:
         """Validate, start a new child, stop the old one. False when the new child did not
         become ready (the old one, if any, is left running)."""
+        started = time.monotonic()
         report = self.validator.validate(timeout=self.settings.sidecar_validate_timeout)
+        log.info("sidecar: validated functions/ in %.2fs", time.monotonic() - started)
         skip = {error.file: error for error in report.errors}
         child = self._start_child(encode_skip(skip), stop)
         if child is None:
