@@ -22,12 +22,13 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from harness.runtime import get_runtime
 from harness.runtime.connection import resolve_redis_url
+from harness.runtime.function_sources import FILE_SOURCE, replace_source
 from harness.settings import Settings
 from harness.sidecar.child import READY_FD_ENV
 from harness.sidecar.environment import child_environment, python_command, sandboxed
@@ -224,18 +225,25 @@ def _stop_child(child: subprocess.Popen[bytes], grace: float) -> None:
 
 def run_sidecar(settings: Settings) -> None:
     """The `harness sidecar` process: supervise until SIGINT or SIGTERM. With
-    `SIDECAR_ENABLED=false` it only idles (so a Procfile that lists it still runs)."""
+    `SIDECAR_ENABLED=false` it unregisters the functions of earlier runs and idles (so a
+    Procfile that lists it still runs)."""
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     if not settings.sidecar_enabled:
         log.info("sidecar disabled (SIDECAR_ENABLED=false): functions/ is not loaded")
+        _unregister_all()
         while not stop.wait(1.0):
             pass
         return
     Sidecar(settings).run(stop)
 
 
-def functions_folder(settings: Settings) -> Path:
-    """Where the sidecar loads functions from: `<workspace>/functions`."""
-    return settings.agent_workspace.resolve() / "functions"
+def _unregister_all() -> None:
+    """Remove the functions an earlier sidecar registered, so their events start no runs that
+    nothing would ever run. Best effort: logged when Redis cannot be reached."""
+    try:
+        replace_source(get_runtime(), FILE_SOURCE, {}, [])
+    except Exception as exc:  # Redis down or not configured: nothing to clean, or later
+        log.warning("could not unregister the sidecar's functions: %s", exc)
+

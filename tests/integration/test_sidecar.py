@@ -6,14 +6,20 @@ The tests share one sidecar (starting one takes seconds); each uses its own file
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from harness.agent.workspace import default_shipped_skills, default_template
-from harness.runtime.function_sources import FILE_SOURCE, load_errors
+from harness.runtime import event
+from harness.runtime.function_sources import FILE_SOURCE, Origin, load_errors, replace_source
+from harness.runtime.functions import FunctionSpec
+from harness.runtime.presence import live_members
 from harness.sidecar.status import agent_notes
 from tests.integration.conftest import ROOT, wait_until
 from tests.integration.sidecar_fleet import SidecarFleet, sidecar_fleet
@@ -313,3 +319,105 @@ def test_sidecar_loads_every_skill_template_and_the_example(sidecar_fleet: Sidec
     for expected in ("check-build", "welcome-new-customer", "morning-triage", "ping-back"):
         assert expected in registered, registered
     assert sidecar_fleet.result_of("example/ping", {"text": "hi"})["pong"] == "hi"
+
+
+def _child_pids(fleet: SidecarFleet) -> set[int]:
+    return {int(m.id.rsplit(":", 1)[1]) for m in live_members(fleet.runtime(), "sidecar")}
+
+
+def test_sidecar_replaces_a_child_that_dies(sidecar_fleet: SidecarFleet) -> None:
+    # Given a loaded function and the child running it
+    sidecar_fleet.write(
+        "survivor.py",
+        """
+        from harness.runtime import event, function
+
+
+        @function(id="survivor", trigger=event("test/survivor"))
+        def survivor(ctx):
+            return "here"
+        """,
+    )
+    sidecar_fleet.wait_registered("survivor")
+    assert sidecar_fleet.result_of("test/survivor", {}) == "here"
+    before = _child_pids(sidecar_fleet)
+
+    # When the child is killed outright
+    for pid in before:
+        os.killpg(pid, signal.SIGKILL)
+
+    # Then a new child takes over without any file change
+    wait_until(
+        lambda: _child_pids(sidecar_fleet) - before,
+        what="a new sidecar child\n" + sidecar_fleet.logs(),
+    )
+    assert sidecar_fleet.result_of("test/survivor", {}) == "here"
+
+
+INFLIGHT = """
+import os
+import time
+
+from harness.runtime import event, function
+
+
+def slow():
+    time.sleep({sleep})
+    return "{version}"
+
+
+@function(id="inflight", trigger=event("test/inflight"))
+def inflight(ctx):
+    first = ctx.step.run("first", os.getpid)
+    second = ctx.step.run("slow", slow)
+    return [first, second]
+"""
+
+
+def test_sidecar_run_in_flight_during_a_reload_resumes_on_the_new_code(
+    sidecar_fleet: SidecarFleet,
+) -> None:
+    # Given a run of v1 that completed its first step and is in a long second step
+    sidecar_fleet.write("inflight.py", INFLIGHT.format(sleep=60, version="v1"))
+    sidecar_fleet.wait_registered("inflight")
+    rt = sidecar_fleet.runtime()
+    run_id = sidecar_fleet.run_ids_for("test/inflight", {})[0]
+    wait_until(lambda: "first:0" in rt.ledger.journal(run_id), what="the first step")
+    first_pid = rt.ledger.journal(run_id)["first:0"]["v"]
+
+    # When the file is replaced by v2 (whose second step is quick)
+    sidecar_fleet.write("inflight.py", INFLIGHT.format(sleep=0, version="v2"))
+
+    # Then the run completes on v2 without running its completed first step again
+    record = wait_until(
+        lambda: (r := rt.ledger.run(run_id)) and r["status"] == "completed" and r,
+        timeout=60,
+        what="the run to complete on the new child\n" + sidecar_fleet.logs(),
+    )
+    assert isinstance(record, dict)
+    assert json.loads(record["result"]) == [first_pid, "v2"]
+
+
+def test_disabled_sidecar_unregisters_old_functions_and_idles(
+    redis_url: str, tmp_path: Path
+) -> None:
+    # Given functions an earlier sidecar registered
+    fleet = SidecarFleet(
+        redis_url=redis_url, workspace=tmp_path / "ws", extra_env={"SIDECAR_ENABLED": "false"}
+    )
+    fleet.functions.mkdir(parents=True)
+    fleet.write("old.py", VERSIONED.format(version="old"))
+    spec = FunctionSpec(id="old", triggers=(event("test/old"),), queue="sidecar")
+    replace_source(
+        fleet.runtime(), FILE_SOURCE, {"old": (spec, Origin(source=FILE_SOURCE, file="old.py"))}, []
+    )
+
+    # When the sidecar starts with SIDECAR_ENABLED=false
+    fleet.start("sidecar", "sidecar")
+    try:
+        # Then the old functions are gone, nothing is loaded, and the process keeps running
+        fleet.wait_registered("old", present=False)
+        assert "versioned" not in fleet.registered()
+        assert fleet.procs["sidecar"].poll() is None
+    finally:
+        fleet.stop()
