@@ -17,6 +17,8 @@ import importlib
 import logging
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -119,6 +121,15 @@ def _on_ready(runtime: Runtime, loaded: Loaded) -> Callable[..., None]:
     return ready
 
 
+def _exit_with_parent(parent: int) -> None:
+    """End this child when the supervisor is gone (killed outright): an orphan would keep
+    consuming the queue with code nobody watches any more."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    log.warning("the sidecar supervisor %d is gone; ending child %d", parent, os.getpid())
+    os._exit(0)
+
+
 def main() -> int:
     """Run the child until SIGTERM (Celery's warm shutdown). Returns its exit code."""
     settings = get_settings()
@@ -134,6 +145,7 @@ def main() -> int:
     if not line.strip():
         return 0  # a spare the supervisor no longer needs
     loaded = load(settings, runtime, decode_skip(line))
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     heartbeat = Heartbeat(runtime, "sidecar", (settings.sidecar_queue,))
     heartbeat.start()
     worker_ready.connect(_on_ready(runtime, loaded), weak=False)

@@ -54,11 +54,20 @@ def check_function_writes(registry: ToolRegistry, settings: Settings) -> None:
 
 def check_file(path: Path, settings: Settings, reserved: Collection[str]) -> str:
     """The sidecar's verdict on one file of `functions/`, as one or more lines of text."""
-    if path.name.startswith("_"):
-        return "sidecar: helper module (not loaded by itself; the files importing it are checked)"
     env = child_environment(settings, settings.redis_url or "", os.environ)
     report = validate(path.parent, env=env, reserved=reserved, timeout=CHECK_TIMEOUT_S)
+    if path.name.startswith("_"):
+        return describe_helper(report, path.name)
     return describe(report, path.name)
+
+
+def describe_helper(report: LoadReport, name: str) -> str:
+    """A helper is not loaded by itself: say how the files that may import it fare."""
+    if not report.errors:
+        return f"sidecar: {name} is a helper; every function file loads"
+    lines = [f"sidecar: {name} is a helper; files that do NOT load:"]
+    lines += [f"- {e.describe()}" for e in report.errors]
+    return "\n".join(lines)
 
 
 def describe(report: LoadReport, name: str) -> str:

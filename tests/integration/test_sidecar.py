@@ -421,3 +421,30 @@ def test_disabled_sidecar_unregisters_old_functions_and_idles(
         assert fleet.procs["sidecar"].poll() is None
     finally:
         fleet.stop()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_sidecar_child_ends_when_its_supervisor_is_killed(redis_url: str, tmp_path: Path) -> None:
+    # Given a running sidecar and its child
+    fleet = SidecarFleet(redis_url=redis_url, workspace=tmp_path / "ws")
+    fleet.functions.mkdir(parents=True)
+    fleet.start("sidecar", "sidecar")
+    try:
+        fleet.wait_registered("sidecar-heartbeat")
+        children = wait_until(lambda: _child_pids(fleet), what="the child's presence")
+        assert isinstance(children, set)
+
+        # When the supervisor is killed outright
+        os.kill(fleet.procs["sidecar"].pid, signal.SIGKILL)
+
+        # Then the child does not linger as an orphan consuming the queue
+        wait_until(lambda: all(_gone(pid) for pid in children), what="the orphan child to end")
+    finally:
+        fleet.stop()

@@ -56,3 +56,26 @@ def test_write_outside_functions_is_not_checked(tmp_path: Path) -> None:
         "write", {"path": "notes/x.py", "content": "x = ("}, ToolContext(workspace=tmp_path)
     )
     assert "sidecar" not in outcome.content
+
+
+def test_edit_of_a_helper_reports_the_files_it_breaks(tmp_path: Path) -> None:
+    # Given a function file that imports a helper
+    registry = default_registry(allow_shell=False)
+    check_function_writes(registry, Settings(_env_file=None))  # type: ignore[call-arg]
+    ctx = ToolContext(workspace=tmp_path)
+    registry.execute(
+        "write", {"path": "functions/_shared.py", "content": "SCHEDULE = '0 2 * * *'\n"}, ctx
+    )
+    user = GOOD.replace('cron("0 2 * * *")', "cron(_shared.SCHEDULE)").replace(
+        "from harness.runtime", "import _shared\nfrom harness.runtime"
+    )
+    registry.execute("write", {"path": "functions/nightly.py", "content": user}, ctx)
+
+    # When the helper is rewritten with a value the function cannot use
+    outcome = registry.execute(
+        "write", {"path": "functions/_shared.py", "content": "SCHEDULE = 'nightly'\n"}, ctx
+    )
+
+    # Then the result names the function file that no longer loads
+    assert "_shared.py is a helper; files that do NOT load:" in outcome.content
+    assert "- nightly.py:" in outcome.content and "invalid cron" in outcome.content
