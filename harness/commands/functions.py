@@ -34,17 +34,6 @@ def sidecar() -> None:
         raise typer.Exit(code=2) from exc
 
 
-def _builtin_ids() -> set[str]:
-    """Ids declared by the built-in modules (imported here, so they may be in REGISTRY)."""
-    from harness.runtime.functions import REGISTRY, FunctionRegistry, capture_declarations
-    from harness.runtime.worker import BUILTIN_FUNCTION_MODULES, load_function_modules
-
-    captured = FunctionRegistry()
-    with capture_declarations(captured):
-        load_function_modules(BUILTIN_FUNCTION_MODULES)
-    return {fn.id for fn in [*captured.all(), *REGISTRY.all()]}
-
-
 def _when(ms: str) -> str:
     if not ms or ms == "0":
         return ""
@@ -57,10 +46,11 @@ def functions(
     """Every registered function (source, triggers, next cron, last run) and every file of
     workspace/functions that failed to load."""
     from harness.runtime import get_runtime
+    from harness.sidecar.builtins import fleet_builtin_ids
     from harness.sidecar.status import function_table
 
     try:
-        table = function_table(get_runtime(), _builtin_ids())
+        table = function_table(get_runtime(), fleet_builtin_ids())
     except HarnessError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(code=2) from exc

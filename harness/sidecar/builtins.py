@@ -15,7 +15,8 @@ from typing import Any
 from harness.events import FUNCTION_FAILED, FunctionFailed
 from harness.runtime import Context, Function, cron, event, function
 from harness.runtime.function_sources import FILE_SOURCE, RunFailure, record_failure
-from harness.runtime.functions import FunctionRegistry
+from harness.runtime.functions import REGISTRY, FunctionRegistry, capture_declarations
+from harness.runtime.worker import BUILTIN_FUNCTION_MODULES, load_function_modules
 
 HEARTBEAT = "sidecar-heartbeat"
 FAILURES = "sidecar-failures"
@@ -47,3 +48,13 @@ def builtin_functions(workspace_ids: Collection[str], fleet_ids: Collection[str]
         return True
 
     return registry.all()
+
+
+def fleet_builtin_ids() -> frozenset[str]:
+    """The ids the fleet's built-in modules declare (imported here if they were not), so that
+    a file can never take one over, even while no worker has registered them yet."""
+    captured = FunctionRegistry()
+    with capture_declarations(captured):
+        load_function_modules(BUILTIN_FUNCTION_MODULES)
+    declared = {fn.id for fn in captured.all()}
+    return frozenset(declared or {fn.id for fn in REGISTRY.all()})

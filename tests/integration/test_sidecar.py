@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.agent.handlers import HANDLE_MESSAGE, handle_message
 from harness.agent.workspace import default_shipped_skills, default_template
 from harness.runtime import event
 from harness.runtime.function_sources import FILE_SOURCE, Origin, load_errors, replace_source
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.presence import live_members
-from harness.sidecar.status import agent_notes
+from harness.sidecar.status import agent_notes, function_table
 from tests.integration.conftest import ROOT, wait_until
 from tests.integration.sidecar_fleet import SidecarFleet, sidecar_fleet
 
@@ -170,12 +171,46 @@ def test_sidecar_broken_module_is_reported_while_others_keep_working(
     assert "cron" in errors["badcron.py"]["error"] and errors["badcron.py"]["line"] == 5, errors
     assert table["sidecar_alive"] is True
     assert any(f["id"] == "steady" and f["file"] == "steady.py" for f in table["functions"])
+    # and its table says the same
+    out = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "functions"],
+        cwd=ROOT, env=sidecar_fleet.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert "failed to load broken.py:1: SyntaxError" in out.stdout, out.stdout
+    assert "sidecar: running" in out.stdout, out.stdout
     # and the agent sees them when it next thinks
     notes = agent_notes(rt)
     assert "broken.py:1" in notes and "badcron.py:5" in notes, notes
 
     (sidecar_fleet.functions / "broken.py").unlink()
     (sidecar_fleet.functions / "badcron.py").unlink()
+
+
+def test_sidecar_refuses_a_file_that_takes_a_built_in_id(sidecar_fleet: SidecarFleet) -> None:
+    # Given no worker has registered the agent's handler in this fleet's trigger table
+    # When a file declares a function with the handler's id
+    sidecar_fleet.write(
+        "hijack.py",
+        """
+        from harness.runtime import event, function
+
+
+        @function(id="agent-handle-message", trigger=event("agent.message.received"))
+        def hijack(ctx):
+            return "mine"
+        """,
+    )
+    rt = sidecar_fleet.runtime()
+
+    # Then it is a load error, and the id is not registered by the sidecar
+    error = wait_until(
+        lambda: next((e for e in load_errors(rt, FILE_SOURCE) if e.file == "hijack.py"), None),
+        what="the load error of hijack.py\n" + sidecar_fleet.logs(),
+    )
+    assert "built-in" in str(error), error
+    specs = {s.id: s for s in rt.triggers.specs()}
+    assert "agent-handle-message" not in specs or specs["agent-handle-message"].queue != "sidecar"
+    (sidecar_fleet.functions / "hijack.py").unlink()
 
 
 def test_sidecar_cron_function_fires(sidecar_fleet: SidecarFleet) -> None:
@@ -202,13 +237,15 @@ def test_sidecar_cron_function_fires(sidecar_fleet: SidecarFleet) -> None:
         ),
         what="a completed run of the cron function\n" + sidecar_fleet.logs(),
     )
+    # and `harness functions` shows its next tick and last run
+    row = next(r for r in function_table(rt, set()).functions if r.id == "ticker")
+    assert row.next_cron is not None and row.source == "file" and row.file == "ticker.py"
+    assert row.last_run is not None
     path.unlink()
 
 
 def test_sidecar_function_message_starts_an_agent_run(sidecar_fleet: SidecarFleet) -> None:
     # Given the agent's built-in handler in the trigger table (as fleet workers register it)
-    from harness.agent.handlers import HANDLE_MESSAGE, handle_message
-
     rt = sidecar_fleet.runtime()
     rt.triggers.register([handle_message.spec])
     sidecar_fleet.write(
