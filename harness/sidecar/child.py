@@ -37,7 +37,7 @@ from harness.runtime.functions import REGISTRY
 from harness.runtime.presence import Heartbeat
 from harness.runtime.run_timeouts import with_timeout
 from harness.settings import Settings, get_settings
-from harness.sidecar.builtins import BUILTIN_IDS, builtin_functions, fleet_builtin_ids
+from harness.sidecar.builtins import BUILTIN_IDS, builtin_functions
 from harness.sidecar.environment import apply_limits
 from harness.sidecar.loader import load_folder
 from harness.sidecar.validate import decode_skip
@@ -84,15 +84,14 @@ class Loaded:
     errors: list[LoadError]
 
 
-def load(
-    settings: Settings, runtime: Runtime, skip: dict[str, LoadError], fleet_ids: frozenset[str]
-) -> Loaded:
+def load(settings: Settings, runtime: Runtime, skip: dict[str, LoadError]) -> Loaded:
     """Load the folder into the process registry, workspace functions plus built-ins, each on
-    the sidecar queue under its timeout. Ids already in the trigger table from elsewhere, and
-    the fleet's built-in ids (`fleet_ids`), are refused as load errors."""
+    the sidecar queue under its timeout. Ids already in the trigger table from elsewhere are
+    refused as load errors (the validation, given the fleet's built-in ids, refused those
+    before any worker registered them: such files come in `skip`)."""
     folder = settings.agent_workspace.resolve() / "functions"
     table = {spec.id for spec in runtime.triggers.specs()}
-    reserved = (table - source_ids(runtime, FILE_SOURCE)) | BUILTIN_IDS | fleet_ids
+    reserved = (table - source_ids(runtime, FILE_SOURCE)) | BUILTIN_IDS
     loaded = load_folder(folder, reserved=reserved, skip=skip)
     functions = [prepare(fn, settings) for fn in loaded.functions]
     builtins = builtin_functions(loaded.files, fleet_ids=reserved)
@@ -143,11 +142,10 @@ def main() -> int:
     runtime = get_runtime()
     for module in WORKER_MODULES:
         importlib.import_module(module)
-    fleet_ids = fleet_builtin_ids()
     line = sys.stdin.readline()  # a warm child waits here for the files to skip
     if not line.strip():
         return 0  # a spare the supervisor no longer needs
-    loaded = load(settings, runtime, decode_skip(line), fleet_ids)
+    loaded = load(settings, runtime, decode_skip(line))
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     heartbeat = Heartbeat(runtime, "sidecar", (settings.sidecar_queue,))
     heartbeat.start()

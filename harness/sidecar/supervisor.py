@@ -30,6 +30,7 @@ from harness.runtime import get_runtime
 from harness.runtime.connection import resolve_redis_url
 from harness.runtime.function_sources import FILE_SOURCE, replace_source
 from harness.settings import Settings
+from harness.sidecar.builtins import BUILTIN_IDS, fleet_builtin_ids
 from harness.sidecar.child import READY_FD_ENV
 from harness.sidecar.environment import child_environment, python_command, sandboxed
 from harness.sidecar.validate import Validator, encode_skip
@@ -76,6 +77,8 @@ class Sidecar:
         self.folder = settings.agent_workspace.resolve() / "functions"
         self.env = child_environment(settings, resolve_redis_url(settings), os.environ)
         self.validator = Validator(self.folder, self.env, warm=True)
+        # imported once here (it costs seconds), never in the children that run agent code
+        self._fleet_ids = fleet_builtin_ids() | BUILTIN_IDS
         self._touched = threading.Event()
         self._spare: _Spawned | None = None
         self._child: subprocess.Popen[bytes] | None = None
@@ -138,7 +141,9 @@ class Sidecar:
         """Validate, start a new child, stop the old one. False when the new child did not
         become ready (the old one, if any, is left running)."""
         started = time.monotonic()
-        report = self.validator.validate(timeout=self.settings.sidecar_validate_timeout)
+        report = self.validator.validate(
+            reserved=self._fleet_ids, timeout=self.settings.sidecar_validate_timeout
+        )
         log.info("sidecar: validated functions/ in %.2fs", time.monotonic() - started)
         skip = {error.file: error for error in report.errors}
         child = self._start_child(encode_skip(skip), stop)
