@@ -11,7 +11,6 @@ Usage: python -m bench.sidecar [--rounds 10] [--modules 100] [--debounce 2]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import statistics
@@ -56,9 +55,9 @@ def _result(rt: Runtime, version: int, deadline: float) -> float:
         pending += publish({"name": "bench/versioned", "data": {}}, runtime=rt).run_ids
         for run_id in list(pending):
             record = rt.ledger.run(run_id)
-            if record and record["status"] == "completed":
+            if record and record.status == "completed":
                 pending.remove(run_id)
-                if json.loads(record["result"]) == version:
+                if record.result == version:
                     return time.monotonic()
         time.sleep(0.02)
     raise TimeoutError(f"version {version} never answered")

@@ -1,7 +1,9 @@
 """`acknowledge-message`: show the user their message arrived (typing / :eyes:), refreshed on
 channels whose acknowledgement fades until the agent's turn replies or ends.
 
-Best effort: a failure here is logged, never told to the user.
+Best effort: a failure here is logged, never told to the user. The agent's turn is found
+by its run id, `run_id_for(MESSAGE_HANDLER, message event id)`, with the handler's function
+id taken from the message contract in `harness.events`, so channels never import the agent.
 """
 
 from __future__ import annotations
@@ -11,9 +13,17 @@ from typing import Any
 
 from channels.base import RefreshingChannel
 from channels.registry import channel_or_none
-from harness.agent.handlers import HANDLE_MESSAGE
-from harness.events import MESSAGE_RECEIVED, REPLY_READY, Destination, MessageReceived
+from harness.access import Asker, asker_of, may_serve
+from harness.events import (
+    MESSAGE_HANDLER,
+    MESSAGE_RECEIVED,
+    REPLY_READY,
+    Destination,
+    MessageReceived,
+    ReplyReady,
+)
 from harness.runtime import Context, Runtime, event, function, run_id_for
+from harness.settings import get_settings
 
 ACKNOWLEDGE = "acknowledge-message"
 ACKNOWLEDGE_FOR_S = 600.0
@@ -26,21 +36,25 @@ def acknowledge_message(ctx: Context) -> dict[str, Any]:
     """Show the user their message arrived; on a channel whose acknowledgement fades
     (`RefreshingChannel`), repeat it every `acknowledge_every` seconds until the agent's run
     for this message has replied or ended, for at most `ACKNOWLEDGE_FOR_S`. Best effort."""
-    data = MessageReceived.model_validate(ctx.event.data)
+    data = MessageReceived.from_event(ctx.event)
     channel = channel_or_none(data.channel)
     if channel is None:
         return {"acknowledged": False}
+    asker = asker_of(data.channel_meta)
+    if asker is not None and not ctx.step.run("may-serve", _may_serve, ctx.runtime, asker):
+        return {"acknowledged": False}  # a stranger sees nothing but the pairing code
     ctx.step.run("acknowledge", _acknowledge, data.channel, data.destination, data.channel_meta)
     if not isinstance(channel, RefreshingChannel):
         return {"acknowledged": True, "refreshes": 0}
-    agent_run = run_id_for(HANDLE_MESSAGE, ctx.event.id)
+    # The agent's run for this message: its function id is part of the message contract.
+    agent_run = run_id_for(MESSAGE_HANDLER, ctx.event.id)
     every = channel.acknowledge_every
     refreshes = 0
     for _ in range(int(ACKNOWLEDGE_FOR_S // every)):
         reply = ctx.step.wait_for_event(
             "reply", event=REPLY_READY, match="data.destination.chat_id", timeout=every
         )
-        if reply is not None and reply.data.get("run_id") == agent_run:
+        if reply is not None and ReplyReady.from_event(reply).run_id == agent_run:
             break
         # Another turn's reply in this chat, or none yet: refresh while our turn is live. The
         # ledger also covers a reply published before this run first waited.
@@ -58,6 +72,10 @@ def acknowledge_message(ctx: Context) -> dict[str, Any]:
     return {"acknowledged": True, "refreshes": refreshes}
 
 
+def _may_serve(runtime: Runtime, asker: Asker) -> bool:
+    return may_serve(runtime, get_settings().dm_policy, asker)
+
+
 def _acknowledge(name: str, destination: Destination, meta: Mapping[str, Any]) -> None:
     channel = channel_or_none(name)
     if channel is not None:
@@ -69,7 +87,7 @@ def _refresh(
 ) -> bool:
     """Acknowledge again if the agent's run is still live; False when the turn is over."""
     record = runtime.ledger.run(agent_run)
-    if record is None or record.get("status") in _TURN_OVER:
+    if record is None or record.status in _TURN_OVER:
         return False
     _acknowledge(name, destination, meta)
     return True

@@ -19,29 +19,24 @@ from harness.runtime import Context, Runtime, event, function
 log = logging.getLogger(__name__)
 
 SEND_REPLY = "send-reply"
-DELIVERY_TTL_S = 7 * 86_400
 
 
 class DeliveryLog:
-    """Which chunks of a reply are already on the platform: a Redis hash per reply event,
-    chunk index -> platform message id, kept for a week. Written right after each post, so a
-    retry of `send-reply` skips what an earlier attempt posted."""
+    """Which chunks of one reply are already on the platform (`runtime.deliveries`, kept for a
+    week). Written right after each post, so a retry of `send-reply` skips what an earlier
+    attempt posted. Methods raise `BusUnavailableError` when Redis fails."""
 
     def __init__(self, runtime: Runtime, reply_id: str) -> None:
-        self._redis = runtime.redis
-        self.key = f"{runtime.keys.prefix}:reply:{reply_id}:chunks"
+        self._records = runtime.deliveries
+        self.reply_id = reply_id
 
     def posted(self) -> dict[int, str]:
         """Chunk index -> platform message id, for every chunk posted so far."""
-        raw = self._redis.hgetall(self.key)
-        return {int(index): str(message_id) for index, message_id in raw.items()}
+        return self._records.posted(self.reply_id)
 
     def record(self, index: int, message_id: str) -> None:
         """Remember that chunk `index` was posted as `message_id`."""
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.hset(self.key, str(index), message_id)
-        pipe.expire(self.key, DELIVERY_TTL_S)
-        pipe.execute()
+        self._records.record(self.reply_id, index, message_id)
 
 
 @function(id=SEND_REPLY, trigger=event(REPLY_READY), retries=3)
@@ -50,7 +45,7 @@ def send_reply(ctx: Context) -> dict[str, Any]:
     :white_check_mark:). Idempotent per reply: every chunk is posted at most once across
     retries (see `DeliveryLog`); transient platform errors are retried with backoff, permanent
     ones (`PermanentPlatformError`) fail the run at once. Returns the posted message ids."""
-    data = ReplyReady.model_validate(ctx.event.data)
+    data = ReplyReady.from_event(ctx.event)
     channel = channel_or_none(data.channel)
     if channel is None:
         return {"posted": []}

@@ -3,7 +3,8 @@ spent its retries (`global-failure-handler`), and "reconsidering" in cancel mode
 (`reconsider-notice`).
 
 Both are published as `agent.reply.ready` with `channel_meta.harness_notice` set, so delivery
-retries and deduplicates them like any reply.
+retries and deduplicates them like any reply. The agent's turn is recognised by its function
+id from the message contract (`harness.events.MESSAGE_HANDLER`), never by importing the agent.
 """
 
 from __future__ import annotations
@@ -11,21 +12,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
 from channels.acknowledge import ACKNOWLEDGE
-from harness.agent.handlers import HANDLE_MESSAGE
 from harness.events import (
     FUNCTION_CANCELLED,
     FUNCTION_FAILED,
+    MESSAGE_HANDLER,
     MESSAGE_RECEIVED,
     REPLY_READY,
-    Destination,
     Event,
     FunctionCancelled,
     FunctionFailed,
     MessageReceived,
     ReplyReady,
+    ReplyTarget,
 )
 from harness.runtime import Context, Runtime, event, function
 
@@ -42,15 +43,7 @@ _BEST_EFFORT = frozenset({ACKNOWLEDGE, RECONSIDER_NOTICE})
 """Functions whose failure the user never hears about: they are cosmetic."""
 
 
-class _Target(BaseModel):
-    """Where a notice goes: the chat of the message (or reply) a failed run was about."""
-
-    channel: str
-    destination: Destination
-    channel_meta: dict[str, Any] = Field(default_factory=dict)
-
-
-def notice_target(raw_event: Mapping[str, Any]) -> _Target | None:
+def notice_target(raw_event: Mapping[str, Any]) -> ReplyTarget | None:
     """The chat a run's triggering event was about: an `agent.message.received`, an
     `agent.reply.ready` that is not itself a notice, or any event whose data carries a
     `reply` target (a sub-agent's). None otherwise. Never raises."""
@@ -60,22 +53,22 @@ def notice_target(raw_event: Mapping[str, Any]) -> _Target | None:
     try:
         if name == MESSAGE_RECEIVED:
             message = MessageReceived.model_validate(data)
-            return _Target(
+            return ReplyTarget(
                 channel=message.channel,
                 destination=message.destination,
                 channel_meta=message.channel_meta,
             )
         if name == REPLY_READY:
-            target = _Target.model_validate(data)
+            target = ReplyTarget.model_validate(data)
             return None if NOTICE_KEY in target.channel_meta else target
         if isinstance(data.get("reply"), Mapping):
-            return _Target.model_validate(data["reply"])
+            return ReplyTarget.model_validate(data["reply"])
     except ValidationError:
         return None
     return None
 
 
-def _notice(ctx: Context, target: _Target, text: str, kind: str, run_id: str) -> str:
+def _notice(ctx: Context, target: ReplyTarget, text: str, kind: str, run_id: str) -> str:
     reply = ReplyReady(
         response=text,
         channel=target.channel,
@@ -94,7 +87,7 @@ def tell_user_about_failure(ctx: Context) -> dict[str, Any]:
     """When a run about a chat spent its retries, tell that chat once, briefly, with the run id
     and never the error. Failures of cosmetic functions, and of delivering a notice, are only
     logged (by the runtime)."""
-    failed = FunctionFailed.model_validate(ctx.event.data)
+    failed = FunctionFailed.from_event(ctx.event)
     target = None if failed.function_id in _BEST_EFFORT else notice_target(failed.event)
     if target is None:
         return {"notified": False}
@@ -104,15 +97,17 @@ def tell_user_about_failure(ctx: Context) -> dict[str, Any]:
 
 @function(
     id=RECONSIDER_NOTICE,
-    trigger=event(FUNCTION_CANCELLED, if_=f"event.data.function_id == '{HANDLE_MESSAGE}'"),
+    trigger=event(FUNCTION_CANCELLED, if_=f"event.data.function_id == '{MESSAGE_HANDLER}'"),
     retries=1,
 )
 def reconsider_notice(ctx: Context) -> dict[str, Any]:
     """In cancel mode (`ON_NEW_MESSAGE=cancel`), tell the chat once that the agent dropped its
     work to start over with the newer message. A run cancelled for another reason (from the
     command line) gets no notice."""
-    cancelled = FunctionCancelled.model_validate(ctx.event.data)
-    if not ctx.step.run("superseded", _superseded, ctx.runtime, cancelled.reason):
+    cancelled = FunctionCancelled.from_event(ctx.event)
+    if not ctx.step.run(
+        "superseded", _superseded, ctx.runtime, cancelled.reason, cancelled.function_id
+    ):
         return {"notified": False}
     target = notice_target(cancelled.event)
     if target is None:
@@ -121,7 +116,8 @@ def reconsider_notice(ctx: Context) -> dict[str, Any]:
     return {"notified": True, "event_id": event_id}
 
 
-def _superseded(runtime: Runtime, reason: str) -> bool:
-    """True when a cancel `reason` names a newer run of the agent (what cancel mode writes)."""
+def _superseded(runtime: Runtime, reason: str, function_id: str) -> bool:
+    """True when a cancel `reason` names a newer run of the same function: what cancel mode
+    writes when the next message of the chat takes over."""
     record = runtime.ledger.run(reason) if reason else None
-    return record is not None and record.get("function_id") == HANDLE_MESSAGE
+    return record is not None and record.function_id == function_id

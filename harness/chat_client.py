@@ -11,7 +11,7 @@ the session's pub/sub channel (`harness.agent.progress`) while the reply is awai
         for update in exchange.updates():
             ...  # Progress, then one ChatReply (or ChatError raised)
 
-Redis errors are translated here into `ChatUnavailableError`.
+The runtime's `BusUnavailableError` becomes `ChatUnavailableError` (a kind of it) here.
 """
 
 from __future__ import annotations
@@ -24,15 +24,17 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-import redis
+from pydantic import ValidationError
 
 from harness.agent.progress import Progress, ProgressSubscription, subscribe
-from harness.errors import HarnessError
+from harness.errors import BusUnavailableError, HarnessError, InvalidEventError
 from harness.events import (
     FUNCTION_FAILED,
     MESSAGE_RECEIVED,
     REPLY_READY,
     Event,
+    FunctionFailed,
+    ReplyReady,
     Sender,
     validate_event,
 )
@@ -68,7 +70,7 @@ class ChatFailedError(ChatError):
         self.run_id = run_id
 
 
-class ChatUnavailableError(ChatError):
+class ChatUnavailableError(ChatError, BusUnavailableError):
     """The bus (Redis) could not be reached. The message may or may not have been sent."""
 
     code = "unavailable"
@@ -159,7 +161,7 @@ class Exchange:
         block_ms = max(1, int(wait_s * 1000))
         try:
             self._cursor, events = read_events(self._chat.runtime, self._cursor, block_ms)
-        except redis.RedisError as exc:
+        except BusUnavailableError as exc:
             raise ChatUnavailableError("the event bus is unavailable") from exc
         for event in events:
             reply = self._match(event)
@@ -167,24 +169,24 @@ class Exchange:
                 return reply
         return None
 
-    def _match(self, event: dict[str, Any]) -> ChatReply | None:
-        data = event.get("data") or {}
-        name = event.get("name")
-        if name == REPLY_READY:
-            destination = data.get("destination") or {}
-            if (
-                destination.get("chat_id") == self.session_key
-                and data.get("channel") == self._chat.channel
-            ):
-                return ChatReply(
-                    response=str(data.get("response", "")),
-                    run_id=str(data.get("run_id", "")),
-                    session_key=self.session_key,
-                )
-        elif name == FUNCTION_FAILED and (data.get("event") or {}).get("id") == self.event_id:
-            run_id = str(data.get("run_id", ""))
-            raise ChatFailedError(f"the agent's run {run_id} failed; no reply will come", run_id)
-        return None
+    def _match(self, raw: dict[str, Any]) -> ChatReply | None:
+        name = raw.get("name")
+        if name not in (REPLY_READY, FUNCTION_FAILED):
+            return None
+        try:
+            event = Event.model_validate(raw)
+            if name == FUNCTION_FAILED:
+                failed = event.typed(FunctionFailed)
+                if failed.event.get("id") == self.event_id:
+                    message = f"the agent's run {failed.run_id} failed; no reply will come"
+                    raise ChatFailedError(message, failed.run_id)
+                return None
+            reply = event.typed(ReplyReady)
+        except (ValidationError, InvalidEventError):
+            return None  # the bus validates built-in events; a malformed one is not our reply
+        if reply.destination.chat_id != self.session_key or reply.channel != self._chat.channel:
+            return None
+        return ChatReply(response=reply.response, run_id=reply.run_id, session_key=self.session_key)
 
     def close(self) -> None:
         """Stop following progress. Idempotent; must not raise."""
@@ -243,7 +245,7 @@ class ChatSession:
         try:
             cursor = latest_cursor(self.runtime)
             result = publish(event, runtime=self.runtime)
-        except redis.RedisError as exc:
+        except BusUnavailableError as exc:
             progress.close()
             raise ChatUnavailableError("the event bus is unavailable") from exc
         except BaseException:

@@ -1,35 +1,78 @@
-"""The `harness` command line: run the fleet or one process, publish, and inspect runs."""
+"""The `harness` command line: run the fleet or one process, talk to the agent, inspect runs.
+
+`main` is the executable. Every command runs under `HarnessGroup`, which turns our errors,
+Redis errors and usage errors into one line on stderr and quiets typer's type labels.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
-from datetime import UTC, datetime
+import os
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
+from harness.commands.doctor import doctor
 from harness.commands.functions import functions, sidecar
+from harness.commands.memory import memory_app
+from harness.commands.one_line_errors import HarnessGroup
+from harness.commands.pair import pair_app
+from harness.commands.runs import runs_app
 from harness.commands.setup import poll, setup_app
-from harness.errors import HarnessError
 from harness.events import Event
 from harness.settings import get_settings
 
+FLEET = "Run the fleet"
+TALK = "Talk to the agent"
+INSPECT = "Inspect"
+SET_UP = "Set up"
+
 app = typer.Typer(
-    help="Harness: chat agents on a durable Celery + Redis worker fleet.", no_args_is_help=True
+    cls=HarnessGroup,
+    help="Harness: chat agents on a durable Celery + Redis worker fleet.",
+    invoke_without_command=True,
+    rich_markup_mode="markdown",
+    add_completion=False,
 )
 events_app = typer.Typer(help="The events stream.", no_args_is_help=True)
-runs_app = typer.Typer(help="Recent runs and their steps.", invoke_without_command=True)
-app.add_typer(events_app, name="events")
-app.add_typer(runs_app, name="runs")
-app.add_typer(setup_app, name="setup")
-app.command()(poll)
-app.command()(sidecar)
-app.command()(functions)
 console = Console()
 err_console = Console(stderr=True)
+
+PortOption = Annotated[
+    int | None,
+    typer.Option(min=1, max=65535, help="HTTP port of the web server (overrides PORT)."),
+]
+
+
+@app.callback()
+def harness(
+    ctx: typer.Context,
+    workspace: Annotated[
+        Path | None,
+        typer.Option(
+            "--workspace",
+            help="The agent's workspace (sets AGENT_WORKSPACE): which fleet to talk to when "
+            "several run, or which one `harness up` starts.",
+        ),
+    ] = None,
+) -> None:
+    """Harness: chat agents on a durable Celery + Redis worker fleet."""
+    if workspace is not None:
+        os.environ["AGENT_WORKSPACE"] = str(workspace.expanduser().resolve())
+        get_settings.cache_clear()
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(code=0)
+
+
+def _use_port(port: int | None) -> None:
+    """Make `port` the PORT of this process and the fleet processes it starts."""
+    if port is not None:
+        os.environ["PORT"] = str(port)
+        get_settings.cache_clear()
 
 
 def _setup_logging() -> None:
@@ -39,25 +82,18 @@ def _setup_logging() -> None:
     )
 
 
-def _fail(exc: HarnessError) -> typer.Exit:
-    err_console.print(f"[red]error:[/red] {exc}")
-    return typer.Exit(code=2)
-
-
-@app.command()
-def up() -> None:
+@app.command(rich_help_panel=FLEET)
+def up(port: PortOption = None) -> None:
     """Run the whole fleet in the foreground (web, worker, scheduler); Redis is embedded when
     REDIS_URL is unset."""
     from harness.supervisor import run_fleet
 
+    _use_port(port)
     _setup_logging()
-    try:
-        raise typer.Exit(code=run_fleet(get_settings()))
-    except HarnessError as exc:
-        raise _fail(exc) from exc
+    raise typer.Exit(code=run_fleet(get_settings()))
 
 
-@app.command()
+@app.command(rich_help_panel=FLEET)
 def worker(
     functions: Annotated[
         list[str] | None, typer.Option("--functions", "-f", help="Extra module(s) of functions.")
@@ -71,48 +107,37 @@ def worker(
     _setup_logging()
     settings = get_settings()
     extra = [m for item in functions or [] for m in item.split(",") if m]
-    try:
-        run_worker(
-            settings,
-            function_modules(settings, extra),
-            concurrency or settings.worker_concurrency,
-            [q for q in queues.split(",") if q],
-        )
-    except HarnessError as exc:
-        raise _fail(exc) from exc
+    run_worker(
+        settings,
+        function_modules(settings, extra),
+        concurrency or settings.worker_concurrency,
+        [q for q in queues.split(",") if q],
+    )
 
 
-@app.command()
+@app.command(rich_help_panel=FLEET)
 def scheduler() -> None:
     """Run the scheduler: timers, recovery of runs whose worker died, and cron."""
     from harness.runtime.worker import run_scheduler_process
 
     _setup_logging()
-    try:
-        run_scheduler_process(get_settings())
-    except HarnessError as exc:
-        raise _fail(exc) from exc
+    run_scheduler_process(get_settings())
 
 
-@app.command()
-def web() -> None:
+@app.command(rich_help_panel=FLEET)
+def web(port: PortOption = None) -> None:
     """Serve the HTTP API (health, events, channel webhooks) with uvicorn."""
     from harness.web import serve
 
+    _use_port(port)
     _setup_logging()
-    try:
-        serve(get_settings())
-    except HarnessError as exc:
-        raise _fail(exc) from exc
+    serve(get_settings())
 
 
 def _publish(event: Event) -> str:
     from harness.runtime import get_runtime, publish
 
-    try:
-        result = publish(event, runtime=get_runtime())
-    except HarnessError as exc:
-        raise _fail(exc) from exc
+    result = publish(event, runtime=get_runtime())
     if result.duplicate:
         console.print(f"event {result.event_id} was already published; nothing done")
     else:
@@ -120,7 +145,7 @@ def _publish(event: Event) -> str:
     return result.event_id
 
 
-@app.command()
+@app.command(rich_help_panel=TALK)
 def send(
     text: Annotated[str, typer.Argument(help="The message.")],
     session: Annotated[str, typer.Option(help="Session key: one conversation.")] = "cli-default",
@@ -139,12 +164,10 @@ def send(
     except ChatTimeoutError as exc:
         err_console.print(f"no reply within {timeout:.0f}s")
         raise typer.Exit(code=1) from exc
-    except HarnessError as exc:
-        raise _fail(exc) from exc
     console.print(reply.response)
 
 
-@app.command("chat")
+@app.command("chat", rich_help_panel=TALK)
 def chat_command(
     session: Annotated[str | None, typer.Option(help="Resume this session key.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for each reply.")] = 300.0,
@@ -155,7 +178,7 @@ def chat_command(
     chat(session=session, timeout=timeout)
 
 
-@app.command("publish")
+@app.command("publish", rich_help_panel=TALK)
 def publish_command(
     name: Annotated[str, typer.Argument(help="Event name, e.g. app/invoice.paid.")],
     data: Annotated[str, typer.Option(help="Event data as a JSON object.")] = "{}",
@@ -167,17 +190,13 @@ def publish_command(
     try:
         payload = json.loads(data)
     except json.JSONDecodeError as exc:
-        err_console.print(f"[red]error:[/red] --data is not JSON: {exc}")
-        raise typer.Exit(code=2) from exc
+        raise typer.BadParameter(f"not JSON: {exc}", param_hint="--data") from exc
     raw: dict[str, Any] = {"name": name, "data": payload}
     if event_id:
         raw["id"] = event_id
     from harness.events import parse_event
 
-    try:
-        _publish(parse_event(raw))
-    except HarnessError as exc:
-        raise _fail(exc) from exc
+    _publish(parse_event(raw))
 
 
 @events_app.command("tail")
@@ -204,55 +223,21 @@ def events_tail(
         return
 
 
-def _when(ms: str) -> str:
-    if not ms or ms == "0":
-        return ""
-    return datetime.fromtimestamp(int(ms) / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+app.command(rich_help_panel=FLEET)(poll)
+app.command(rich_help_panel=FLEET)(sidecar)
+app.command(rich_help_panel=INSPECT)(functions)
+app.add_typer(runs_app, name="runs", rich_help_panel=INSPECT)
+app.add_typer(events_app, name="events", rich_help_panel=INSPECT)
+app.command(rich_help_panel=INSPECT)(doctor)
+app.add_typer(setup_app, name="setup", rich_help_panel=SET_UP)
+app.add_typer(pair_app, name="pair", rich_help_panel=SET_UP)
+app.add_typer(memory_app, name="memory", rich_help_panel=INSPECT)
 
 
-@runs_app.callback()
-def runs(
-    ctx: typer.Context,
-    limit: Annotated[int, typer.Option(help="How many runs.")] = 20,
-) -> None:
-    """List recent runs with their status, newest first."""
-    if ctx.invoked_subcommand is not None:
-        return
-    from harness.runtime import get_runtime
-
-    table = Table("run", "function", "status", "attempt", "created (UTC)", "ended (UTC)", "error")
-    for row in get_runtime().ledger.recent(limit):
-        table.add_row(
-            row["id"], row["function_id"], row["status"], row["attempt"],
-            _when(row["created_at"]), _when(row["ended_at"]), row["error"][:60],
-        )  # fmt: skip
-    console.print(table)
-
-
-@runs_app.command("show")
-def runs_show(run_id: str) -> None:
-    """Show one run's record and its steps."""
-    from harness.runtime import get_runtime
-
-    rt = get_runtime()
-    record = rt.ledger.run(run_id)
-    if record is None:
-        err_console.print(f"no run {run_id!r} (unknown, or older than the retention period)")
-        raise typer.Exit(code=1)
-    console.print_json(json.dumps({"run": record, "steps": rt.ledger.journal(run_id)}))
-
-
-@runs_app.command("cancel")
-def runs_cancel(run_id: str) -> None:
-    """Ask a live run to stop at its next step boundary."""
-    from harness.runtime import get_runtime
-
-    if get_runtime().ledger.request_cancel(run_id, "cancelled from the command line"):
-        console.print(f"run {run_id} will stop at its next step")
-    else:
-        err_console.print(f"run {run_id} is not live")
-        raise typer.Exit(code=1)
+def main() -> None:
+    """The `harness` executable (and `python -m harness.cli`)."""
+    typer.main.get_command(app).main(prog_name="harness")
 
 
 if __name__ == "__main__":
-    app()
+    main()

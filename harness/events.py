@@ -1,7 +1,11 @@
 """Events: what travels on the bus.
 
 An event is a name, a JSON object of data, an id and a timestamp. Built-in event names
-have typed data models and are validated on publish; any other name carries free-form data.
+have typed data models (`EventData` subclasses, found by name in `BUILTIN_DATA`: the name is
+the discriminator) and are validated on publish; any other name carries free-form data.
+On the wire `data` stays a JSON object; a handler reads a built-in event's data through its
+model (`MessageReceived.from_event(ctx.event)` or `ctx.event.typed(MessageReceived)`), never
+as raw keys.
 """
 
 from __future__ import annotations
@@ -9,16 +13,23 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from typing import Any
+from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from harness.errors import InvalidEventError
+from harness.errors import InvalidEventDataError, InvalidEventError
 
 MESSAGE_RECEIVED = "agent.message.received"
 REPLY_READY = "agent.reply.ready"
 FUNCTION_FAILED = "function.failed"
 FUNCTION_CANCELLED = "function.cancelled"
+SUBAGENT_SPAWN = "agent.subagent.spawn"
+CRON_TICK = "harness/cron"
+
+MESSAGE_HANDLER = "agent-handle-message"
+"""The id of the function that answers `agent.message.received` (the agent's turn). Part of
+the message contract, so that channels can follow the turn a message started
+(`run_id_for(MESSAGE_HANDLER, message_event_id)`) without importing the agent."""
 
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$")
 
@@ -51,6 +62,38 @@ class Event(BaseModel):
             )
         return name
 
+    def typed(self, model: type[D]) -> D:
+        """This event's data as `model`; see `EventData.from_event`."""
+        return model.from_event(self)
+
+
+def _problems(exc: ValidationError, whole: str) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or whole}: {err['msg']}" for err in exc.errors()
+    )
+
+
+class EventData(BaseModel):
+    """Base of the data models of built-in events."""
+
+    @classmethod
+    def from_event(cls, event: Event) -> Self:
+        """The event's data as this model, for a handler that received the event.
+
+        Raises `InvalidEventDataError` (non-retriable: the run fails at once) naming the event
+        and every field at fault, rather than a pydantic traceback.
+        """
+        try:
+            return cls.model_validate(event.data)
+        except ValidationError as exc:
+            raise InvalidEventDataError(
+                f"event {event.name!r} ({event.id}) does not carry {cls.__name__} data: "
+                f"{_problems(exc, 'data')}"
+            ) from exc
+
+
+D = TypeVar("D", bound=EventData)
+
 
 class Sender(BaseModel):
     """Who wrote a message."""
@@ -68,7 +111,16 @@ class Destination(BaseModel):
     thread_id: str | None = None
 
 
-class MessageReceived(BaseModel):
+class ReplyTarget(BaseModel, frozen=True):
+    """Where a user's answers go: what a sub-agent (or a notice) needs to reply by itself."""
+
+    channel: str
+    destination: Destination
+    channel_meta: dict[str, Any] = Field(default_factory=dict)
+    session_key: str | None = None
+
+
+class MessageReceived(EventData):
     """Data of `agent.message.received`."""
 
     message: str
@@ -79,7 +131,7 @@ class MessageReceived(BaseModel):
     channel_meta: dict[str, Any] = Field(default_factory=dict)
 
 
-class ReplyReady(BaseModel):
+class ReplyReady(EventData):
     """Data of `agent.reply.ready`."""
 
     response: str
@@ -89,7 +141,7 @@ class ReplyReady(BaseModel):
     run_id: str
 
 
-class FunctionFailed(BaseModel):
+class FunctionFailed(EventData):
     """Data of `function.failed`: a run that spent its retries."""
 
     function_id: str
@@ -98,7 +150,7 @@ class FunctionFailed(BaseModel):
     error: str
 
 
-class FunctionCancelled(BaseModel):
+class FunctionCancelled(EventData):
     """Data of `function.cancelled`: a run stopped because a newer event superseded it."""
 
     function_id: str
@@ -107,11 +159,31 @@ class FunctionCancelled(BaseModel):
     reason: str = ""
 
 
-BUILTIN_DATA: dict[str, type[BaseModel]] = {
+class SubagentTask(EventData):
+    """Data of `agent.subagent.spawn`, and the input of an invoked sub-agent: a task, when to
+    start it (ISO 8601, optional) and where to send the answer (None: return it instead)."""
+
+    task: str = ""
+    scheduled_for: str | None = None
+    reply: ReplyTarget | None = None
+
+
+class CronTick(EventData):
+    """Data of `harness/cron`: one tick of a function's cron trigger, and the ticks it stands
+    for when they were missed (`catch_up=True`), ISO 8601 in the trigger's time zone."""
+
+    function_id: str
+    tick: str
+    missed: list[str] = Field(default_factory=list)
+
+
+BUILTIN_DATA: dict[str, type[EventData]] = {
     MESSAGE_RECEIVED: MessageReceived,
     REPLY_READY: ReplyReady,
     FUNCTION_FAILED: FunctionFailed,
     FUNCTION_CANCELLED: FunctionCancelled,
+    SUBAGENT_SPAWN: SubagentTask,
+    CRON_TICK: CronTick,
 }
 
 
@@ -127,10 +199,7 @@ def validate_event(event: Event) -> Event:
     try:
         data = model.model_validate(event.data).model_dump(mode="json")
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'data'}: {err['msg']}"
-            for err in exc.errors()
-        )
+        problems = _problems(exc, "data")
         raise InvalidEventError(f"invalid data for event {event.name!r}: {problems}") from exc
     return event.model_copy(update={"data": data})
 
@@ -140,9 +209,5 @@ def parse_event(raw: Any) -> Event:
     try:
         event = Event.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'event'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise InvalidEventError(f"invalid event: {problems}") from exc
+        raise InvalidEventError(f"invalid event: {_problems(exc, 'event')}") from exc
     return validate_event(event)

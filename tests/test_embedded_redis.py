@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 import subprocess
 from pathlib import Path
 
@@ -139,3 +140,26 @@ def test_embedded_redis_that_cannot_start_reports_its_log(
     message = str(caught.value)
     assert "exited with code 1" in message, message
     assert "FATAL: cannot open the append-only file" in message, message
+
+
+@pytest.mark.integration
+def test_embedded_redis_with_a_password_refuses_clients_without_it(tmp_path: Path) -> None:
+    # Given a server started with a password, publishing its URL
+    url_file = tmp_path / "url"
+    with EmbeddedRedis(
+        tmp_path / "data", persist=False, publish_url=url_file, password="pa$$/word"
+    ) as server:
+        # When a client connects without the password
+        anonymous = redis.Redis(host="127.0.0.1", port=server.port, retry=Retry(NoBackoff(), 0))
+        # Then it is refused
+        with pytest.raises(redis.AuthenticationError):
+            anonymous.ping()
+        anonymous.close()
+        # And the server's URL (which carries the password) works, and is private on disk
+        client = redis.Redis.from_url(server.url)
+        assert client.ping() is True
+        client.close()
+        assert url_file.read_text().strip() == server.url
+        assert stat.S_IMODE(url_file.stat().st_mode) == 0o600
+    # And the password is not in the server's log
+    assert "pa$$/word" not in (tmp_path / "data" / "redis.log").read_text()

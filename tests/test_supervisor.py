@@ -15,8 +15,8 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from harness.errors import ConfigurationError
-from harness.runtime.connection import embedded_url_file
 from harness.settings import Settings, get_settings
+from harness.state_dir import redis_url_file
 from harness.supervisor import default_processes, procfile_processes, run_fleet
 
 # Each child prints, then waits until every child has printed, so honcho (which stops the
@@ -70,15 +70,19 @@ def test_run_fleet_starts_an_embedded_redis_for_its_processes(
     text = output.getvalue()
     assert code == 0, text
     assert re.search(r"^\S+ a\s+\| hello from a$", text, re.MULTILINE), text
-    seen = re.search(r"^\S+ b\s+\| REDIS_URL=(redis://127\.0\.0\.1:\d+/0) ping=True$", text, re.M)
-    assert seen, f"expected b to print a live embedded Redis URL in:\n{text}"
+    seen = re.search(
+        r"^\S+ b\s+\| REDIS_URL=(redis://:\S+@127\.0\.0\.1:\d+/0) ping=True$", text, re.M
+    )
+    assert seen, f"expected b to print a live, password-protected Redis URL in:\n{text}"
     # And the embedded Redis is gone, with its URL file
-    assert not embedded_url_file(workspace).exists()
+    assert not redis_url_file(tmp_path / ".harness").exists()
     client = redis.Redis.from_url(seen.group(1), retry=Retry(NoBackoff(), 0))
     with pytest.raises(redis.ConnectionError):
         client.ping()
     client.close()
-    assert (workspace / ".harness" / "redis" / "appendonly.aof").exists()
+    # And its data is in the state folder beside the workspace, not in the workspace
+    assert any((tmp_path / ".harness" / "redis").glob("appendonly*"))
+    assert not (workspace / ".harness").exists()
     # And the signal handlers honcho installed are gone
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
 
@@ -97,7 +101,7 @@ def test_run_fleet_uses_the_configured_redis_url_instead_of_starting_one(
     )
     assert code == 0
     assert f"echo   | url={configured}" in output.getvalue()
-    assert not (tmp_path / "workspace" / ".harness").exists(), "expected no embedded Redis"
+    assert not (tmp_path / ".harness" / "redis").exists(), "expected no embedded Redis"
 
 
 @pytest.mark.integration
@@ -157,3 +161,29 @@ def test_procfile_processes_refuses_a_missing_or_empty_file(tmp_path: Path) -> N
     (tmp_path / "Procfile").write_text("# nothing\n")
     with pytest.raises(ConfigurationError, match="declares no processes"):
         procfile_processes(tmp_path / "Procfile")
+
+
+@pytest.mark.integration
+def test_run_fleet_stops_when_the_embedded_redis_dies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a fleet whose only process shuts the embedded Redis down, then waits
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    script = (
+        "import os, time, redis\n"
+        "try:\n"
+        "    redis.Redis.from_url(os.environ['REDIS_URL']).shutdown(nosave=True)\n"
+        "except redis.ConnectionError:\n"
+        "    pass\n"
+        "time.sleep(120)\n"
+    )
+    output = io.StringIO()
+    # When the fleet runs
+    code = run_fleet(
+        _settings(tmp_path / "workspace"),
+        {"killer": f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}"},
+        output=output,
+    )
+    # Then it stops everything and fails, saying why
+    assert code == 1, output.getvalue()
+    assert "the embedded Redis exited; stopping the fleet" in output.getvalue()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 from urllib.error import URLError
 
 from slack_sdk import WebClient
@@ -28,6 +28,8 @@ from channels.errors import (
     RateLimited,
 )
 from channels.slack.settings import DEFAULT_BASE_URL
+
+T = TypeVar("T")
 
 _PLATFORM = "slack"
 _AUTH = frozenset(
@@ -92,7 +94,7 @@ class SlackApi:
     def post_message(self, channel: str, text: str, *, thread_ts: str | None = None) -> str:
         """Post mrkdwn `text` to `channel` (in the thread `thread_ts`, if given); return the new
         message's ts."""
-        response = _call(
+        response = call_slack(
             "chat.postMessage",
             lambda: self._client.chat_postMessage(
                 channel=channel, text=text, thread_ts=thread_ts, mrkdwn=True, unfurl_links=False
@@ -122,7 +124,7 @@ class SlackApi:
         return self._names.get(user_id, lambda: self._load_name(user_id))
 
     def _load_name(self, user_id: str) -> str:
-        response = _call("users.info", lambda: self._lookup.users_info(user=user_id))
+        response = call_slack("users.info", lambda: self._lookup.users_info(user=user_id))
         user = response.get("user") or {}
         profile = user.get("profile") or {}
         for candidate in (profile.get("display_name"), profile.get("real_name"), user.get("name")):
@@ -138,13 +140,13 @@ class SlackApi:
 
     def auth_test(self) -> dict[str, Any]:
         """auth.test's answer: the bot's user_id, bot_id, team and team_id."""
-        response = _call("auth.test", lambda: self._lookup.auth_test())
+        response = call_slack("auth.test", lambda: self._lookup.auth_test())
         return dict(response.data) if isinstance(response.data, dict) else {}
 
 
 def _tolerate(error: str, method: str, call: Callable[[], SlackResponse]) -> bool:
     try:
-        _call(method, call)
+        call_slack(method, call)
     except PermanentPlatformError as exc:
         if exc.description != error:
             raise
@@ -152,8 +154,10 @@ def _tolerate(error: str, method: str, call: Callable[[], SlackResponse]) -> boo
     return True
 
 
-def _call(method: str, call: Callable[[], SlackResponse]) -> SlackResponse:
-    """Run one slack_sdk call, translating its failures into our exceptions."""
+def call_slack(method: str, call: Callable[[], T]) -> T:
+    """Run one slack_sdk call (of Web API `method`), translating its failures into ours:
+    `RateLimited`, `PlatformUnavailable`, `AuthenticationError`, `DestinationError`,
+    `MessageRejected`, else `PermanentPlatformError` or `PlatformError`."""
     try:
         return call()
     except SlackApiError as exc:

@@ -7,8 +7,6 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
 from channels.base import ChunkSent, Inbound
 from channels.errors import ChannelNotConfiguredError
 from channels.lookup import BackgroundLookup
@@ -18,8 +16,8 @@ from channels.slack.settings import SlackSettings
 from channels.slack.setup import set_up
 from channels.slack.transform import CHANNEL, transform_payload
 from channels.slack.verify import verify_signature
-from harness.errors import ConfigurationError
 from harness.events import Destination
+from harness.settings_errors import read_settings
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +63,7 @@ class SlackChannel:
             bot_user_id=self._bot_user_id,
             display_name=self._display_name,
             allowed_channels=self.settings.slack_allowed_channels,
+            drop_unlisted=self.settings.dm_policy == "allowlist",
         )
 
     def send_reply(
@@ -134,8 +133,5 @@ class SlackChannel:
 def create_channel() -> SlackChannel:
     """The Slack channel from the environment. Raises `ChannelNotConfiguredError` without
     SLACK_BOT_TOKEN and `ConfigurationError` for an invalid setting."""
-    try:
-        settings = SlackSettings()
-    except ValidationError as exc:
-        raise ConfigurationError(f"invalid Slack settings: {exc}") from None
+    settings = read_settings(SlackSettings)
     return SlackChannel(settings)

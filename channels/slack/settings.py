@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -15,7 +15,9 @@ DEFAULT_BASE_URL = "https://slack.com/api/"
 class SlackSettings(BaseSettings):
     """Everything the Slack channel reads. Field names map to upper-case variables."""
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     slack_bot_token: SecretStr | None = Field(default=None, description="xoxb- bot token.")
     slack_signing_secret: SecretStr | None = Field(
@@ -27,7 +29,10 @@ class SlackSettings(BaseSettings):
     )
     slack_allowed_channels: Annotated[frozenset[str], NoDecode] = Field(
         default=frozenset(),
-        description="Comma-separated channel (or user) ids the agent answers in; empty: all.",
+        description="Comma-separated channel (or user) ids always served; see DM_POLICY.",
+    )
+    dm_policy: Literal["pairing", "allowlist", "open"] = Field(
+        default="pairing", description="Read here too: `allowlist` drops unlisted ids early."
     )
     slack_api_base_url: str = Field(default=DEFAULT_BASE_URL)
     public_url: str | None = Field(default=None, description="Public https base URL.")

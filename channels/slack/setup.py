@@ -9,6 +9,7 @@ import yaml
 from channels.errors import PlatformError
 from channels.slack.api import SlackApi
 from channels.slack.settings import SlackSettings
+from harness.settings_errors import read_settings
 
 WEBHOOK_PATH = "/webhooks/slack"
 BOT_SCOPES = [
@@ -69,7 +70,7 @@ def unconfigured_report() -> str:
     """What `harness setup slack` prints before there is a bot token: the manifest to create
     the app from (reading the environment for PUBLIC_URL and SLACK_APP_TOKEN), and what to set
     afterwards. Never raises for missing settings."""
-    settings = SlackSettings()
+    settings = read_settings(SlackSettings)
     lines = [
         "Slack: SLACK_BOT_TOKEN is not set. Create the app from the manifest below, install it "
         "to your workspace, then set SLACK_BOT_TOKEN (xoxb-...) and SLACK_SIGNING_SECRET "

@@ -31,11 +31,14 @@ def transform_payload(
     bot_user_id: Callable[[], str | None],
     display_name: Callable[[str], str],
     allowed_channels: frozenset[str] = frozenset(),
+    drop_unlisted: bool = False,
 ) -> Inbound:
     """What to do with one Events API payload. Never raises (the callables must not either).
     `bot_user_id` is called only when the text contains a mention; `display_name` once per
-    published message. `allowed_channels` empty allows all; otherwise the channel id or the
-    user id must be listed."""
+    published message. A channel or user id in `allowed_channels` marks the message as
+    allowlisted for the agent's `DM_POLICY` gate; with `drop_unlisted` (`DM_POLICY=allowlist`)
+    other messages are dropped here. Published messages carry who sent them in
+    `channel_meta["access"]`."""
     kind = payload.get("type")
     if kind == "url_verification":
         return Respond({"challenge": str(payload.get("challenge", ""))})
@@ -44,14 +47,14 @@ def transform_payload(
     event = payload.get("event")
     if not isinstance(event, Mapping):
         return Ignored("event_callback without an event")
-    reason = _ignore_reason(event, allowed_channels)
+    reason = _ignore_reason(event, allowed_channels if drop_unlisted else frozenset())
     if reason is not None:
         return Ignored(reason)
     bot = _bot_from_authorizations(payload)
     text = _clean_text(str(event.get("text") or ""), bot or bot_user_id)
     if not text:
         return Ignored("message has no text besides the mention")
-    return Publish(_event(payload, event, text, display_name))
+    return Publish(_event(payload, event, text, display_name, allowed_channels))
 
 
 def _ignore_reason(event: Mapping[str, Any], allowed: frozenset[str]) -> str | None:
@@ -95,7 +98,11 @@ def _clean_text(text: str, bot: str | Callable[[], str | None]) -> str:
 
 
 def _event(
-    payload: Mapping[str, Any], event: Mapping[str, Any], text: str, name: Callable[[str], str]
+    payload: Mapping[str, Any],
+    event: Mapping[str, Any],
+    text: str,
+    name: Callable[[str], str],
+    allowed: frozenset[str],
 ) -> Event:
     channel, user, ts = str(event["channel"]), str(event["user"]), str(event["ts"])
     thread_ts = str(event["thread_ts"]) if event.get("thread_ts") else None
@@ -107,18 +114,30 @@ def _event(
         session_key = f"slack-{channel}"  # a DM is one conversation
     else:
         session_key = f"slack-{channel}-{ts}"  # a mention opens a thread: its session
+    sender_name = name(user)
+    access = {
+        "subjects": [f"{CHANNEL}:chat:{channel}", f"{CHANNEL}:user:{user}"],
+        # A DM pairs the person; a channel pairs as one, like a Telegram group.
+        "pairing_subject": f"{CHANNEL}:user:{user}" if is_dm else f"{CHANNEL}:chat:{channel}",
+        "label": sender_name or user if is_dm else f"{sender_name or user} in {channel}",
+        "allowlisted": channel in allowed or user in allowed,
+    }
     data = MessageReceived(
         message=text,
         session_key=session_key,
         channel=CHANNEL,
-        sender=Sender(id=user, name=name(user)),
+        sender=Sender(id=user, name=sender_name),
         destination=Destination(
             chat_id=channel,
             message_id=ts,
             # A top-level DM is answered in the conversation, anything else in its thread.
             thread_id=thread_ts or (None if is_dm else ts),
         ),
-        channel_meta={"team_id": team, "channel_type": str(event.get("channel_type") or "")},
+        channel_meta={
+            "team_id": team,
+            "channel_type": str(event.get("channel_type") or ""),
+            "access": access,
+        },
     )
     return Event(
         name=MESSAGE_RECEIVED,

@@ -7,8 +7,6 @@ import threading
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
 from channels.base import ChunkSent, Ignored, Inbound, PollBatch
 from channels.errors import ChannelNotConfiguredError, MessageFormatError
 from channels.lookup import BackgroundLookup
@@ -16,10 +14,10 @@ from channels.telegram.api import TelegramApi, redact
 from channels.telegram.format import Chunk, to_chunks
 from channels.telegram.settings import TelegramSettings
 from channels.telegram.setup import ALLOWED_UPDATES, set_up
-from channels.telegram.transform import CHANNEL, transform_update
+from channels.telegram.transform import CHANNEL, Audience, transform_update
 from channels.telegram.verify import verify_secret_token
-from harness.errors import ConfigurationError
 from harness.events import Destination
+from harness.settings_errors import read_settings
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +55,11 @@ class TelegramChannel:
         return transform_update(
             payload,
             bot_id=self.api.bot_id,
-            allowed_chats=self.settings.telegram_allowed_chats,
+            audience=Audience(
+                allowed_chats=self.settings.telegram_allowed_chats,
+                drop_unlisted=self.settings.dm_policy == "allowlist",
+                group_trigger=self.settings.telegram_group_trigger,
+            ),
             bot_username=self._bot_username,
         )
 
@@ -182,8 +184,5 @@ class TelegramChannel:
 def create_channel() -> TelegramChannel:
     """The Telegram channel from the environment. Raises `ChannelNotConfiguredError` without
     TELEGRAM_BOT_TOKEN and `ConfigurationError` for an invalid setting."""
-    try:
-        settings = TelegramSettings()
-    except ValidationError as exc:
-        raise ConfigurationError(f"invalid Telegram settings: {exc}") from None
+    settings = read_settings(TelegramSettings)
     return TelegramChannel(settings)

@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from channels.base import parse_allowlist
 from channels.telegram.api import DEFAULT_BASE_URL
+from channels.telegram.transform import GroupTrigger
 
 _SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 
@@ -17,7 +18,9 @@ _SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 class TelegramSettings(BaseSettings):
     """Everything the Telegram channel reads. Field names map to upper-case variables."""
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     telegram_bot_token: SecretStr | None = Field(default=None, description="From @BotFather.")
     telegram_webhook_secret: SecretStr | None = Field(
@@ -27,7 +30,15 @@ class TelegramSettings(BaseSettings):
     )
     telegram_allowed_chats: Annotated[frozenset[str], NoDecode] = Field(
         default=frozenset(),
-        description="Comma-separated chat ids allowed to talk to the agent; empty allows all.",
+        description="Comma-separated chat ids always served; see DM_POLICY for the others.",
+    )
+    telegram_group_trigger: GroupTrigger = Field(
+        default="mention",
+        description="In groups, answer only messages that mention or reply to the bot "
+        "(`mention`), or every message (`all`).",
+    )
+    dm_policy: Literal["pairing", "allowlist", "open"] = Field(
+        default="pairing", description="Read here too: `allowlist` drops unlisted chats early."
     )
     telegram_api_base_url: str = Field(default=DEFAULT_BASE_URL)
     telegram_mode: Literal["webhook", "polling"] = Field(default="webhook")

@@ -1,6 +1,7 @@
 """Telegram updates to inbound actions.
 
-A text message, or a photo with a caption, from a person in an allowed chat starts a turn.
+A text message, or a photo with a caption, from a person starts a turn (in a group, only when it
+mentions or replies to the bot).
 Everything else (edits, service messages, callback queries, bots, other update types) is
 ignored with a reason. Event ids are `telegram-<bot id>-<update_id>`: Telegram numbers updates
 per bot, so a redelivered update gets the same id and is deduplicated downstream.
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from channels.base import Ignored, Inbound, Publish
 from harness.events import MESSAGE_RECEIVED, Destination, Event, MessageReceived, Sender
@@ -32,16 +34,32 @@ _CONTENT_KEYS = (
 )
 
 
+GroupTrigger = Literal["mention", "all"]
+_GROUP_TYPES = frozenset({"group", "supergroup"})
+
+
+@dataclass(frozen=True)
+class Audience:
+    """Whom the bot listens to. `allowed_chats` marks chats as allowlisted (the agent's
+    `DM_POLICY` gate decides about the rest); with `drop_unlisted` (`DM_POLICY=allowlist`),
+    other chats are dropped here, before anything is published. In groups the bot answers
+    only messages that mention it or reply to it, unless `group_trigger` is `all`."""
+
+    allowed_chats: frozenset[str] = frozenset()
+    drop_unlisted: bool = False
+    group_trigger: GroupTrigger = "mention"
+
+
 def transform_update(
     update: Mapping[str, Any],
     *,
     bot_id: str,
-    allowed_chats: frozenset[str] = frozenset(),
+    audience: Audience = Audience(),
     bot_username: Callable[[], str | None] = lambda: None,
 ) -> Inbound:
-    """What to do with one Telegram `update`. Never raises. `allowed_chats` empty allows every
-    chat; `bot_username` is called only when the text mentions someone, to strip the bot's own
-    @mention."""
+    """What to do with one Telegram `update`. Never raises. `bot_username` is called only when
+    the text mentions someone or the message comes from a group, to find the bot's own
+    @mention. Published messages carry who sent them in `channel_meta["access"]`."""
     update_id = update.get("update_id")
     message = update.get("message")
     if not isinstance(update_id, int):
@@ -50,14 +68,14 @@ def transform_update(
         kinds = [key for key in update if key != "update_id"]
         kind = kinds[0] if kinds else "empty"
         return Ignored(f"unsupported update type: {kind}")
-    return _message(update_id, message, bot_id, allowed_chats, bot_username)
+    return _message(update_id, message, bot_id, audience, bot_username)
 
 
 def _message(
     update_id: int,
     message: Mapping[str, Any],
     bot_id: str,
-    allowed_chats: frozenset[str],
+    audience: Audience,
     bot_username: Callable[[], str | None],
 ) -> Inbound:
     chat = message.get("chat") or {}
@@ -67,13 +85,19 @@ def _message(
         return Ignored("message without chat or sender")
     if sender.get("is_bot"):
         return Ignored("message from a bot")
-    if allowed_chats and chat_id not in allowed_chats:
+    listed = chat_id in audience.allowed_chats
+    if audience.drop_unlisted and not listed:
         return Ignored(f"chat {chat_id} is not in TELEGRAM_ALLOWED_CHATS")
     text = _text(message)
     if not isinstance(text, str):
         return text
     if not text:
         return Ignored("empty message")
+    in_group = chat.get("type") in _GROUP_TYPES
+    if in_group and audience.group_trigger == "mention":
+        unaddressed = _unaddressed(message, text, bot_id, bot_username)
+        if unaddressed:
+            return Ignored(unaddressed)
     if "@" in text:
         text = _strip_mention(text, bot_username())
     if not text:
@@ -96,7 +120,10 @@ def _message(
             message_id=str(message.get("message_id")) if "message_id" in message else None,
             thread_id=str(thread_id) if thread_id is not None else None,
         ),
-        channel_meta=_meta(update_id, message, chat),
+        channel_meta={
+            **_meta(update_id, message, chat),
+            "access": _access(chat, sender, chat_id, listed=listed, in_group=in_group),
+        },
     )
     date = message.get("date")
     timestamp = {"ts": date * 1000} if isinstance(date, int) and date > 0 else {}
@@ -123,6 +150,49 @@ def _text(message: Mapping[str, Any]) -> str | Ignored:
         return Ignored(f"service message: {service[0]}")
     content = next((key for key in _CONTENT_KEYS if key in message), "unknown")
     return Ignored(f"unsupported message content: {content}")
+
+
+def _unaddressed(
+    message: Mapping[str, Any], text: str, bot_id: str, bot_username: Callable[[], str | None]
+) -> str | None:
+    """Why a group message is not for the bot, or None when it mentions the bot or replies to
+    one of its messages."""
+    reply = message.get("reply_to_message")
+    if isinstance(reply, Mapping) and str((reply.get("from") or {}).get("id", "")) == bot_id:
+        return None
+    if "@" not in text:
+        return "group message that neither mentions the bot nor replies to it"
+    username = bot_username()
+    if not username:
+        return None  # not known yet (looked up in the background): answer rather than drop
+    if re.search(rf"(?<![\w@])@{re.escape(username)}\b", text, re.IGNORECASE):
+        return None
+    return "group message that neither mentions the bot nor replies to it"
+
+
+def _access(
+    chat: Mapping[str, Any],
+    sender: Mapping[str, Any],
+    chat_id: str,
+    *,
+    listed: bool,
+    in_group: bool,
+) -> dict[str, Any]:
+    """Who wrote, for the `DM_POLICY` gate (`harness.access.Asker`): in a group the chat is
+    what a pairing code approves, in a private chat the person."""
+    user = f"{CHANNEL}:user:{sender.get('id', '')}"
+    group = f"{CHANNEL}:chat:{chat_id}"
+    name = " ".join(str(p) for p in (sender.get("first_name"), sender.get("last_name")) if p)
+    if sender.get("username"):
+        name = f"{name} (@{sender['username']})".strip()
+    if in_group or chat.get("type") == "channel":
+        name = f"{name} in {chat.get('title') or chat_id}"
+    return {
+        "subjects": [group, user],
+        "pairing_subject": group if chat.get("type") != "private" else user,
+        "label": name,
+        "allowlisted": listed,
+    }
 
 
 def _strip_mention(text: str, username: str | None) -> str:

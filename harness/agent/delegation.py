@@ -11,11 +11,12 @@ from datetime import datetime
 
 from pydantic import Field
 
+from harness.events import SUBAGENT_SPAWN
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
 
 SUBAGENT_FUNCTION = "agent-sub-agent"
-SUBAGENT_EVENT = "agent.subagent.spawn"
+SUBAGENT_EVENT = SUBAGENT_SPAWN
 
 
 class DelegateTaskParams(ToolParams):

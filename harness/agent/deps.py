@@ -6,10 +6,12 @@ reset by tests that change the settings.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.access import announce_policy
 from harness.agent.delegation import (
     DelegateAsyncTaskTool,
     DelegateScheduledTaskTool,
@@ -23,11 +25,13 @@ from harness.llm.provider import ModelProvider
 from harness.llm.types import ToolSpec
 from harness.settings import Settings, get_settings
 from harness.sidecar.tool_check import check_function_writes
-from harness.tools import default_registry
+from harness.tools import ShellPolicy, default_registry, describe_sandbox
 from harness.tools.base import ToolRegistry
 
+logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _deps: AgentDeps | None = None
+FALLBACK_FROM_ATTEMPT = 2
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,14 @@ class AgentDeps:
     subagent_tools: ToolRegistry
     sessions: SessionStore
 
+    def provider_for(self, attempt: int) -> ModelProvider:
+        """The model for a step's `attempt` (0-based): the fallback from the third attempt
+        when one is configured, else the primary. Call only when `provider` is set."""
+        assert self.provider is not None, "no model is configured"
+        if self.fallback is not None and attempt >= FALLBACK_FROM_ATTEMPT:
+            return self.fallback
+        return self.provider
+
     def tool_specs(self, registry: ToolRegistry) -> list[ToolSpec]:
         """The registry's tools in the model layer's shape."""
         return [
@@ -55,7 +67,11 @@ def build_deps(settings: Settings) -> AgentDeps:
     workspace = settings.agent_workspace.resolve()
     ensure_workspace(workspace, default_template(), default_shipped_skills())
     private = settings.agent_fetch_private_networks
-    tools = default_registry(allow_shell=settings.agent_allow_shell, allow_private_fetch=private)
+    policy = shell_policy(settings)
+    if settings.agent_allow_shell:
+        logger.info("%s", describe_sandbox(policy))
+    announce_policy(settings.dm_policy)
+    tools = default_registry(settings.agent_allow_shell, private, policy)
     tools.register(RememberTool())
     if settings.sidecar_enabled:
         check_function_writes(tools, settings)
@@ -71,6 +87,18 @@ def build_deps(settings: Settings) -> AgentDeps:
         tools=tools,
         subagent_tools=subagent_tools,
         sessions=SessionStore(workspace),
+    )
+
+
+def shell_policy(settings: Settings) -> ShellPolicy:
+    """The bash tool's sandbox policy from the `AGENT_SHELL_*` settings."""
+    names = tuple(n.strip() for n in settings.agent_shell_env.split(",") if n.strip())
+    return ShellPolicy(
+        sandbox=settings.agent_shell_sandbox,
+        network=settings.agent_shell_network,
+        env_names=names,
+        max_file_mb=settings.agent_shell_max_file_mb,
+        max_memory_mb=settings.agent_shell_max_memory_mb,
     )
 
 

@@ -6,22 +6,37 @@ Workers load this module by default. The singleton mode of the chat function com
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from harness.access import Admission, admit, asker_of, pairing_text
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
 from harness.agent.loop import run_agent_loop
-from harness.agent.turn import DurableTurn, ReplyTarget
-from harness.events import MESSAGE_RECEIVED, REPLY_READY, Event, MessageReceived, ReplyReady
+from harness.agent.turn import DurableTurn
+from harness.events import (
+    MESSAGE_HANDLER,
+    MESSAGE_RECEIVED,
+    REPLY_READY,
+    Event,
+    MessageReceived,
+    ReplyReady,
+    ReplyTarget,
+    SubagentTask,
+)
 from harness.llm.types import Message
 from harness.runtime import Context, Singleton, event, function
-from harness.settings import get_settings
+from harness.settings import DmPolicy, get_settings
 
-HANDLE_MESSAGE = "agent-handle-message"
+log = logging.getLogger(__name__)
+
+HANDLE_MESSAGE = MESSAGE_HANDLER
 NOT_CONFIGURED_REPLY = (
     "I can't think yet: no model is configured. Set ANTHROPIC_API_KEY (default provider), "
     "or LLM_PROVIDER=openai with OPENAI_API_KEY, or OPENAI_BASE_URL for a local "
-    "OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio); then restart the worker."
+    "OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio). Put it in `.env` in the "
+    "folder you run `harness up` from (or export it there), then stop `harness up` (Ctrl-C) "
+    "and start it again: settings are read once, when each process starts."
 )
 
 
@@ -34,7 +49,9 @@ NOT_CONFIGURED_REPLY = (
 def handle_message(ctx: Context) -> dict[str, Any]:
     """Answer a chat message: load the session, run the loop, publish `agent.reply.ready`."""
     deps = agent_deps()
-    data = MessageReceived.model_validate(ctx.event.data)
+    data = MessageReceived.from_event(ctx.event)
+    if not _admitted(ctx, data, deps.settings.dm_policy):
+        return {"reply": None, "iterations": 0, "served": False}
     turn = DurableTurn(
         ctx,
         deps,
@@ -43,7 +60,7 @@ def handle_message(ctx: Context) -> dict[str, Any]:
         session_key=data.session_key,
         reply=ReplyTarget(
             channel=data.channel,
-            destination=data.destination.model_dump(mode="json"),
+            destination=data.destination,
             channel_meta=data.channel_meta,
             session_key=data.session_key,
         ),
@@ -73,14 +90,15 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     """A sub-agent: a fresh conversation on one task, with file tools, remember and web_fetch.
 
     Invoked (`delegate_task`) it returns its answer; spawned by event (async or scheduled
-    delegation) it sends the answer to the user itself.
+    delegation) it sends the answer to the user itself. Either way the event's data is a
+    `SubagentTask`; other data fails the run at once (`InvalidEventDataError`).
     """
     deps = agent_deps()
-    data = ctx.event.data
-    task = str(data.get("task", "")).strip() or "(no task given)"
-    if data.get("scheduled_for"):
-        ctx.step.sleep_until("scheduled", str(data["scheduled_for"]))
-    reply = ReplyTarget(**data["reply"]) if data.get("reply") else None
+    data = SubagentTask.from_event(ctx.event)
+    task = data.task.strip() or "(no task given)"
+    if data.scheduled_for:
+        ctx.step.sleep_until("scheduled", data.scheduled_for)
+    reply = data.reply
     turn = DurableTurn(
         ctx,
         deps,
@@ -107,13 +125,34 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     return {"answer": answer}
 
 
+def _admitted(ctx: Context, data: MessageReceived, policy: DmPolicy) -> bool:
+    """Apply `DM_POLICY` (see `harness.access`); a stranger gets a pairing code, once."""
+    asker = asker_of(data.channel_meta)
+    if asker is None:
+        return True
+    verdict = Admission.model_validate(
+        ctx.step.run("access", lambda: admit(ctx.runtime, policy, data.channel, asker).model_dump())
+    )
+    if verdict.serve:
+        return True
+    log.info("not serving %s: %s", asker.pairing_subject or "a stranger", verdict.reason)
+    if verdict.code is not None:
+        target = ReplyTarget(
+            channel=data.channel,
+            destination=data.destination,
+            channel_meta=data.channel_meta,
+        )
+        _send_reply(ctx, pairing_text(verdict.code), target)
+    return False
+
+
 def _send_reply(ctx: Context, text: str, target: ReplyTarget | None) -> None:
     if target is None:
         return
     data = ReplyReady(
         response=text,
         channel=target.channel,
-        destination=target.destination,  # type: ignore[arg-type]
+        destination=target.destination,
         channel_meta=target.channel_meta,
         run_id=ctx.run_id,
     )

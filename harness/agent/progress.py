@@ -23,13 +23,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.runtime import Context, Runtime
+from harness.runtime.broadcast import Subscription
 
 log = logging.getLogger(__name__)
 
 THINKING = "thinking"
 RUNNING = "running"
 MAX_DETAIL_CHARS = 120
-_SUBSCRIBE_ACK_TIMEOUT_S = 5.0
 
 
 class Progress(BaseModel):
@@ -50,7 +50,7 @@ class Progress(BaseModel):
 
 def channel_name(runtime: Runtime, session_key: str) -> str:
     """The pub/sub channel of one session's progress, under the runtime's key prefix."""
-    return f"{runtime.keys.prefix}:progress:{session_key}"
+    return runtime.keys.progress(session_key)
 
 
 def report(runtime: Runtime, session_key: str, run_id: str, state: str, detail: str = "") -> None:
@@ -58,7 +58,7 @@ def report(runtime: Runtime, session_key: str, run_id: str, state: str, detail: 
     is logged (without the Redis error's text, which may name hosts) and the run goes on."""
     try:
         message = Progress(run_id=run_id, state=state, detail=detail[:MAX_DETAIL_CHARS])
-        runtime.redis.publish(channel_name(runtime, session_key), message.model_dump_json())
+        runtime.broadcast.publish(channel_name(runtime, session_key), message.model_dump_json())
     except Exception as exc:
         log.warning("progress of run %s not published: %s", run_id, type(exc).__name__)
 
@@ -92,21 +92,11 @@ class ProgressSubscription:
         self.channel = channel_name(runtime, session_key)
         self.broken = False
         self._closed = False
-        self._pubsub: Any = runtime.redis.pubsub()  # type: ignore[no-untyped-call]
+        self._subscription: Subscription | None = None
         try:
-            self._pubsub.subscribe(self.channel)
-            self._await_ack()
+            self._subscription = runtime.broadcast.subscribe(self.channel)
         except Exception as exc:
             self._fail(exc)
-
-    def _await_ack(self) -> None:
-        # Wait until Redis confirms, so nothing published after `subscribe` returns is missed.
-        deadline = time.monotonic() + _SUBSCRIBE_ACK_TIMEOUT_S
-        while (left := deadline - time.monotonic()) > 0:
-            message = self._pubsub.get_message(timeout=left)
-            if message is not None and message.get("type") == "subscribe":
-                return
-        log.warning("progress subscription to %s not confirmed; going on", self.channel)
 
     def _fail(self, exc: Exception) -> None:
         log.warning("progress subscription to %s failed: %s", self.channel, type(exc).__name__)
@@ -117,19 +107,18 @@ class ProgressSubscription:
         """The next progress message, waiting up to `timeout` seconds; None when none came,
         and at once when the subscription is broken or closed. Malformed messages are skipped."""
         deadline = time.monotonic() + max(timeout, 0.0)
-        while not (self.broken or self._closed):
+        while not (self.broken or self._closed) and self._subscription is not None:
             left = deadline - time.monotonic()
             try:
-                message = self._pubsub.get_message(timeout=max(left, 0.0))
+                data = self._subscription.get_message(max(left, 0.0))
             except Exception as exc:
                 self._fail(exc)
                 return None
-            if message is not None and message.get("type") == "message":
-                parsed = _parse(message.get("data"))
-                if parsed is not None:
-                    return parsed
-            elif message is None and left <= 0:
+            if data is None:
                 return None
+            parsed = _parse(data)
+            if parsed is not None:
+                return parsed
         return None
 
     def messages(self, timeout: float = 0.0) -> Iterator[Progress]:
@@ -141,10 +130,8 @@ class ProgressSubscription:
     def close(self) -> None:
         """Unsubscribe and release the connection. Idempotent; must not raise."""
         self._closed = True
-        try:
-            self._pubsub.close()
-        except Exception as exc:
-            log.debug("closing progress subscription failed: %s", type(exc).__name__)
+        if self._subscription is not None:
+            self._subscription.close()
 
     def __enter__(self) -> ProgressSubscription:
         return self

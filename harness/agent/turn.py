@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -35,10 +34,12 @@ from harness.agent.delegation import (
     parse_schedule,
 )
 from harness.agent.deps import AgentDeps
+from harness.agent.memory import memory_context
+from harness.agent.memory_flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
 from harness.agent.session import SessionLine, messages_of
 from harness.agent.system_prompt import build_system_prompt
 from harness.errors import StepFailedError
-from harness.events import Event
+from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
 from harness.llm.errors import ContextOverflowError, ModelCancelledError, TransientModelError
 from harness.llm.provider import ModelProvider
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolCall, ToolResult, ToolSpec
@@ -50,18 +51,9 @@ from harness.tools.base import ToolContext, ToolRegistry
 from harness.tools.errors import ToolError
 
 log = logging.getLogger(__name__)
-FALLBACK_FROM_ATTEMPT = 2
 DELEGATE_TIMEOUT = "30m"
 
-
-@dataclass
-class ReplyTarget:
-    """Where the user's answers go: what a sub-agent needs to reply by itself."""
-
-    channel: str
-    destination: dict[str, Any]
-    channel_meta: dict[str, Any] = field(default_factory=dict)
-    session_key: str | None = None
+__all__ = ["DurableTurn", "ReplyTarget"]
 
 
 class DurableTurn:
@@ -114,8 +106,9 @@ class DurableTurn:
 
     # -- session ---------------------------------------------------------------------
     def save_user_message(self, event: Event) -> None:
-        """Write the message that started this run to the session, once."""
-        text = str(event.data.get("message", "")).strip()
+        """Write the message (`agent.message.received`) that started this run to the session,
+        once. Raises `InvalidEventDataError` for an event that is not such a message."""
+        text = MessageReceived.from_event(event).message.strip()
         if self.session_key and text:
             line = SessionLine(
                 message=Message.user(text), event_id=event.id, run_id=self.ctx.run_id
@@ -159,6 +152,7 @@ class DurableTurn:
         if not self.ctx.step.run("compaction-check", decide):
             return conversation
         plan = plan_compaction(conversation)
+        self._flush_memory(plan.old)
         summary = self.ctx.step.run("summarize", self._summarize, render_for_summary(plan.old))
         store, key, run_id = self.deps.sessions, self.session_key, self.ctx.run_id
         idem = f"compaction:{run_id}:{self._seq}"
@@ -170,6 +164,33 @@ class DurableTurn:
         count = self.ctx.step.run("compact", apply)
         log.info("run %s compacted session %s", run_id, key)
         return messages_of(store.load(key)[:count])
+
+    def _flush_memory(self, old: list[Message]) -> None:
+        """The silent turn before compaction (see `memory_flush`): notes only, best effort."""
+        spec = remember_spec(self.tool_specs())
+        if spec is None:
+            return
+        request = flush_request(old, memory_context(self.deps.workspace, self.now()))
+        try:
+            raw = self.ctx.step.run("memory-flush", self._flush_once, request, spec)
+        except StepFailedError as exc:
+            log.warning("run %s: memory flush before compaction failed: %s", self.ctx.run_id, exc)
+            return
+        for call in remember_calls(AssistantTurn.model_validate(raw)):
+            self.ctx.step.run("memory-note", self._note, call.name, call.arguments)
+
+    def _flush_once(self, request: list[Message], spec: ToolSpec) -> dict[str, Any]:
+        return self._complete(FLUSH_PROMPT, request, [spec]).model_dump(mode="json")
+
+    def _note(self, name: str, arguments: dict[str, Any]) -> bool:
+        """Run a `remember` call of the silent turn (no progress report); True if it failed."""
+        tool_ctx = ToolContext(
+            workspace=self.deps.workspace, cancel=self.ctx.cancelled, extras={"now": self.now}
+        )
+        outcome = self.registry.execute(name, arguments, tool_ctx)
+        if outcome.is_error:
+            log.warning("run %s: memory flush note failed: %s", self.ctx.run_id, outcome.content)
+        return outcome.is_error
 
     def _summarize(self, transcript: str) -> str:
         turn = self._complete(SUMMARY_PROMPT, [Message.user(transcript)], ())
@@ -215,11 +236,7 @@ class DurableTurn:
             raise
 
     def _provider(self) -> ModelProvider:
-        primary, fallback = self.deps.provider, self.deps.fallback
-        assert primary is not None
-        if fallback is not None and self.ctx.attempt >= FALLBACK_FROM_ATTEMPT:
-            return fallback
-        return primary
+        return self.deps.provider_for(self.ctx.attempt)
 
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:
@@ -255,17 +272,15 @@ class DurableTurn:
             except StepFailedError as exc:
                 return _error(call, f"the sub-agent failed: {exc.error}")
             return ToolResult(tool_call_id=call.id, content=str(result.get("answer", "")))
-        data: dict[str, Any] = {
-            "task": params.task,
-            "reply": self.reply.__dict__ if self.reply else None,
-        }
+        task = SubagentTask(task=params.task, reply=self.reply)
         if isinstance(params, DelegateScheduledParams):
             checked = self.ctx.step.run("schedule", self._check_schedule, params.scheduled_for)
             if "error" in checked:
                 return _error(call, checked["error"])
-            data["scheduled_for"] = checked["at"]
+            task = task.model_copy(update={"scheduled_for": checked["at"]})
+        data = task.model_dump(mode="json")
         self.ctx.step.send_event("delegate", {"name": SUBAGENT_EVENT, "data": data})
-        when = f" at {data['scheduled_for']}" if scheduled else ""
+        when = f" at {task.scheduled_for}" if task.scheduled_for else ""
         return ToolResult(
             tool_call_id=call.id,
             content=f"Started a sub-agent{when}; it will send its result to the user itself.",
@@ -280,7 +295,8 @@ class DurableTurn:
     # -- steering --------------------------------------------------------------------
     def steer(self) -> list[Message]:
         """Messages of this chat that arrived while the run was active (the loop records them)."""
-        texts = (str(e.data.get("message", "")).strip() for e in self.ctx.step.take_inbox())
+        inbox = self.ctx.step.take_inbox()
+        texts = (MessageReceived.from_event(e).message.strip() for e in inbox)
         return [Message.user(text) for text in texts if text]
 
 

@@ -6,6 +6,9 @@ Layout after `ensure_workspace`:
         SOUL.md, USER.md, MEMORY.md, ...   copied from the template once, then the user's
         functions/                         durable functions the sidecar loads
         memory/YYYY-MM-DD.md               daily logs (see `harness.agent.memory`)
+        memory/history/                    earlier versions of MEMORY.md and held-back
+                                           distillations (see `harness.agent.memory_history`)
+        memory/.distilled.json             how far each log is distilled (`harness.agent.distill`)
         sessions/                          conversation logs
         skills/*.md                        the user's own skills
         skills/shipped/*.md                a mirror of the repository's `skills/`, rewritten on

@@ -34,10 +34,10 @@ def sidecar() -> None:
         raise typer.Exit(code=2) from exc
 
 
-def _when(ms: str) -> str:
-    if not ms or ms == "0":
+def _when(ms: int) -> str:
+    if not ms:
         return ""
-    return datetime.fromtimestamp(int(ms) / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def functions(
@@ -62,7 +62,7 @@ def functions(
         source = f"{row.source}: {row.file}" if row.file else row.source
         last = ""
         if row.last_run is not None:
-            last = f"{row.last_run.status} {_when(row.last_run.created_at)}"
+            last = f"{row.last_run.status} {_when(row.last_run.created_at_ms)}"
         view.add_row(row.id, source, "\n".join(row.triggers), row.next_cron or "", last)
     console.print(view)
     alive = "[green]running[/green]" if table.sidecar_alive else "[red]not running[/red]"

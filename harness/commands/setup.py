@@ -21,8 +21,9 @@ from typing import Annotated
 import typer
 
 from channels.errors import ChannelNotConfiguredError, PlatformError, UnknownChannelError
-from channels.polling import listener_channels, run_listener
+from channels.listeners import listener_channels, run_listener
 from channels.registry import get_channel
+from channels.tokens import blank_tokens
 from harness.errors import ConfigurationError, HarnessError
 from harness.settings import get_settings
 
@@ -80,9 +81,17 @@ def setup_slack() -> None:
 
 def poll(
     channel: Annotated[str, typer.Argument(help="The channel: telegram or slack.")],
+    restart: Annotated[
+        bool,
+        typer.Option(
+            help="On any failure (bad token, platform or Redis down) log one line and start "
+            "again with backoff (1 s doubling to 60 s) instead of exiting; `harness up` uses it."
+        ),
+    ] = False,
 ) -> None:
     """Receive a channel's messages without a public URL (Telegram getUpdates with
     TELEGRAM_MODE=polling, Slack Socket Mode with SLACK_APP_TOKEN) until Ctrl-C."""
+    from harness.restarts import run_with_restarts
     from harness.runtime import get_runtime
 
     logging.basicConfig(
@@ -99,7 +108,12 @@ def poll(
 
     signal.signal(signal.SIGTERM, interrupt)
     try:
-        run_listener(channel, get_runtime(), stop)
+        if restart:
+            run_with_restarts(
+                lambda: run_listener(channel, get_runtime(), stop), stop, f"{channel} listener"
+            )
+        else:
+            run_listener(channel, get_runtime(), stop)
     except KeyboardInterrupt:
         return
     except HarnessError as exc:
@@ -109,10 +123,15 @@ def poll(
 
 def extra_processes() -> dict[str, str]:
     """Processes `harness up` adds to the fleet: `<channel>-listener` running
-    `<this python> -m harness.cli poll <channel>` for each configured channel that receives
-    messages without webhooks (`channels.polling.listener_channels`). Reads the channels'
-    settings from the environment, as the fleet's processes do. Touches no network."""
+    `<this python> -m harness.cli poll <channel> --restart` (it restarts itself with backoff
+    rather than exit, so it cannot stop the fleet) for each configured channel that receives
+    messages without webhooks (`channels.listeners.listener_channels`), leaving out a channel
+    any of whose tokens is set but empty (`TELEGRAM_BOT_TOKEN=` in a copied `.env.example`).
+    Reads the channels' settings from the environment, as the fleet's processes do. Touches
+    no network."""
     python = shlex.quote(sys.executable)
     return {
-        f"{name}-listener": f"{python} -m harness.cli poll {name}" for name in listener_channels()
+        f"{name}-listener": f"{python} -m harness.cli poll {name} --restart"
+        for name in listener_channels()
+        if not blank_tokens(name)
     }

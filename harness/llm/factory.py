@@ -6,9 +6,9 @@ from typing import Protocol
 
 from pydantic import SecretStr
 
+import harness.llm.anthropic as anthropic_provider
+import harness.llm.openai as openai_provider
 from harness.errors import ConfigurationError
-from harness.llm import anthropic as anthropic_provider
-from harness.llm import openai as openai_provider
 from harness.llm.provider import ModelProvider
 
 DEFAULT_MODELS = {

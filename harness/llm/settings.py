@@ -15,7 +15,9 @@ class ModelSettings(BaseSettings):
     variables (`LLM_PROVIDER`, `AGENT_MODEL`, ...); unset model names mean the provider's
     default model."""
 
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
+    )
 
     llm_provider: ProviderName = Field(default="anthropic")
     agent_model: str | None = Field(

@@ -12,6 +12,7 @@ Public API:
 """
 
 from harness.errors import NonRetriableError, StepFailedError
+from harness.runtime.assembly import get_runtime, set_runtime
 from harness.runtime.bus import PublishResult, publish, run_id_for
 from harness.runtime.functions import (
     Concurrency,
@@ -24,7 +25,7 @@ from harness.runtime.functions import (
     event,
     function,
 )
-from harness.runtime.runtime import Runtime, get_runtime, set_runtime
+from harness.runtime.instance import Runtime
 from harness.runtime.steps import Context, Step
 
 __all__ = [

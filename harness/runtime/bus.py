@@ -8,13 +8,15 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import FunctionNotFoundError
+import redis
+
+from harness.errors import BusUnavailableError, FunctionNotFoundError
 from harness.events import Event, parse_event, validate_event
 from harness.runtime.expressions import resolve_path
 from harness.runtime.functions import FunctionSpec
+from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import RunSeed
-from harness.runtime.runtime import Runtime, get_runtime
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +62,7 @@ def _matching_waiters(waiters: dict[str, str], event: dict[str, Any]) -> list[st
 def publish(
     event: Event | dict[str, Any],
     *,
-    runtime: Runtime | None = None,
+    runtime: Runtime,
     target: str | None = None,
     parent: tuple[str, str] | None = None,
 ) -> PublishResult:
@@ -70,8 +72,21 @@ def publish(
     it to the events stream, creates one run per matching function and kicks them, and
     resumes runs waiting for it. `target` runs exactly that function instead of fanning out
     (used for invocations); `parent` is (run_id, step_key) of the run waiting for the result.
+    Raises `BusUnavailableError` when Redis fails; the event may or may not have been
+    accepted, and publishing it again is safe.
     """
-    runtime = runtime or get_runtime()
+    try:
+        return _publish(event, runtime, target, parent)
+    except redis.RedisError as exc:
+        raise BusUnavailableError("the event bus is unavailable") from exc
+
+
+def _publish(
+    event: Event | dict[str, Any],
+    runtime: Runtime,
+    target: str | None,
+    parent: tuple[str, str] | None,
+) -> PublishResult:
     ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
     as_dict = ev.model_dump(mode="json")
     pipe = runtime.redis.pipeline(transaction=False)

@@ -7,8 +7,13 @@ decides who runs what, and the scheduler re-kicks whatever a dead worker dropped
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from celery import Celery
+
+from harness.errors import ConfigurationError
+from harness.runtime.executor import advance
+from harness.runtime.instance import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -25,19 +30,30 @@ app.conf.update(
 )
 
 
-def configure(broker_url: str) -> Celery:
-    """Point the app at a broker. Call before sending or consuming."""
+_runtime_provider: Callable[[], Runtime] | None = None
+
+
+def configure(broker_url: str, runtime_provider: Callable[[], Runtime] | None = None) -> Celery:
+    """Point the app at a broker. Call before sending or consuming.
+
+    A consuming process also passes `runtime_provider`, the runtime its kick task advances
+    runs in (`harness.runtime.assembly` passes `get_runtime`); senders need none.
+    """
+    global _runtime_provider
     app.conf.broker_url = broker_url
+    if runtime_provider is not None:
+        _runtime_provider = runtime_provider
     return app
 
 
 @app.task(name="harness.kick", ignore_result=True)  # type: ignore[untyped-decorator]
 def kick(run_id: str) -> str:
-    """Advance one run in this worker. Duplicates and stale kicks are no-ops."""
-    from harness.runtime.executor import advance
-    from harness.runtime.runtime import get_runtime
+    """Advance one run in this worker. Duplicates and stale kicks are no-ops.
 
-    return advance(get_runtime(), run_id)
+    Raises `ConfigurationError` when `configure` was given no runtime provider."""
+    if _runtime_provider is None:
+        raise ConfigurationError("the kick task has no runtime: call configure(url, provider)")
+    return advance(_runtime_provider(), run_id)
 
 
 class CeleryKicker:

@@ -15,10 +15,10 @@ from datetime import datetime
 
 from croniter import croniter
 
-from harness.events import Event
+from harness.events import CronTick, Event
 from harness.runtime.bus import publish
 from harness.runtime.functions import CRON_EVENT, CronTrigger, FunctionSpec
-from harness.runtime.runtime import Runtime
+from harness.runtime.instance import Runtime
 
 log = logging.getLogger(__name__)
 GRACE_MS = 60_000
@@ -97,10 +97,8 @@ def _publish_tick(
     event = Event(
         name=CRON_EVENT,
         id=f"cron:{spec.id}:{index}:{kind}:{int(tick.timestamp())}",
-        data={
-            "function_id": spec.id,
-            "tick": tick.isoformat(),
-            "missed": [t.isoformat() for t in missed],
-        },
+        data=CronTick(
+            function_id=spec.id, tick=tick.isoformat(), missed=[t.isoformat() for t in missed]
+        ).model_dump(mode="json"),
     )
     return publish(event, runtime=runtime).event_id

@@ -13,11 +13,19 @@ import threading
 import redis
 
 from harness.errors import FunctionNotFoundError, NonRetriableError, StepError
-from harness.events import FUNCTION_CANCELLED, FUNCTION_FAILED, Event
+from harness.events import (
+    FUNCTION_CANCELLED,
+    FUNCTION_FAILED,
+    Event,
+    EventData,
+    FunctionCancelled,
+    FunctionFailed,
+)
+from harness.runtime.bus import publish
 from harness.runtime.functions import EventTrigger, Function, FunctionSpec
+from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import Claim
-from harness.runtime.runtime import Runtime
 from harness.runtime.steps import (
     Cancelled,
     Context,
@@ -166,27 +174,27 @@ def _fail(state: RunState, exc: BaseException, function_id: str) -> str:
     error = f"{type(exc).__name__}: {exc}"[:2000]
     log.error("run %s of %s failed: %s", state.run_id, function_id, error)
     if state.event.get("name") != FUNCTION_FAILED:  # a failing failure handler must not loop
-        _notify(state, FUNCTION_FAILED, f"failed:{state.run_id}", {"error": error}, function_id)
+        failed = FunctionFailed(
+            function_id=function_id, run_id=state.run_id, event=state.event, error=error
+        )
+        _notify(state, FUNCTION_FAILED, f"failed:{state.run_id}", failed)
     return _finish(state, "failed", error=error)
 
 
 def _cancel(state: RunState, reason: str) -> str:
     log.info("run %s cancelled: %s", state.run_id, reason)
-    _notify(
-        state, FUNCTION_CANCELLED, f"cancelled:{state.run_id}", {"reason": reason}, state.spec.id
+    cancelled = FunctionCancelled(
+        function_id=state.spec.id, run_id=state.run_id, event=state.event, reason=reason
     )
+    _notify(state, FUNCTION_CANCELLED, f"cancelled:{state.run_id}", cancelled)
     return _finish(state, "cancelled", error=f"cancelled: {reason}")
 
 
-def _notify(
-    state: RunState, name: str, event_id: str, extra: dict[str, str], function_id: str
-) -> None:
-    from harness.runtime.bus import publish
-
-    data = {"function_id": function_id, "run_id": state.run_id, "event": state.event, **extra}
+def _notify(state: RunState, name: str, event_id: str, data: EventData) -> None:
     # Published before the run is finished: if we crash in between, the retry publishes
     # the same event id again, which the bus ignores.
-    publish(Event(name=name, id=event_id, data=data), runtime=state.runtime)
+    event = Event(name=name, id=event_id, data=data.model_dump(mode="json"))
+    publish(event, runtime=state.runtime)
 
 
 def _finish(state: RunState, status: str, *, result_json: str = "null", error: str = "") -> str:

@@ -16,8 +16,9 @@ import json
 
 from pydantic import BaseModel, TypeAdapter
 
+from harness.runtime.bus_errors import on_bus
 from harness.runtime.functions import FunctionSpec
-from harness.runtime.runtime import Runtime
+from harness.runtime.instance import Runtime
 
 FILE_SOURCE = "file"
 MAX_FAILURES = 20
@@ -78,6 +79,7 @@ return 1
 """
 
 
+@on_bus("register the sidecar's functions")
 def replace_source(
     runtime: Runtime,
     source: str,
@@ -105,18 +107,21 @@ def replace_source(
     )
 
 
+@on_bus("read where functions come from")
 def origins(runtime: Runtime) -> dict[str, Origin]:
     """Function id -> origin, for every function a source registered. Raises on Redis errors."""
     raw: dict[str, str] = runtime.redis.hgetall(runtime.keys.function_origins)  # type: ignore[assignment]
     return {fid: Origin.model_validate_json(value) for fid, value in raw.items()}
 
 
+@on_bus("read a source's functions")
 def source_ids(runtime: Runtime, source: str) -> set[str]:
     """The ids `source` registered last. Raises on Redis errors."""
     members: set[str] = runtime.redis.smembers(runtime.keys.function_source(source))  # type: ignore[assignment]
     return {str(m) for m in members}
 
 
+@on_bus("read the load errors")
 def load_errors(runtime: Runtime, source: str) -> list[LoadError]:
     """The load errors of the source's last registration (empty when none). Raises on Redis
     errors."""
@@ -124,6 +129,7 @@ def load_errors(runtime: Runtime, source: str) -> list[LoadError]:
     return _ERRORS.validate_json(raw) if raw else []
 
 
+@on_bus("record a failed run")
 def record_failure(runtime: Runtime, source: str, failure: RunFailure) -> None:
     """Remember a failed run of one of the source's functions; only the newest
     `MAX_FAILURES` are kept. Raises on Redis errors."""
@@ -134,6 +140,7 @@ def record_failure(runtime: Runtime, source: str, failure: RunFailure) -> None:
     pipe.execute()
 
 
+@on_bus("read failed runs")
 def recent_failures(runtime: Runtime, source: str, limit: int = MAX_FAILURES) -> list[RunFailure]:
     """The newest failed runs of the source's functions, newest first. Raises on Redis
     errors."""

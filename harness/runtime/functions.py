@@ -20,6 +20,7 @@ from croniter import croniter
 from pydantic import BaseModel, Field
 
 from harness.errors import InvalidFunctionError
+from harness.events import CRON_TICK
 from harness.runtime.expressions import (
     check_path,
     check_predicate,
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 SingletonMode = Literal["steer", "cancel", "queue"]
 Handler = Callable[["Context"], Any]
 
-CRON_EVENT = "harness/cron"
+CRON_EVENT = CRON_TICK
 INVOKE_EVENT = "harness/invoke"
 DEFAULT_QUEUE = "harness"
 

@@ -104,3 +104,15 @@ class Keys:
     def scheduler_heartbeat(self) -> str:
         """Hash: scheduler id -> last loop time, to show which schedulers are alive."""
         return f"{self.prefix}:schedulers"
+
+    def reply_chunks(self, reply_id: str) -> str:
+        """Hash: chunk index -> platform message id, for the chunks of one reply posted so far."""
+        return f"{self.prefix}:reply:{reply_id}:chunks"
+
+    def listener_cursor(self, name: str) -> str:
+        """String: where a listener (a polling channel) resumes, e.g. Telegram's update offset."""
+        return f"{self.prefix}:{name}:offset"
+
+    def progress(self, session_key: str) -> str:
+        """Pub/sub channel: live progress of one chat session's runs."""
+        return f"{self.prefix}:progress:{session_key}"

@@ -8,21 +8,85 @@ Methods a running worker calls take the run's epoch and report `False` (or raise
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import redis
+from pydantic import BaseModel, ConfigDict, Field
 
-from harness.runtime import scripts
+import harness.runtime.scripts as scripts
+from harness.runtime.bus_errors import on_bus
 from harness.runtime.keys import Keys
 
 Kick = tuple[str, str]  # (run_id, queue)
 
-RUN_FIELDS = (
-    "function_id", "status", "attempt", "epoch", "owner", "created_at", "started_at",
-    "ended_at", "updated_at", "error", "queue", "singleton", "mode", "wake_kind",
-    "wake_step", "steered_into", "cancel",
-)  # fmt: skip
+RunStatus = Literal[
+    "queued", "pending", "running", "sleeping", "waiting", "steered",
+    "completed", "failed", "cancelled",
+]  # fmt: skip
+_INT_FIELDS = ("attempt", "epoch", "lease_until", "created_at", "started_at", "ended_at",
+               "updated_at", "wake_since")  # fmt: skip
+_JSON_FIELDS = ("event", "result", "slots", "parent")
+
+
+class RunParent(BaseModel, frozen=True):
+    """The run waiting for this one's result (`step.invoke`), and the step it waits in."""
+
+    run_id: str
+    step: str
+
+
+class RunRecord(BaseModel):
+    """A run as the ledger holds it (the Lua scripts in `scripts.py` write every field).
+
+    Times are milliseconds since the epoch, 0 when not reached yet. `event` is the triggering
+    event and `result` the handler's return value (None until completed), both parsed from
+    JSON. `cancel` is a pending cancel request's reason (for a singleton's cancel mode, the
+    id of the newer run). `slots` lists (concurrency slot, limit) pairs.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    function_id: str
+    status: RunStatus
+    attempt: int = 0
+    epoch: int = 0
+    owner: str = ""
+    lease_until: int = 0
+    created_at: int = 0
+    started_at: int = 0
+    ended_at: int = 0
+    updated_at: int = 0
+    event: dict[str, Any] = Field(default_factory=dict)
+    result: Any = None
+    error: str = ""
+    queue: str = ""
+    singleton: str = ""
+    mode: str = ""
+    slots: list[tuple[str, int]] = Field(default_factory=list)
+    parent: RunParent | None = None
+    cancel: str = ""
+    wake_kind: str = ""
+    wake_step: str = ""
+    wake_since: int = 0
+    wait_event: str = ""
+    steered_into: str = ""
+
+    @classmethod
+    def from_hash(cls, run_id: str, fields: dict[str, str]) -> RunRecord:
+        """Parse the run's Redis hash (all strings; JSON fields as text, "" for none)."""
+        values: dict[str, Any] = {"id": run_id}
+        for name, raw in fields.items():
+            if name in _INT_FIELDS:
+                values[name] = int(raw or 0)
+            elif name in _JSON_FIELDS:
+                if raw:
+                    values[name] = json.loads(raw)
+            else:
+                values[name] = raw
+        return cls.model_validate(values)
 
 
 @dataclass(frozen=True)
@@ -195,36 +259,52 @@ class Ledger:
         """Fire due timers, recover runs with expired leases and re-kick lost kicks."""
         return _pairs(self._reap(args=[self.keys.prefix, now_ms, ttl_ms, stale_ms, limit]))
 
+    @on_bus("ask the run to stop")
     def request_cancel(self, run_id: str, reason: str) -> bool:
         """Ask a live run to stop at its next step boundary. False when it is not live."""
         return bool(self._cancel(args=[self.keys.prefix, run_id, reason]))
 
-    def run(self, run_id: str) -> dict[str, str] | None:
-        """The run's ledger record as strings (event and result as JSON text), or None."""
+    @on_bus("read the run")
+    def run(self, run_id: str) -> RunRecord | None:
+        """The run's ledger record, or None when unknown or past its retention."""
         record = self.redis.hgetall(self.keys.run(run_id))
-        return {str(k): str(v) for k, v in record.items()} if record else None
+        return _record(run_id, record)
 
+    @on_bus("look runs up")
+    def runs_starting_with(self, prefix: str, limit: int = 10) -> list[str]:
+        """Ids of retained runs that start with `prefix`, sorted, at most `limit`. An exact id
+        of a retained run gives just that id. Empty when nothing matches."""
+        if prefix and self.redis.exists(self.keys.run(prefix)):
+            return [prefix]
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", prefix) + "*"
+        found = [
+            str(run_id)
+            for run_id, _ in self.redis.zscan_iter(self.keys.runs, match=pattern, count=1000)
+        ]
+        pipe = self.redis.pipeline(transaction=False)
+        for run_id in found:
+            pipe.exists(self.keys.run(run_id))
+        alive = [run_id for run_id, ok in zip(found, pipe.execute(), strict=True) if ok]
+        return sorted(alive)[:limit]
+
+    @on_bus("read the run's steps")
     def journal(self, run_id: str) -> dict[str, dict[str, Any]]:
         """The run's step records by step key."""
         raw = self.redis.hgetall(self.keys.journal(run_id))
         return {str(k): json.loads(v) for k, v in raw.items()}
 
-    def recent(self, limit: int = 20) -> list[dict[str, str]]:
-        """The newest runs first, each with its id and summary fields."""
+    @on_bus("list recent runs")
+    def recent(self, limit: int = 20) -> list[RunRecord]:
+        """The newest runs first; runs that expired meanwhile are left out."""
         ids = self.redis.zrevrange(self.keys.runs, 0, limit - 1)
         pipe = self.redis.pipeline(transaction=False)
         for run_id in ids:
-            pipe.hmget(self.keys.run(str(run_id)), RUN_FIELDS)
-        rows = []
-        for run_id, values in zip(ids, pipe.execute(), strict=True):
-            if values[0] is None:
-                continue
-            row = {"id": str(run_id)}
-            row.update(
-                {
-                    k: str(v) if v is not None else ""
-                    for k, v in zip(RUN_FIELDS, values, strict=True)
-                }
-            )
-            rows.append(row)
-        return rows
+            pipe.hgetall(self.keys.run(str(run_id)))
+        rows = (_record(str(i), fields) for i, fields in zip(ids, pipe.execute(), strict=True))
+        return [row for row in rows if row is not None]
+
+
+def _record(run_id: str, fields: dict[Any, Any]) -> RunRecord | None:
+    if not fields:
+        return None
+    return RunRecord.from_hash(run_id, {str(k): str(v) for k, v in fields.items()})

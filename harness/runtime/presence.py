@@ -12,7 +12,8 @@ import logging
 import threading
 from dataclasses import dataclass
 
-from harness.runtime.runtime import Runtime
+from harness.runtime.bus_errors import on_bus
+from harness.runtime.instance import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ def leave(runtime: Runtime) -> None:
         log.debug("could not leave the presence set: %s", exc)
 
 
+@on_bus("read which fleet processes are alive")
 def live_members(runtime: Runtime, role: str | None = None) -> list[Member]:
     """Processes that beat within `PRESENCE_TTL_S`, optionally only those of `role`, sorted by
     id. Raises on Redis errors."""

@@ -11,8 +11,8 @@ import threading
 import redis
 
 from harness.runtime.cron_ticks import fire_due_ticks
+from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all
-from harness.runtime.runtime import Runtime
 
 log = logging.getLogger(__name__)
 STALE_KICK_MS = 3_000

@@ -27,6 +27,13 @@ local function kick(id)
   table.insert(kicks, redis.call('HGET', rk(id), 'queue') or 'harness')
 end
 
+-- '"s":<ms>,"t":<ms>,': when a suspended step of run `id` began (its wake_since) and ended
+local function stamps(id, now)
+  local since = redis.call('HGET', rk(id), 'wake_since')
+  if not since or since == '' then since = now end
+  return '"s":' .. since .. ',"t":' .. now .. ','
+end
+
 local function make_ready(id, now)
   redis.call('HSET', rk(id), 'status', 'queued', 'updated_at', now)
   redis.call('ZADD', READY, now, id)
@@ -156,7 +163,7 @@ end
 for _, id in ipairs(cjson.decode(ARGV[9])) do
   if redis.call('HDEL', P .. ':waiters:' .. name, id) == 1 then
     local step = redis.call('HGET', rk(id), 'wake_step')
-    redis.call('HSETNX', jk(id), step, '{"k":"wait","v":' .. ev .. '}')
+    redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now) .. '"k":"wait","v":' .. ev .. '}')
     redis.call('ZREM', TIMERS, id)
     make_ready(id, now)
     kick(id)
@@ -260,7 +267,8 @@ for _, rid in ipairs(redis.call('LRANGE', ik(id), 0, -1)) do
   end
 end
 redis.call('DEL', ik(id))
-local rec = '{"k":"inbox","v":[' .. table.concat(events, ',') .. ']}'
+local rec = '{"s":' .. now .. ',"t":' .. now .. ',"k":"inbox","v":['
+  .. table.concat(events, ',') .. ']}'
 redis.call('HSET', jk(id), key, rec)
 return {1, rec}
 """
@@ -284,7 +292,7 @@ end
 if ARGV[5] ~= '' then redis.call('ZADD', TIMERS, tonumber(ARGV[5]), id) end
 if ARGV[11] == '1' then redis.call('HINCRBY', r, 'attempt', 1) end
 redis.call('HSET', r, 'status', ARGV[10], 'wake_kind', kind, 'wake_step', key, 'owner', '',
-  'lease_until', 0, 'updated_at', now)
+  'lease_until', 0, 'updated_at', now, 'wake_since', now)
 redis.call('ZREM', LEASES, id)
 release_slots(id)
 return 1
@@ -307,9 +315,10 @@ if parent and parent ~= '' then
   local p = cjson.decode(parent)
   local rec
   if status == 'completed' then
-    rec = '{"k":"invoke","v":' .. result .. '}'
+    rec = '{' .. stamps(p.run_id, now) .. '"k":"invoke","v":' .. result .. '}'
   else
-    rec = cjson.encode({k = 'invoke', e = err ~= '' and err or status, final = true})
+    rec = '{' .. stamps(p.run_id, now) .. '"k":"invoke","final":true,"e":'
+      .. cjson.encode(err ~= '' and err or status) .. '}'
   end
   redis.call('HSETNX', jk(p.run_id), p.step, rec)
   local pr = rk(p.run_id)
@@ -341,13 +350,13 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', TIMERS, '-inf', now, 'LIMIT', 0,
     local kind = redis.call('HGET', r, 'wake_kind')
     local step = redis.call('HGET', r, 'wake_step')
     if kind == 'sleep' then
-      redis.call('HSETNX', jk(id), step, '{"k":"sleep","v":null}')
+      redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now) .. '"k":"sleep","v":null}')
     elseif kind == 'wait' then
       redis.call('HDEL', P .. ':waiters:' .. redis.call('HGET', r, 'wait_event'), id)
-      redis.call('HSETNX', jk(id), step, '{"k":"wait","v":null}')
+      redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now) .. '"k":"wait","v":null}')
     elseif kind == 'invoke' then
-      redis.call('HSETNX', jk(id), step,
-        '{"k":"invoke","e":"the invoked function did not finish in time","final":true}')
+      redis.call('HSETNX', jk(id), step, '{' .. stamps(id, now)
+        .. '"k":"invoke","e":"the invoked function did not finish in time","final":true}')
     end
     make_ready(id, now)
     kick(id)

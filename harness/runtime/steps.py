@@ -24,10 +24,11 @@ from harness.errors import (
     StepResultError,
 )
 from harness.events import Event
+from harness.runtime.bus import publish
 from harness.runtime.durations import parse_duration
 from harness.runtime.expressions import resolve_path
 from harness.runtime.functions import INVOKE_EVENT, FunctionSpec
-from harness.runtime.runtime import Runtime
+from harness.runtime.instance import Runtime
 
 T = TypeVar("T")
 _MAX_ERROR_CHARS = 2000
@@ -190,12 +191,15 @@ class Step:
         failures = int(rec.get("n", 0)) if rec else 0
         self._boundary()
         self._s.attempt = failures
+        started = self._s.runtime.now_ms()
         try:
             value = fn(*args, **kwargs)
         except NonRetriableError as exc:
-            self._fail(key, step_id, exc, failures + 1, final=True)
+            self._fail(key, step_id, exc, failures + 1, started, final=True)
         except Exception as exc:
-            self._fail(key, step_id, exc, failures + 1, final=failures >= self._s.spec.retries)
+            final = failures >= self._s.spec.retries
+            self._fail(key, step_id, exc, failures + 1, started, final=final)
+        stamps = self._stamps(started) + f',"n":{failures + 1}'
         try:
             encoded = json.dumps(value, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -203,14 +207,36 @@ class Step:
                 f"step {step_id!r} returned a {type(value).__name__}, which cannot be stored as "
                 f"JSON ({exc}); return plain data: dict, list, str, int, float, bool or None"
             )
-            self._commit(key, json.dumps({"k": "run", "e": message, "final": True}))
+            self._commit(
+                key, "{" + stamps + ',"k":"run","final":true,"e":' + json.dumps(message) + "}"
+            )
             raise StepResultError(message) from exc
-        self._commit(key, '{"k":"run","v":' + encoded + "}")
+        self._commit(key, "{" + stamps + ',"k":"run","v":' + encoded + "}")
         return json.loads(encoded)  # type: ignore[no-any-return]
 
-    def _fail(self, key: str, step_id: str, exc: Exception, failures: int, *, final: bool) -> None:
+    def _stamps(self, started_ms: int) -> str:
+        """`"s":<ms>,"t":<ms>`: when the step began and when it is being recorded, so
+        `harness runs show` can order the journal and time each step."""
+        return f'"s":{started_ms},"t":{self._s.runtime.now_ms()}'
+
+    def _fail(
+        self,
+        key: str,
+        step_id: str,
+        exc: Exception,
+        failures: int,
+        started_ms: int,
+        *,
+        final: bool,
+    ) -> None:
         text = _error_text(exc)
-        record = {"k": "run", "e": text, "n": failures}
+        record = {
+            "k": "run",
+            "e": text,
+            "n": failures,
+            "s": started_ms,
+            "t": self._s.runtime.now_ms(),
+        }
         if final:
             self._commit(key, json.dumps({**record, "final": True}))
             raise StepFailedError(step_id, text) from exc
@@ -223,20 +249,28 @@ class Step:
     def send_event(self, step_id: str, event: Event | dict[str, Any]) -> str:
         """Publish an event exactly once per run. Returns its id.
 
-        Without an explicit id the event gets one derived from the run and step, so a
-        replay after a crash between publishing and recording publishes nothing new.
+        Without an explicit id (a dict without "id", or an `Event` built without one) the
+        event gets one derived from the run and step, so a replay after a crash between
+        publishing and recording publishes nothing new.
         """
-        from harness.runtime.bus import publish
-
         key = self._key(step_id)
         rec = self._recorded(key, "send")
         if rec is not None:
             return str(rec["v"])
         self._boundary()
-        raw = event.model_dump(mode="json") if isinstance(event, Event) else dict(event)
+        # exclude_unset: an `Event`'s default id is random; it must not hide the derived one
+        raw = (
+            event.model_dump(mode="json", exclude_unset=True)
+            if isinstance(event, Event)
+            else dict(event)
+        )
         raw.setdefault("id", f"{self._s.run_id}:{key}")
+        started = self._s.runtime.now_ms()
         result = publish(raw, runtime=self._s.runtime)
-        self._commit(key, json.dumps({"k": "send", "v": result.event_id}))
+        self._commit(
+            key,
+            "{" + self._stamps(started) + ',"k":"send","v":' + json.dumps(result.event_id) + "}",
+        )
         return result.event_id
 
     def sleep(self, step_id: str, duration: str | float) -> None:
@@ -251,7 +285,9 @@ class Step:
         self._boundary()
         wake_ms = _to_ms(when)
         if wake_ms <= self._s.runtime.now_ms():
-            self._commit(key, '{"k":"sleep","v":null}')
+            self._commit(
+                key, "{" + self._stamps(self._s.runtime.now_ms()) + ',"k":"sleep","v":null}'
+            )
             return
         self._suspend(key, "sleep", wake_ms)
         raise Suspended()
@@ -292,8 +328,6 @@ class Step:
         The caller suspends until the child finishes. A child that fails, or does not
         finish within `timeout`, raises `StepFailedError` here.
         """
-        from harness.runtime.bus import publish
-
         key = self._key(step_id)
         rec = self._recorded(key, "invoke")
         if rec is None:

@@ -5,20 +5,31 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.runtime.runtime import Runtime
+import redis
+
+from harness.errors import BusUnavailableError
+from harness.runtime.instance import Runtime
 
 
 def latest_cursor(runtime: Runtime) -> str:
-    """A cursor at the newest entry, so a read after it sees only later events."""
-    last: Any = runtime.redis.xrevrange(runtime.keys.events, count=1)
+    """A cursor at the newest entry, so a read after it sees only later events. Raises
+    `BusUnavailableError` when Redis fails."""
+    try:
+        last: Any = runtime.redis.xrevrange(runtime.keys.events, count=1)
+    except redis.RedisError as exc:
+        raise BusUnavailableError("could not read the events stream") from exc
     return str(last[0][0]) if last else "0-0"
 
 
 def read_events(
     runtime: Runtime, cursor: str, block_ms: int = 5000
 ) -> tuple[str, list[dict[str, Any]]]:
-    """Events after `cursor`, waiting up to `block_ms` for one. Returns (new cursor, events)."""
-    batches: Any = runtime.redis.xread({runtime.keys.events: cursor}, block=block_ms)
+    """Events after `cursor`, waiting up to `block_ms` for one. Returns (new cursor, events).
+    Raises `BusUnavailableError` when Redis fails."""
+    try:
+        batches: Any = runtime.redis.xread({runtime.keys.events: cursor}, block=block_ms)
+    except redis.RedisError as exc:
+        raise BusUnavailableError("could not read the events stream") from exc
     events: list[dict[str, Any]] = []
     for _stream, entries in batches or []:
         for entry_id, fields in entries:

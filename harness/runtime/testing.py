@@ -7,8 +7,8 @@ Used by the unit tests and by anyone testing their own functions.
 from __future__ import annotations
 
 from harness.runtime.executor import advance
+from harness.runtime.instance import Runtime
 from harness.runtime.kicker import RecordingKicker
-from harness.runtime.runtime import Runtime
 from harness.runtime.scheduler import reap_once
 
 

@@ -10,14 +10,18 @@ import threading
 from collections.abc import Iterable
 
 from harness.errors import ConfigurationError
+from harness.runtime.assembly import get_runtime
 from harness.runtime.celery_app import app
 from harness.runtime.presence import Heartbeat
-from harness.runtime.runtime import get_runtime
 from harness.runtime.scheduler import run_scheduler
 from harness.settings import Settings
 
 log = logging.getLogger(__name__)
-BUILTIN_FUNCTION_MODULES: tuple[str, ...] = ("harness.agent.handlers", "channels.handlers")
+BUILTIN_FUNCTION_MODULES: tuple[str, ...] = (
+    "harness.agent.handlers",
+    "harness.agent.heartbeat",
+    "channels.handlers",
+)
 
 
 def function_modules(settings: Settings, extra: Iterable[str] = ()) -> list[str]:

@@ -38,7 +38,7 @@ class LastRun(BaseModel, frozen=True):
 
     id: str
     status: str
-    created_at: str
+    created_at_ms: int
     error: str = ""
 
 
@@ -106,11 +106,10 @@ def _next_cron(spec: FunctionSpec, now: datetime) -> str | None:
 def _last_runs(runtime: Runtime) -> dict[str, LastRun]:
     found: dict[str, LastRun] = {}
     for row in runtime.ledger.recent(HISTORY_SCAN):
-        if row["function_id"] not in found:
-            found[row["function_id"]] = LastRun(
-                id=row["id"], status=row["status"], created_at=row["created_at"],
-                error=row["error"][:200],
-            )  # fmt: skip
+        if row.function_id not in found:
+            found[row.function_id] = LastRun(
+                id=row.id, status=row.status, created_at_ms=row.created_at, error=row.error[:200]
+            )
     return found
 
 

@@ -251,4 +251,3 @@ def _unregister_all() -> None:
         replace_source(get_runtime(), FILE_SOURCE, {}, [])
     except Exception as exc:  # Redis down or not configured: nothing to clean, or later
         log.warning("could not unregister the sidecar's functions: %s", exc)
-

@@ -27,6 +27,7 @@ from harness.tools.grep import GrepTool
 from harness.tools.ls import LsTool
 from harness.tools.paths import resolve_in_workspace
 from harness.tools.read import ReadTool
+from harness.tools.sandbox import ShellPolicy, describe_sandbox, sandbox_mode
 from harness.tools.web_fetch import WebFetchTool
 from harness.tools.write import WriteTool
 
@@ -38,6 +39,7 @@ __all__ = [
     "GrepTool",
     "LsTool",
     "ReadTool",
+    "ShellPolicy",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -49,7 +51,9 @@ __all__ = [
     "WorkspaceEscapeError",
     "WriteTool",
     "default_registry",
+    "describe_sandbox",
     "resolve_in_workspace",
+    "sandbox_mode",
 ]
 
 TOOL_GUIDELINES = """\
@@ -64,11 +68,16 @@ Using tools:
 """
 
 
-def default_registry(allow_shell: bool, allow_private_fetch: bool = False) -> ToolRegistry:
+def default_registry(
+    allow_shell: bool,
+    allow_private_fetch: bool = False,
+    shell_policy: ShellPolicy | None = None,
+) -> ToolRegistry:
     """Return a new registry with read, write, edit, ls, find, grep, web_fetch, and bash.
 
     bash is included only when `allow_shell` is True; even then each call runs only if its
-    `ToolContext.allow_shell` is set too. web_fetch refuses private and local addresses
+    `ToolContext.allow_shell` is set too, and it is confined by `shell_policy` (default: the
+    sandbox in `auto` mode, host network). web_fetch refuses private and local addresses
     unless `allow_private_fetch`. More tools can be added with `register`.
     """
     tools: list[Tool[Any]] = [
@@ -81,5 +90,5 @@ def default_registry(allow_shell: bool, allow_private_fetch: bool = False) -> To
         WebFetchTool(allow_private=allow_private_fetch),
     ]
     if allow_shell:
-        tools.append(BashTool())
+        tools.append(BashTool(shell_policy))
     return ToolRegistry(tools)

@@ -1,15 +1,17 @@
-"""The `bash` tool: one shell command in the workspace, its whole process group bounded.
+"""The `bash` tool: one shell command in the workspace, confined and bounded.
 
-The command runs in a new session (`start_new_session=True`), so it and everything it starts
-share a process group that is killed as a unit (SIGTERM, then SIGKILL) when the call times
-out, is cancelled, or returns while background processes still run. A process that detaches
-itself (`setsid`, daemonising) leaves the group and is out of reach.
+What the command can see and use is decided in `harness.tools.sandbox` (bubblewrap, rlimits,
+environment allowlist); this module starts it, copies its output and stops it. The command
+runs in a new session (`start_new_session=True`), so the sandbox's outer process leads a
+process group that is killed as a unit (SIGTERM, then SIGKILL) when the call times out, is
+cancelled, or returns while background processes still run. Under bwrap, killing that group
+tears down the sandbox's PID namespace, so even `setsid` children die; with the sandbox off,
+a process that detaches itself leaves the group and is out of reach.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import selectors
 import signal
 import subprocess
@@ -21,14 +23,12 @@ from pydantic import Field
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
 from harness.tools.output import TailBuffer
+from harness.tools.sandbox import ShellPolicy, sandboxed
 
 MAX_TIMEOUT = 600
 _POLL_SECONDS = 0.05
 _DRAIN_SECONDS = 0.25
 _TERM_GRACE_SECONDS = 2.0
-# Environment variables a model-driven shell should not see. Not a security boundary: the
-# shell can still read any file the worker can.
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|^REDIS_URL$", re.IGNORECASE)
 
 
 class BashParams(ToolParams):
@@ -48,8 +48,9 @@ class BashTool(Tool[BashParams]):
 
     stdin is closed; stdout and stderr are merged; only the tail (last 2,000 lines / 50 KB) is
     kept, with a note on how much was cut. A non-zero exit, a timeout and a cancellation are
-    `ToolError`s that still carry the output. Disabled unless `ctx.allow_shell`. Processes
-    left running in the background are killed when the command returns.
+    `ToolError`s that still carry the output. Disabled unless `ctx.allow_shell`, and when
+    `policy` asks for a sandbox that cannot run here. Processes left running in the background
+    are killed when the command returns.
     """
 
     name = "bash"
@@ -60,6 +61,9 @@ class BashTool(Tool[BashParams]):
     )
     parameters = BashParams
     timeout = float(MAX_TIMEOUT)
+
+    def __init__(self, policy: ShellPolicy | None = None) -> None:
+        self.policy = policy or ShellPolicy()
 
     def timeout_for(self, params: BashParams) -> float:
         """The registry's backstop: the command's own timeout plus time to kill it."""
@@ -74,15 +78,17 @@ class BashTool(Tool[BashParams]):
             )
         if not ctx.workspace.is_dir():
             raise ToolError(f"the workspace {ctx.workspace} does not exist")
+        command = sandboxed(params.command, ctx.workspace, self.policy, params.timeout)
         try:
             process = subprocess.Popen(
-                ["bash", "-c", params.command],
-                cwd=ctx.workspace,
+                command.argv,
+                cwd=command.cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                env={k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)},
+                env=command.env,
+                preexec_fn=command.preexec_fn,
             )
         except OSError as exc:
             raise ToolError(f"cannot start bash: {exc}") from exc
@@ -99,6 +105,10 @@ class BashTool(Tool[BashParams]):
             raise ToolError(f"{output}\n\n[{stopped}; the command and its children were killed]")
         if process.returncode < 0:
             raise ToolError(f"{output}\n\n[killed by {_signal_name(-process.returncode)}]")
+        if process.returncode > 128 and _is_signal(process.returncode - 128):
+            # bwrap (like a shell) reports a command killed by signal N as exit code 128 + N
+            name = _signal_name(process.returncode - 128)
+            raise ToolError(f"{output}\n\n[exit code {process.returncode}: killed by {name}]")
         if process.returncode != 0:
             raise ToolError(f"{output}\n\n[exit code {process.returncode}]")
         return f"{output}\n\n[exit code 0]"
@@ -164,6 +174,10 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _is_signal(number: int) -> bool:
+    return number in signal.valid_signals()
 
 
 def _signal_name(number: int) -> str:

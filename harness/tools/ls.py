@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from pydantic import Field
 
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
-from harness.tools.paths import display_path, resolve_in_workspace
+from harness.tools.paths import display_path, is_hidden, resolve_in_workspace
 
 MAX_ENTRIES = 500
 
@@ -25,7 +26,8 @@ class LsParams(ToolParams):
 class LsTool(Tool[LsParams]):
     """List a folder's entries sorted by name, dotfiles included, folders marked with `/`.
 
-    At most `limit` (<= 500) entries, with a note saying how many were left out.
+    At most `limit` (<= 500) entries, with a note saying how many were left out. The
+    workspace's hidden folders (`sessions/`, `.harness/`) are not listed.
     """
 
     name = "ls"
@@ -40,9 +42,14 @@ class LsTool(Tool[LsParams]):
         """List the folder; see the class docstring."""
         path = resolve_in_workspace(ctx.workspace, params.path)
         shown = display_path(ctx.workspace, path)
+        root = ctx.workspace.resolve()
         try:
             with os.scandir(path) as entries:
-                names = sorted(e.name + "/" if e.is_dir() else e.name for e in entries)
+                names = sorted(
+                    e.name + "/" if e.is_dir() else e.name
+                    for e in entries
+                    if not is_hidden(root, Path(e.path))
+                )
         except FileNotFoundError:
             raise ToolError(f"folder not found: {shown}") from None
         except NotADirectoryError:

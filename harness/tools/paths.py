@@ -1,14 +1,17 @@
 """Confining tool paths to the agent's workspace.
 
 This is a guard against a model wandering off, not a sandbox: a process that swaps a checked
-path for a symlink between the check and the use is not defended against.
+path for a symlink between the check and the use is not defended against. (The bash tool's
+sandbox cannot make a link to a file outside the workspace: it sees no such file.)
 """
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from harness.tools.errors import ToolError, WorkspaceEscapeError
+from harness.tools.sandbox import HIDDEN_FOLDERS
 
 
 def resolve_in_workspace(workspace: Path, path: str | Path) -> Path:
@@ -32,7 +35,30 @@ def resolve_in_workspace(workspace: Path, path: str | Path) -> Path:
             f"path {str(path)!r} resolves to {resolved}, which is outside the workspace {root}; "
             "only paths inside the workspace can be used"
         )
+    if is_hidden(root, resolved):
+        raise WorkspaceEscapeError(
+            f"path {str(path)!r} is inside {resolved.relative_to(root).parts[0]}/, which holds "
+            "private runtime state and cannot be used by tools"
+        )
+    try:
+        info = resolved.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return resolved
+    except OSError as exc:
+        raise ToolError(f"cannot use {str(path)!r}: {exc.strerror or exc}") from exc
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        raise WorkspaceEscapeError(
+            f"{str(path)!r} has {info.st_nlink} hard links; files linked from outside the "
+            "workspace can't be read, so no file with several hard links can be used"
+        )
     return resolved
+
+
+def is_hidden(workspace: Path, path: Path) -> bool:
+    """True if the resolved `path` is or lies under one of the resolved `workspace`'s hidden
+    folders (`sessions/`, `.harness/`), which no tool may see."""
+    relative = path.relative_to(workspace).parts if path.is_relative_to(workspace) else ()
+    return bool(relative) and relative[0] in HIDDEN_FOLDERS
 
 
 def display_path(workspace: Path, path: Path) -> str:

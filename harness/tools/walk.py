@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.tools.paths import is_hidden
+
 SKIPPED_DIRS = frozenset({".git"})
 _BRACES = re.compile(r"\{([^{}]*)\}")
 _MAX_ALTERNATIVES = 64
@@ -25,30 +27,33 @@ class Entry:
 def walk(root: Path, workspace: Path) -> Iterator[Entry]:
     """Yield the entries under `root` (not `root` itself) in sorted, depth-first order.
 
-    `.git` folders are skipped, symlinked folders are listed but not entered, and symlinks that
-    resolve outside `workspace` (or nowhere) are left out, so nothing read through an entry
-    escapes the workspace. Unreadable folders are skipped silently.
+    `.git` folders and the workspace's hidden folders (`sessions/`, `.harness/`) are skipped,
+    symlinked folders are listed but not entered, and symlinks that resolve outside
+    `workspace`, into a hidden folder (or nowhere) are left out, so nothing read through an
+    entry escapes the workspace. Unreadable folders are skipped silently. (Files with several
+    hard links are listed; the tools that open them refuse them.)
     """
     boundary = workspace.resolve()
     for folder, dirnames, filenames in os.walk(root):
         base = Path(folder)
         dirnames[:] = sorted(
-            d for d in dirnames if d not in SKIPPED_DIRS and _inside(base / d, boundary)
+            d for d in dirnames if d not in SKIPPED_DIRS and _visible(base / d, boundary)
         )
         names = [(d, True) for d in dirnames] + [(f, False) for f in filenames]
         for name, is_dir in sorted(names):
             path = base / name
-            if is_dir or _inside(path, boundary):
+            if is_dir or _visible(path, boundary):
                 yield Entry(path, path.relative_to(root).as_posix(), is_dir)
 
 
-def _inside(path: Path, boundary: Path) -> bool:
+def _visible(path: Path, boundary: Path) -> bool:
     if not path.is_symlink():
-        return True
+        return not is_hidden(boundary, path)
     try:
-        return path.resolve(strict=True).is_relative_to(boundary)
+        target = path.resolve(strict=True)
     except (OSError, RuntimeError):
         return False
+    return target.is_relative_to(boundary) and not is_hidden(boundary, target)
 
 
 def compile_glob(pattern: str) -> Callable[[str], bool]:

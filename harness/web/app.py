@@ -8,10 +8,16 @@ from collections.abc import Callable, Iterable
 import uvicorn
 from fastapi import APIRouter, FastAPI
 
+import harness.web.chat_api as chat_api
+import harness.web.events_api as events_api
+import harness.web.health as health
+import harness.web.webhooks as webhooks
+from harness.access import announce_policy
 from harness.runtime import Runtime, get_runtime
+from harness.runtime.worker import BUILTIN_FUNCTION_MODULES
 from harness.settings import Settings, get_settings
-from harness.web import chat_api, events_api, health, webhooks
 from harness.web.deps import WebContext
+from harness.web.registrar import FunctionRegistrar
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +58,19 @@ def serve(
 ) -> None:
     """Serve the app on 0.0.0.0:`settings.port` until interrupted. Blocks.
 
+    At start it registers the built-in functions' triggers in the background (retrying while
+    Redis is down), so that an event published before any worker is up is still routed to its
+    functions and waits for a worker instead of matching nothing.
+
     The default `get_runtime` builds the runtime from the process settings (`get_settings()`),
     not from `settings`: pass those, or a `runtime_factory` built from yours.
     """
     settings = settings or get_settings()
     level = settings.log_level.lower()
+    announce_policy(settings.dm_policy)
     _warm_up_channels()
+    FunctionRegistrar(runtime_factory, BUILTIN_FUNCTION_MODULES).start()
+    logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
     uvicorn.run(
         create_app(runtime_factory, settings, routers=default_routers()),
         host="0.0.0.0",
@@ -66,13 +79,30 @@ def serve(
     )
 
 
+class _QuietProbes(logging.Filter):
+    """Drops uvicorn's access-log lines for `/healthz` and `/readyz`: probes (a load balancer,
+    `harness up` waiting for readiness) would drown the log. A failing check logs by itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3:
+            return str(args[2]).split("?", 1)[0] not in _PROBES
+        return True
+
+
+_PROBES = frozenset({"/healthz", "/readyz"})
+
+
 def _warm_up_channels() -> None:
     """Let each configured channel start its platform look-ups (the bot's own id or name) in
     the background, so the first webhook finds them cached. Never blocks, never raises."""
     from channels.registry import configured_channels, get_channel
+    from channels.tokens import blank_tokens
 
     try:
         for name in configured_channels():
+            if blank_tokens(name, "_bot_token"):
+                continue  # an empty token is no token: no getMe, no auth.test
             warm_up = getattr(get_channel(name), "warm_up", None)
             if callable(warm_up):
                 warm_up()

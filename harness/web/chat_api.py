@@ -21,7 +21,6 @@ from typing import Annotated, Any
 
 import anyio
 import anyio.to_thread
-import redis
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -33,15 +32,15 @@ from harness.chat_client import (
     ChatError,
     ChatReply,
     ChatSession,
-    ChatUnavailableError,
     Exchange,
 )
-from harness.errors import ConfigurationError, InvalidEventError
+from harness.errors import InvalidEventError
 from harness.events import Sender
 from harness.runtime import Runtime
 from harness.web.auth import require_api_key
 from harness.web.body import read_body
 from harness.web.deps import WebContext, web_context
+from harness.web.unavailable import BUS_ERRORS, bus_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -122,11 +121,9 @@ def _send(runtime_factory: Callable[[], Runtime], body: ChatRequest, timeout: fl
         return chat.send(body.message)
     except InvalidEventError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
-    except (ChatUnavailableError, redis.RedisError, ConfigurationError) as exc:
+    except BUS_ERRORS as exc:
         log.warning("chat message not sent: %s", type(exc).__name__)
-        raise HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE, "event bus unavailable; retry later"
-        ) from exc
+        raise bus_unavailable() from exc
 
 
 def _events(exchange: Exchange) -> Generator[str, None, None]:

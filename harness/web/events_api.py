@@ -12,17 +12,17 @@ import logging
 from collections.abc import Callable
 from typing import Annotated, Any, NoReturn
 
-import redis
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from harness.errors import ConfigurationError, InvalidEventError
+from harness.errors import InvalidEventError
 from harness.events import Event, parse_event
 from harness.runtime import PublishResult, Runtime, publish
 from harness.web.auth import require_api_key
 from harness.web.body import read_body
 from harness.web.deps import WebContext, web_context
+from harness.web.unavailable import BUS_ERRORS, bus_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +63,9 @@ async def post_events(
         results = await run_in_threadpool(_publish_all, context.runtime_factory, events)
     except InvalidEventError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
-    except (redis.RedisError, ConfigurationError) as exc:
+    except BUS_ERRORS as exc:
         log.warning("publishing %d event(s) failed: %s", len(events), type(exc).__name__)
-        raise HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE, "event bus unavailable; retry later"
-        ) from exc
+        raise bus_unavailable() from exc
     return PublishResponse(
         events=[
             PublishedEvent(id=r.event_id, duplicate=r.duplicate, runs=list(r.run_ids))

@@ -1,4 +1,10 @@
-"""`GET /healthz`: is this process up, and does Redis answer?"""
+"""`GET /healthz` (is this process up, does Redis answer?) and `GET /readyz` (can a message be
+answered now, i.e. is a worker live?).
+
+A load balancer should check `/healthz`: webhooks are stored on the bus while Redis answers,
+even with no worker up, so the web server stays in rotation. `/readyz` is for whoever wants
+to know that messages will be answered now (`harness up` prints "ready" on it).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, status
 from fastapi.responses import JSONResponse
 
+from harness.errors import BusUnavailableError
+from harness.runtime.presence import live_members
 from harness.web.deps import WebContext, web_context
 
 log = logging.getLogger(__name__)
@@ -17,15 +25,48 @@ router = APIRouter()
 
 @router.get("/healthz")
 def healthz(context: Annotated[WebContext, Depends(web_context)]) -> JSONResponse:
-    """200 `{"status": "ok", "redis": "ok"}` when Redis answers PING; otherwise 503
-    `{"status": "degraded", "redis": "<error class>"}`. Never raises; the body never carries
-    the error's message, which could name the Redis host."""
+    """200 `{"status": "ok", "redis": "ok", "workers": N, "functions": M}` when Redis answers,
+    N live workers (`live_members`) and M functions in the trigger table, whatever N is;
+    otherwise 503 `{"status": "degraded", "redis": "<error class>"}`. Never raises; the body
+    never carries an error's message, which could name the Redis host."""
     try:
-        context.runtime_factory().redis.ping()
+        runtime = context.runtime_factory()
+        runtime.ping()
+        workers = len(live_members(runtime, role="worker"))
+        functions = len(runtime.triggers.specs())
     except Exception as exc:  # a health check reports every failure instead of raising
         log.warning("health check: Redis unavailable (%s)", type(exc).__name__)
+        return _unavailable(exc)
+    body = {"status": "ok", "redis": "ok", "workers": workers, "functions": functions}
+    return JSONResponse(body)
+
+
+@router.get("/readyz")
+def readyz(context: Annotated[WebContext, Depends(web_context)]) -> JSONResponse:
+    """200 `{"status": "ready", "workers": N}` when at least one worker is live; 503
+    `{"status": "waiting for a worker", "workers": 0}` before, and 503 with the error class as
+    `redis` when Redis does not answer. Never raises."""
+    try:
+        workers = len(live_members(context.runtime_factory(), role="worker"))
+    except Exception as exc:  # reported in the body, like /healthz
+        return _unavailable(exc)
+    if workers == 0:
         return JSONResponse(
-            {"status": "degraded", "redis": type(exc).__name__},
+            {"status": "waiting for a worker", "workers": 0},
             status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
         )
-    return JSONResponse({"status": "ok", "redis": "ok"})
+    return JSONResponse({"status": "ready", "workers": workers})
+
+
+def _unavailable(exc: Exception) -> JSONResponse:
+    return JSONResponse(
+        {"status": "degraded", "redis": _error_class(exc)},
+        status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+    )
+
+
+def _error_class(exc: Exception) -> str:
+    # The body names the Redis client's error (`ConnectionError`), which the runtime raises as
+    # the cause of its `BusUnavailableError`.
+    cause = exc.__cause__ if isinstance(exc, BusUnavailableError) else None
+    return type(cause or exc).__name__

@@ -22,7 +22,6 @@ import logging
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-import redis
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 from starlette.concurrency import run_in_threadpool
 
@@ -33,6 +32,7 @@ from harness.errors import ConfigurationError, InvalidEventError
 from harness.runtime import PublishResult, publish
 from harness.web.body import read_body
 from harness.web.deps import WebContext, web_context
+from harness.web.unavailable import BUS_ERRORS, bus_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -99,11 +99,9 @@ def _transform(channel: Channel, payload: Mapping[str, Any], headers: Mapping[st
 def _publish(context: WebContext, channel_name: str, inbound: Publish) -> PublishResult | None:
     try:
         result = publish(inbound.event, runtime=context.runtime_factory())
-    except (redis.RedisError, ConfigurationError) as exc:
+    except BUS_ERRORS as exc:
         log.warning("webhook %s: publishing failed (%s)", channel_name, type(exc).__name__)
-        raise HTTPException(
-            status.HTTP_503_SERVICE_UNAVAILABLE, "event bus unavailable; retry later"
-        ) from exc
+        raise bus_unavailable() from exc
     except InvalidEventError as exc:
         log.error("webhook %s: the channel built an invalid event: %s", channel_name, exc)
         return None

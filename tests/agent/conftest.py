@@ -4,6 +4,8 @@ model server through the real SDKs, with a workspace in a temporary folder."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,7 @@ from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.settings import Settings
+from harness.tools.base import Tool, ToolContext, ToolParams
 from tests.fakes.model_server import ModelServer
 
 
@@ -62,6 +65,26 @@ class AgentRig:
     def session_lines(self, session: str = "chat-1") -> list[dict[str, Any]]:
         """The session file's lines as dicts."""
         return [line.model_dump(mode="json") for line in self.deps.sessions.load(session)]
+
+
+class KillsTheWorkerOnce(Tool[ToolParams]):
+    """A tool whose first call kills the worker running it: it does its work, then sends this
+    process SIGINT, so `KeyboardInterrupt` ends the run in the main thread after the tool ran
+    but before its step was recorded, as a kill of the worker would. Later calls just work.
+    `calls` counts the calls."""
+
+    name = "kills_the_worker_once"
+    description = "Does some work; the first time, the worker dies right after."
+    parameters = ToolParams
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def run(self, params: ToolParams, ctx: ToolContext) -> str:
+        self.calls += 1
+        if self.calls == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return "work done"
 
 
 def make_settings(workspace: Path, model: ModelServer, **overrides: Any) -> Settings:

@@ -74,7 +74,8 @@ def tg_forum_topic(update_id: int = 10002) -> dict[str, Any]:
                 "date": 1441645000,
                 "forum_topic_created": {"name": "Riddles", "icon_color": 7322096},
             },
-            "text": "Why is a raven like a writing-desk?",
+            "text": "@harness_test_bot Why is a raven like a writing-desk?",
+            "entities": [{"offset": 0, "length": 17, "type": "mention"}],
         },
     }
 

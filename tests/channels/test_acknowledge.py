@@ -3,7 +3,6 @@ out (never longer than ten minutes); Slack's :eyes: once."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -71,7 +70,7 @@ def typing_count(fake: FakeTelegramApi) -> int:
 def ack_result(runtime: Runtime) -> dict[str, Any] | None:
     run = runtime.ledger.run(run_id_for(ACKNOWLEDGE, "m1"))
     assert run is not None, "the acknowledge run must exist"
-    return json.loads(run["result"]) if run["status"] == "completed" else None
+    return run.result if run.status == "completed" else None
 
 
 def test_acknowledge_telegram_typing_is_refreshed_until_the_reply(
@@ -109,7 +108,7 @@ def test_acknowledge_stops_when_the_reply_came_before_it_waited(
     advance(bus, agent_run)
     publish({"name": GO}, runtime=bus)
     advance(bus, agent_run)
-    assert bus.ledger.run(agent_run)["status"] == "completed"  # type: ignore[index]
+    assert bus.ledger.run(agent_run).status == "completed"  # type: ignore[union-attr]
     drain(bus)
     # When its wait times out
     clock.advance(4)
@@ -158,3 +157,20 @@ def test_acknowledge_a_message_from_a_channel_without_a_platform_does_nothing(
     drain(bus)
     assert ack_result(bus) == {"acknowledged": False}
     assert telegram_api.calls == []
+
+
+def test_acknowledge_shows_a_stranger_nothing(
+    bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a message from someone nobody approved (DM_POLICY=pairing, the default)
+    use_channel("telegram", telegram)
+    stranger = message("telegram", {"chat_id": "42"})
+    stranger["data"]["channel_meta"] = {
+        "access": {"subjects": ["telegram:user:42"], "pairing_subject": "telegram:user:42"}
+    }
+    # When the channel functions run
+    publish(stranger, runtime=bus)
+    drain(bus)
+    # Then no typing indicator went to the stranger
+    assert ack_result(bus) == {"acknowledged": False}
+    assert telegram_api.calls_to("sendChatAction") == []

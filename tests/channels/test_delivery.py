@@ -3,7 +3,6 @@ turn; permanent platform errors fail it at once."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
@@ -110,7 +109,7 @@ def test_send_reply_retry_never_posts_a_chunk_twice(
     assert [m["text"][0] for m in telegram_api.messages] == ["A", "B", "C"]
     assert len(telegram_api.calls_to("sendMessage")) == 4, "3 chunks + 1 failed attempt"
     run = bus.ledger.run(run_id_for(SEND_REPLY, "reply-1"))
-    assert run is not None and run["status"] == "completed", f"got {run}"
+    assert run is not None and run.status == "completed", f"got {run}"
 
 
 def test_send_reply_records_each_posted_chunk(
@@ -121,7 +120,7 @@ def test_send_reply_records_each_posted_chunk(
     drain(bus)
     posted = DeliveryLog(bus, "reply-1").posted()
     assert posted == {i: str(m["message_id"]) for i, m in enumerate(telegram_api.messages)}
-    assert bus.redis.ttl(DeliveryLog(bus, "reply-1").key) > 0, "the record must expire"
+    assert bus.redis.ttl(bus.keys.reply_chunks("reply-1")) > 0, "the record must expire"
 
 
 def test_send_reply_replayed_after_success_posts_nothing_new(
@@ -152,7 +151,7 @@ def test_send_reply_permanent_error_fails_at_once_and_the_user_is_told(
     drain(bus)
     # Then it failed without retrying, and the failure handler told the user once
     run = bus.ledger.run(run_id_for(SEND_REPLY, "reply-1"))
-    assert run is not None and run["status"] == "failed" and run["attempt"] == "0", f"got {run}"
+    assert run is not None and run.status == "failed" and run.attempt == 0, f"got {run}"
     texts = [m["text"] for m in telegram_api.messages]
     assert texts == [FAILURE_TEXT.format(run_id=run_id_for(SEND_REPLY, "reply-1"))]
 
@@ -185,6 +184,6 @@ def test_send_reply_for_a_channel_without_a_platform_is_skipped(
     publish(reply_ready("cli", {"chat_id": "cli-default"}, "Hello"), runtime=bus)
     drain(bus)
     run = bus.ledger.run(run_id_for(SEND_REPLY, "reply-1"))
-    assert run is not None and run["status"] == "completed"
-    assert json.loads(run["result"]) == {"posted": []}
+    assert run is not None and run.status == "completed"
+    assert run.result == {"posted": []}
     assert telegram_api.calls == []

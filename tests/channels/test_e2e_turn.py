@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from channels.telegram.channel import TelegramChannel
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import HANDLE_MESSAGE, handle_message
 from harness.runtime import Runtime, run_id_for, set_runtime
+from harness.runtime.access_store import AccessStore
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.settings import Settings
@@ -51,6 +53,11 @@ def fleet(
         registry.register(fn)
     runtime.register_functions()
     set_runtime(runtime)
+    # The people in these tests paired already (DM_POLICY=pairing, the default).
+    store = AccessStore(runtime)
+    store.grant(f"telegram:chat:{payloads.FORUM_CHAT['id']}", "forum", "test")
+    store.grant("slack:user:U0USER", "Alice", "test")
+    store.grant("slack:chat:C123ABC456", "#general", "test")
     set_agent_deps(build_deps(make_settings(tmp_path / "workspace", model_server)))
     channel_registry.reset()
     channel_registry.register("telegram", lambda: telegram)
@@ -95,7 +102,7 @@ def test_e2e_telegram_forum_topic_turn_is_answered_in_the_topic(
     (typing,) = telegram_api.calls_to("sendChatAction")
     assert typing.params["message_thread_id"] == 42
     agent_run = runtime.ledger.run(run_id_for(HANDLE_MESSAGE, response.json()["event_id"]))
-    assert agent_run is not None and agent_run["status"] == "completed", f"got {agent_run}"
+    assert agent_run is not None and agent_run.status == "completed", f"got {agent_run}"
 
 
 def test_e2e_slack_mention_is_answered_in_its_thread(
@@ -129,5 +136,32 @@ def test_e2e_slack_mention_is_answered_in_its_thread(
     assert posted.params["text"] == "The hour of the pearl is *now*."
     # And the user's message went from :eyes: to :white_check_mark:
     assert slack_api.reactions == {("C123ABC456", ts, "white_check_mark")}
-    reply_runs = [r for r in runtime.ledger.recent(20) if r["function_id"] == SEND_REPLY]
-    assert [r["status"] for r in reply_runs] == ["completed"]
+    reply_runs = [r for r in runtime.ledger.recent(20) if r.function_id == SEND_REPLY]
+    assert [r.status for r in reply_runs] == ["completed"]
+
+
+def test_e2e_telegram_stranger_gets_a_pairing_code_then_is_served_once_approved(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a person in a private chat nobody approved
+    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+    # When they write through the real webhook
+    fleet.post("/webhooks/telegram", json=payloads.tg_private_text(20001), headers=headers)
+    drain(runtime)
+    # Then they got one message with a code, no typing, and the model was never called
+    (sent,) = telegram_api.messages
+    code = re.search(r"harness pair approve ([A-Z2-9]{6})", sent["text"])
+    assert code is not None, sent["text"]
+    assert model_server.requests == []
+    assert telegram_api.calls_to("sendChatAction") == []
+    # When the owner approves the code and the person writes again
+    assert AccessStore(runtime).approve(code.group(1)) is not None
+    model_server.script(Reply.answer(ANSWER))
+    fleet.post("/webhooks/telegram", json=payloads.tg_private_text(20002), headers=headers)
+    drain(runtime)
+    # Then the agent answers
+    assert len(model_server.requests) == 1
+    assert telegram_api.messages[-1]["text"] == "The hour of the pearl is now."

@@ -4,20 +4,18 @@ lives in Redis and advances only after publishing, failures back off."""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import fakeredis
 import pytest
-import redis
 
 from channels import registry as channel_registry
 from channels.base import PollBatch
 from channels.errors import AuthenticationError, PlatformUnavailable, RateLimited
+from channels.listeners import listener_channels
 from channels.polling import (
     MAX_BACKOFF_S,
-    listener_channels,
     offset_key,
     poll_once,
     retry_delay,
@@ -25,7 +23,7 @@ from channels.polling import (
 )
 from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
-from harness.errors import ConfigurationError
+from harness.errors import BusUnavailableError, ConfigurationError
 from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.kicker import RecordingKicker
@@ -33,6 +31,7 @@ from tests.channels import payloads
 from tests.channels.conftest import slack_settings, telegram_settings
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -45,15 +44,6 @@ def poller(telegram_api: FakeTelegramApi) -> Iterator[TelegramChannel]:
 
 def stream_length(runtime: Runtime) -> int:
     return int(runtime.redis.xlen(runtime.keys.events))
-
-
-def wait_until(check: Callable[[], object], what: str, timeout: float = 20.0) -> None:
-    """Poll observable state until `check` holds; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def test_poll_once_publishes_messages_and_saves_the_offset(
@@ -132,7 +122,7 @@ def test_poll_with_redis_down_does_not_advance_the_offset(
     flaky = DropsRedisAfterFetching(poller.settings, poller.api)
     telegram_api.push_update(payloads.tg_private_text(update_id=700))
     # When the poll fails to publish
-    with pytest.raises(redis.ConnectionError):
+    with pytest.raises(BusUnavailableError):
         poll_once(flaky, runtime, timeout=0)
     # Then, Redis back, no offset was saved and the next poll publishes the update
     server.connected = True
@@ -156,9 +146,11 @@ def test_run_polling_removes_the_webhook_and_publishes_until_stopped(
     # When the poller runs
     thread.start()
     try:
-        wait_until(lambda: stream_length(runtime) == 1, "the update to be published")
+        wait_until(lambda: stream_length(runtime) == 1, "the update to be published", timeout=20)
         telegram_api.push_update(payloads.tg_private_text(update_id=801))
-        wait_until(lambda: stream_length(runtime) == 2, "the second update to be published")
+        wait_until(
+            lambda: stream_length(runtime) == 2, "the second update to be published", timeout=20
+        )
     finally:
         stop.set()
         thread.join(timeout=15)
@@ -186,7 +178,9 @@ def test_run_polling_backs_off_after_a_conflict_and_carries_on(
     # When the poller runs until the update is published
     def published_then_stop() -> None:
         try:
-            wait_until(lambda: stream_length(runtime) == 1, "the update to be published")
+            wait_until(
+                lambda: stream_length(runtime) == 1, "the update to be published", timeout=20
+            )
         finally:
             stop.set()
 

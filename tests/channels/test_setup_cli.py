@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from channels import registry as channel_registry
+from channels.telegram.channel import TelegramChannel
+from channels.telegram.settings import TelegramSettings
 from harness.commands.setup import extra_processes, setup_app
 from tests.channels.conftest import PUBLIC_URL, TELEGRAM_SECRET
 from tests.fakes.slack_api import FakeSlackApi
@@ -132,9 +135,35 @@ def test_extra_processes_add_a_listener_per_channel_without_webhooks(
     environment.setenv("SLACK_APP_TOKEN", "xapp-1-A1-1-abc")
     channel_registry.reset()
     assert extra_processes() == {
-        "slack-listener": f"{python} -m harness.cli poll slack",
-        "telegram-listener": f"{python} -m harness.cli poll telegram",
+        "slack-listener": f"{python} -m harness.cli poll slack --restart",
+        "telegram-listener": f"{python} -m harness.cli poll telegram --restart",
     }
+
+
+def test_extra_processes_start_no_listener_for_empty_tokens(
+    environment: pytest.MonkeyPatch,
+) -> None:
+    # Given the tokens of a copied .env.example: present but empty
+    environment.setenv("TELEGRAM_BOT_TOKEN", "")
+    environment.setenv("TELEGRAM_MODE", "polling")
+    environment.setenv("SLACK_BOT_TOKEN", "")
+    environment.setenv("SLACK_APP_TOKEN", "")
+    # Then no listener starts
+    assert extra_processes() == {}
+
+
+def test_extra_processes_start_no_listener_for_a_blank_token_the_settings_kept(
+    environment: pytest.MonkeyPatch,
+) -> None:
+    # Given a Telegram channel built from settings that kept a blank token as a value
+    settings = TelegramSettings(
+        _env_file=None,  # type: ignore[call-arg]
+        telegram_bot_token=SecretStr(" "),
+        telegram_mode="polling",
+    )
+    channel_registry.register("telegram", lambda: TelegramChannel(settings))
+    # Then it is treated as unset: no listener
+    assert extra_processes() == {}
 
 
 def test_extra_processes_add_nothing_for_webhook_channels(

@@ -186,16 +186,31 @@ def test_mention_alone_is_ignored() -> None:
     assert transform(payload) == Ignored("message has no text besides the mention")
 
 
-def test_allowlist_admits_listed_channels_and_users_only() -> None:
+def test_allowlist_policy_admits_listed_channels_and_users_only() -> None:
+    listed = {"drop_unlisted": True}
     channel_listed = transform(
-        payloads.slack_app_mention(), allowed_channels=frozenset({"C123ABC456"})
+        payloads.slack_app_mention(), allowed_channels=frozenset({"C123ABC456"}), **listed
     )
-    user_listed = transform(payloads.slack_dm(), allowed_channels=frozenset({"U0USER"}))
-    outside = transform(payloads.slack_dm(), allowed_channels=frozenset({"C123ABC456"}))
+    user_listed = transform(payloads.slack_dm(), allowed_channels=frozenset({"U0USER"}), **listed)
+    outside = transform(payloads.slack_dm(), allowed_channels=frozenset({"C123ABC456"}), **listed)
 
     assert isinstance(channel_listed, Publish)
     assert isinstance(user_listed, Publish)
     assert outside == Ignored("channel D024BE91L is not in SLACK_ALLOWED_CHANNELS")
+
+
+def test_pairing_policy_publishes_unlisted_messages_with_who_wrote() -> None:
+    # Given the default policy and an allowlist naming another channel
+    dm = transform(payloads.slack_dm(), allowed_channels=frozenset({"C123ABC456"}))
+    mention = transform(payloads.slack_app_mention())
+    # Then a DM pairs its person, a channel mention pairs the channel, neither is listed
+    assert isinstance(dm, Publish) and isinstance(mention, Publish)
+    dm_access = dm.event.data["channel_meta"]["access"]
+    assert dm_access["pairing_subject"] == "slack:user:U0USER"
+    assert dm_access["allowlisted"] is False
+    mention_access = mention.event.data["channel_meta"]["access"]
+    assert mention_access["pairing_subject"] == "slack:chat:C123ABC456"
+    assert "slack:user:U0USER" in mention_access["subjects"]
 
 
 def test_display_name_is_looked_up_only_for_published_messages() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from channels.base import Ignored, Inbound, Publish
-from channels.telegram.transform import transform_update
+from channels.telegram.transform import Audience, transform_update
 from harness.events import MESSAGE_RECEIVED, MessageReceived, validate_event
 from tests.channels import payloads
 
@@ -143,14 +143,67 @@ def test_same_message_id_in_two_chats_gives_different_event_ids() -> None:
     assert private.event.id != other.event.id
 
 
-def test_allowlist_admits_listed_chats_only() -> None:
-    allowed = frozenset({"1111111"})
+def test_allowlist_policy_drops_unlisted_chats_before_publishing() -> None:
+    audience = Audience(allowed_chats=frozenset({"1111111"}), drop_unlisted=True)
 
-    inside = transform(payloads.tg_private_text(), allowed_chats=allowed)
-    outside = transform(payloads.tg_group_mention(), allowed_chats=allowed)
+    inside = transform(payloads.tg_private_text(), audience=audience)
+    outside = transform(payloads.tg_group_mention(), audience=audience)
 
     assert isinstance(inside, Publish)
+    assert inside.event.data["channel_meta"]["access"]["allowlisted"] is True
     assert outside == Ignored("chat -1001234567890 is not in TELEGRAM_ALLOWED_CHATS")
+
+
+def test_pairing_policy_publishes_unlisted_chats_marked_as_such() -> None:
+    # Given the default policy, where the agent's gate answers strangers with a pairing code
+    audience = Audience(allowed_chats=frozenset({"1111111"}))
+    # When a chat that is not listed writes
+    outside = transform(payloads.tg_group_mention(), audience=audience)
+    # Then it is published, with who wrote, for the gate
+    assert isinstance(outside, Publish)
+    access = outside.event.data["channel_meta"]["access"]
+    assert access["allowlisted"] is False
+    assert access["pairing_subject"] == "telegram:chat:-1001234567890", "a group pairs as one"
+    assert "telegram:user:1111111" in access["subjects"]
+
+
+def test_private_chat_pairs_the_person() -> None:
+    published = transform(payloads.tg_private_text())
+    assert isinstance(published, Publish)
+    access = published.event.data["channel_meta"]["access"]
+    assert access["pairing_subject"] == "telegram:user:1111111"
+    assert "Alice" in access["label"] and "@alice" in access["label"]
+
+
+def test_group_message_without_mention_or_reply_is_ignored() -> None:
+    update = payloads.tg_group_mention()
+    update["message"]["text"] = "lunch anyone?"
+    update["message"].pop("entities", None)
+
+    assert transform(update) == Ignored(
+        "group message that neither mentions the bot nor replies to it"
+    )
+
+
+def test_group_message_replying_to_the_bot_is_answered() -> None:
+    update = payloads.tg_group_mention()
+    update["message"]["text"] = "and tomorrow?"
+    update["message"]["reply_to_message"] = {
+        "message_id": 5,
+        "from": {"id": int(payloads.BOT_ID), "is_bot": True, "first_name": "Harness"},
+        "chat": update["message"]["chat"],
+        "date": 1441645000,
+        "text": "It is noon.",
+    }
+
+    assert isinstance(transform(update), Publish)
+
+
+def test_group_trigger_all_answers_every_group_message() -> None:
+    update = payloads.tg_group_mention()
+    update["message"]["text"] = "lunch anyone?"
+
+    assert isinstance(transform(update, audience=Audience(group_trigger="all")), Publish)
 
 
 def test_mention_alone_is_ignored() -> None:

@@ -274,7 +274,9 @@ def test_webhook_slack_retry_and_mention_pair_publish_once(
 def test_webhook_telegram_chat_outside_the_allowlist_is_ignored(
     client: TestClient, runtime: Runtime, telegram_api: FakeTelegramApi
 ) -> None:
-    restricted = TelegramChannel(telegram_settings(telegram_api, telegram_allowed_chats="42"))
+    restricted = TelegramChannel(
+        telegram_settings(telegram_api, telegram_allowed_chats="42", dm_policy="allowlist")
+    )
     channel_registry.register("telegram", lambda: restricted)
     response = post_telegram(client, payloads.tg_private_text())
     assert response.json() == {
@@ -298,7 +300,9 @@ def test_webhook_telegram_chat_in_the_allowlist_is_published(
 def test_webhook_slack_channel_outside_the_allowlist_is_ignored(
     client: TestClient, runtime: Runtime, slack_api: FakeSlackApi
 ) -> None:
-    restricted = SlackChannel(slack_settings(slack_api, slack_allowed_channels="C0OTHER"))
+    restricted = SlackChannel(
+        slack_settings(slack_api, slack_allowed_channels="C0OTHER", dm_policy="allowlist")
+    )
     channel_registry.register("slack", lambda: restricted)
     response = post_slack(client, payloads.slack_app_mention())
     assert response.json()["ignored"] == "channel C123ABC456 is not in SLACK_ALLOWED_CHANNELS"
@@ -380,6 +384,7 @@ def test_webhook_with_redis_down_is_503(
     # Then the platform is asked to retry later
     assert response.status_code == 503, response.text
     assert response.json() == {"detail": "event bus unavailable; retry later"}
+    assert response.headers["Retry-After"] == "5", "a 503 must say when to retry"
 
 
 def test_webhook_path_makes_no_platform_call_for_a_plain_message(

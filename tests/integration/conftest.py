@@ -7,9 +7,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,22 +18,14 @@ import redis
 from harness.runtime import Runtime
 from harness.runtime.celery_app import CeleryKicker, configure
 from harness.runtime.keys import Keys
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = "tests.integration.functions"
 
 
-def wait_until(
-    check: Callable[[], object], timeout: float = 30.0, what: str = "condition"
-) -> object:
-    """Poll `check` until it returns something truthy; fail the test after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+FLEET_WAIT_S = 30.0
+"""How long to wait for subprocess workers: they start Python and Celery first."""
 
 
 @dataclass
@@ -45,6 +36,7 @@ class Fleet:
     prefix: str
     log_dir: Path
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def env(self) -> dict[str, str]:
@@ -56,7 +48,10 @@ class Fleet:
             HARNESS_REAPER_INTERVAL="0.2",
             HARNESS_RETRY_BACKOFF="0.1",
             LOG_LEVEL="INFO",
+            # never the repository's template folder, whatever a built-in function does
+            AGENT_WORKSPACE=str(self.log_dir / "workspace"),
         )
+        env.update(self.extra_env)
         return env
 
     def start(self, name: str, *args: str) -> subprocess.Popen[bytes]:
@@ -100,6 +95,7 @@ def _start_fleet(redis_url: str, tmp: Path, workers: int) -> Fleet:
             client.hexists(Keys(fleet.prefix).functions, "it-serial")
             and len(client.hgetall(Keys(fleet.prefix).scheduler_heartbeat())) > 0
         ),
+        timeout=FLEET_WAIT_S,
         what="workers to register their functions and the scheduler to start",
     )
     return fleet

@@ -6,17 +6,16 @@ from the ledger: no side channel is needed between the test and the child proces
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import redis
@@ -24,9 +23,18 @@ import redis
 from harness.runtime import Runtime, publish
 from harness.runtime.celery_app import CeleryKicker, configure
 from harness.runtime.keys import Keys
-from tests.integration.conftest import ROOT, wait_until
+from harness.runtime.ledger import RunRecord
+from tests.integration.conftest import ROOT
+from tests.waiting import wait_until
 
+T = TypeVar("T")
 DEBOUNCE = "0.3"
+RELOAD_TIMEOUT = 30.0  # a reload starts processes; a busy 2-core machine needs the margin
+
+
+def wait_for(check: Callable[[], T], what: str, timeout: float = RELOAD_TIMEOUT) -> T:
+    """`wait_until` with the margin a reload needs."""
+    return wait_until(check, what, timeout=timeout)
 
 
 @dataclass
@@ -97,7 +105,7 @@ class SidecarFleet:
         return {spec.id for spec in self.runtime().triggers.specs()}
 
     def wait_registered(self, function_id: str, present: bool = True, timeout: float = 30) -> None:
-        wait_until(
+        wait_for(
             lambda: (function_id in self.registered()) == present,
             timeout=timeout,
             what=f"{function_id} to be {'registered' if present else 'unregistered'}\n"
@@ -111,14 +119,13 @@ class SidecarFleet:
         assert result.run_ids, f"event {name} started no run; registered: {self.registered()}"
         run_id = result.run_ids[0]
 
-        def done() -> dict[str, str] | None:
+        def done() -> RunRecord | None:
             record = rt.ledger.run(run_id)
-            return record if record and record["status"] in ("completed", "failed") else None
+            return record if record and record.status in ("completed", "failed") else None
 
-        record = wait_until(done, timeout=timeout, what=f"run {run_id}\n{self.logs()}")
-        assert isinstance(record, dict)
-        assert record["status"] == "completed", f"run failed: {record['error']}"
-        return json.loads(record["result"])
+        record = wait_for(done, timeout=timeout, what=f"run {run_id}\n{self.logs()}")
+        assert record.status == "completed", f"run failed: {record.error}"
+        return record.result
 
     def eventually(
         self, name: str, data: dict[str, Any], expected: Any, timeout: float = 30
@@ -130,7 +137,7 @@ class SidecarFleet:
             seen.append(self.result_of(name, data))
             return bool(seen[-1] == expected)
 
-        wait_until(check, timeout=timeout, what=f"result {expected!r}, got {seen[-3:]}")
+        wait_for(check, timeout=timeout, what=f"result {expected!r}, got {seen[-3:]}")
 
     def run_ids_for(self, name: str, data: dict[str, Any]) -> tuple[str, ...]:
         return publish({"name": name, "data": data}, runtime=self.runtime()).run_ids

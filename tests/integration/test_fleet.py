@@ -10,14 +10,15 @@ import pytest
 import redis
 
 from harness.runtime import publish
-from tests.integration.conftest import Fleet, runtime_for, wait_until
+from tests.integration.conftest import FLEET_WAIT_S, Fleet, runtime_for
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
 
 def _status(fleet: Fleet, run_id: str) -> str:
     record = runtime_for(fleet).ledger.run(run_id)
-    return record["status"] if record else ""
+    return record.status if record else ""
 
 
 def test_sigkill_mid_run_resumes_elsewhere_without_redoing_completed_steps(
@@ -26,15 +27,21 @@ def test_sigkill_mid_run_resumes_elsewhere_without_redoing_completed_steps(
     # Given a run of five slow steps in progress on some worker
     rt = runtime_for(own_fleet)
     run_id = publish({"name": "it/slow", "data": {"seconds": 0.5}}, runtime=rt).run_ids[0]
-    wait_until(lambda: len(rt.ledger.journal(run_id)) >= 2, what="two steps to complete")
-    owner = rt.ledger.run(run_id)["owner"]  # type: ignore[index]
+    wait_until(
+        lambda: len(rt.ledger.journal(run_id)) >= 2,
+        timeout=FLEET_WAIT_S,
+        what="two steps to complete",
+    )
+    owner = rt.ledger.run(run_id).owner  # type: ignore[union-attr]
     pid = int(owner.split(":")[1])
     # When that worker is killed outright
     os.kill(pid, signal.SIGKILL)
     completed_at_kill = set(rt.ledger.journal(run_id))
     # Then another worker finishes the run, and no completed step ran twice
     wait_until(
-        lambda: _status(own_fleet, run_id) == "completed", what="the run to complete elsewhere"
+        lambda: _status(own_fleet, run_id) == "completed",
+        timeout=FLEET_WAIT_S,
+        what="the run to complete elsewhere",
     )
     counts = {i: int(rt.redis.get(f"it:exec:{run_id}:{i}") or 0) for i in range(5)}
     for key in completed_at_kill:
@@ -43,7 +50,7 @@ def test_sigkill_mid_run_resumes_elsewhere_without_redoing_completed_steps(
             f"step {key} completed before the kill but ran {counts[index]} times"
         )
     assert all(n >= 1 for n in counts.values()), counts
-    assert rt.ledger.run(run_id)["result"] == "[0,1,2,3,4]"  # type: ignore[index]
+    assert rt.ledger.run(run_id).result == [0, 1, 2, 3, 4]  # type: ignore[union-attr]
 
 
 def test_singleton_never_overlaps_and_keeps_arrival_order(fleet: Fleet) -> None:
@@ -64,7 +71,9 @@ def test_singleton_never_overlaps_and_keeps_arrival_order(fleet: Fleet) -> None:
     for t in threads:
         t.join()
     # Then every run executed, one at a time, in the order the bus accepted them
-    wait_until(lambda: rt.redis.llen(f"it:order:{key}") == 24, what="all 24 runs")
+    wait_until(
+        lambda: rt.redis.llen(f"it:order:{key}") == 24, timeout=FLEET_WAIT_S, what="all 24 runs"
+    )
     actives = rt.redis.lrange(f"it:actives:{key}", 0, -1)
     assert set(actives) == {"1"}, f"runs of one key overlapped: {actives}"
     stream_order = [
@@ -84,10 +93,16 @@ def test_cancel_mode_aborts_the_running_step_and_the_new_message_is_answered(fle
         {"name": "it/chat", "data": {"session": session, "text": "first", "think": 25}}, runtime=rt
     ).run_ids[0]
     wait_until(
-        lambda: rt.redis.lrange(f"it:started:{session}", 0, -1) == ["first"], what="first turn"
+        lambda: rt.redis.lrange(f"it:started:{session}", 0, -1) == ["first"],
+        timeout=FLEET_WAIT_S,
+        what="first turn",
     )
     publish({"name": "it/chat", "data": {"session": session, "text": "second"}}, runtime=rt)
-    wait_until(lambda: rt.redis.lrange(f"it:replied:{session}", 0, -1), what="a reply")
+    wait_until(
+        lambda: rt.redis.lrange(f"it:replied:{session}", 0, -1),
+        timeout=FLEET_WAIT_S,
+        what="a reply",
+    )
     assert rt.redis.lrange(f"it:replied:{session}", 0, -1) == ["second"]
     assert _status(fleet, first) == "cancelled"
     assert rt.ledger.journal(first)["think:0"]["v"] == "aborted", "the in-flight step must abort"
@@ -96,10 +111,18 @@ def test_cancel_mode_aborts_the_running_step_and_the_new_message_is_answered(fle
 def test_sleep_and_wait_for_event_resume_across_processes(fleet: Fleet) -> None:
     rt = runtime_for(fleet)
     approved = publish({"name": "it/order", "data": {"order": "o-1"}}, runtime=rt).run_ids[0]
-    wait_until(lambda: _status(fleet, approved) == "waiting", what="the run to wait for approval")
+    wait_until(
+        lambda: _status(fleet, approved) == "waiting",
+        timeout=FLEET_WAIT_S,
+        what="the run to wait for approval",
+    )
     publish({"name": "it/approved", "data": {"order": "o-1", "by": "ana"}}, runtime=rt)
-    wait_until(lambda: _status(fleet, approved) == "completed", what="the approval to resume it")
-    assert rt.ledger.run(approved)["result"] == '"ana"'  # type: ignore[index]
+    wait_until(
+        lambda: _status(fleet, approved) == "completed",
+        timeout=FLEET_WAIT_S,
+        what="the approval to resume it",
+    )
+    assert rt.ledger.run(approved).result == "ana"  # type: ignore[union-attr]
 
 
 def test_duplicate_publish_runs_once_across_the_fleet(fleet: Fleet) -> None:
@@ -110,7 +133,7 @@ def test_duplicate_publish_runs_once_across_the_fleet(fleet: Fleet) -> None:
     ]
     assert [r.duplicate for r in results] == [False, True, True]
     run_id = results[0].run_ids[0]
-    wait_until(lambda: _status(fleet, run_id) == "completed", what="the run")
+    wait_until(lambda: _status(fleet, run_id) == "completed", timeout=FLEET_WAIT_S, what="the run")
     assert int(rt.redis.get(f"it:exec:{run_id}:0") or 0) == 1
 
 

@@ -22,8 +22,8 @@ from harness.runtime.function_sources import FILE_SOURCE, Origin, load_errors, r
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.presence import live_members
 from harness.sidecar.status import agent_notes, function_table
-from tests.integration.conftest import ROOT, wait_until
-from tests.integration.sidecar_fleet import SidecarFleet, sidecar_fleet
+from tests.integration.conftest import ROOT
+from tests.integration.sidecar_fleet import SidecarFleet, sidecar_fleet, wait_for
 
 pytestmark = pytest.mark.integration
 __all__ = ["sidecar_fleet"]
@@ -153,7 +153,7 @@ def test_sidecar_broken_module_is_reported_while_others_keep_working(
         """,
     )
     rt = sidecar_fleet.runtime()
-    wait_until(
+    wait_for(
         lambda: {"broken.py", "badcron.py"} <= {e.file for e in load_errors(rt, FILE_SOURCE)},
         what="both load errors to be recorded\n" + sidecar_fleet.logs(),
     )
@@ -203,7 +203,7 @@ def test_sidecar_refuses_a_file_that_takes_a_built_in_id(sidecar_fleet: SidecarF
     rt = sidecar_fleet.runtime()
 
     # Then it is a load error, and the id is not registered by the sidecar
-    error = wait_until(
+    error = wait_for(
         lambda: next((e for e in load_errors(rt, FILE_SOURCE) if e.file == "hijack.py"), None),
         what="the load error of hijack.py\n" + sidecar_fleet.logs(),
     )
@@ -230,10 +230,9 @@ def test_sidecar_cron_function_fires(sidecar_fleet: SidecarFleet) -> None:
     rt = sidecar_fleet.runtime()
 
     # Then the scheduler fires it and the sidecar completes a run
-    wait_until(
+    wait_for(
         lambda: any(
-            r["function_id"] == "ticker" and r["status"] == "completed"
-            for r in rt.ledger.recent(200)
+            r.function_id == "ticker" and r.status == "completed" for r in rt.ledger.recent(200)
         ),
         what="a completed run of the cron function\n" + sidecar_fleet.logs(),
     )
@@ -275,9 +274,9 @@ def test_sidecar_function_message_starts_an_agent_run(sidecar_fleet: SidecarFlee
     assert sidecar_fleet.result_of("test/nudge", {}) == "asked"
 
     # Then a run of the agent's handler exists for the system session
-    runs = [r for r in rt.ledger.recent(200) if r["function_id"] == HANDLE_MESSAGE]
+    runs = [r for r in rt.ledger.recent(200) if r.function_id == HANDLE_MESSAGE]
     assert runs, "no agent run was started"
-    assert runs[0]["singleton"] == f"{HANDLE_MESSAGE}:system-nudge"
+    assert runs[0].singleton == f"{HANDLE_MESSAGE}:system-nudge"
 
 
 def test_sidecar_runaway_function_is_stopped_by_its_timeout(sidecar_fleet: SidecarFleet) -> None:
@@ -305,11 +304,11 @@ def test_sidecar_runaway_function_is_stopped_by_its_timeout(sidecar_fleet: Sidec
     run_id = sidecar_fleet.run_ids_for("test/runaway", {})[0]
 
     # Then the run fails with a timeout error and the sidecar comes back for other functions
-    record = wait_until(
-        lambda: (r := rt.ledger.run(run_id)) and r["status"] == "failed" and r,
+    record = wait_for(
+        lambda: (r := rt.ledger.run(run_id)) and r.status == "failed" and r,
         what="the runaway run to fail\n" + sidecar_fleet.logs(),
     )
-    assert isinstance(record, dict) and "RunTimeoutError" in record["error"], record
+    assert "RunTimeoutError" in record.error, record
     (sidecar_fleet.functions / "runaway.py").unlink()
     sidecar_fleet.write(
         "after.py",
@@ -325,7 +324,7 @@ def test_sidecar_runaway_function_is_stopped_by_its_timeout(sidecar_fleet: Sidec
     sidecar_fleet.wait_registered("after")
     assert sidecar_fleet.result_of("test/after", {}) == "fine"
     # and the agent hears of the failure
-    wait_until(lambda: "runaway" in agent_notes(rt), what="the failure in the agent's notes")
+    wait_for(lambda: "runaway" in agent_notes(rt), what="the failure in the agent's notes")
 
 
 def _skill_blocks() -> list[str]:
@@ -384,7 +383,7 @@ def test_sidecar_replaces_a_child_that_dies(sidecar_fleet: SidecarFleet) -> None
         os.killpg(pid, signal.SIGKILL)
 
     # Then a new child takes over without any file change
-    wait_until(
+    wait_for(
         lambda: _child_pids(sidecar_fleet) - before,
         what="a new sidecar child\n" + sidecar_fleet.logs(),
     )
@@ -419,20 +418,19 @@ def test_sidecar_run_in_flight_during_a_reload_resumes_on_the_new_code(
     sidecar_fleet.wait_registered("inflight")
     rt = sidecar_fleet.runtime()
     run_id = sidecar_fleet.run_ids_for("test/inflight", {})[0]
-    wait_until(lambda: "first:0" in rt.ledger.journal(run_id), what="the first step")
+    wait_for(lambda: "first:0" in rt.ledger.journal(run_id), what="the first step")
     first_pid = rt.ledger.journal(run_id)["first:0"]["v"]
 
     # When the file is replaced by v2 (whose second step is quick)
     sidecar_fleet.write("inflight.py", INFLIGHT.format(sleep=0, version="v2"))
 
     # Then the run completes on v2 without running its completed first step again
-    record = wait_until(
-        lambda: (r := rt.ledger.run(run_id)) and r["status"] == "completed" and r,
+    record = wait_for(
+        lambda: (r := rt.ledger.run(run_id)) and r.status == "completed" and r,
         timeout=60,
         what="the run to complete on the new child\n" + sidecar_fleet.logs(),
     )
-    assert isinstance(record, dict)
-    assert json.loads(record["result"]) == [first_pid, "v2"]
+    assert record.result == [first_pid, "v2"]
 
 
 def test_disabled_sidecar_unregisters_old_functions_and_idles(
@@ -475,13 +473,13 @@ def test_sidecar_child_ends_when_its_supervisor_is_killed(redis_url: str, tmp_pa
     fleet.start("sidecar", "sidecar")
     try:
         fleet.wait_registered("sidecar-heartbeat")
-        children = wait_until(lambda: _child_pids(fleet), what="the child's presence")
+        children = wait_for(lambda: _child_pids(fleet), what="the child's presence")
         assert isinstance(children, set)
 
         # When the supervisor is killed outright
         os.kill(fleet.procs["sidecar"].pid, signal.SIGKILL)
 
         # Then the child does not linger as an orphan consuming the queue
-        wait_until(lambda: all(_gone(pid) for pid in children), what="the orphan child to end")
+        wait_for(lambda: all(_gone(pid) for pid in children), what="the orphan child to end")
     finally:
         fleet.stop()

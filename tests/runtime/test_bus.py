@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import InvalidEventError, InvalidFunctionError
-from harness.events import MESSAGE_RECEIVED
+from harness.events import MESSAGE_RECEIVED, SUBAGENT_SPAWN, MessageReceived
 from harness.runtime import Context, Runtime, Singleton, cron, event, function, publish
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
@@ -71,7 +71,7 @@ def test_functions_registered_by_another_process_receive_events(
     result = publish({"name": "app/ping"}, runtime=runtime)
     # Then a run is created for the remote function
     assert len(result.run_ids) == 1
-    assert runtime.ledger.run(result.run_ids[0])["function_id"] == "remote"  # type: ignore[index]
+    assert runtime.ledger.run(result.run_ids[0]).function_id == "remote"  # type: ignore[union-attr]
 
 
 def test_builtin_event_with_the_wrong_shape_is_refused_and_nothing_is_recorded(
@@ -81,6 +81,34 @@ def test_builtin_event_with_the_wrong_shape_is_refused_and_nothing_is_recorded(
         publish({"name": MESSAGE_RECEIVED, "data": {"message": "hi"}}, runtime=runtime)
     assert "session_key" in str(info.value) and "sender" in str(info.value)
     assert runtime.redis.xlen(runtime.keys.events) == 0
+
+
+def test_a_bad_nested_field_is_named_in_the_refusal(runtime: Runtime) -> None:
+    # Given a sub-agent spawn whose reply target lacks its destination
+    bad = {"name": SUBAGENT_SPAWN, "data": {"task": "t", "reply": {"channel": "telegram"}}}
+    # When it is published, then the error names the event and the field
+    with pytest.raises(InvalidEventError) as info:
+        publish(bad, runtime=runtime)
+    assert SUBAGENT_SPAWN in str(info.value) and "reply.destination" in str(info.value), info.value
+
+
+def test_a_handler_reading_data_of_the_wrong_model_fails_at_once_with_a_clear_error(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a function with retries that reads its event as a chat message
+    @function(id="reader", trigger=event("app/x"), retries=3, registry=registry)
+    def reader(ctx: Context) -> str:
+        return MessageReceived.from_event(ctx.event).message
+
+    runtime.register_functions()
+    # When an event of another shape reaches it
+    run_id = publish({"name": "app/x", "data": {"text": "hi"}}, runtime=runtime).run_ids[0]
+    drain(runtime)
+    # Then the run failed on its first attempt, and the error names the event and the field
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.status == "failed" and record.attempt == 0, record
+    assert "InvalidEventDataError" in record.error and "'app/x'" in record.error, record.error
+    assert "session_key" in record.error, record.error
 
 
 def test_malformed_event_names_are_refused(runtime: Runtime) -> None:

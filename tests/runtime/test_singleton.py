@@ -56,9 +56,9 @@ def test_steer_hands_new_messages_to_the_running_run(
     first = _message(runtime, "first")
     drain(runtime)
     assert seen == [("first", ["second", "third"])], "one run must see both messages, in order"
-    statuses = [r["status"] for r in runtime.ledger.recent(10)]
+    statuses = [r.status for r in runtime.ledger.recent(10)]
     assert statuses.count("completed") == 3
-    assert runtime.ledger.run(first)["status"] == "completed"  # type: ignore[index]
+    assert runtime.ledger.run(first).status == "completed"  # type: ignore[union-attr]
 
 
 def test_cancel_stops_the_running_run_and_the_new_one_handles_the_message(
@@ -74,7 +74,7 @@ def test_cancel_stops_the_running_run_and_the_new_one_handles_the_message(
     _declare(registry, "cancel", seen, ["second", "third"], runtime)
     first = _message(runtime, "first")
     drain(runtime)
-    assert runtime.ledger.run(first)["status"] == "cancelled"  # type: ignore[index]
+    assert runtime.ledger.run(first).status == "cancelled"  # type: ignore[union-attr]
     assert cancelled == [first]
     assert seen == [("second", ["third"])], "the newest run must see every later message"
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness.errors import NonRetriableError, StepFailedError
-from harness.events import FUNCTION_FAILED
+from harness.events import FUNCTION_FAILED, Event
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry
@@ -46,7 +46,7 @@ def test_step_memoized_result_is_not_recomputed_on_retry(
     # Then the first step ran once and the run completed
     assert calls == ["first", "second", "second"]
     record = runtime.ledger.run(run_id)
-    assert record is not None and record["status"] == "completed" and record["result"] == "3"
+    assert record is not None and record.status == "completed" and record.result == 3
 
 
 def _flaky(calls: list[str]) -> int:
@@ -64,7 +64,7 @@ def test_repeated_step_ids_are_auto_indexed(runtime: Runtime, registry: Function
     run_id = _start(runtime)
     drain(runtime)
     assert set(runtime.ledger.journal(run_id)) == {"think:0", "think:1", "think:2"}
-    assert runtime.ledger.run(run_id)["result"] == "[0,10,20]"  # type: ignore[index]
+    assert runtime.ledger.run(run_id).result == [0, 10, 20]  # type: ignore[union-attr]
 
 
 def test_crashed_worker_run_resumes_after_lease_expiry_without_redoing_steps(
@@ -148,8 +148,8 @@ def test_spent_retries_fail_the_run_and_publish_function_failed(
     clock.advance(5)
     drain(runtime)
     record = runtime.ledger.run(run_id)
-    assert record is not None and record["status"] == "failed"
-    assert "no luck" in record["error"]
+    assert record is not None and record.status == "failed"
+    assert "no luck" in record.error
     assert [f["run_id"] for f in failures] == [run_id]
     assert failures[0]["function_id"] == "doomed" and "no luck" in failures[0]["error"]
 
@@ -168,7 +168,7 @@ def test_non_retriable_error_skips_retries(runtime: Runtime, registry: FunctionR
     run_id = _start(runtime)
     drain(runtime)
     assert attempts == [1]
-    assert runtime.ledger.run(run_id)["status"] == "failed"  # type: ignore[index]
+    assert runtime.ledger.run(run_id).status == "failed"  # type: ignore[union-attr]
 
 
 def test_handler_can_catch_a_failed_step(runtime: Runtime, registry: FunctionRegistry) -> None:
@@ -182,7 +182,7 @@ def test_handler_can_catch_a_failed_step(runtime: Runtime, registry: FunctionReg
 
     run_id = _start(runtime)
     drain(runtime)
-    assert runtime.ledger.run(run_id)["result"] == '"handled: ValueError: nope"'  # type: ignore[index]
+    assert runtime.ledger.run(run_id).result == "handled: ValueError: nope"  # type: ignore[union-attr]
 
 
 def test_non_json_step_result_fails_clearly_and_keeps_the_event(
@@ -195,9 +195,9 @@ def test_non_json_step_result_fails_clearly_and_keeps_the_event(
     run_id = _start(runtime, data={"keep": "me"})
     drain(runtime)
     record = runtime.ledger.run(run_id)
-    assert record is not None and record["status"] == "failed"
-    assert "cannot be stored as JSON" in record["error"] and "'bad'" in record["error"]
-    assert '"keep":"me"' in record["event"], "the triggering event must be kept with the run"
+    assert record is not None and record.status == "failed"
+    assert "cannot be stored as JSON" in record.error and "'bad'" in record.error
+    assert record.event["data"] == {"keep": "me"}, "the triggering event must be kept with the run"
 
 
 def test_send_event_publishes_once_across_replays(
@@ -221,6 +221,22 @@ def test_send_event_publishes_once_across_replays(
     drain(runtime)
     assert flaky_calls == ["second", "second"], "the run should have been replayed once"
     assert len(received) == 1
+
+
+def test_send_event_of_an_event_without_an_id_derives_the_id_from_run_and_step(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a handler that sends an `Event` built without an id
+    @function(id="sender", trigger=event("app/go"), registry=registry)
+    def sender(ctx: Context) -> str:
+        return ctx.step.send_event("tell", Event(name="app/told", data={"n": 1}))
+
+    run_id = _start(runtime)
+    # When it runs
+    drain(runtime)
+    # Then the id is the run's and the step's, so a replay that re-sends cannot duplicate it
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.result == f"{run_id}:tell:0", record
 
 
 class RateLimited(Exception):
@@ -256,7 +272,7 @@ def test_retry_waits_at_least_as_long_as_the_error_asks(
     clock.advance(26)
     drain(runtime)
     assert calls == [1, 1]
-    assert runtime.ledger.run(run_id)["status"] == "completed"  # type: ignore[index]
+    assert runtime.ledger.run(run_id).status == "completed"  # type: ignore[union-attr]
 
 
 def test_handler_errors_are_retried_at_most_retries_times_even_when_steps_run(
@@ -277,7 +293,7 @@ def test_handler_errors_are_retried_at_most_retries_times_even_when_steps_run(
         clock.advance(60)
     # Then it ran once plus two retries, and failed
     assert len(attempts) == 3
-    assert runtime.ledger.run(run_id)["status"] == "failed"  # type: ignore[index]
+    assert runtime.ledger.run(run_id).status == "failed"  # type: ignore[union-attr]
 
 
 def test_run_of_a_function_this_worker_lacks_waits_for_it_then_fails_clearly(
@@ -294,12 +310,12 @@ def test_run_of_a_function_this_worker_lacks_waits_for_it_then_fails_clearly(
     run_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
     # When this worker claims it, it waits instead of failing
     drain(runtime)
-    assert runtime.ledger.run(run_id)["status"] == "sleeping"  # type: ignore[index]
+    assert runtime.ledger.run(run_id).status == "sleeping"  # type: ignore[union-attr]
     # Then if the function shows up (a reload finished), the run completes
     registry.register(elsewhere)
     clock.advance(3)
     drain(runtime)
-    assert runtime.ledger.run(run_id)["status"] == "completed"  # type: ignore[index]
+    assert runtime.ledger.run(run_id).status == "completed"  # type: ignore[union-attr]
 
 
 def test_run_of_a_function_no_worker_has_fails_after_a_minute(
@@ -317,5 +333,5 @@ def test_run_of_a_function_no_worker_has_fails_after_a_minute(
         drain(runtime)
         clock.advance(3)
     record = runtime.ledger.run(run_id)
-    assert record is not None and record["status"] == "failed"
-    assert "not loaded" in record["error"]
+    assert record is not None and record.status == "failed"
+    assert "not loaded" in record.error

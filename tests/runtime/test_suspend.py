@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.runtime import Context, Runtime, event, function, publish
+from harness.runtime import Context, Runtime, event, function, publish, run_id_for
 from harness.runtime.functions import FunctionRegistry
+from harness.runtime.ledger import RunParent
 from harness.runtime.testing import drain
 from tests.runtime_fixtures import ManualClock
 
@@ -13,7 +14,7 @@ from tests.runtime_fixtures import ManualClock
 def _status(runtime: Runtime, run_id: str) -> str:
     record = runtime.ledger.run(run_id)
     assert record is not None, f"run {run_id} has no record"
-    return record["status"]
+    return record.status
 
 
 def test_sleep_suspends_and_resumes_when_due(
@@ -96,7 +97,33 @@ def test_invoke_returns_the_child_result(runtime: Runtime, registry: FunctionReg
     runtime.register_functions()
     run_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
     drain(runtime)
-    assert runtime.ledger.run(run_id)["result"] == "42"  # type: ignore[index]
+    assert runtime.ledger.run(run_id).result == 42  # type: ignore[union-attr]
+
+
+def test_an_invoked_runs_record_names_its_parent_and_its_times(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a parent that invokes a child
+    @function(id="child", trigger=event("app/never"), registry=registry)
+    def child(ctx: Context) -> str:
+        return "done"
+
+    @function(id="parent", trigger=event("app/go"), registry=registry)
+    def parent(ctx: Context) -> str:
+        return str(ctx.step.invoke("call", "child", {"n": 1}))
+
+    runtime.register_functions()
+    parent_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
+    # When both run to the end
+    drain(runtime)
+    # Then the child's record is typed: its parent, its event, its result and its times
+    child_record = runtime.ledger.run(run_id_for("child", f"{parent_id}:call:0"))
+    assert child_record is not None, "the invoked child must have a run record"
+    assert child_record.parent == RunParent(run_id=parent_id, step="call:0")
+    assert child_record.event["data"] == {"n": 1} and child_record.result == "done"
+    now_ms = int(clock.now * 1000)
+    assert child_record.created_at == child_record.ended_at == now_ms, child_record
+    assert {r.id for r in runtime.ledger.recent(5)} == {parent_id, child_record.id}
 
 
 def test_invoke_raises_when_the_child_fails(runtime: Runtime, registry: FunctionRegistry) -> None:
@@ -115,4 +142,4 @@ def test_invoke_raises_when_the_child_fails(runtime: Runtime, registry: Function
     runtime.register_functions()
     run_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
     drain(runtime)
-    assert "child exploded" in runtime.ledger.run(run_id)["result"]  # type: ignore[index]
+    assert "child exploded" in runtime.ledger.run(run_id).result  # type: ignore[union-attr]

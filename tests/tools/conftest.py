@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,16 +35,6 @@ def call(registry: ToolRegistry, ctx: ToolContext) -> Call:
     return _call
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Poll observable state until `predicate` holds; return whether it did in time."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
-
-
 def process_running(pid: int) -> bool:
     """True if `pid` is a live process (a zombie waiting to be reaped does not count)."""
     stat = Path(f"/proc/{pid}/stat")
@@ -59,3 +49,27 @@ def process_running(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def unique_sleep() -> str:
+    """A `sleep N.xxxxxx` command whose argument marks its process on the host (see below)."""
+    return f"sleep 3000.{uuid.uuid4().int % 10**6:06d}"
+
+
+def host_processes(command_line: str) -> list[int]:
+    """Host pids of live processes whose command line is exactly `command_line`.
+
+    Sandboxed processes have other pids inside their PID namespace, so tests find them by a
+    unique command line instead of by a pid the command reports.
+    """
+    wanted = command_line.encode().replace(b" ", b"\0") + b"\0"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "cmdline").read_bytes() == wanted and process_running(int(entry.name)):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found

@@ -5,9 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.tools import ToolContext, ToolOutcome, ToolRegistry
+from harness.tools import ShellPolicy, ToolContext, ToolOutcome, ToolRegistry, default_registry
+from harness.tools.sandbox import bwrap_binary, sandbox_mode
+from tests.waiting import wait_until
 
-from .conftest import Call, process_running, wait_until
+from .conftest import Call, host_processes, unique_sleep
+
+# The registry fixture runs bash in the default (auto) sandbox, which must work here.
+pytestmark = pytest.mark.skipif(
+    sandbox_mode("auto") != "bwrap", reason=f"the bwrap sandbox cannot run ({bwrap_binary()})"
+)
 
 
 def test_bash_returns_output_and_exit_code(call: Call) -> None:
@@ -55,23 +62,23 @@ def test_bash_is_refused_when_the_context_disallows_shell(
     assert not (tmp_path / "ran").exists()
 
 
-def test_bash_timeout_kills_the_command_and_its_child(call: Call, tmp_path: Path) -> None:
-    outcome = call("bash", command="sleep 30 & echo $! > child.pid; wait", timeout=1)
+def test_bash_timeout_kills_the_command_and_its_child(call: Call) -> None:
+    sleep = unique_sleep()
+
+    outcome = call("bash", command=f"{sleep} & wait", timeout=1)
 
     assert outcome.is_error
     assert "timed out after 1 s; the command and its children were killed" in outcome.content
-    child = int((tmp_path / "child.pid").read_text())
-    assert wait_until(lambda: not process_running(child)), f"child {child} is still running"
+    wait_until(lambda: not host_processes(sleep), f"{sleep!r} to be killed")
 
 
-def test_bash_background_process_is_killed_when_the_command_returns(
-    call: Call, tmp_path: Path
-) -> None:
-    outcome = call("bash", command="sleep 30 & echo $! > child.pid; echo started")
+def test_bash_background_process_is_killed_when_the_command_returns(call: Call) -> None:
+    sleep = unique_sleep()
+
+    outcome = call("bash", command=f"{sleep} & echo started")
 
     assert outcome.content == "started\n\n[exit code 0]"
-    child = int((tmp_path / "child.pid").read_text())
-    assert wait_until(lambda: not process_running(child)), f"child {child} is still running"
+    wait_until(lambda: not host_processes(sleep), f"{sleep!r} to be killed")
 
 
 def test_bash_cancel_kills_the_command_and_its_child(
@@ -80,32 +87,39 @@ def test_bash_cancel_kills_the_command_and_its_child(
     cancel = threading.Event()
     ctx = ToolContext(tmp_path, cancel=cancel, allow_shell=True)
     outcomes: list[ToolOutcome] = []
-    arguments = {"command": "sleep 30 & echo $! > child.pid; wait", "timeout": 120}
+    sleep = unique_sleep()
+    arguments = {"command": f"{sleep} & echo $! > child.pid; wait", "timeout": 120}
     caller = threading.Thread(
         target=lambda: outcomes.append(registry.execute("bash", arguments, ctx))
     )
     caller.start()
     pid_file = tmp_path / "child.pid"
-    assert wait_until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+    wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the child's pid")
 
     cancel.set()
     caller.join(30)
 
     assert len(outcomes) == 1 and outcomes[0].is_error
     assert "cancelled; the command and its children were killed" in outcomes[0].content
-    child = int(pid_file.read_text())
-    assert wait_until(lambda: not process_running(child)), f"child {child} is still running"
+    wait_until(lambda: not host_processes(sleep), f"{sleep!r} to be killed")
 
 
-def test_bash_hides_secret_environment_variables(
-    call: Call, monkeypatch: pytest.MonkeyPatch
+def test_bash_passes_only_allowlisted_environment_variables(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("EXAMPLE_API_KEY", "sk-secret")
     monkeypatch.setenv("EXAMPLE_GREETING", "hello")
+    monkeypatch.setenv("EXAMPLE_OTHER", "other")
+    policy = ShellPolicy(env_names=("EXAMPLE_GREETING",))
+    registry = default_registry(allow_shell=True, shell_policy=policy)
 
-    outcome = call("bash", command='echo "${EXAMPLE_API_KEY:-hidden} $EXAMPLE_GREETING"')
+    outcome = registry.execute(
+        "bash",
+        {"command": 'echo "${EXAMPLE_API_KEY:-hidden} ${EXAMPLE_OTHER:-hidden} $EXAMPLE_GREETING"'},
+        ToolContext(tmp_path, allow_shell=True),
+    )
 
-    assert outcome.content == "hidden hello\n\n[exit code 0]"
+    assert outcome.content == "hidden hidden hello\n\n[exit code 0]"
 
 
 def test_bash_timeout_above_the_maximum_is_refused(call: Call) -> None:
@@ -118,7 +132,7 @@ def test_bash_timeout_above_the_maximum_is_refused(call: Call) -> None:
 def test_bash_reports_a_command_killed_by_a_signal(call: Call) -> None:
     outcome = call("bash", command="echo before; kill -KILL $$")
 
-    assert outcome == ToolOutcome("before\n\n[killed by SIGKILL]", is_error=True)
+    assert outcome == ToolOutcome("before\n\n[exit code 137: killed by SIGKILL]", is_error=True)
 
 
 def test_bash_keeps_the_end_of_one_huge_line(call: Call) -> None:

@@ -78,3 +78,68 @@ def test_folder_tools_refuse_folders_outside_the_workspace(
 
     assert outcome.is_error, f"{tool} should refuse {path}, got {outcome.content!r}"
     assert "outside the workspace" in outcome.content
+
+
+@pytest.mark.parametrize("tool", ["read", "write", "edit", "grep"])
+def test_file_tools_refuse_a_file_with_several_hard_links(
+    call: Call, tmp_path: Path, tool: str
+) -> None:
+    # Given a workspace file hard-linked to a file outside the workspace
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    outside = tmp_path / "secret.txt"
+    outside.write_text("root secret\n")
+    (workspace / "linked.txt").hardlink_to(outside)
+
+    # When a file tool is pointed at the link (tmp_path is the workspace, so go through it)
+    outcome = call(tool, **_arguments(tool, "workspace/linked.txt"))
+
+    # Then it refuses, and the outside file is unchanged
+    assert outcome.is_error, f"{tool} should refuse a hard link, got {outcome.content!r}"
+    assert "has 2 hard links" in outcome.content
+    assert "secret" not in outcome.content.replace("secret.txt", "")
+    assert outside.read_text() == "root secret\n"
+
+
+@pytest.mark.parametrize("folder", ["sessions", ".harness"])
+@pytest.mark.parametrize("tool", ["read", "write", "edit", "ls", "find", "grep"])
+def test_file_tools_refuse_the_hidden_folders(
+    call: Call, tmp_path: Path, tool: str, folder: str
+) -> None:
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "chat.jsonl").write_text("root transcript\n")
+    path = f"{folder}/chat.jsonl" if tool in ("read", "write", "edit") else folder
+
+    outcome = call(tool, **_arguments(tool, path))
+
+    assert outcome.is_error, f"{tool} should refuse {path}, got {outcome.content!r}"
+    assert "private runtime state" in outcome.content
+    assert (tmp_path / folder / "chat.jsonl").read_text() == "root transcript\n"
+
+
+def test_file_tools_refuse_a_symlink_into_a_hidden_folder(call: Call, tmp_path: Path) -> None:
+    (tmp_path / "sessions").mkdir()
+    (tmp_path / "sessions" / "chat.jsonl").write_text("root transcript\n")
+    (tmp_path / "chat_link").symlink_to(tmp_path / "sessions" / "chat.jsonl")
+
+    outcome = call("read", path="chat_link")
+
+    assert outcome.is_error
+    assert "private runtime state" in outcome.content
+
+
+@pytest.mark.parametrize("tool", ["ls", "find", "grep"])
+def test_walking_tools_leave_the_hidden_folders_out(call: Call, tmp_path: Path, tool: str) -> None:
+    for folder in ("sessions", ".harness", "notes"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "chat.jsonl").write_text("root transcript\n")
+    (tmp_path / "link_to_sessions").symlink_to(tmp_path / "sessions" / "chat.jsonl")
+
+    outcome = call(tool, **_arguments(tool, "."))
+
+    assert not outcome.is_error, outcome.content
+    assert "notes" in outcome.content
+    assert "sessions" not in outcome.content.replace("link_to_sessions", "")
+    assert ".harness" not in outcome.content
+    if tool != "ls":  # ls lists names; the others would have to follow the link
+        assert "link_to_sessions" not in outcome.content

@@ -179,6 +179,7 @@ def test_chat_without_a_bus_is_a_503(settings: Settings, auth: dict[str, str]) -
         response = client.post("/api/chat", json={"message": "hi"}, headers=auth)
     assert response.status_code == 503
     assert response.json() == {"detail": "event bus unavailable; retry later"}
+    assert response.headers["Retry-After"] == "5", "a 503 must say when to retry"
 
 
 def test_chat_with_redis_down_is_a_503_without_details(
@@ -188,3 +189,4 @@ def test_chat_with_redis_down_is_a_503_without_details(
         response = c.post("/api/chat", json={"message": "hi"}, headers=auth)
     assert response.status_code == 503
     assert response.json() == {"detail": "event bus unavailable; retry later"}
+    assert response.headers["Retry-After"] == "5", "a 503 must say when to retry"

@@ -38,7 +38,7 @@ def test_one_event_is_published_and_starts_a_run(
     run_id = run_id_for("on-paid", "inv-1")
     assert response.json() == {"events": [{"id": "inv-1", "duplicate": False, "runs": [run_id]}]}
     run = runtime.ledger.run(run_id)
-    assert run is not None and run["function_id"] == "on-paid", f"expected a run, got {run}"
+    assert run is not None and run.function_id == "on-paid", f"expected a run, got {run}"
     assert runtime.redis.xlen(runtime.keys.events) == 1
 
 
@@ -149,6 +149,7 @@ def test_publishing_while_redis_is_down_is_a_503_without_details(
         response = client.post("/api/events", json={"name": "app/x"}, headers=auth)
     assert response.status_code == 503
     assert response.json() == {"detail": "event bus unavailable; retry later"}
+    assert response.headers["Retry-After"] == "5", "a 503 must say when to retry"
 
 
 def test_publishing_without_a_configured_redis_is_a_503(
@@ -161,3 +162,4 @@ def test_publishing_without_a_configured_redis_is_a_503(
         response = client.post("/api/events", json={"name": "app/x"}, headers=auth)
     assert response.status_code == 503
     assert response.json() == {"detail": "event bus unavailable; retry later"}
+    assert response.headers["Retry-After"] == "5", "a 503 must say when to retry"

@@ -2,7 +2,7 @@
 
 slack_sdk's built-in Socket Mode client connects with SLACK_APP_TOKEN (an `xapp-` app-level
 token with `connections:write`) and reconnects by itself. Each `events_api` envelope is
-transformed and published exactly as the webhook would (`channels.polling.publish_inbound`),
+transformed and published exactly as the webhook would (`channels.listener.publish_inbound`),
 then acknowledged. Acknowledging after publishing means a message is never lost: when Redis
 is down the envelope stays unacknowledged and Slack delivers it again, and the event id makes
 that redelivery harmless. Other envelope types (interactivity, slash commands) are
@@ -15,23 +15,21 @@ import logging
 import threading
 from collections.abc import Callable
 
-import redis
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.socket_mode.builtin import SocketModeClient
 from slack_sdk.socket_mode.client import BaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
 from channels.base import Channel
-from channels.errors import AuthenticationError, ChannelNotConfiguredError, PlatformError
-from channels.polling import publish_inbound
+from channels.errors import ChannelNotConfiguredError
+from channels.listener import publish_inbound
+from channels.slack.api import call_slack
 from channels.slack.channel import SlackChannel
+from harness.errors import BusUnavailableError
 from harness.runtime import PublishResult, Runtime
 
 log = logging.getLogger(__name__)
-
-_AUTH_ERRORS = frozenset({"invalid_auth", "not_authed", "not_allowed_token_type"})
 
 
 def socket_mode_enabled(channel: Channel) -> bool:
@@ -47,7 +45,7 @@ def handle_request(
 ) -> PublishResult | None:
     """Handle one envelope: for `events_api`, transform its payload and publish it like a
     webhook; then call `ack(envelope_id)`. Returns the publish result, or None when nothing was
-    published. Raises `redis.RedisError` before acknowledging when the bus is down."""
+    published. Raises `BusUnavailableError` before acknowledging when the bus is down."""
     if request.type != "events_api":
         log.info("slack socket envelope of type %s ignored", request.type)
         ack(request.envelope_id)
@@ -82,24 +80,25 @@ def run_socket_mode(runtime: Runtime, stop: threading.Event, channel: Channel) -
 
         try:
             handle_request(channel, runtime, request, ack)
-        except redis.RedisError as exc:
+        except BusUnavailableError as exc:
             log.warning("slack socket event not published (%s); Slack will resend it", exc)
 
     client.socket_mode_request_listeners.append(listener)
     try:
-        _connect(client)
+        call_slack("apps.connections.open", client.connect)
         log.info("slack: connected over Socket Mode")
         stop.wait()
     finally:
         client.close()
 
 
-def _connect(client: SocketModeClient) -> None:
-    try:
-        client.connect()
-    except SlackApiError as exc:
-        error = str(exc.response.get("error") or exc)
-        kind = AuthenticationError if error in _AUTH_ERRORS else PlatformError
-        raise kind("slack", "apps.connections.open", error) from None
-    except SlackClientError as exc:
-        raise PlatformError("slack", "apps.connections.open", str(exc)) from None
+class SocketModeListener:
+    """The `Listener` of the Slack channel with SLACK_APP_TOKEN: `run_socket_mode`."""
+
+    def __init__(self, runtime: Runtime, channel: Channel) -> None:
+        self.runtime = runtime
+        self.channel = channel
+
+    def run(self, stop: threading.Event) -> None:
+        """Hold the Socket Mode connection until `stop` is set (see `run_socket_mode`)."""
+        run_socket_mode(self.runtime, stop, self.channel)

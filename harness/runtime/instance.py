@@ -1,11 +1,12 @@
-"""The runtime object: the Redis client, the ledger, the kicker and the knobs, passed around
-explicitly so that tests can build one on fakeredis and a clock of their own."""
+"""The `Runtime` dataclass: the Redis client, the ledger, the kicker and the knobs, passed
+around explicitly so that tests can build one on fakeredis and a clock of their own.
+
+Building the process-wide one from settings is `harness.runtime.assembly`'s job."""
 
 from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -13,14 +14,15 @@ from dataclasses import dataclass, field
 
 import redis
 
+from harness.errors import BusUnavailableError
+from harness.runtime.broadcast import Broadcast
+from harness.runtime.cursors import Cursors
+from harness.runtime.deliveries import DeliveryRecords
 from harness.runtime.functions import REGISTRY, FunctionRegistry
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kicker
 from harness.runtime.ledger import Ledger
 from harness.runtime.triggers import TriggerTable
-
-_default: Runtime | None = None
-_default_lock = threading.Lock()
 
 
 @dataclass
@@ -40,10 +42,24 @@ class Runtime:
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     ledger: Ledger = field(init=False)
     triggers: TriggerTable = field(init=False)
+    deliveries: DeliveryRecords = field(init=False)
+    cursors: Cursors = field(init=False)
+    broadcast: Broadcast = field(init=False)
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.redis, self.keys)
         self.triggers = TriggerTable(self.redis, self.keys)
+        self.deliveries = DeliveryRecords(self.redis, self.keys)
+        self.cursors = Cursors(self.redis, self.keys)
+        self.broadcast = Broadcast(self.redis)
+
+    def ping(self) -> None:
+        """Return when Redis answers PING; raise `BusUnavailableError` (its cause is the
+        client's error) when it does not."""
+        try:
+            self.redis.ping()
+        except redis.RedisError as exc:
+            raise BusUnavailableError("Redis did not answer PING") from exc
 
     def now_ms(self) -> int:
         """Milliseconds since the epoch by this runtime's clock."""
@@ -56,35 +72,3 @@ class Runtime:
     def register_functions(self) -> int:
         """Write the specs of every function in this process's registry to the trigger table."""
         return self.triggers.register([fn.spec for fn in self.registry.all()])
-
-
-def get_runtime() -> Runtime:
-    """The process-wide runtime, built from settings on first use (Redis + Celery kicks)."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            from harness.runtime.celery_app import CeleryKicker, configure
-            from harness.runtime.connection import resolve_redis_url
-            from harness.settings import get_settings
-
-            settings = get_settings()
-            url = resolve_redis_url(settings)
-            configure(url)
-            _default = Runtime(
-                redis=redis.Redis.from_url(
-                    url, decode_responses=True, health_check_interval=30, socket_connect_timeout=5
-                ),
-                kicker=CeleryKicker(),
-                keys=Keys(settings.harness_key_prefix),
-                lease_ttl=settings.harness_lease_ttl,
-                retry_backoff=settings.harness_retry_backoff,
-                events_maxlen=settings.harness_events_maxlen,
-            )
-        return _default
-
-
-def set_runtime(runtime: Runtime | None) -> None:
-    """Replace the process-wide runtime (tests, embedding)."""
-    global _default
-    with _default_lock:
-        _default = runtime

@@ -1,0 +1,135 @@
+"""Who the agent serves: the `DM_POLICY` gate in front of every chat turn.
+
+Channels describe who wrote, in `channel_meta["access"]` (see `Asker`), from a verified
+payload: the subjects the message speaks for (the chat, the user), the one to pair when a
+code is needed, a label for the owner, and whether a configured allowlist already names it.
+Messages without that description come from the owner's own entry points (`harness chat`,
+`harness send`, the API behind `HARNESS_API_KEY`) and are always served.
+
+    open       serve everyone (logged loudly at start-up and shown by `harness doctor`)
+    allowlist  serve only what TELEGRAM_ALLOWED_CHATS / SLACK_ALLOWED_CHANNELS name
+    pairing    the default: the allowlist, plus what the owner approved with
+               `harness pair approve CODE`; anyone else gets one short code per hour and
+               nothing else (no model call, no tool, nothing saved to a session)
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from harness.runtime import Runtime
+from harness.runtime.access_store import CODE_TTL_S, AccessStore
+from harness.settings import DmPolicy
+
+log = logging.getLogger(__name__)
+
+ACCESS_META = "access"
+"""`channel_meta` key under which a channel describes the message's sender (an `Asker`)."""
+
+PAIRING_TEXT = (
+    "Hi! I don't know you yet. To talk to me, ask my owner to run:\n\n"
+    "    harness pair approve {code}\n\n"
+    "The code works for {minutes} minutes."
+)
+
+
+class Asker(BaseModel):
+    """Who a message is from, as a channel sees it. `subjects` are every identity the message
+    speaks for (`telegram:chat:42`, `slack:user:U1`); approving any one serves the message.
+    `pairing_subject` is the one a code approves: the user in a direct chat, the chat in a
+    group. `allowlisted` is True when a configured allowlist names one of the subjects."""
+
+    subjects: list[str]
+    pairing_subject: str
+    label: str = ""
+    allowlisted: bool = False
+
+
+class Admission(BaseModel):
+    """The gate's verdict for one message: serve it, or not (and the code to send, if a new
+    one was made)."""
+
+    serve: bool
+    code: str | None = None
+    reason: str = ""
+
+
+def asker_of(channel_meta: dict[str, Any]) -> Asker | None:
+    """The sender description a channel put in `channel_meta`, or None for the owner's own
+    entry points. A malformed description is treated as a stranger with no identity."""
+    raw = channel_meta.get(ACCESS_META)
+    if raw is None:
+        return None
+    try:
+        return Asker.model_validate(raw)
+    except ValidationError:
+        log.warning("a message carried a malformed access description; not serving it")
+        return Asker(subjects=[], pairing_subject="")
+
+
+def admit(runtime: Runtime, policy: DmPolicy, channel: str, asker: Asker | None) -> Admission:
+    """Decide whether to serve a message (see the module docstring). Makes a pairing code
+    when the policy asks for one; `code` is set only when that code is new, so a stranger
+    gets one reply per code. Raises on Redis errors (the caller is a durable step)."""
+    if asker is None:
+        return Admission(serve=True, reason="owner")
+    if policy == "open":
+        return Admission(serve=True, reason="open policy")
+    if asker.allowlisted:
+        return Admission(serve=True, reason="allowlist")
+    if policy == "allowlist" or not asker.pairing_subject:
+        return Admission(serve=False, reason="not in the allowlist")
+    store = AccessStore(runtime)
+    if store.allowed(asker.subjects):
+        return Admission(serve=True, reason="paired")
+    if store.denied(asker.pairing_subject):
+        return Admission(serve=False, reason="denied by the owner")
+    request, new = store.request(asker.pairing_subject, asker.label, channel)
+    if new:
+        log.warning(
+            "pairing requested by %s (%s): run `harness pair approve %s`",
+            asker.pairing_subject,
+            asker.label or "no name",
+            request.code,
+        )
+    return Admission(
+        serve=False, code=request.code if new else None, reason="waiting for pairing"
+    )
+
+
+def may_serve(runtime: Runtime, policy: DmPolicy, asker: Asker | None) -> bool:
+    """Whether `admit` would serve this sender now, without making a code. For cosmetic
+    functions (typing indicators) that must not show a stranger the bot is working."""
+    if asker is None or policy == "open" or asker.allowlisted:
+        return True
+    if policy == "allowlist":
+        return False
+    return AccessStore(runtime).allowed(asker.subjects)
+
+
+def describe_policy(policy: DmPolicy) -> str:
+    """One line saying who the bot serves, for the start-up log and `harness doctor`."""
+    if policy == "open":
+        return (
+            "DM_POLICY=open: ANYONE who finds the bot can talk to it and use its tools; "
+            "set DM_POLICY=pairing unless that is what you want"
+        )
+    if policy == "allowlist":
+        return (
+            "DM_POLICY=allowlist: only TELEGRAM_ALLOWED_CHATS / SLACK_ALLOWED_CHANNELS are served"
+        )
+    return "DM_POLICY=pairing: strangers get a code; approve it with `harness pair approve CODE`"
+
+
+def announce_policy(policy: DmPolicy) -> None:
+    """Log `describe_policy` at start-up: a warning when the bot is open to everyone."""
+    level = logging.WARNING if policy == "open" else logging.INFO
+    log.log(level, "%s", describe_policy(policy))
+
+
+def pairing_text(code: str) -> str:
+    """The one reply a stranger gets: the code and what the owner must run."""
+    return PAIRING_TEXT.format(code=code, minutes=CODE_TTL_S // 60)

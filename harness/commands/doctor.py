@@ -1,0 +1,147 @@
+"""`harness doctor`: check that this machine can run the fleet, one line per check.
+
+    ✔ python: 3.11.9
+    ✘ redis: cannot reach redis://:***@localhost:6379/0 (Connection refused)
+        fix: start the fleet with `harness up`, or point REDIS_URL at a running Redis
+
+Each check returns a `Check`; `✘` makes the exit code 1, `!` is a warning. No check prints a
+secret: URLs are shown with their credentials replaced by `***`, tokens never. `--offline`
+skips the calls that leave this machine (the model, Telegram, Slack).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Annotated
+from urllib.parse import urlsplit, urlunsplit
+
+import typer
+
+from harness.commands.check import MARKS, Check
+from harness.commands.doctor_remote import channel_checks, model_checks
+from harness.errors import BusUnavailableError, ConfigurationError
+from harness.settings import Settings, get_settings
+
+MIN_PYTHON = (3, 11)
+
+
+def redact_url(url: str) -> str:
+    """`url` with any user name and password replaced by `***`."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"***@{host}"))
+
+
+def check_python() -> Check:
+    """The interpreter is recent enough."""
+    version = ".".join(str(n) for n in sys.version_info[:3])
+    if sys.version_info[:2] >= MIN_PYTHON:
+        return Check("python", "ok", version)
+    need = ".".join(map(str, MIN_PYTHON))
+    return Check("python", "fail", f"{version} is too old", f"use Python {need} or newer")
+
+
+def check_fleet() -> list[Check]:
+    """Redis is reachable (which one, redacted), and workers and a scheduler beat into it."""
+    from harness.runtime import get_runtime
+    from harness.runtime.connection import resolve_redis_url
+    from harness.runtime.presence import live_members
+
+    settings = get_settings()
+    try:
+        url = resolve_redis_url(settings)
+    except ConfigurationError as exc:
+        return [Check("redis", "fail", "no Redis configured or running", str(exc))]
+    which = "REDIS_URL" if settings.redis_url else "embedded"
+    shown = f"{redact_url(url)} ({which})"
+    try:
+        runtime = get_runtime()
+        runtime.ping()
+        workers = live_members(runtime, role="worker")
+        schedulers = live_members(runtime, role="scheduler")
+    except BusUnavailableError as exc:
+        fix = "start the fleet with `harness up`, or point REDIS_URL at a running Redis"
+        return [Check("redis", "fail", f"cannot reach {shown}: {exc}", fix)]
+    checks = [Check("redis", "ok", shown)]
+    if workers:
+        checks.append(Check("workers", "ok", f"{len(workers)} alive"))
+    else:
+        fix = "start them with `harness up` (or `harness worker`)"
+        checks.append(Check("workers", "fail", "none alive: nothing will answer", fix))
+    if schedulers:
+        checks.append(Check("scheduler", "ok", f"{len(schedulers)} alive"))
+    else:
+        fix = "start one with `harness up` (or `harness scheduler`)"
+        checks.append(Check("scheduler", "warn", "none alive: sleeps and retries stall", fix))
+    return checks
+
+
+def check_workspace(settings: Settings) -> list[Check]:
+    """The workspace exists and is writable; report the sidecar's functions folder."""
+    workspace = settings.agent_workspace
+    try:
+        workspace.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=workspace, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        fix = "set AGENT_WORKSPACE to a folder this user can write"
+        return [Check("workspace", "fail", f"{workspace} is not writable: {exc.strerror}", fix)]
+    checks = [Check("workspace", "ok", f"{workspace.resolve()} is writable")]
+    functions = workspace / "functions"
+    if not functions.is_dir():
+        detail = f"{functions} does not exist yet"
+        checks.append(Check("functions", "warn", detail, f"create it: mkdir -p {functions}"))
+    else:
+        try:
+            count = len(list(functions.glob("*.py")))
+        except OSError as exc:
+            fix = f"make {functions} readable"
+            checks.append(Check("functions", "fail", f"{functions}: {exc.strerror}", fix))
+        else:
+            checks.append(Check("functions", "ok", f"{functions}: {count} *.py file(s)"))
+    return checks
+
+
+def run_checks(offline: bool) -> list[Check]:
+    """Every check, in the order printed. Reads the settings; never raises for a failed check."""
+    settings = get_settings()
+    steps: list[Callable[[], list[Check]]] = [
+        lambda: [check_python()],
+        check_fleet,
+        lambda: model_checks(settings, offline=offline),
+        lambda: channel_checks(offline=offline),
+        lambda: check_workspace(settings),
+    ]
+    return [check for step in steps for check in step()]
+
+
+def render(check: Check) -> list[str]:
+    """The lines `harness doctor` prints for `check`."""
+    lines = [f"{MARKS[check.status]} {check.name}: {check.detail}"]
+    if check.fix and check.status != "ok":
+        lines.append(f"    fix: {check.fix}")
+    return lines
+
+
+def doctor(
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Skip the model, Telegram and Slack calls.")
+    ] = False,
+) -> None:
+    """Check the setup: Python, Redis, workers, the model, channels, secrets, the workspace.
+    Exits 1 if any check fails."""
+    checks = run_checks(offline)
+    for check in checks:
+        for line in render(check):
+            typer.echo(line)
+    failed = [c.name for c in checks if c.status == "fail"]
+    if failed:
+        typer.echo(f"\n{len(failed)} check(s) failed: {', '.join(failed)}")
+        raise typer.Exit(code=1)
+    typer.echo("\nall checks passed")

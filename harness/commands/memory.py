@@ -1,0 +1,164 @@
+"""`harness memory`: the versions of MEMORY.md, and distilling the daily logs now.
+
+    harness memory history            saved versions (and held-back candidates) with sizes
+    harness memory show [VERSION]     print one version (default: the current file);
+                                      --rejected NAME prints a held-back distillation
+    harness memory restore VERSION    bring a version back (the current text is saved first)
+    harness memory distill [--force]  run agent-heartbeat now, through the bus
+
+`history`, `show` and `restore` work on the workspace's files directly, so they work with the
+fleet down; `distill` needs a worker, like any function.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from harness.agent.distill import DISTILL_EVENT, HEARTBEAT_FUNCTION
+from harness.agent.memory_history import MemoryHistory, UnknownVersionError
+from harness.errors import HarnessError
+from harness.events import Event
+from harness.settings import get_settings
+
+memory_app = typer.Typer(
+    help="Long-term memory: MEMORY.md's versions, restore, distil now.", no_args_is_help=True
+)
+console = Console()
+err_console = Console(stderr=True)
+FINISHED = frozenset({"completed", "failed", "cancelled"})
+POLL_S = 0.25
+
+
+def _workspace() -> Path:
+    return get_settings().agent_workspace.resolve()
+
+
+def _now() -> datetime:
+    return datetime.now(ZoneInfo(get_settings().agent_timezone))
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone(ZoneInfo(get_settings().agent_timezone)).strftime("%Y-%m-%d %H:%M")
+
+
+@memory_app.command("history")
+def history() -> None:
+    """List the saved versions of MEMORY.md, newest first, and the held-back candidates."""
+    store = MemoryHistory(_workspace())
+    table = Table("version", "saved until", "bytes", "replaced by")
+    table.add_row("current", "", str(len(store.current().encode("utf-8"))), "")
+    for record in reversed(store.versions()):
+        table.add_row(str(record.version), _when(record.saved_at), str(record.size), record.reason)
+    console.print(table)
+    rejected = store.rejected()
+    if rejected:
+        held = Table(title="Distillations held back (harness memory show --rejected NAME)")
+        held.add_column("name", no_wrap=True)
+        for column in ("at", "bytes", "why"):
+            held.add_column(column)
+        for item in reversed(rejected):
+            held.add_row(item.name, _when(item.saved_at), str(item.size), item.reason)
+        console.print(held)
+
+
+@memory_app.command("show")
+def show(
+    version: Annotated[
+        int | None, typer.Argument(help="Version number (see `history`); default: current.")
+    ] = None,
+    rejected: Annotated[
+        str | None, typer.Option("--rejected", help="Print this held-back distillation instead.")
+    ] = None,
+) -> None:
+    """Print one version of MEMORY.md (the current file without VERSION)."""
+    store = MemoryHistory(_workspace())
+    try:
+        if rejected is not None:
+            text = store.read_rejected(rejected)
+        else:
+            text = store.current() if version is None else store.read(version)
+    except UnknownVersionError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=1) from exc
+    print(text, end="" if text.endswith("\n") else "\n")
+
+
+@memory_app.command("restore")
+def restore(
+    version: Annotated[int, typer.Argument(help="Version number (see `history`).")],
+) -> None:
+    """Make VERSION the current MEMORY.md; the text it replaces is saved as a new version."""
+    store = MemoryHistory(_workspace())
+    try:
+        saved = store.restore(version, now=_now())
+    except UnknownVersionError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=1) from exc
+    if saved is None:
+        console.print(f"MEMORY.md already holds version {version}; nothing changed")
+    else:
+        console.print(f"restored version {version}; the replaced text is version {saved.version}")
+
+
+@memory_app.command("distill")
+def distill(
+    force: Annotated[
+        bool, typer.Option("--force", help="Distil even below the heartbeat's thresholds.")
+    ] = False,
+    wait: Annotated[bool, typer.Option(help="Wait for the run and print its outcome.")] = True,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for the run.")] = 300.0,
+) -> None:
+    """Run agent-heartbeat now through the bus (a worker must be running)."""
+    from harness.runtime import get_runtime, publish, run_id_for
+
+    event = Event(name=DISTILL_EVENT, data={"force": force})
+    try:
+        runtime = get_runtime()
+        result = publish(event, runtime=runtime)
+    except HarnessError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=2) from exc
+    run_id = run_id_for(HEARTBEAT_FUNCTION, result.event_id)
+    if run_id not in result.run_ids:
+        err_console.print(f"no worker has registered {HEARTBEAT_FUNCTION}; start one")
+        raise typer.Exit(code=1)
+    if not wait:
+        console.print(f"started run {run_id}")
+        return
+    deadline = time.monotonic() + timeout
+    record = runtime.ledger.run(run_id)
+    while (record is None or record.status not in FINISHED) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(POLL_S)
+        record = runtime.ledger.run(run_id)
+    if record is None or record.status not in FINISHED:
+        err_console.print(f"run {run_id} has not finished after {timeout:.0f}s")
+        raise typer.Exit(code=1)
+    if record.status != "completed":
+        err_console.print(f"run {run_id} {record.status}: {record.error}")
+        raise typer.Exit(code=1)
+    console.print(_describe(record.result if isinstance(record.result, dict) else {}))
+
+
+def _describe(outcome: dict[str, Any]) -> str:
+    status = str(outcome.get("status", "?"))
+    text = f"{status}: {outcome.get('reason', '')}".rstrip(": ")
+    if "saved_previous_as" in outcome:
+        text += f" (the previous MEMORY.md is version {outcome['saved_previous_as']})"
+    tokens = outcome.get("tokens")
+    if isinstance(tokens, dict):
+        sent = sum(int(v) for k, v in tokens.items() if k != "output_tokens")
+        text += f"; {sent} tokens in, {tokens.get('output_tokens', 0)} out"
+        text += f", ${float(outcome.get('cost_usd', 0.0)):.4f}"
+    if outcome.get("pruned"):
+        text += f"; deleted distilled logs: {', '.join(outcome['pruned'])}"
+    return text

@@ -1,0 +1,187 @@
+"""`harness runs`: recent runs, one run's timeline (`runs show`), and `runs cancel`.
+
+Run ids are printed in full, on a terminal (a table that never cuts the id column) and off
+one (plain aligned columns, for grep and awk). `show` and `cancel` take any unique prefix of
+a run id. `--json` prints the same data for machines.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from harness.commands.run_views import RunView, StepView, run_view, step_views
+from harness.errors import RunNotFoundError
+from harness.runtime import Runtime, get_runtime
+from harness.runtime.ledger import RunRecord
+
+runs_app = typer.Typer(help="Recent runs and their steps.", invoke_without_command=True)
+console = Console()
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+
+
+def local_time(ms: int) -> str:
+    """`ms` since the epoch as local time `YYYY-MM-DD HH:MM:SS`; empty for 0."""
+    if not ms:
+        return ""
+    return datetime.fromtimestamp(ms / 1000).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def duration(ms: int | None) -> str:
+    """`ms` as `850ms`, `12.3s`, `4m05s` or `2h03m`; empty for None."""
+    if ms is None:
+        return ""
+    if ms < 1000:
+        return f"{ms}ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def resolve_run_id(runtime: Runtime, prefix: str) -> str:
+    """The one retained run whose id starts with `prefix`. Raises `RunNotFoundError` when none
+    does, or when several do (naming up to five of them)."""
+    found = runtime.ledger.runs_starting_with(prefix, limit=6)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise RunNotFoundError(
+            f"no run starts with {prefix!r} (unknown, or older than the retention period)"
+        )
+    more = ", ..." if len(found) > 5 else ""
+    raise RunNotFoundError(
+        f"{prefix!r} matches several runs: {', '.join(found[:5])}{more}; give more of the id"
+    )
+
+
+def print_rows(header: Sequence[str], rows: Sequence[Sequence[str]], no_wrap: int = 0) -> None:
+    """A table on a terminal (columns up to `no_wrap` are never cut or wrapped); aligned plain
+    columns otherwise, so piped output keeps every value whole."""
+    if console.is_terminal:
+        table = Table(*header)
+        for index, column in enumerate(table.columns):
+            if index < no_wrap:
+                column.no_wrap = True
+                column.overflow = "fold"
+                column.min_width = max(len(row[index]) for row in rows) if rows else None
+        for row in rows:
+            table.add_row(*(escape(cell) for cell in row))
+        console.print(table)
+        return
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=True)]
+    for row in (header, *rows):
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        typer.echo(line.rstrip())
+
+
+def _run_json(record: RunRecord) -> dict[str, Any]:
+    return record.model_dump(mode="json")
+
+
+@runs_app.callback()
+def runs(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option(help="How many runs.")] = 20,
+    as_json: JsonOption = False,
+) -> None:
+    """List recent runs, newest first, with full ids."""
+    if ctx.invoked_subcommand is not None:
+        return
+    records = get_runtime().ledger.recent(limit)
+    if as_json:
+        typer.echo(json.dumps([_run_json(r) for r in records], indent=2))
+        return
+    views = [run_view(r) for r in records]
+    rows = [
+        [
+            v.id, v.function_id, v.status, str(v.attempt), local_time(v.created_ms),
+            duration(v.ended_ms - v.started_ms if v.ended_ms and v.started_ms else None),
+            v.error.splitlines()[0][:60] if v.error else "",
+        ]
+        for v in views
+    ]  # fmt: skip
+    print_rows(["run", "function", "status", "attempt", "created", "took", "error"], rows, 1)
+
+
+def _header(run: RunView) -> list[str]:
+    queued = run.started_ms - run.created_ms if run.started_ms and run.created_ms else None
+    ran = run.ended_ms - run.started_ms if run.ended_ms and run.started_ms else None
+    lines = [
+        f"run       {run.id}",
+        f"function  {run.function_id}",
+        f"status    {run.status}",
+        f"attempts  {run.attempt}",
+        f"created   {local_time(run.created_ms)}",
+        f"started   {local_time(run.started_ms)}"
+        + (f"  (after {duration(queued)})" if queued is not None else ""),
+        f"ended     {local_time(run.ended_ms)}"
+        + (f"  (took {duration(ran)})" if ran is not None else ""),
+    ]
+    if run.error:
+        lines.append(f"error     {run.error}")
+    return lines
+
+
+def _step_rows(steps: Sequence[StepView]) -> list[list[str]]:
+    return [
+        [
+            s.key,
+            s.kind,
+            s.status,
+            str(s.attempts),
+            duration(s.duration_ms),
+            local_time(s.started_ms),
+        ]
+        for s in steps
+    ]  # fmt: skip
+
+
+@runs_app.command("show")
+def runs_show(
+    run_id: Annotated[str, typer.Argument(help="The run's id, or any unique prefix of it.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Show one run: its header, then its steps in the order they ran."""
+    rt = get_runtime()
+    full_id = resolve_run_id(rt, run_id)
+    record = rt.ledger.run(full_id)
+    if record is None:
+        raise RunNotFoundError(f"run {full_id} has just expired")
+    view = run_view(record)
+    steps = step_views(view, rt.ledger.journal(full_id))
+    if as_json:
+        journal = rt.ledger.journal(full_id)
+        ordered = [{"key": s.key, **journal.get(s.key, {"k": s.kind})} for s in steps]
+        typer.echo(json.dumps({"run": _run_json(record), "steps": ordered}, indent=2))
+        return
+    for line in _header(view):
+        typer.echo(line)
+    if steps:
+        typer.echo("")
+        header = ["step", "kind", "status", "attempts", "duration", "started"]
+        print_rows(header, _step_rows(steps), 1)
+
+
+@runs_app.command("cancel")
+def runs_cancel(
+    run_id: Annotated[str, typer.Argument(help="The run's id, or any unique prefix of it.")],
+) -> None:
+    """Ask a live run to stop at its next step boundary."""
+    rt = get_runtime()
+    full_id = resolve_run_id(rt, run_id)
+    if not rt.ledger.request_cancel(full_id, "cancelled from the command line"):
+        raise RunNotFoundError(f"run {full_id} is not live (it has already ended)")
+    typer.echo(f"run {full_id} will stop at its next step")

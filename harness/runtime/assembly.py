@@ -1,0 +1,58 @@
+"""The process-wide runtime: built once from `Settings`, with Celery pointed at the same Redis.
+
+This is the one place that knows how the pieces are put together (the Redis client, the
+Celery app and its `harness.kick` task, the knobs from settings). Nothing else in
+`harness.runtime` imports it; worker, web and CLI entry points call `get_runtime()`.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import redis
+
+from harness.runtime.celery_app import CeleryKicker, configure
+from harness.runtime.connection import resolve_redis_url
+from harness.runtime.instance import Runtime
+from harness.runtime.keys import Keys
+from harness.settings import Settings, get_settings
+
+_default: Runtime | None = None
+_default_lock = threading.Lock()
+
+
+def build_runtime(settings: Settings) -> Runtime:
+    """A runtime on the Redis `settings` name, kicking through Celery on the same Redis.
+
+    Points the Celery app at that broker, and its kick task at `get_runtime`. Connects
+    lazily: building never touches the network. Raises `ConfigurationError` when no Redis
+    is configured or running.
+    """
+    url = resolve_redis_url(settings)
+    configure(url, runtime_provider=get_runtime)
+    return Runtime(
+        redis=redis.Redis.from_url(
+            url, decode_responses=True, health_check_interval=30, socket_connect_timeout=5
+        ),
+        kicker=CeleryKicker(),
+        keys=Keys(settings.harness_key_prefix),
+        lease_ttl=settings.harness_lease_ttl,
+        retry_backoff=settings.harness_retry_backoff,
+        events_maxlen=settings.harness_events_maxlen,
+    )
+
+
+def get_runtime() -> Runtime:
+    """The process-wide runtime, built from `get_settings()` on first use. Thread-safe."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = build_runtime(get_settings())
+        return _default
+
+
+def set_runtime(runtime: Runtime | None) -> None:
+    """Replace the process-wide runtime (tests, embedding); None rebuilds it on next use."""
+    global _default
+    with _default_lock:
+        _default = runtime

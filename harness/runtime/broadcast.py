@@ -1,0 +1,82 @@
+"""Fire-and-forget messages to whoever listens right now (Redis pub/sub): live progress.
+
+Nothing is stored: a message published while nobody is subscribed is gone. Errors are
+`BusUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import redis
+
+from harness.errors import BusUnavailableError
+
+log = logging.getLogger(__name__)
+
+_SUBSCRIBE_ACK_TIMEOUT_S = 5.0
+
+
+class Broadcast:
+    """Publishes to, and subscribes to, named pub/sub channels on one Redis client."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._redis = client
+
+    def publish(self, channel: str, message: str) -> None:
+        """Send `message` to the current subscribers of `channel` (none is fine)."""
+        try:
+            self._redis.publish(channel, message)
+        except redis.RedisError as exc:
+            raise BusUnavailableError("could not publish to a pub/sub channel") from exc
+
+    def subscribe(self, channel: str) -> Subscription:
+        """A subscription to `channel` that sees everything published after this returns
+        (it waits up to 5 s for Redis to confirm, then goes on with a warning)."""
+        return Subscription(self._redis, channel)
+
+
+class Subscription:
+    """Messages of one channel, on a connection of its own until `close`. One reader."""
+
+    def __init__(self, client: redis.Redis, channel: str) -> None:
+        self.channel = channel
+        self._pubsub: Any = client.pubsub()  # type: ignore[no-untyped-call]
+        try:
+            self._pubsub.subscribe(channel)
+            self._await_ack()
+        except redis.RedisError as exc:
+            self.close()
+            raise BusUnavailableError("could not subscribe to a pub/sub channel") from exc
+
+    def _await_ack(self) -> None:
+        deadline = time.monotonic() + _SUBSCRIBE_ACK_TIMEOUT_S
+        while (left := deadline - time.monotonic()) > 0:
+            message = self._pubsub.get_message(timeout=left)
+            if message is not None and message.get("type") == "subscribe":
+                return
+        log.warning("subscription to %s not confirmed; going on", self.channel)
+
+    def get_message(self, timeout: float) -> Any | None:
+        """The payload of the next message, waiting up to `timeout` seconds; None when none
+        came in time. Raises `BusUnavailableError` when the connection fails."""
+        deadline = time.monotonic() + max(timeout, 0.0)
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                message = self._pubsub.get_message(timeout=max(left, 0.0))
+            except redis.RedisError as exc:
+                raise BusUnavailableError("the pub/sub connection failed") from exc
+            if message is not None and message.get("type") == "message":
+                return message.get("data")
+            if message is None and left <= 0:
+                return None
+
+    def close(self) -> None:
+        """Unsubscribe and release the connection. Idempotent; must not raise."""
+        try:
+            self._pubsub.close()
+        except Exception as exc:  # closing a broken connection may raise anything
+            log.debug("closing subscription to %s failed: %s", self.channel, type(exc).__name__)

@@ -1,0 +1,38 @@
+"""Which chunks of each reply are already on the platform, so a retried delivery skips them."""
+
+from __future__ import annotations
+
+import redis
+
+from harness.errors import BusUnavailableError
+from harness.runtime.keys import Keys
+
+DELIVERY_TTL_S = 7 * 86_400
+
+
+class DeliveryRecords:
+    """A Redis hash per reply event, chunk index -> platform message id, kept for a week after
+    the last chunk. Methods raise `BusUnavailableError` when Redis fails."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self._redis = client
+        self._keys = keys
+
+    def posted(self, reply_id: str) -> dict[int, str]:
+        """Chunk index -> platform message id, for every chunk of the reply posted so far."""
+        try:
+            raw = self._redis.hgetall(self._keys.reply_chunks(reply_id))
+        except redis.RedisError as exc:
+            raise BusUnavailableError("could not read the reply's delivery record") from exc
+        return {int(index): str(message_id) for index, message_id in raw.items()}
+
+    def record(self, reply_id: str, index: int, message_id: str) -> None:
+        """Remember that chunk `index` of the reply was posted as `message_id`. Idempotent."""
+        key = self._keys.reply_chunks(reply_id)
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.hset(key, str(index), message_id)
+            pipe.expire(key, DELIVERY_TTL_S)
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise BusUnavailableError("could not record a delivered chunk") from exc

@@ -1,0 +1,83 @@
+"""Reading a settings class, and turning its validation errors into lines a person can act on.
+
+    settings = read_settings(TelegramSettings)  # InvalidSettingsError, never ValidationError
+
+Every settings class in the project (`harness.settings`, `harness.llm.settings`,
+`channels/<platform>/settings.py`) is read through here, so `harness <anything>` with a bad
+`.env` prints `PORT: ... (got 'abc'); e.g. PORT=8000` instead of a pydantic traceback.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from typing import Any, Literal, TypeVar
+
+from pydantic import SecretStr, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings
+
+from harness.errors import InvalidSettingsError
+
+SettingsT = TypeVar("SettingsT", bound=BaseSettings)
+
+# Values of these variables are never echoed back: they hold credentials.
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|_URL)$")
+_PYDANTIC_PREFIX = re.compile(r"^(Value error|Assertion failed), ")
+
+
+def read_settings(cls: type[SettingsT]) -> SettingsT:
+    """`cls()` read from the environment and `.env`. Raises `InvalidSettingsError` with one
+    line per invalid variable; never a pydantic `ValidationError`."""
+    try:
+        return cls()
+    except ValidationError as exc:
+        raise InvalidSettingsError(describe_problems(exc, cls)) from None
+
+
+def describe_problems(exc: ValidationError, cls: type[BaseSettings]) -> list[str]:
+    """One line per error in `exc`: `VARIABLE: what is wrong (got 'value'); e.g. VARIABLE=good`.
+    Values of credentials and URLs are not repeated, since they may hold secrets."""
+    lines = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error["loc"] else ""
+        variable = name.upper()
+        field = cls.model_fields.get(name)
+        message = _PYDANTIC_PREFIX.sub("", str(error["msg"]))
+        line = f"{variable}: {message}" if variable else message
+        if field is not None and not _is_secret(variable, field) and "input" in error:
+            line += f" (got {error['input']!r})"
+        example = _example(field) if field is not None else None
+        if example:
+            line += f"; e.g. {variable}={example}"
+        lines.append(line)
+    return lines
+
+
+def _is_secret(variable: str, field: FieldInfo) -> bool:
+    return bool(_SECRET_NAME.search(variable)) or SecretStr in _leaves(field.annotation)
+
+
+def _example(field: FieldInfo) -> str | None:
+    if field.examples:
+        return str(field.examples[0])
+    default = field.default
+    if default is not None and not isinstance(default, SecretStr) and str(default) != "":
+        return str(default).lower() if isinstance(default, bool) else str(default)
+    for leaf in _leaves(field.annotation):
+        if isinstance(leaf, str):
+            return leaf  # the first choice of a Literal
+    return None
+
+
+def _leaves(annotation: Any) -> list[Any]:
+    """The types and Literal values inside `annotation` (through `X | None`, `Literal[...]`,
+    `Annotated[...]`)."""
+    if annotation is None:
+        return []
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return list(typing.get_args(annotation))
+    if origin is None:
+        return [annotation]
+    return [leaf for arg in typing.get_args(annotation) for leaf in _leaves(arg)]

@@ -1,0 +1,85 @@
+"""The runtime's own files, kept beside the workspace rather than in it.
+
+The agent's file tools and shell see only the workspace, so the embedded Redis (whose
+append-only file holds every conversation), its password and its URL live in a state folder
+outside it: `HARNESS_STATE_DIR`, default `<workspace parent>/.harness` (`./.harness` for the
+default `./workspace`). Layout:
+
+    <state>/redis/            the embedded Redis: append-only file, redis.log, owner.pid
+    <state>/redis/url         its URL, password included (mode 0600) while it runs
+    <state>/redis/password    its password, generated at first start (mode 0600)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+from harness.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_LEGACY = Path(".harness") / "redis"  # under the workspace, before the state folder existed
+
+
+def state_dir(settings: Settings) -> Path:
+    """The absolute state folder for these settings (not created)."""
+    configured = settings.harness_state_dir
+    if configured is not None:
+        return configured.expanduser().resolve()
+    return settings.agent_workspace.expanduser().resolve().parent / ".harness"
+
+
+def redis_dir(state: Path) -> Path:
+    """Where the embedded Redis keeps its data and log."""
+    return state / "redis"
+
+
+def redis_url_file(state: Path) -> Path:
+    """Where a running embedded Redis publishes its URL, so sibling processes can find it."""
+    return redis_dir(state) / "url"
+
+
+def migrate_legacy_redis(workspace: Path, state: Path) -> bool:
+    """Move `<workspace>/.harness/redis` to `redis_dir(state)` when the old one exists and the
+    new one does not, logging one line. Returns True when it moved something. Raises `OSError`
+    when the move fails."""
+    old, new = workspace.expanduser().resolve() / _LEGACY, redis_dir(state)
+    if not old.is_dir() or new.exists():
+        return False
+    new.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(old), str(new))
+    (new / "url").unlink(missing_ok=True)  # it named a server that is gone
+    try:
+        old.parent.rmdir()  # `<workspace>/.harness`, when nothing else was in it
+    except OSError:
+        pass
+    log.warning("moved the embedded Redis data from %s to %s (outside the workspace)", old, new)
+    return True
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to `path` readable by this user only (mode 0600, also when it existed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(text)
+
+
+def redis_password(state: Path) -> str:
+    """The embedded Redis password kept in the state folder, generated (`secrets.token_urlsafe`)
+    and saved with mode 0600 on first use. Idempotent."""
+    path = redis_dir(state) / "password"
+    try:
+        existing = path.read_text().strip()
+    except FileNotFoundError:
+        existing = ""
+    if existing:
+        return existing
+    password = secrets.token_urlsafe(32)
+    write_private(path, password + "\n")
+    return password

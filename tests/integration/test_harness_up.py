@@ -1,0 +1,180 @@
+"""`harness up` end to end, as a new user runs it: `.env` copied from `.env.example`
+unchanged, a model key, and channels that cannot connect."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from harness import fleets
+from tests.fakes.model_server import ModelServer, Reply
+from tests.integration.conftest import ROOT, wait_until
+
+pytestmark = pytest.mark.integration
+
+# Settings the test owns; anything else in the environment could change what it checks.
+_OWN = ("REDIS_URL", "AGENT_WORKSPACE", "HARNESS_STATE_DIR", "PORT", "TELEGRAM_", "SLACK_",
+        "ANTHROPIC_", "OPENAI_", "LLM_PROVIDER", "AGENT_MODEL", "HARNESS_KEY_PREFIX")  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _base_env() -> dict[str, str]:
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PYTEST") and not any(k.startswith(own) for own in _OWN)
+    }
+
+
+def _get(url: str) -> httpx.Response | None:
+    try:
+        return httpx.get(url, timeout=2)
+    except httpx.HTTPError:
+        return None
+
+
+@dataclass
+class Up:
+    """A running `harness up` in `project`, its output in `log`, web on `port`."""
+
+    process: subprocess.Popen[bytes]
+    project: Path
+    log: Path
+    port: int
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def status(self, path: str) -> int:
+        response = _get(f"http://127.0.0.1:{self.port}{path}")
+        return response.status_code if response is not None else 0
+
+
+@pytest.fixture
+def up(tmp_path: Path, model_server: ModelServer) -> Iterator[Up]:
+    """`harness up` in a fresh folder: `.env` is `.env.example` unchanged; the environment adds
+    a model key for the scripted model server, a Telegram bot in polling mode and a Slack app
+    in Socket Mode, both pointed at a closed port."""
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / ".env.example", project / ".env")
+    closed, port = _free_port(), _free_port()
+    env = _base_env() | {
+        "ANTHROPIC_API_KEY": model_server.api_key,
+        "ANTHROPIC_BASE_URL": model_server.url,
+        "PORT": str(port),
+        "WORKER_CONCURRENCY": "2",
+        "TELEGRAM_BOT_TOKEN": "123:not-a-token",
+        "TELEGRAM_MODE": "polling",
+        "TELEGRAM_API_BASE_URL": f"http://127.0.0.1:{closed}",
+        "SLACK_BOT_TOKEN": "xoxb-not-a-token",
+        "SLACK_APP_TOKEN": "xapp-not-a-token",
+        "SLACK_API_BASE_URL": f"http://127.0.0.1:{closed}/api/",
+    }
+    log = tmp_path / "up.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", "up"],
+            cwd=project, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    running = Up(process, project, log, port)
+    try:
+        yield running
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args],
+        cwd=cwd, env=_base_env(), capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
+def test_harness_up_from_a_copied_env_example_answers_a_message_sent_from_another_folder(
+    up: Up, model_server: ModelServer, tmp_path: Path
+) -> None:
+    # Given `harness up` started from a copied .env.example
+    wait_until(lambda: up.status("/healthz") == 200, timeout=60, what=f"/healthz\n{up.output()}")
+    wait_until(lambda: up.status("/readyz") == 200, timeout=60, what=f"/readyz\n{up.output()}")
+    wait_until(
+        lambda: "ready: chat with `harness chat`" in up.output(), what=f"ready\n{up.output()}"
+    )
+    assert f"POST /api/chat on port {up.port}" in up.output()
+    assert "GET /readyz" not in up.output(), "expected probes to stay out of the access log"
+    # When a message is sent with the CLI from a folder with no .env
+    model_server.script(Reply.answer("hello from the scripted model"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    sent = _cli("send", "--wait", "--timeout", "90", "hi", cwd=elsewhere)
+    # Then it finds the fleet and prints the agent's answer
+    assert sent.returncode == 0, f"{sent.stdout}\n{sent.stderr}\n{up.output()}"
+    assert "hello from the scripted model" in sent.stdout
+    # And the embedded Redis password is printed nowhere
+    password = (up.project / ".harness" / "redis" / "password").read_text().strip()
+    assert password and password not in up.output()
+    # And the runtime's data is beside the workspace, not in it
+    assert not (up.project / "workspace" / ".harness").exists()
+
+
+def test_listeners_that_cannot_connect_keep_retrying_while_the_fleet_serves(up: Up) -> None:
+    # Given listeners whose platform is a closed port
+    # When they have failed a few times
+    wait_until(
+        lambda: up.output().count("slack listener stopped") >= 2,
+        timeout=60,
+        what=f"the Slack listener to restart twice\n{up.output()}",
+    )
+    wait_until(
+        lambda: up.output().count("telegram polling failed") >= 2,
+        timeout=60,
+        what=f"Telegram polling to retry twice\n{up.output()}",
+    )
+    # Then the fleet is still up and serving
+    assert up.process.poll() is None, up.output()
+    assert up.status("/healthz") == 200, up.output()
+    wait_until(lambda: up.status("/readyz") == 200, timeout=60, what=f"/readyz\n{up.output()}")
+
+
+def test_the_fleet_record_lets_the_cli_find_redis_and_is_removed_on_exit(
+    up: Up, tmp_path: Path
+) -> None:
+    # Given a running fleet
+    wait_until(lambda: up.status("/healthz") == 200, timeout=60, what=f"/healthz\n{up.output()}")
+    workspace = up.project / "workspace"
+    wait_until(lambda: fleets.find(workspace), what="the fleet record")
+    # When `harness runs` runs from another folder, naming the workspace
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    listed = _cli("--workspace", str(workspace), "runs", cwd=elsewhere)
+    # Then it reaches the fleet's Redis
+    assert listed.returncode == 0, f"{listed.stdout}\n{listed.stderr}"
+    # And once `harness up` stops, the record is gone and the CLI says where it looked
+    up.process.send_signal(signal.SIGINT)
+    up.process.wait(timeout=40)
+    assert fleets.find(workspace) is None
+    lost = _cli("runs", cwd=elsewhere)
+    assert lost.returncode != 0
+    assert "no Redis found" in lost.stderr + lost.stdout, lost.stderr
