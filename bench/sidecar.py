@@ -5,7 +5,7 @@ Prints:
     handled by the new code, median and max over the rounds, with the debounce's share;
   * load time of N modules: the validator's fresh interpreter importing N function files
     (harness import included), and the same interpreter with no files (the floor).
-Usage: python -m bench.sidecar [--rounds 10] [--modules 100] [--debounce 2]
+Usage: python -m bench.sidecar [--rounds 10] [--modules 100] [--debounce 2] [--sandbox auto]
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _result(rt: Runtime, version: int, deadline: float) -> float:
     raise TimeoutError(f"version {version} never answered")
 
 
-def measure_reload(url: str, rounds: int, debounce: float) -> list[float]:
+def measure_reload(url: str, rounds: int, debounce: float, sandbox: str) -> list[float]:
     """Seconds from writing version k of a file to the first event it handled."""
     prefix = f"bench{uuid.uuid4().hex[:6]}"
     workspace = Path(tempfile.mkdtemp()) / "workspace"
@@ -72,7 +72,7 @@ def measure_reload(url: str, rounds: int, debounce: float) -> list[float]:
     env = {
         **os.environ, "REDIS_URL": url, "HARNESS_KEY_PREFIX": prefix,
         "AGENT_WORKSPACE": str(workspace), "SIDECAR_DEBOUNCE": str(debounce),
-        "HARNESS_LEASE_TTL": "2", "LOG_LEVEL": "WARNING",
+        "HARNESS_LEASE_TTL": "2", "LOG_LEVEL": "WARNING", "SIDECAR_SANDBOX": sandbox,
     }  # fmt: skip
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "sidecar"], cwd=ROOT, env=env,
@@ -117,9 +117,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--modules", type=int, default=100)
     parser.add_argument("--debounce", type=float, default=2.0)
+    parser.add_argument("--sandbox", choices=("auto", "bwrap", "off"), default="auto")
     args = parser.parse_args()
     with EmbeddedRedis(Path(tempfile.mkdtemp()), persist=False) as server:
-        times = measure_reload(server.url, args.rounds, args.debounce)
+        times = measure_reload(server.url, args.rounds, args.debounce, args.sandbox)
     load, empty, count = measure_load(args.modules)
     median, rest = statistics.median(times), statistics.median(times) - args.debounce
     print("| measure | value | aim |\n|---|---|---|")

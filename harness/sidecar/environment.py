@@ -9,6 +9,8 @@ talks to people through events, never with the platform tokens themselves.
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import re
 import resource
@@ -18,7 +20,13 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+import channels
+import harness
+from harness.errors import ConfigurationError
 from harness.settings import Settings
+from harness.tools.sandbox import SandboxSetting, bwrap_arguments, bwrap_binary, sandbox_mode
+
+log = logging.getLogger("harness.sidecar")
 
 _ALLOWED = re.compile(
     r"^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV|PYTHONPATH"
@@ -77,12 +85,37 @@ def child_environment(
     return env
 
 
-def sandboxed(argv: list[str], workspace: Path) -> list[str]:
+def sandboxed(argv: list[str], workspace: Path, setting: SandboxSetting) -> list[str]:
     """The command that runs `argv` (a Python process that executes workspace code) inside the
-    OS sandbox. The seam for the agent's shell sandbox (bubblewrap): today it returns `argv`
-    unchanged, so the child is confined only by its environment and resource limits."""
-    del workspace  # the sandbox will bind-mount it read-write
-    return argv
+    OS sandbox of the agent's shell (`harness.tools.sandbox`): bubblewrap with the host's
+    network (the bus), the workspace read-write, the system, this Python and the harness's
+    own packages read-only, and nothing else of the host (no project folder, no `.env`, no
+    home). `off`, or `auto` where bubblewrap cannot run, returns `argv` unchanged (logged).
+    Raises `ConfigurationError` for `bwrap` where it cannot run."""
+    if setting == "off":
+        return argv
+    binary = bwrap_binary()
+    if binary is None or sandbox_mode(setting) != "bwrap":
+        if setting == "bwrap":
+            raise ConfigurationError("SIDECAR_SANDBOX=bwrap, but bubblewrap cannot run here")
+        _warn_unconfined()
+        return argv
+    args = bwrap_arguments(workspace.resolve(), network=True)
+    for path in _python_paths():
+        args += ["--ro-bind", path, path]
+    return [binary, *args, "--", *argv]
+
+
+@functools.cache
+def _warn_unconfined() -> None:
+    log.warning("no OS sandbox can run here: the sidecar runs functions without one")
+
+
+def _python_paths() -> list[str]:
+    """This interpreter, its environment, and the harness's packages (not their folder)."""
+    paths = {sys.base_prefix, sys.prefix, str(Path(sys.executable).resolve().parent)}
+    paths |= {str(Path(module.__file__ or "").resolve().parent) for module in (harness, channels)}
+    return sorted(p for p in paths if Path(p).exists())
 
 
 def python_command(module: str, *args: str) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -33,6 +35,11 @@ class SidecarSettings(BaseSettings):
         default=3600,
         ge=0,
         description="CPU seconds one sidecar child may use before it is replaced; 0: no limit.",
+    )
+    sidecar_sandbox: Literal["auto", "bwrap", "off"] = Field(
+        default="auto",
+        description="OS sandbox of the processes that run functions: auto (bubblewrap where it "
+        "runs, else none, logged), bwrap (required), off.",
     )
     sidecar_validate_timeout: float = Field(
         default=15.0, gt=0.0, description="Seconds to load functions/ when validating."

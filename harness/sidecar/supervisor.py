@@ -76,7 +76,9 @@ class Sidecar:
         self.settings = settings
         self.folder = settings.agent_workspace.resolve() / "functions"
         self.env = child_environment(settings, resolve_redis_url(settings), os.environ)
-        self.validator = Validator(self.folder, self.env, warm=True)
+        self.validator = Validator(
+            self.folder, self.env, warm=True, sandbox=settings.sidecar_sandbox
+        )
         # imported once here (it costs seconds), never in the children that run agent code
         self._fleet_ids = fleet_builtin_ids() | BUILTIN_IDS
         self._touched = threading.Event()
@@ -188,7 +190,11 @@ class Sidecar:
     def _spawn(self) -> _Spawned | None:
         read_fd, write_fd = os.pipe()
         env = {**self.env, READY_FD_ENV: str(write_fd)}
-        argv = sandboxed(python_command("harness.sidecar.child"), self.folder.parent)
+        argv = sandboxed(
+            python_command("harness.sidecar.child"),
+            self.folder.parent,
+            self.settings.sidecar_sandbox,
+        )
         try:
             proc = subprocess.Popen(
                 argv, env=env, cwd=self.folder, pass_fds=(write_fd,), start_new_session=True,

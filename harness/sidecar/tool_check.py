@@ -55,7 +55,13 @@ def check_function_writes(registry: ToolRegistry, settings: Settings) -> None:
 def check_file(path: Path, settings: Settings, reserved: Collection[str]) -> str:
     """The sidecar's verdict on one file of `functions/`, as one or more lines of text."""
     env = child_environment(settings, settings.redis_url or "", os.environ)
-    report = validate(path.parent, env=env, reserved=reserved, timeout=CHECK_TIMEOUT_S)
+    report = validate(
+        path.parent,
+        env=env,
+        reserved=reserved,
+        timeout=CHECK_TIMEOUT_S,
+        sandbox=settings.sidecar_sandbox,
+    )
     if path.name.startswith("_"):
         return describe_helper(report, path.name)
     return describe(report, path.name)

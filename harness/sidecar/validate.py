@@ -22,6 +22,7 @@ from pathlib import Path
 from harness.runtime.function_sources import LoadError
 from harness.sidecar.environment import apply_limits, python_command, sandboxed
 from harness.sidecar.loader import LoadReport, function_files, load_folder
+from harness.tools.sandbox import SandboxSetting
 
 MARK = "@@harness-sidecar "
 MODULE = "harness.sidecar.validate"
@@ -32,10 +33,18 @@ class Validator:
     validation is started in advance and waits on its stdin, so a validation costs the import
     of the files, not of the harness."""
 
-    def __init__(self, folder: Path, env: Mapping[str, str], *, warm: bool = False) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        env: Mapping[str, str],
+        *,
+        warm: bool = False,
+        sandbox: SandboxSetting = "off",
+    ) -> None:
         self.folder = folder.resolve()
         self.env = dict(env)
         self.warm = warm
+        self.sandbox = sandbox
         self._spare: subprocess.Popen[bytes] | None = None
 
     def validate(self, reserved: Collection[str] = (), timeout: float = 15.0) -> LoadReport:
@@ -67,7 +76,7 @@ class Validator:
             self._spare = None
 
     def _spawn(self) -> subprocess.Popen[bytes]:
-        argv = sandboxed(python_command(MODULE, str(self.folder)), self.folder.parent)
+        argv = sandboxed(python_command(MODULE, str(self.folder)), self.folder.parent, self.sandbox)
         return subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.PIPE,
             env=self.env, cwd=self.folder, start_new_session=True,
@@ -95,10 +104,12 @@ def validate(
     env: Mapping[str, str],
     reserved: Collection[str] = (),
     timeout: float = 15.0,
+    sandbox: SandboxSetting = "off",
 ) -> LoadReport:
-    """Load `folder` in a new interpreter (environment `env`) and return its report. Never
-    raises for anything the files do; each attempt is bounded by `timeout` seconds."""
-    return Validator(folder, env).validate(reserved, timeout)
+    """Load `folder` in a new interpreter (environment `env`, OS sandbox `sandbox`) and return
+    its report. Never raises for anything the files do; each attempt is bounded by `timeout`
+    seconds."""
+    return Validator(folder, env, sandbox=sandbox).validate(reserved, timeout)
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

@@ -62,9 +62,10 @@ class SidecarFleet:
             HARNESS_REAPER_INTERVAL="0.2",
             HARNESS_RETRY_BACKOFF="0.1",
             SIDECAR_DEBOUNCE=DEBOUNCE,
+            SIDECAR_SANDBOX="off",  # these tests find children by pid; see test_sidecar_sandbox
             LOG_LEVEL="INFO",
-            **self.extra_env,
         )
+        env.update(self.extra_env)
         return env
 
     def start(self, name: str, *args: str) -> None:
