@@ -100,10 +100,25 @@ def sandboxed(argv: list[str], workspace: Path, setting: SandboxSetting) -> list
             raise ConfigurationError("SIDECAR_SANDBOX=bwrap, but bubblewrap cannot run here")
         _warn_unconfined()
         return argv
-    args = bwrap_arguments(workspace.resolve(), network=True)
+    args = _without_missing_covers(bwrap_arguments(workspace.resolve(), network=True))
     for path in _python_paths():
         args += ["--ro-bind", path, path]
     return [binary, *args, "--", *argv]
+
+
+def _without_missing_covers(args: list[str]) -> list[str]:
+    """Drop `--tmpfs` covers of workspace folders that do not exist: bwrap would create them in
+    the workspace (a `.harness` there would look like runtime state in the wrong place)."""
+    kept: list[str] = []
+    pairs = iter(args)
+    for arg in pairs:
+        if arg == "--tmpfs":
+            target = next(pairs)
+            if target == "/tmp" or Path(target).exists():
+                kept += [arg, target]
+        else:
+            kept.append(arg)
+    return kept
 
 
 @functools.cache

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from harness.errors import HarnessError
 from harness.runtime import get_runtime
 from harness.runtime.connection import resolve_redis_url
 from harness.runtime.function_sources import FILE_SOURCE, replace_source
@@ -79,8 +80,7 @@ class Sidecar:
         self.validator = Validator(
             self.folder, self.env, warm=True, sandbox=settings.sidecar_sandbox
         )
-        # imported once here (it costs seconds), never in the children that run agent code
-        self._fleet_ids = fleet_builtin_ids() | BUILTIN_IDS
+        self._fleet_ids = _fleet_ids()
         self._touched = threading.Event()
         self._spare: _Spawned | None = None
         self._child: subprocess.Popen[bytes] | None = None
@@ -207,6 +207,16 @@ class Sidecar:
         finally:
             os.close(write_fd)
         return _Spawned(proc, read_fd)
+
+
+def _fleet_ids() -> frozenset[str]:
+    """Ids no file may take: the fleet's built-ins (imported once here, since that costs
+    seconds, never in the children that run agent code) and the sidecar's own."""
+    try:
+        return fleet_builtin_ids() | BUILTIN_IDS
+    except HarnessError as exc:  # the children still refuse ids already in the trigger table
+        log.warning("cannot list the built-in functions (%s); relying on the trigger table", exc)
+        return BUILTIN_IDS
 
 
 def _wait_ready(child: subprocess.Popen[bytes], read_fd: int, stop: threading.Event) -> bool:
