@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from harness.commands.doctor import doctor
+from harness.commands.functions import functions, sidecar
 from harness.commands.mcp import mcp_app
 from harness.commands.memory import memory_app
 from harness.commands.one_line_errors import HarnessGroup
@@ -232,6 +233,8 @@ def events_tail(
 
 
 app.command(rich_help_panel=FLEET)(poll)
+app.command(rich_help_panel=FLEET)(sidecar)
+app.command(rich_help_panel=INSPECT)(functions)
 app.add_typer(runs_app, name="runs", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(usage)
 app.add_typer(events_app, name="events", rich_help_panel=INSPECT)

@@ -17,6 +17,7 @@ from pydantic_settings import SettingsConfigDict
 from harness.llm.price_overrides import apply as apply_prices
 from harness.llm.settings import ModelSettings
 from harness.settings_errors import read_settings
+from harness.sidecar.settings import SidecarSettings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
 DmPolicy = Literal["pairing", "allowlist", "open"]
@@ -24,12 +25,13 @@ ApprovalMode = Literal["off", "risky", "all"]
 MemoryScope = Literal["shared", "per-chat"]
 
 
-class Settings(ModelSettings):
+class Settings(ModelSettings, SidecarSettings):
     """The fleet's configuration. Field names map to upper-case environment variables.
 
-    The model fields are declared next to the code that reads them (`harness.llm.settings`)
-    and inherited here. Channel settings are not here: a channel reads its own
-    (`TelegramSettings`, `SlackSettings`) when it is loaded, so the core imports no platform.
+    The model and sidecar fields are declared next to the code that reads them
+    (`harness.llm.settings`, `harness.sidecar.settings`) and inherited here. Channel settings
+    are not here: a channel reads its own (`TelegramSettings`, `SlackSettings`) when it is
+    loaded, so the core imports no platform.
     """
 
     model_config = SettingsConfigDict(

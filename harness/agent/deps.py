@@ -26,6 +26,7 @@ from harness.llm.provider import ModelProvider
 from harness.llm.types import ToolSpec
 from harness.mcp import McpToolbox
 from harness.settings import Settings, get_settings
+from harness.sidecar.tool_check import check_function_writes
 from harness.tools import ShellPolicy, default_registry, describe_sandbox
 from harness.tools.base import ToolRegistry
 
@@ -76,6 +77,8 @@ def build_deps(settings: Settings) -> AgentDeps:
     tools.register(RememberTool())
     tools.attach(McpToolbox.from_workspace(workspace))  # servers start on first use
     tools.register(SendFileTool())
+    if settings.sidecar_enabled:
+        check_function_writes(tools, settings)
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
         tools.register(delegation)
     subagent_tools = default_registry(allow_shell=False, allow_private_fetch=private)

@@ -49,7 +49,9 @@ from harness.llm.errors import ContextOverflowError, ModelCancelledError, Transi
 from harness.llm.images import with_image_data
 from harness.llm.provider import ModelProvider, TextSink
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolCall, ToolResult, ToolSpec
+from harness.runtime import Runtime
 from harness.runtime.steps import Context
+from harness.sidecar.status import agent_notes
 from harness.tools import TOOL_GUIDELINES
 from harness.tools.base import ToolContext, ToolRegistry
 from harness.tools.errors import ToolError
@@ -106,6 +108,7 @@ class DurableTurn:
             tool_guidelines=TOOL_GUIDELINES,
             tz_name=settings.agent_timezone,
             memory_root=self.memory_root,
+            function_notes=_function_notes(self.ctx.runtime),
         )
         if note:
             blocks[-1] = SystemBlock(text=f"{blocks[-1].text}\n\n{note}", volatile=True)
@@ -358,3 +361,12 @@ class DurableTurn:
 
 def _error(call: ToolCall, text: str) -> ToolResult:
     return ToolResult(tool_call_id=call.id, content=text, is_error=True)
+
+
+def _function_notes(runtime: Runtime) -> str:
+    """Load errors and failed runs of the agent's functions; "" when Redis cannot say."""
+    try:
+        return agent_notes(runtime)
+    except Exception as exc:  # the notes are a courtesy: never fail a turn over them
+        log.debug("cannot read the sidecar's notes: %s", exc)
+        return ""

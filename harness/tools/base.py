@@ -151,6 +151,17 @@ class ToolRegistry:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
 
+    def replace(self, tool: Tool[Any]) -> None:
+        """Put `tool` in place of the registered tool of the same name (to wrap it). Raises
+        KeyError when no tool has that name."""
+        if tool.name not in self._tools:
+            raise KeyError(tool.name)
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool[Any] | None:
+        """The tool called `name`, or None."""
+        return self._tools.get(name)
+
     def names(self) -> list[str]:
         """Return the tool names in registration order, then those of attached sources."""
         return list(self._all())
