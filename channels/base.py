@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-from harness.events import Destination, Event
+from harness.events import Attachment, Destination, Event
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,39 @@ class RefreshingChannel(Channel, Protocol):
     @property
     def acknowledge_every(self) -> float:
         """Seconds between two `acknowledge` calls while a turn is in progress."""
+        ...
+
+
+@dataclass(frozen=True)
+class Download:
+    """A fetched file: its bytes and the content type the platform served it with."""
+
+    content: bytes
+    content_type: str
+
+
+@runtime_checkable
+class FileChannel(Channel, Protocol):
+    """A channel that can fetch the files people send and post files back."""
+
+    def download(self, attachment: Attachment, max_bytes: int) -> Download:
+        """Fetch one attachment of a message this channel published. Raises `FileTooLarge`
+        as soon as more than `max_bytes` arrive (or the platform says the file is larger),
+        `TransientPlatformError` when worth retrying, another `PlatformError` otherwise."""
+        ...
+
+    def send_file(
+        self,
+        content: bytes,
+        name: str,
+        mime_type: str,
+        caption: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+    ) -> str:
+        """Post one file (an image as a photo where the platform shows photos) with an
+        optional plain-text `caption`; return the platform's id of what was posted. Raises a
+        `PlatformError`. Not idempotent: callers record the id to avoid posting twice."""
         ...
 
 

@@ -1,6 +1,12 @@
 """`send-reply`: post `agent.reply.ready` on its channel, each chunk once across retries, then
 mark the turn complete.
 
+Replies of one chat go out one at a time, in the order they were published (`DELIVERY_ORDER`).
+A platform that keeps failing is retried with backoff (honouring `retry_after`) for
+`DELIVERY_RETRY_FOR`; then the reply is recorded as undelivered (`runtime.undelivered`) and the
+run fails with `DeliveryGaveUp`, which frees the chat's next reply. The undelivered reply goes
+out when the person writes next (`channels.redelivery`) or through `harness runs redeliver`.
+
 Notices (failure, reconsider) are published as `agent.reply.ready` too, so they are delivered,
 retried and deduplicated here like any reply.
 """
@@ -8,17 +14,29 @@ retried and deduplicated here like any reply.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
+from channels.base import Channel
+from channels.drafts import DraftingChannel, DraftLog
 from channels.registry import channel_or_none
-from harness.errors import ConfigurationError
-from harness.events import REPLY_READY, Destination, ReplyReady
-from harness.runtime import Context, Runtime, event, function
+from harness.errors import ConfigurationError, NonRetriableError
+from harness.events import REPLY_READY, ReplyReady
+from harness.runtime import Context, Runtime, Singleton, event, function
+from harness.runtime.durations import parse_duration
+from harness.runtime.undelivered import REDELIVERS, UndeliveredReply
+from harness.settings import get_settings
 
 log = logging.getLogger(__name__)
 
 SEND_REPLY = "send-reply"
+DELIVERY_ATTEMPTS = 1_000
+"""Retries are bounded by time (`DELIVERY_RETRY_FOR`), not by count: the backoff doubles up to
+five minutes, so this many attempts is never reached before the deadline."""
+
+
+class DeliveryGaveUp(NonRetriableError):
+    """The platform kept failing for `DELIVERY_RETRY_FOR`; the reply was recorded as
+    undelivered."""
 
 
 class DeliveryLog:
@@ -39,41 +57,132 @@ class DeliveryLog:
         self._records.record(self.reply_id, index, message_id)
 
 
-@function(id=SEND_REPLY, trigger=event(REPLY_READY), retries=3)
+DELIVERY_ORDER = Singleton(key="event.data.destination.chat_id", mode="queue")
+"""One delivery at a time per chat, in the order the replies were published: a reply waits
+until the previous one of its chat was posted (or given up), across crashes and retries, so a
+chat never sees `m0, m1, m0`. Chats of two platforms that share an id only wait for each
+other, which is harmless."""
+
+
+@function(
+    id=SEND_REPLY,
+    trigger=event(REPLY_READY),
+    retries=DELIVERY_ATTEMPTS,
+    singleton=DELIVERY_ORDER,
+)
 def send_reply(ctx: Context) -> dict[str, Any]:
     """Post `agent.reply.ready` on its channel, then mark the turn complete (Slack: :eyes: ->
     :white_check_mark:). Idempotent per reply: every chunk is posted at most once across
-    retries (see `DeliveryLog`); transient platform errors are retried with backoff, permanent
-    ones (`PermanentPlatformError`) fail the run at once. Returns the posted message ids."""
+    retries and redeliveries (see `DeliveryLog`); transient platform errors are retried with
+    backoff until `DELIVERY_RETRY_FOR` has passed since the first attempt, then the reply is
+    recorded as undelivered and the run fails with `DeliveryGaveUp`; permanent errors
+    (`PermanentPlatformError`) fail the run at once. Returns the posted message ids."""
     data = ReplyReady.from_event(ctx.event)
     channel = channel_or_none(data.channel)
     if channel is None:
         return {"posted": []}
-    posted = ctx.step.run("send", _deliver, ctx.runtime, ctx.event.id, data)
-    ctx.step.run("complete", _complete, data.channel, data.destination, data.channel_meta)
+    reply_id = str(data.channel_meta.get(REDELIVERS) or ctx.event.id)
+    deadline_ms = ctx.step.run("deadline", _deadline, ctx.runtime)
+    attempt = _Attempt(ctx.runtime, ctx.run_id, reply_id, deadline_ms)
+    posted = ctx.step.run("send", _deliver, attempt, data, ctx.event.model_dump(mode="json"))
+    ctx.step.run("complete", _complete, attempt, data)
     return {"posted": posted}
 
 
-def _deliver(runtime: Runtime, reply_id: str, data: ReplyReady) -> list[str]:
+def _deadline(runtime: Runtime) -> int:
+    """When to stop retrying, ms since the epoch; recorded once, at the first attempt."""
+    retry_for = parse_duration(get_settings().delivery_retry_for)
+    return runtime.now_ms() + int(retry_for * 1000)
+
+
+class _Attempt:
+    """One attempt of one delivery: the run, the reply it delivers and when to give up."""
+
+    def __init__(self, runtime: Runtime, run_id: str, reply_id: str, deadline_ms: int) -> None:
+        self.runtime, self.run_id, self.reply_id = runtime, run_id, reply_id
+        self.deadline_ms = deadline_ms
+
+    def overdue(self) -> bool:
+        """True once `DELIVERY_RETRY_FOR` has passed since the first attempt."""
+        return self.runtime.now_ms() >= self.deadline_ms
+
+
+def _deliver(attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any]) -> list[str]:
     channel = channel_or_none(data.channel)
     if channel is None:
         raise ConfigurationError(f"channel {data.channel!r} is no longer available")
-    delivery = DeliveryLog(runtime, reply_id)
+    delivery = DeliveryLog(attempt.runtime, attempt.reply_id)
+    _finish_draft(attempt.runtime, channel, data, delivery)
     already = delivery.posted()
     if already:
-        log.info("reply %s: %d chunk(s) already posted, skipping them", reply_id, len(already))
-    channel.send_reply(
-        data.response,
-        data.destination,
-        data.channel_meta,
-        reply_id,
-        skip_chunks=frozenset(already),
-        on_chunk_sent=delivery.record,
-    )
+        log.info(
+            "reply %s: %d chunk(s) already posted, skipping them", attempt.reply_id, len(already)
+        )
+    try:
+        channel.send_reply(
+            data.response,
+            data.destination,
+            data.channel_meta,
+            attempt.reply_id,
+            skip_chunks=frozenset(already),
+            on_chunk_sent=delivery.record,
+        )
+    except NonRetriableError:
+        raise
+    except Exception as exc:
+        if not attempt.overdue():
+            raise
+        _give_up(attempt, data, raw_event, exc)
     return [message_id for _, message_id in sorted(delivery.posted().items())]
 
 
-def _complete(name: str, destination: Destination, meta: Mapping[str, Any]) -> None:
-    channel = channel_or_none(name)
-    if channel is not None:
-        channel.complete(destination, meta)
+def _finish_draft(
+    runtime: Runtime, channel: Channel, data: ReplyReady, delivery: DeliveryLog
+) -> None:
+    """When the run that wrote this reply streamed a draft, the reply's first chunk is that
+    message, edited to the final text, instead of a new one. Idempotent across retries."""
+    if not data.run_id or not data.response.strip() or not isinstance(channel, DraftingChannel):
+        return
+    if 0 in delivery.posted():
+        return
+    message_id = DraftLog(runtime, data.run_id).message_id()
+    if message_id is None:
+        return
+    channel.finish_draft(message_id, data.response, data.destination, data.channel_meta)
+    delivery.record(0, message_id)
+
+
+def _give_up(
+    attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any], exc: Exception
+) -> None:
+    error = f"{type(exc).__name__}: {exc}"[:500]
+    attempt.runtime.undelivered.record(
+        UndeliveredReply(
+            reply_id=attempt.reply_id,
+            run_id=attempt.run_id,
+            channel=data.channel,
+            chat_id=data.destination.chat_id,
+            event=raw_event,
+            error=error,
+            at_ms=attempt.runtime.now_ms(),
+        )
+    )
+    raise DeliveryGaveUp(
+        f"reply undelivered after {get_settings().delivery_retry_for} of retries ({error}); "
+        f"it goes out when the person writes next, or: harness runs redeliver {attempt.run_id}"
+    ) from exc
+
+
+def _complete(attempt: _Attempt, data: ReplyReady) -> None:
+    """Mark the turn done on the platform. Cosmetic: retried until the deadline, then left."""
+    channel = channel_or_none(data.channel)
+    if channel is None:
+        return
+    try:
+        channel.complete(data.destination, data.channel_meta)
+    except NonRetriableError:
+        raise
+    except Exception as exc:
+        if not attempt.overdue():
+            raise
+        log.warning("reply %s: could not mark the turn done (%s)", attempt.reply_id, exc)

@@ -97,3 +97,8 @@ class AuthenticationError(PermanentPlatformError):
 
 class DestinationError(PermanentPlatformError):
     """The chat or channel does not exist, or the bot cannot post there (blocked, removed)."""
+
+
+class FileTooLarge(PermanentPlatformError):
+    """A file is larger than the limit we or the platform set for downloads
+    (`MEDIA_MAX_BYTES`; Telegram bots may fetch at most 20 MB). Nothing was kept."""

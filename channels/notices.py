@@ -89,7 +89,7 @@ def tell_user_about_failure(ctx: Context) -> dict[str, Any]:
     logged (by the runtime)."""
     failed = FunctionFailed.from_event(ctx.event)
     target = None if failed.function_id in _BEST_EFFORT else notice_target(failed.event)
-    if target is None:
+    if target is None or ctx.step.run("undelivered", _undelivered, ctx.runtime, failed.run_id):
         return {"notified": False}
     text = FAILURE_TEXT.format(run_id=failed.run_id)
     return {"notified": True, "event_id": _notice(ctx, target, text, "failure", failed.run_id)}
@@ -114,6 +114,12 @@ def reconsider_notice(ctx: Context) -> dict[str, Any]:
         return {"notified": False}
     event_id = _notice(ctx, target, RECONSIDER_TEXT, "reconsider", cancelled.run_id)
     return {"notified": True, "event_id": event_id}
+
+
+def _undelivered(runtime: Runtime, run_id: str) -> bool:
+    """True when the failed run gave up on a reply that is kept as undelivered: the chat gets
+    that reply when the person writes next, not a "Sorry" that would fail the same way."""
+    return any(reply.run_id == run_id for reply in runtime.undelivered.all())
 
 
 def _superseded(runtime: Runtime, reason: str, function_id: str) -> bool:

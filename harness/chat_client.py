@@ -9,7 +9,10 @@ the session's pub/sub channel (`harness.agent.progress`) while the reply is awai
     chat = ChatSession(runtime)
     with chat.send("hello") as exchange:
         for update in exchange.updates():
-            ...  # Progress, then one ChatReply (or ChatError raised)
+            ...  # Progress and ApprovalAsked, then one ChatReply (or ChatError raised)
+
+A session made with `can_answer=True` tells the agent a person is there to approve risky tool
+calls: their requests come as `ApprovalAsked`, and `ChatSession.answer` answers them.
 
 The runtime's `BusUnavailableError` becomes `ChatUnavailableError` (a kind of it) here.
 """
@@ -26,12 +29,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from harness.agent.approval_gate import CAN_ANSWER_META
 from harness.agent.progress import Progress, ProgressSubscription, subscribe
 from harness.errors import BusUnavailableError, HarnessError, InvalidEventError
 from harness.events import (
+    APPROVAL_GIVEN,
+    APPROVAL_REQUESTED,
     FUNCTION_FAILED,
     MESSAGE_RECEIVED,
     REPLY_READY,
+    ApprovalRequested,
     Event,
     FunctionFailed,
     ReplyReady,
@@ -90,7 +97,18 @@ class Waiting:
     """Nothing happened for a while (see `Exchange.updates(heartbeat=...)`): a keep-alive."""
 
 
-ChatUpdate = Progress | ChatReply | Waiting
+@dataclass(frozen=True)
+class ApprovalAsked:
+    """The agent waits for a yes before running `tool` (`summary`: the command, the change);
+    answer with `ChatSession.answer(approval_id, ...)`."""
+
+    approval_id: str
+    tool: str
+    summary: str
+    timeout: str
+
+
+ChatUpdate = Progress | ChatReply | Waiting | ApprovalAsked
 
 
 def new_session_key(prefix: str = "cli") -> str:
@@ -98,15 +116,19 @@ def new_session_key(prefix: str = "cli") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
-def chat_message(text: str, session_key: str, *, channel: str, sender: Sender) -> Event:
+def chat_message(
+    text: str, session_key: str, *, channel: str, sender: Sender, can_answer: bool = False
+) -> Event:
     """The `agent.message.received` event for a message in a session whose replies come back
-    to `chat_id` = the session key. Raises `InvalidEventError` for data the bus would refuse."""
+    to `chat_id` = the session key; `can_answer` says a person can approve tool calls here.
+    Raises `InvalidEventError` for data the bus would refuse."""
     data = {
         "message": text,
         "session_key": session_key,
         "channel": channel,
         "sender": sender.model_dump(mode="json"),
         "destination": {"chat_id": session_key},
+        "channel_meta": {CAN_ANSWER_META: True} if can_answer else {},
     }
     return validate_event(Event(name=MESSAGE_RECEIVED, data=data))
 
@@ -127,13 +149,17 @@ class Exchange:
         self._chat = chat
         self._cursor = cursor
         self._progress = progress
+        self._found: list[ChatReply | ApprovalAsked] = []
+        """Matches read from the stream but not yet yielded (one read may hold several)."""
 
     def updates(self, heartbeat: float | None = None) -> Iterator[ChatUpdate]:
-        """Progress messages as they come, then the `ChatReply`, then stop.
+        """Progress messages and approval requests as they come, then the `ChatReply`, then
+        stop.
 
         With `heartbeat`, yields `Waiting()` after that many seconds without an update.
-        Raises `ChatTimeoutError` after the session's timeout, `ChatFailedError` when the
-        run failed, `ChatUnavailableError` when Redis fails. Closes the exchange when done.
+        Raises `ChatTimeoutError` after the session's timeout (counted again from each
+        approval request), `ChatFailedError` when the run failed, `ChatUnavailableError` when
+        Redis fails. Closes the exchange when done.
         """
         chat = self._chat
         deadline = time.monotonic() + chat.timeout
@@ -147,7 +173,11 @@ class Exchange:
                 if left <= 0:
                     raise ChatTimeoutError(f"no reply within {chat.timeout:g}s")
                 reply = self._next_reply(min(left, chat.poll_interval))
-                if reply is not None:
+                if isinstance(reply, ApprovalAsked):
+                    deadline = time.monotonic() + chat.timeout
+                    quiet_since = time.monotonic()
+                    yield reply
+                elif reply is not None:
                     yield reply
                     return
                 if heartbeat is not None and time.monotonic() - quiet_since >= heartbeat:
@@ -156,7 +186,9 @@ class Exchange:
         finally:
             self.close()
 
-    def _next_reply(self, wait_s: float) -> ChatReply | None:
+    def _next_reply(self, wait_s: float) -> ChatReply | ApprovalAsked | None:
+        if self._found:
+            return self._found.pop(0)
         # BLOCK 0 would mean "forever" to Redis: wait at least a millisecond.
         block_ms = max(1, int(wait_s * 1000))
         try:
@@ -164,17 +196,19 @@ class Exchange:
         except BusUnavailableError as exc:
             raise ChatUnavailableError("the event bus is unavailable") from exc
         for event in events:
-            reply = self._match(event)
-            if reply is not None:
-                return reply
-        return None
+            found = self._match(event)
+            if found is not None:
+                self._found.append(found)
+        return self._found.pop(0) if self._found else None
 
-    def _match(self, raw: dict[str, Any]) -> ChatReply | None:
+    def _match(self, raw: dict[str, Any]) -> ChatReply | ApprovalAsked | None:
         name = raw.get("name")
-        if name not in (REPLY_READY, FUNCTION_FAILED):
+        if name not in (REPLY_READY, FUNCTION_FAILED, APPROVAL_REQUESTED):
             return None
         try:
             event = Event.model_validate(raw)
+            if name == APPROVAL_REQUESTED:
+                return self._approval(event.typed(ApprovalRequested))
             if name == FUNCTION_FAILED:
                 failed = event.typed(FunctionFailed)
                 if failed.event.get("id") == self.event_id:
@@ -187,6 +221,17 @@ class Exchange:
         if reply.destination.chat_id != self.session_key or reply.channel != self._chat.channel:
             return None
         return ChatReply(response=reply.response, run_id=reply.run_id, session_key=self.session_key)
+
+    def _approval(self, request: ApprovalRequested) -> ApprovalAsked | None:
+        target = request.reply
+        if target.destination.chat_id != self.session_key or target.channel != self._chat.channel:
+            return None
+        return ApprovalAsked(
+            approval_id=request.approval_id,
+            tool=request.tool,
+            summary=request.summary,
+            timeout=request.timeout,
+        )
 
     def close(self) -> None:
         """Stop following progress. Idempotent; must not raise."""
@@ -222,8 +267,10 @@ class ChatSession:
         sender: Sender = TERMINAL_SENDER,
         timeout: float = DEFAULT_TIMEOUT_S,
         poll_interval: float = POLL_INTERVAL_S,
+        can_answer: bool = False,
     ) -> None:
         self.runtime = runtime
+        self.can_answer = can_answer
         self.channel = channel
         self.sender = sender
         self.timeout = timeout
@@ -240,7 +287,13 @@ class ChatSession:
         """Publish `text` and return the exchange to follow, listening before publishing so
         no progress is missed. Raises `InvalidEventError` (nothing sent) or
         `ChatUnavailableError`."""
-        event = chat_message(text, self.session_key, channel=self.channel, sender=self.sender)
+        event = chat_message(
+            text,
+            self.session_key,
+            channel=self.channel,
+            sender=self.sender,
+            can_answer=self.can_answer,
+        )
         progress = subscribe(self.runtime, self.session_key)
         try:
             cursor = latest_cursor(self.runtime)
@@ -253,6 +306,28 @@ class ChatSession:
             raise
         log.debug("chat message %s sent to session %s", result.event_id, self.session_key)
         return Exchange(self, result.event_id, cursor, progress)
+
+    def answer(self, approval_id: str, decision: str) -> None:
+        """Answer an approval request of this session: `approve`, `deny` or `session` (allow
+        the tool for the rest of the session). The agent's `answer-approval` function decides
+        whether it counts (the first answer does). Raises `InvalidEventError` for another
+        decision, `ChatUnavailableError` when Redis fails."""
+        data = {
+            "approval_id": approval_id,
+            "decision": decision,
+            "subject": f"{self.channel}:user:{self.sender.id}",
+            "label": self.sender.name or self.sender.id,
+            "channel": self.channel,
+            "destination": {"chat_id": self.session_key},
+        }
+        # the bus validates built-in events: a bad decision raises InvalidEventError here
+        event = validate_event(
+            Event(name=APPROVAL_GIVEN, id=f"{self.channel}-answer-{approval_id}", data=data)
+        )
+        try:
+            publish(event, runtime=self.runtime)
+        except BusUnavailableError as exc:
+            raise ChatUnavailableError("the event bus is unavailable") from exc
 
     def ask(self, text: str) -> ChatReply:
         """Send `text` and wait for the reply, ignoring progress. Raises like `send` and

@@ -7,7 +7,6 @@ Redis errors and usage errors into one line on stderr and quiets typer's type la
 from __future__ import annotations
 
 import json
-import logging
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,12 +15,16 @@ import typer
 from rich.console import Console
 
 from harness.commands.doctor import doctor
+from harness.commands.functions import functions, sidecar
+from harness.commands.mcp import mcp_app
 from harness.commands.memory import memory_app
 from harness.commands.one_line_errors import HarnessGroup
 from harness.commands.pair import pair_app
 from harness.commands.runs import runs_app
 from harness.commands.setup import poll, setup_app
+from harness.commands.usage import usage
 from harness.events import Event
+from harness.observe.json_logs import configure_logging
 from harness.settings import get_settings
 
 FLEET = "Run the fleet"
@@ -75,10 +78,8 @@ def _use_port(port: int | None) -> None:
 
 
 def _setup_logging() -> None:
-    logging.basicConfig(
-        level=get_settings().log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_format)
 
 
 @app.command(rich_help_panel=FLEET)
@@ -123,9 +124,16 @@ def scheduler() -> None:
     run_scheduler_process(get_settings())
 
 
+HostOption = Annotated[
+    str | None,
+    typer.Option(help="Address to bind (overrides HOST, default 127.0.0.1; 0.0.0.0: all)."),
+]
+
+
 @app.command(rich_help_panel=FLEET)
 def web(
     port: PortOption = None,
+    host: HostOption = None,
     workers: Annotated[
         int, typer.Option(min=1, help="Web server processes sharing the port.")
     ] = 1,
@@ -133,6 +141,9 @@ def web(
     """Serve the HTTP API (health, events, channel webhooks) with uvicorn."""
     from harness.web import serve
 
+    if host:
+        os.environ["HOST"] = host
+        get_settings.cache_clear()
     _use_port(port)
     _setup_logging()
     serve(get_settings(), workers=workers)
@@ -228,8 +239,12 @@ def events_tail(
 
 
 app.command(rich_help_panel=FLEET)(poll)
+app.command(rich_help_panel=FLEET)(sidecar)
+app.command(rich_help_panel=INSPECT)(functions)
 app.add_typer(runs_app, name="runs", rich_help_panel=INSPECT)
+app.command(rich_help_panel=INSPECT)(usage)
 app.add_typer(events_app, name="events", rich_help_panel=INSPECT)
+app.add_typer(mcp_app, name="mcp", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(doctor)
 app.add_typer(setup_app, name="setup", rich_help_panel=SET_UP)
 app.add_typer(pair_app, name="pair", rich_help_panel=SET_UP)

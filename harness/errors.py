@@ -22,6 +22,7 @@ HarnessError
 ├── NonRetriableError             raise this from a step or handler to fail without retries
 │   (also a base of ContextOverflowError, PermanentModelError, ModelCancelledError and
 │    PermanentPlatformError below)
+├── RunTimeoutError               one execution of a function outlived its timeout (sidecar)
 ├── ChatError                     [harness/chat_client.py] waiting for the agent's reply failed
 │   ├── ChatTimeoutError              no reply in time
 │   ├── ChatFailedError               the run failed; no reply will come
@@ -119,3 +120,7 @@ class NonRetriableError(HarnessError):
 class InvalidEventDataError(InvalidEventError, NonRetriableError):
     """A received event's data does not fit the model its handler reads it with. Retrying
     cannot help, so the run fails at once."""
+
+
+class RunTimeoutError(HarnessError):
+    """One execution of a function ran longer than its timeout; the run fails without retries."""

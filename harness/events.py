@@ -13,18 +13,23 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import InvalidEventDataError, InvalidEventError
+from harness.text import clean_text
 
 MESSAGE_RECEIVED = "agent.message.received"
 REPLY_READY = "agent.reply.ready"
+FILE_READY = "agent.file.ready"
 FUNCTION_FAILED = "function.failed"
 FUNCTION_CANCELLED = "function.cancelled"
 SUBAGENT_SPAWN = "agent.subagent.spawn"
 CRON_TICK = "harness/cron"
+APPROVAL_REQUESTED = "agent.approval.requested"
+APPROVAL_GIVEN = "agent.approval.given"
+APPROVAL_ANSWERED = "agent.approval.answered"
 
 MESSAGE_HANDLER = "agent-handle-message"
 """The id of the function that answers `agent.message.received` (the agent's turn). Part of
@@ -120,8 +125,24 @@ class ReplyTarget(BaseModel, frozen=True):
     session_key: str | None = None
 
 
+class Attachment(BaseModel):
+    """A file that came with a message, as the platform describes it, before it is fetched.
+
+    `kind` is what the person sent (photo, document, voice, audio, video, video_note,
+    sticker, animation); `ref` is the platform's handle to fetch it by (a Telegram `file_id`,
+    a Slack `url_private_download`); `name`, `mime_type` and `size` are the platform's claims,
+    checked again when the file is downloaded.
+    """
+
+    kind: str
+    ref: str
+    name: str = ""
+    mime_type: str = ""
+    size: int | None = None
+
+
 class MessageReceived(EventData):
-    """Data of `agent.message.received`."""
+    """Data of `agent.message.received`. `message` may be empty when `attachments` is not."""
 
     message: str
     session_key: str = Field(min_length=1, max_length=300)
@@ -129,6 +150,14 @@ class MessageReceived(EventData):
     sender: Sender
     destination: Destination
     channel_meta: dict[str, Any] = Field(default_factory=dict)
+    attachments: list[Attachment] = Field(default_factory=list)
+
+    @field_validator("message")
+    @classmethod
+    def _encodable(cls, message: str) -> str:
+        # whatever path it came by (webhook, polling, the HTTP API), a lone surrogate would
+        # fail the turn at its first UTF-8 encode; replace it here, at the edge
+        return clean_text(message)
 
 
 class ReplyReady(EventData):
@@ -139,6 +168,19 @@ class ReplyReady(EventData):
     destination: Destination
     channel_meta: dict[str, Any] = Field(default_factory=dict)
     run_id: str
+
+
+class FileReady(EventData):
+    """Data of `agent.file.ready`: a workspace file the agent sends to a conversation.
+    `path` is absolute, checked to lie inside the workspace when the event was made."""
+
+    path: str
+    name: str
+    mime_type: str = "application/octet-stream"
+    caption: str = ""
+    channel: str
+    destination: Destination
+    channel_meta: dict[str, Any] = Field(default_factory=dict)
 
 
 class FunctionFailed(EventData):
@@ -161,11 +203,14 @@ class FunctionCancelled(EventData):
 
 class SubagentTask(EventData):
     """Data of `agent.subagent.spawn`, and the input of an invoked sub-agent: a task, when to
-    start it (ISO 8601, optional) and where to send the answer (None: return it instead)."""
+    start it (ISO 8601, optional) and where to send the answer (None: return it instead).
+    `ask_in` is where to ask a person to approve a risky call when `reply` is None (the
+    parent's chat)."""
 
     task: str = ""
     scheduled_for: str | None = None
     reply: ReplyTarget | None = None
+    ask_in: ReplyTarget | None = None
 
 
 class CronTick(EventData):
@@ -177,13 +222,56 @@ class CronTick(EventData):
     missed: list[str] = Field(default_factory=list)
 
 
+class ApprovalRequested(EventData):
+    """Data of `agent.approval.requested`: a tool call waits for a person's yes. `summary` is
+    what to show (the command, the path and the change); `approvers` the subjects that may
+    answer (empty: anyone who can reach the request); `timeout` how long it waits."""
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    run_id: str
+    tool: str
+    summary: str
+    reply: ReplyTarget
+    approvers: list[str] = Field(default_factory=list)
+    timeout: str = "30m"
+
+
+class ApprovalGiven(EventData):
+    """Data of `agent.approval.given`: a person pressed a button (not yet checked: the
+    `approval-answer` function decides whether it counts). `subject` is who pressed, as the
+    channel verified it (`telegram:user:7`); `channel_meta` what the channel needs to answer
+    the click (callback id, the request's message)."""
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    decision: Literal["approve", "deny", "session"]
+    subject: str
+    label: str = ""
+    channel: str
+    destination: Destination
+    channel_meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApprovalAnswered(EventData):
+    """Data of `agent.approval.answered`: the answer that counts, published once per request
+    (its event id is derived from `approval_id`). `at` is ms since the epoch."""
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    decision: Literal["approve", "deny", "session"]
+    by: str
+    at: int
+
+
 BUILTIN_DATA: dict[str, type[EventData]] = {
     MESSAGE_RECEIVED: MessageReceived,
     REPLY_READY: ReplyReady,
+    FILE_READY: FileReady,
     FUNCTION_FAILED: FunctionFailed,
     FUNCTION_CANCELLED: FunctionCancelled,
     SUBAGENT_SPAWN: SubagentTask,
     CRON_TICK: CronTick,
+    APPROVAL_REQUESTED: ApprovalRequested,
+    APPROVAL_GIVEN: ApprovalGiven,
+    APPROVAL_ANSWERED: ApprovalAnswered,
 }
 
 

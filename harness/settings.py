@@ -14,19 +14,24 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
+from harness.llm.price_overrides import apply as apply_prices
 from harness.llm.settings import ModelSettings
 from harness.settings_errors import read_settings
+from harness.sidecar.settings import SidecarSettings
 
 OnNewMessage = Literal["steer", "cancel", "queue"]
 DmPolicy = Literal["pairing", "allowlist", "open"]
+ApprovalMode = Literal["off", "risky", "all"]
+MemoryScope = Literal["shared", "per-chat"]
 
 
-class Settings(ModelSettings):
+class Settings(ModelSettings, SidecarSettings):
     """The fleet's configuration. Field names map to upper-case environment variables.
 
-    The model fields are declared next to the code that reads them (`harness.llm.settings`)
-    and inherited here. Channel settings are not here: a channel reads its own
-    (`TelegramSettings`, `SlackSettings`) when it is loaded, so the core imports no platform.
+    The model and sidecar fields are declared next to the code that reads them
+    (`harness.llm.settings`, `harness.sidecar.settings`) and inherited here. Channel settings
+    are not here: a channel reads its own (`TelegramSettings`, `SlackSettings`) when it is
+    loaded, so the core imports no platform.
     """
 
     model_config = SettingsConfigDict(
@@ -45,10 +50,23 @@ class Settings(ModelSettings):
     )
     agent_name: str = Field(default="Harness")
     port: int = Field(default=8000, ge=1, le=65535)
+    host: str = Field(
+        default="127.0.0.1",
+        description="Address the web server binds: 127.0.0.1 keeps it on this machine; the "
+        "Procfile's web passes --host 0.0.0.0 to take traffic from outside.",
+    )
+    web_body_timeout: float = Field(
+        default=10.0, gt=0.0, description="Seconds to receive a whole request body, else 408."
+    )
     harness_api_key: SecretStr | None = Field(
         default=None, description="Bearer token for the HTTP API; unset disables it."
     )
     on_new_message: OnNewMessage = Field(default="steer")
+    stream_replies: bool = Field(
+        default=True,
+        description="Show answers as they are written: a growing draft on the chat platforms "
+        "that allow it, deltas on /api/chat and in `harness chat`. Channels may override it.",
+    )
     dm_policy: DmPolicy = Field(
         default="pairing",
         description="Who may talk to the bot: pairing (approve codes), allowlist, or open.",
@@ -95,6 +113,25 @@ class Settings(ModelSettings):
         default=False, description="Let web_fetch reach loopback and private addresses."
     )
     agent_timezone: str = Field(default="UTC", description="IANA zone for times and daily logs.")
+    agent_approval: ApprovalMode = Field(
+        default="risky",
+        description="Which tool calls wait for a person's yes: off, risky (bash, writes in "
+        "functions/, scheduled delegation) or all.",
+    )
+    agent_approval_allow: str = Field(
+        default="",
+        description="Comma-separated bash commands or patterns (fnmatch) that never ask.",
+    )
+    agent_approval_timeout: str = Field(
+        default="30m", description="How long a request waits for an answer (then: denied)."
+    )
+    agent_approval_unattended: Literal["deny", "allow"] = Field(
+        default="deny", description="What a risky call does when nobody can be asked."
+    )
+    agent_memory_scope: MemoryScope = Field(
+        default="shared",
+        description="shared: one memory for the agent; per-chat: one per conversation.",
+    )
 
     heartbeat_cron: str = Field(
         default="*/30 * * * *", description="When agent-heartbeat checks the logs (AGENT_TIMEZONE)."
@@ -106,12 +143,45 @@ class Settings(ModelSettings):
         default="8h",
         description="Distil anything new once this long (e.g. 8h, 90m) has passed since the last.",
     )
+    delivery_retry_for: str = Field(
+        default="10m",
+        description="Keep retrying a reply the platform refuses for this long (e.g. 10m, 1h), "
+        "then record it as undelivered; it goes out when the person writes next.",
+    )
     memory_max_shrink: float = Field(
         default=0.5, gt=0.0, le=1.0, description="Hold back a distillation dropping more text."
     )
     memory_retention_days: int = Field(
         default=30, ge=1, description="Delete daily logs older than this once fully distilled."
     )
+    run_retention_days: int = Field(
+        default=7, ge=1, description="Run records and step journals expire this long after."
+    )
+    usage_retention_days: int = Field(
+        default=90, ge=1, description="Per-day token and cost totals are kept this long."
+    )
+    model_prices: str = Field(
+        default="",
+        description="Extra or overriding model prices: a JSON file path or inline JSON "
+        '{"model": {"input": 1.0, "output": 5.0, ...}} in USD per million tokens.',
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="text (human-readable) or json (one object per line)."
+    )
+
+    media_max_bytes: int = Field(
+        default=20 * 1024 * 1024, ge=1024, description="Largest file a person may send, bytes."
+    )
+    media_images: bool = Field(
+        default=True, description="Show photos to the model as images (false for text models)."
+    )
+    media_inline_chars: int = Field(
+        default=20_000, ge=0, description="Text files and PDF text up to this are inlined."
+    )
+    transcribe_provider: Literal["none", "openai"] = Field(
+        default="none", description="openai transcribes voice notes and audio."
+    )
+    transcribe_model: str = Field(default="whisper-1")
 
     @field_validator("harness_state_dir", "redis_url", mode="before")
     @classmethod
@@ -123,4 +193,6 @@ class Settings(ModelSettings):
 def get_settings() -> Settings:
     """The process-wide settings, read on first use. Raises `InvalidSettingsError` (one line
     per bad variable) when the environment or `.env` holds a value that does not validate."""
-    return read_settings(Settings)
+    settings = read_settings(Settings)
+    apply_prices(settings.model_prices)
+    return settings

@@ -18,6 +18,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
 from harness.errors import InvalidSettingsError
+from harness.redaction import register_secrets
 
 SettingsT = TypeVar("SettingsT", bound=BaseSettings)
 
@@ -30,9 +31,15 @@ def read_settings(cls: type[SettingsT]) -> SettingsT:
     """`cls()` read from the environment and `.env`. Raises `InvalidSettingsError` with one
     line per invalid variable; never a pydantic `ValidationError`."""
     try:
-        return cls()
+        settings = cls()
     except ValidationError as exc:
         raise InvalidSettingsError(describe_problems(exc, cls)) from None
+    register_secrets(
+        value.get_secret_value()
+        for value in settings.__dict__.values()
+        if isinstance(value, SecretStr)
+    )
+    return settings
 
 
 def describe_problems(exc: ValidationError, cls: type[BaseSettings]) -> list[str]:

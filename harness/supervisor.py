@@ -50,13 +50,17 @@ _WATCH_INTERVAL_S = 0.5
 
 
 def default_processes() -> dict[str, str]:
-    """`web`, `worker` and `scheduler`, each `<this python> -m harness.cli <name>`, plus a
-    listener for each channel that receives messages without webhooks (Telegram polling,
-    Slack Socket Mode)."""
+    """`web`, `worker`, `scheduler` and (unless `SIDECAR_ENABLED=false`) `sidecar`, each
+    `<this python> -m harness.cli <name>`, plus a listener for each channel that receives
+    messages without webhooks (Telegram polling, Slack Socket Mode)."""
     from harness.commands.setup import extra_processes
+    from harness.settings import get_settings
 
     python = shlex.quote(sys.executable)
-    return {**{name: f"{python} -m harness.cli {name}" for name in FLEET}, **extra_processes()}
+    processes = {name: f"{python} -m harness.cli {name}" for name in FLEET}
+    if get_settings().sidecar_enabled:  # the agent's own functions (see harness/sidecar)
+        processes["sidecar"] = f"{python} -m harness.cli sidecar"
+    return {**processes, **extra_processes()}
 
 
 def procfile_processes(path: Path) -> dict[str, str]:

@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 from typer.testing import CliRunner
 
+from channels.approvals import answer_approval, ask_approval
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import handle_message
 from harness.agent.progress import Progress, report_step
@@ -188,18 +189,45 @@ def test_harness_chat_shows_progress_and_the_reply_then_starts_a_new_session(
     )
     # When a user pipes a message, /new, a second message and /exit into `harness chat`
     result = CliRunner().invoke(_cli(), [], input="hello\n/new\nhi again\n/exit\n")
-    # Then the status lines and the rendered replies are printed, in two sessions
+    # Then the status lines and the replies, streamed as written, are printed in two sessions
     assert result.exit_code == 0, result.output
     out = result.output
     assert "thinking…" in out and "running ls…" in out, out
-    assert "You have SOUL.md." in out, "the reply must be rendered as Markdown"
-    assert out.index("You have SOUL.md.") < out.index("New session") < out.index("Fresh start.")
+    assert out.index("running ls…") < out.index("You have **SOUL.md**."), out
+    assert out.count("You have") == 1, "a streamed reply must not be printed twice"
+    assert out.index("You have") < out.index("New session") < out.index("Fresh start.")
     first = re.search(r"Chatting in session (cli-[0-9a-f]{12})", out)
     second = re.search(r"New session (cli-[0-9a-f]{12})", out)
     assert first and second and first.group(1) != second.group(1), out
     assert len(model_server.requests[2].body["messages"]) == 1, (
         "after /new the model must see a fresh conversation"
     )
+
+
+@pytest.mark.parametrize(("typed", "written"), [("y", True), ("n", False)], ids=["yes", "no"])
+def test_harness_chat_asks_in_the_terminal_before_a_risky_call(
+    agent_fleet: Runtime,
+    registry: FunctionRegistry,
+    model_server: ModelServer,
+    tmp_path: Path,
+    typed: str,
+    written: bool,
+) -> None:
+    # Given the approval functions, and a model that wants to write in functions/
+    registry.register(ask_approval)
+    registry.register(answer_approval)
+    agent_fleet.register_functions()
+    model_server.script(
+        Reply.tool("write", {"path": "functions/job.py", "content": "x = 1\n"}),
+        Reply.answer("Done deciding."),
+    )
+    # When the user asks, then answers the terminal's question
+    result = CliRunner().invoke(_cli(), [], input=f"make the job\n{typed}\n/exit\n")
+    # Then the request was shown, and the answer decided whether the file was written
+    assert result.exit_code == 0, result.output
+    assert "The agent wants to run write" in result.output and "functions/job.py" in result.output
+    assert (tmp_path / "workspace" / "functions" / "job.py").exists() is written, result.output
+    assert "Done deciding." in result.output
 
 
 def test_harness_chat_resumes_a_session_given_on_the_command_line(

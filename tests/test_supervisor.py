@@ -15,7 +15,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from harness.errors import ConfigurationError
-from harness.settings import Settings
+from harness.settings import Settings, get_settings
 from harness.state_dir import redis_url_file
 from harness.supervisor import default_processes, procfile_processes, run_fleet
 
@@ -127,8 +127,23 @@ def test_run_fleet_without_processes_is_a_configuration_error(tmp_path: Path) ->
 
 def test_default_processes_run_this_python_on_the_cli() -> None:
     processes = default_processes()
-    assert list(processes) == ["web", "worker", "scheduler"]
+    assert list(processes) == ["web", "worker", "scheduler", "sidecar"]
     assert processes["worker"] == f"{shlex.quote(sys.executable)} -m harness.cli worker"
+
+
+def test_default_processes_leave_out_the_sidecar_when_it_is_disabled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given SIDECAR_ENABLED=false
+    monkeypatch.setenv("SIDECAR_ENABLED", "false")
+    get_settings.cache_clear()
+    try:
+        # When the fleet's processes are listed
+        processes = default_processes()
+    finally:
+        get_settings.cache_clear()
+    # Then there is no sidecar among them
+    assert "sidecar" not in processes, processes
 
 
 def test_procfile_processes_reads_name_command_lines(tmp_path: Path) -> None:

@@ -12,7 +12,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.error import URLError
+from urllib.parse import urlsplit
 
+import httpx
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
@@ -27,11 +29,13 @@ from channels.errors import (
     PlatformUnavailable,
     RateLimited,
 )
+from channels.media.fetch import fetch_bounded
 from channels.slack.settings import DEFAULT_BASE_URL
 
 T = TypeVar("T")
 
 _PLATFORM = "slack"
+_FILE_HOSTS = frozenset({"files.slack.com"})
 _AUTH = frozenset(
     "invalid_auth not_authed account_inactive token_revoked token_expired no_permission "
     "missing_scope not_allowed_token_type ekm_access_denied".split()
@@ -85,6 +89,7 @@ class SlackApi:
                 token=token, base_url=base_url, timeout=seconds, retry_handlers=[retry]
             )
 
+        self._token, self._base_url = token, base_url
         self._client = client(timeout)
         self._fast = client(fast_timeout)  # reactions: never hold a turn up long
         self._lookup = client(lookup_timeout)  # called on the webhook path: Slack waits 3 s
@@ -101,6 +106,68 @@ class SlackApi:
             ),
         )
         return str(response["ts"])
+
+    def post_blocks(
+        self, channel: str, text: str, blocks: list[dict[str, Any]], *, thread_ts: str | None
+    ) -> str:
+        """Post Block Kit `blocks` (with `text` as the notification fallback); return the ts."""
+        response = call_slack(
+            "chat.postMessage",
+            lambda: self._client.chat_postMessage(
+                channel=channel, text=text, blocks=blocks, thread_ts=thread_ts
+            ),
+        )
+        return str(response["ts"])
+
+    def update_message(self, channel: str, ts: str, text: str) -> None:
+        """Replace the bot's message `ts` in `channel` with mrkdwn `text`; its blocks (and so
+        an approval's buttons) go (`chat.update`, Tier 3: about 50 a minute per workspace)."""
+        call_slack(
+            "chat.update",
+            lambda: self._client.chat_update(channel=channel, ts=ts, text=text, blocks=[]),
+        )
+
+    def post_ephemeral(
+        self, channel: str, user: str, text: str, *, thread_ts: str | None = None
+    ) -> None:
+        """Show `text` to `user` alone, in `channel` (and thread)."""
+        call_slack(
+            "chat.postEphemeral",
+            lambda: self._fast.chat_postEphemeral(
+                channel=channel, user=user, text=text, thread_ts=thread_ts
+            ),
+        )
+
+    def download(self, url: str, max_bytes: int) -> tuple[bytes, str]:
+        """A shared file's bytes and content type from its `url_private`, with the bot token.
+        The token is only ever sent to Slack (`files.slack.com`) or to the API's own host, so
+        a crafted event cannot make us hand it elsewhere: other hosts raise
+        `PermanentPlatformError`."""
+        host = urlsplit(url).hostname or ""
+        if host not in _FILE_HOSTS and host != urlsplit(self._base_url).hostname:
+            raise PermanentPlatformError(_PLATFORM, "download", f"not a Slack file URL: {host}")
+        headers = {"Authorization": f"Bearer {self._token}"}
+        with httpx.Client(follow_redirects=True) as client:
+            return fetch_bounded(client, url, headers, max_bytes, _PLATFORM, self._token)
+
+    def upload_file(
+        self, channel: str, content: bytes, name: str, comment: str, *, thread_ts: str | None
+    ) -> str:
+        """Upload through `files.getUploadURLExternal` and `files.completeUploadExternal`
+        (the SDK's `files_upload_v2`), shared to `channel` (in `thread_ts`); the file's id."""
+        response = call_slack(
+            "files.completeUploadExternal",
+            lambda: self._client.files_upload_v2(
+                channel=channel,
+                content=content,
+                filename=name,
+                title=name,
+                initial_comment=comment or None,
+                thread_ts=thread_ts,
+            ),
+        )
+        files = response.get("files") or [{}]
+        return str(files[0].get("id", ""))
 
     def add_reaction(self, channel: str, ts: str, name: str) -> bool:
         """React with `name` (e.g. "eyes"); False if the bot had already reacted so."""

@@ -7,16 +7,17 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from channels.base import ChunkSent, Inbound
-from channels.errors import ChannelNotConfiguredError
+from channels.base import ChunkSent, Download, Ignored, Inbound
+from channels.errors import ChannelNotConfiguredError, FileTooLarge, PlatformError
 from channels.lookup import BackgroundLookup
 from channels.slack.api import SlackApi
+from channels.slack.approvals import parse_interaction, request_blocks, transform_interaction
 from channels.slack.format import to_chunks
 from channels.slack.settings import SlackSettings
 from channels.slack.setup import set_up
 from channels.slack.transform import CHANNEL, transform_payload
 from channels.slack.verify import verify_signature
-from harness.events import Destination
+from harness.events import ApprovalRequested, Attachment, Destination
 from harness.settings_errors import read_settings
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,46 @@ class SlackChannel:
             drop_unlisted=self.settings.dm_policy == "allowlist",
         )
 
+    def transform_interaction(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
+        """A verified interactivity request (form-encoded) as what to do with it; see
+        `channels.slack.approvals.transform_interaction`. Never raises."""
+        payload = parse_interaction(body)
+        if payload is None:
+            return Ignored("interaction without a JSON payload")
+        return transform_interaction(payload)
+
+    def ask_approval(self, request: ApprovalRequested) -> str:
+        """Post the request with its buttons in the conversation's thread."""
+        target = request.reply.destination
+        text = f"🔐 *Approval needed: {request.tool}*\n```{request.summary}```\n"
+        text += f"Waiting up to {request.timeout} for an answer."
+        blocks = request_blocks(text, request.approval_id)
+        return self.api.post_blocks(target.chat_id, text, blocks, thread_ts=target.thread_id)
+
+    def settle_approval(
+        self,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+        notice: str,
+        outcome: str | None,
+    ) -> None:
+        """Rewrite the request to show `outcome` (removing the buttons), or tell the presser
+        `notice` alone (an ephemeral message). Never raises."""
+        try:
+            if outcome is not None and destination.message_id is not None:
+                text = f"{channel_meta.get('request_text', '')}\n\n{outcome}".strip()
+                self.api.update_message(destination.chat_id, destination.message_id, text)
+            elif channel_meta.get("user"):
+                thread = channel_meta.get("thread_ts")
+                self.api.post_ephemeral(
+                    destination.chat_id,
+                    str(channel_meta["user"]),
+                    notice,
+                    thread_ts=str(thread) if thread else None,
+                )
+        except PlatformError as exc:
+            log.warning("slack: could not settle an approval: %s", exc)
+
     def send_reply(
         self,
         response: str,
@@ -88,6 +129,65 @@ class SlackChannel:
             if on_chunk_sent is not None:
                 on_chunk_sent(index, ts)
         return sent
+
+    # -- streamed drafts (channels.drafts.DraftingChannel) ------------------------------
+    @property
+    def stream_replies(self) -> bool | None:
+        """SLACK_STREAM_REPLIES; None follows STREAM_REPLIES."""
+        return self.settings.slack_stream_replies
+
+    def draft_interval(self, destination: Destination) -> float:
+        """SLACK_DRAFT_EVERY, in every kind of conversation."""
+        return self.settings.slack_draft_every
+
+    def post_draft(
+        self, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> str:
+        """Post the first message's worth of `text` in the thread; return its ts."""
+        chunks = to_chunks(text)
+        if not chunks:
+            raise ValueError("a draft needs some text")
+        return self.api.post_message(
+            destination.chat_id, chunks[0], thread_ts=destination.thread_id
+        )
+
+    def edit_draft(
+        self, message_id: str, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> None:
+        """Show the first message's worth of `text` in the draft."""
+        chunks = to_chunks(text)
+        if chunks:
+            self.api.update_message(destination.chat_id, message_id, chunks[0])
+
+    def finish_draft(
+        self,
+        message_id: str,
+        response: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+    ) -> None:
+        """Make the draft exactly the reply's first chunk (see `DraftingChannel`)."""
+        self.edit_draft(message_id, response, destination, channel_meta)
+    def download(self, attachment: Attachment, max_bytes: int) -> Download:
+        """`url_private` with the bot token (see `channels.base.FileChannel.download`)."""
+        if attachment.size is not None and attachment.size > max_bytes:
+            raise FileTooLarge(CHANNEL, "download", f"{attachment.size} bytes > {max_bytes}")
+        content, content_type = self.api.download(attachment.ref, max_bytes)
+        return Download(content, content_type)
+
+    def send_file(
+        self,
+        content: bytes,
+        name: str,
+        mime_type: str,
+        caption: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+    ) -> str:
+        """Slack's external upload flow, shared in the destination's thread."""
+        return self.api.upload_file(
+            destination.chat_id, content, name, caption, thread_ts=destination.thread_id
+        )
 
     def acknowledge(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
         """React with :eyes: on the user's message. Never raises."""

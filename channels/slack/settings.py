@@ -35,6 +35,17 @@ class SlackSettings(BaseSettings):
         default="pairing", description="Read here too: `allowlist` drops unlisted ids early."
     )
     slack_api_base_url: str = Field(default=DEFAULT_BASE_URL)
+    slack_stream_replies: bool | None = Field(
+        default=None,
+        description="Draw replies as they are written (one message, updated); unset follows "
+        "STREAM_REPLIES.",
+    )
+    slack_draft_every: float = Field(
+        default=1.2,
+        gt=0.0,
+        description="Seconds between two updates of a streamed draft (chat.update is Tier 3, "
+        "about 50 a minute per workspace).",
+    )
     public_url: str | None = Field(default=None, description="Public https base URL.")
     agent_name: str = Field(default="Harness")
 

@@ -21,6 +21,8 @@ BOT_SCOPES = [
     "chat:write",
     "reactions:write",
     "users:read",
+    "files:read",  # download what people share (url_private)
+    "files:write",  # send_file (files.getUploadURLExternal / completeUploadExternal)
 ]
 BOT_EVENTS = ["app_mention", "message.im", "message.channels", "message.groups"]
 
@@ -33,8 +35,10 @@ def manifest(
     `socket_mode`, events come over Socket Mode instead and there is no request URL."""
     base = public_url.rstrip("/") if public_url else "https://YOUR-PUBLIC-URL"
     events: dict[str, Any] = {"bot_events": list(BOT_EVENTS)}
+    interactivity: dict[str, Any] = {"is_enabled": not socket_mode}
     if not socket_mode:
         events = {"request_url": base + WEBHOOK_PATH, **events}
+        interactivity["request_url"] = base + WEBHOOK_PATH + "/interactions"  # approvals
     return {
         "display_information": {"name": agent_name, "description": f"{agent_name}, an agent"},
         "features": {
@@ -48,6 +52,7 @@ def manifest(
         "oauth_config": {"scopes": {"bot": list(BOT_SCOPES)}},
         "settings": {
             "event_subscriptions": events,
+            "interactivity": interactivity,
             "org_deploy_enabled": False,
             "socket_mode_enabled": socket_mode,
             "token_rotation_enabled": False,

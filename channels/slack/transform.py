@@ -14,7 +14,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from channels.base import Ignored, Inbound, Publish, Respond
-from harness.events import MESSAGE_RECEIVED, Destination, Event, MessageReceived, Sender
+from harness.events import (
+    MESSAGE_RECEIVED,
+    Attachment,
+    Destination,
+    Event,
+    MessageReceived,
+    Sender,
+)
 
 CHANNEL = "slack"
 _USER_SUBTYPES = frozenset({"file_share", "thread_broadcast"})
@@ -52,9 +59,41 @@ def transform_payload(
         return Ignored(reason)
     bot = _bot_from_authorizations(payload)
     text = _clean_text(str(event.get("text") or ""), bot or bot_user_id)
-    if not text:
+    files = _files(event)
+    if not text and not files:
         return Ignored("message has no text besides the mention")
-    return Publish(_event(payload, event, text, display_name, allowed_channels))
+    return Publish(_event(payload, event, text, display_name, allowed_channels, files))
+
+
+def _files(event: Mapping[str, Any]) -> list[Attachment]:
+    """The files shared with the message (`file_share`), fetched later from `url_private`
+    with the bot token. Files Slack hides from the bot (no URL) are skipped."""
+    found = []
+    for item in event.get("files") or []:
+        if not isinstance(item, Mapping):
+            continue
+        url = item.get("url_private_download") or item.get("url_private")
+        if not url:
+            continue
+        mime = str(item.get("mimetype") or "")
+        kind = (
+            "photo"
+            if mime.startswith("image/")
+            else "audio"
+            if mime.startswith("audio/")
+            else "document"
+        )
+        size = item.get("size")
+        found.append(
+            Attachment(
+                kind=kind,
+                ref=str(url),
+                name=str(item.get("name") or item.get("id") or "file"),
+                mime_type=mime,
+                size=size if isinstance(size, int) else None,
+            )
+        )
+    return found
 
 
 def _ignore_reason(event: Mapping[str, Any], allowed: frozenset[str]) -> str | None:
@@ -103,6 +142,7 @@ def _event(
     text: str,
     name: Callable[[str], str],
     allowed: frozenset[str],
+    files: list[Attachment],
 ) -> Event:
     channel, user, ts = str(event["channel"]), str(event["user"]), str(event["ts"])
     thread_ts = str(event["thread_ts"]) if event.get("thread_ts") else None
@@ -137,7 +177,9 @@ def _event(
             "team_id": team,
             "channel_type": str(event.get("channel_type") or ""),
             "access": access,
+            "approvals": True,
         },
+        attachments=files,
     )
     return Event(
         name=MESSAGE_RECEIVED,

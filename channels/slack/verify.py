@@ -40,6 +40,8 @@ def verify_signature(
     timestamp = header(headers, TIMESTAMP_HEADER)
     if not signature or not timestamp:
         raise WebhookRejected(401, f"missing {SIGNATURE_HEADER} or {TIMESTAMP_HEADER} header")
+    if not signature.isascii():  # the digest comparison refuses non-ASCII text (a TypeError)
+        raise WebhookRejected(401, f"malformed {SIGNATURE_HEADER}")
     try:
         age = abs(now() - int(timestamp))
     except ValueError:

@@ -7,6 +7,7 @@ every error message, and from httpx's request log through a logging filter.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -18,6 +19,7 @@ import httpx
 from channels.errors import (
     AuthenticationError,
     DestinationError,
+    FileTooLarge,
     MessageFormatError,
     MessageRejected,
     PermanentPlatformError,
@@ -25,6 +27,7 @@ from channels.errors import (
     PlatformUnavailable,
     RateLimited,
 )
+from channels.media.fetch import fetch_bounded
 
 DEFAULT_BASE_URL = "https://api.telegram.org"
 _TOKEN_IN_PATH = re.compile(r"/bot[^/\s]+/")
@@ -70,6 +73,7 @@ class TelegramApi:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self._token = token
+        self._file_base = f"{base_url.rstrip('/')}/file/bot{token}/"
         self._timeout = timeout
         self.fast_timeout = fast_timeout
         self._max_rate_limit_wait = max_rate_limit_wait
@@ -105,9 +109,21 @@ class TelegramApi:
                 time.sleep(exc.retry_after)
         raise AssertionError("unreachable")
 
-    def _post(self, method: str, body: Mapping[str, Any], timeout: float | None) -> dict[str, Any]:
+    def _post(
+        self,
+        method: str,
+        body: Mapping[str, Any],
+        timeout: float | None,
+        files: Mapping[str, tuple[str, bytes, str]] | None = None,
+    ) -> dict[str, Any]:
         try:
-            response = self._client.post(method, json=body, timeout=timeout or self._timeout)
+            if files:  # multipart: objects travel as JSON strings, like the Bot API expects
+                form = {k: v if isinstance(v, str) else _json(v) for k, v in body.items()}
+                response = self._client.post(
+                    method, data=form, files=files, timeout=timeout or self._timeout
+                )
+            else:
+                response = self._client.post(method, json=body, timeout=timeout or self._timeout)
         except httpx.TimeoutException:
             raise PlatformUnavailable(_PLATFORM, method, "request timed out") from None
         except httpx.HTTPError as exc:
@@ -149,6 +165,59 @@ class TelegramApi:
         }
         return dict(self.call("sendMessage", params))
 
+    def send_keyboard(
+        self,
+        chat_id: str,
+        text: str,
+        keyboard: Mapping[str, Any],
+        *,
+        reply_to_message_id: str | None = None,
+        message_thread_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Post plain `text` with an inline keyboard (`reply_markup`); return the Message."""
+        reply = None
+        if reply_to_message_id is not None:
+            reply = {"message_id": int(reply_to_message_id), "allow_sending_without_reply": True}
+        params = {
+            "chat_id": chat_id,
+            "text": text,
+            "reply_parameters": reply,
+            "message_thread_id": int(message_thread_id) if message_thread_id else None,
+            "reply_markup": keyboard,
+        }
+        return dict(self.call("sendMessage", params))
+
+    def answer_callback_query(self, callback_query_id: str, text: str) -> None:
+        """Stop the button's spinner and show `text` to the person who pressed it."""
+        params = {"callback_query_id": callback_query_id, "text": text[:200]}
+        self.call("answerCallbackQuery", params, timeout=self.fast_timeout)
+
+    def edit_message_text(
+        self,
+        chat_id: str,
+        message_id: str,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        reply_markup: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Replace the text of a message the bot sent; without `reply_markup` its keyboard goes
+        away. Editing to the text it already has is not an error here (Telegram answers
+        "message is not modified")."""
+        params = {
+            "chat_id": chat_id,
+            "message_id": int(message_id),
+            "text": text,
+            "parse_mode": parse_mode,
+            "link_preview_options": {"is_disabled": True},
+            "reply_markup": reply_markup,
+        }
+        try:
+            self.call("editMessageText", params)
+        except PermanentPlatformError as exc:
+            if "message is not modified" not in exc.description.lower():
+                raise
+
     def send_chat_action(
         self, chat_id: str, action: str = "typing", *, message_thread_id: str | None = None
     ) -> None:
@@ -186,9 +255,50 @@ class TelegramApi:
         result = self.call("getUpdates", params, timeout=self._timeout + timeout)
         return [dict(update) for update in result or []]
 
+    def get_file_path(self, file_id: str) -> str:
+        """Where to download a file from (`getFile`'s `file_path`). Raises `FileTooLarge` for
+        files over the 20 MB bots may fetch."""
+        try:
+            result = self.call("getFile", {"file_id": file_id})
+        except PermanentPlatformError as exc:
+            if "too big" in exc.description.lower():
+                raise FileTooLarge(_PLATFORM, "getFile", exc.description) from None
+            raise
+        return str((result or {}).get("file_path") or "")
+
+    def download(self, file_path: str, max_bytes: int) -> tuple[bytes, str]:
+        """The bytes and content type at a `file_path`, refusing (`FileTooLarge`) past
+        `max_bytes`. Raises `PlatformUnavailable` on network and server errors."""
+        url = self._file_base + file_path
+        return fetch_bounded(self._client, url, {}, max_bytes, _PLATFORM, self._token)
+
+    def send_file(
+        self,
+        method: str,
+        field: str,
+        chat_id: str,
+        upload: tuple[str, bytes, str],
+        *,
+        caption: str = "",
+        message_thread_id: str | None = None,
+    ) -> dict[str, Any]:
+        """`sendPhoto` / `sendDocument` as multipart (the file under `field`); the sent
+        Message. Not retried after a rate limit wait beyond one, like every call."""
+        params = {
+            "chat_id": chat_id,
+            "caption": caption or None,
+            "message_thread_id": int(message_thread_id) if message_thread_id else None,
+        }
+        body = {key: value for key, value in params.items() if value is not None}
+        return dict(self._post(method, body, 60.0, files={field: upload}).get("result") or {})
+
     def _described(self, method: str, params: Mapping[str, Any]) -> str:
         payload = self._request(method, params)
         return str(payload.get("description") or payload.get("result"))
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value)
 
 
 def _error(method: str, status: int, payload: object, token: str) -> PlatformError:

@@ -7,16 +7,23 @@ import threading
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from channels.base import ChunkSent, Ignored, Inbound, PollBatch
-from channels.errors import ChannelNotConfiguredError, MessageFormatError
+from channels.base import ChunkSent, Download, Ignored, Inbound, PollBatch
+from channels.errors import (
+    ChannelNotConfiguredError,
+    FileTooLarge,
+    MessageFormatError,
+    PlatformError,
+)
 from channels.lookup import BackgroundLookup
+from channels.telegram import draft
 from channels.telegram.api import TelegramApi, redact
+from channels.telegram.approvals import keyboard, request_text
 from channels.telegram.format import Chunk, to_chunks
 from channels.telegram.settings import TelegramSettings
 from channels.telegram.setup import ALLOWED_UPDATES, set_up
 from channels.telegram.transform import CHANNEL, Audience, transform_update
 from channels.telegram.verify import verify_secret_token
-from harness.events import Destination
+from harness.events import ApprovalRequested, Attachment, Destination
 from harness.settings_errors import read_settings
 
 log = logging.getLogger(__name__)
@@ -110,6 +117,73 @@ class TelegramChannel:
             )
             return self.api.send_message(destination.chat_id, chunk.plain, **target)
 
+    # -- streamed drafts (channels.drafts.DraftingChannel) ------------------------------
+    @property
+    def stream_replies(self) -> bool | None:
+        """TELEGRAM_STREAM_REPLIES; None follows STREAM_REPLIES."""
+        return self.settings.telegram_stream_replies
+
+    def draft_interval(self, destination: Destination) -> float:
+        """See `channels.telegram.draft.edit_interval`."""
+        return draft.edit_interval(destination, self.settings.telegram_draft_every)
+
+    def post_draft(
+        self, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> str:
+        """Send the first message's worth of `text` as the draft; return its id."""
+        chunk = draft.first_chunk(text)
+        if chunk is None:
+            raise ValueError("a draft needs some text")
+        return draft.post(self.api, chunk, destination)
+
+    def edit_draft(
+        self, message_id: str, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> None:
+        """Show the first message's worth of `text` in the draft."""
+        chunk = draft.first_chunk(text)
+        if chunk is not None:
+            draft.edit(self.api, message_id, chunk, destination)
+
+    def finish_draft(
+        self,
+        message_id: str,
+        response: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+    ) -> None:
+        """Make the draft exactly the reply's first chunk (see `DraftingChannel`)."""
+        chunk = draft.first_chunk(response)
+        if chunk is not None:
+            draft.edit(self.api, message_id, chunk, destination)
+    def download(self, attachment: Attachment, max_bytes: int) -> Download:
+        """`getFile`, then the file URL (see `channels.base.FileChannel.download`)."""
+        if attachment.size is not None and attachment.size > max_bytes:
+            raise FileTooLarge(CHANNEL, "getFile", f"{attachment.size} bytes > {max_bytes}")
+        content, content_type = self.api.download(self.api.get_file_path(attachment.ref), max_bytes)
+        return Download(content, content_type)
+
+    def send_file(
+        self,
+        content: bytes,
+        name: str,
+        mime_type: str,
+        caption: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+    ) -> str:
+        """`sendPhoto` for JPEG/PNG/WebP images, `sendDocument` for anything else."""
+        photo = mime_type in ("image/jpeg", "image/png", "image/webp")
+        method, field = ("sendPhoto", "photo") if photo else ("sendDocument", "document")
+        sent = self.api.send_file(
+            method,
+            field,
+            destination.chat_id,
+            (name, content, mime_type),
+            caption=caption[:1024],
+            message_thread_id=destination.thread_id,
+        )
+        return str(sent.get("message_id", ""))
+
     def acknowledge(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
         """Show "typing…" (it fades after about five seconds). Never raises."""
         try:
@@ -121,6 +195,36 @@ class TelegramChannel:
 
     def complete(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
         """Nothing to undo on Telegram: the typing indicator fades by itself."""
+
+    def ask_approval(self, request: ApprovalRequested) -> str:
+        """Post the request with its inline keyboard (see `channels.approvals`)."""
+        target = request.reply.destination
+        sent = self.api.send_keyboard(
+            target.chat_id,
+            request_text(request.tool, request.summary, request.timeout),
+            keyboard(request.approval_id),
+            reply_to_message_id=target.message_id,
+            message_thread_id=target.thread_id,
+        )
+        return str(sent.get("message_id", ""))
+
+    def settle_approval(
+        self,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+        notice: str,
+        outcome: str | None,
+    ) -> None:
+        """Answer the callback query; with `outcome`, edit the request to show it (which
+        removes the buttons). Never raises."""
+        try:
+            if channel_meta.get("callback_query_id"):  # a typed yes/no has none
+                self.api.answer_callback_query(str(channel_meta["callback_query_id"]), notice)
+            if outcome is not None and destination.message_id is not None:
+                text = f"{channel_meta.get('request_text', '')}\n\n{outcome}".strip()
+                self.api.edit_message_text(destination.chat_id, destination.message_id, text)
+        except PlatformError as exc:
+            log.warning("telegram: could not settle an approval: %s", self._describe(exc))
 
     def setup(self) -> str:
         """See `channels.telegram.setup.set_up`."""

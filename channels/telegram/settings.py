@@ -42,6 +42,17 @@ class TelegramSettings(BaseSettings):
     )
     telegram_api_base_url: str = Field(default=DEFAULT_BASE_URL)
     telegram_mode: Literal["webhook", "polling"] = Field(default="webhook")
+    telegram_stream_replies: bool | None = Field(
+        default=None,
+        description="Draw replies as they are written (one message, edited); unset follows "
+        "STREAM_REPLIES.",
+    )
+    telegram_draft_every: float = Field(
+        default=1.0,
+        gt=0.0,
+        description="Seconds between two edits of a streamed draft in a private chat; groups "
+        "wait three times as long (Telegram: about 1 message/s per chat, 20/min per group).",
+    )
     public_url: str | None = Field(
         default=None, description="Public https base URL of the web server, for setWebhook."
     )

@@ -7,7 +7,7 @@ from channels.telegram.api import TelegramApi
 from channels.telegram.settings import TelegramSettings
 
 WEBHOOK_PATH = "/webhooks/telegram"
-ALLOWED_UPDATES = ["message"]
+ALLOWED_UPDATES = ["message", "callback_query"]
 
 
 def webhook_url(public_url: str) -> str:
@@ -17,7 +17,8 @@ def webhook_url(public_url: str) -> str:
 
 def set_up(api: TelegramApi, settings: TelegramSettings) -> str:
     """In webhook mode, point the bot at `PUBLIC_URL/webhooks/telegram` with the secret token
-    and `allowed_updates: ["message"]`; in polling mode, delete any webhook. Idempotent.
+    and `allowed_updates: ["message", "callback_query"]` (button presses); in polling mode,
+    delete any webhook. Idempotent.
     Returns a one-line report quoting Telegram's answer. Raises `ChannelNotConfiguredError`
     when PUBLIC_URL or TELEGRAM_WEBHOOK_SECRET is missing, or a `PlatformError`."""
     if settings.telegram_mode == "polling":

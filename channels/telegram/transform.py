@@ -1,8 +1,10 @@
 """Telegram updates to inbound actions.
 
-A text message, or a photo with a caption, from a person starts a turn (in a group, only when it
-mentions or replies to the bot).
-Everything else (edits, service messages, callback queries, bots, other update types) is
+A message from a person starts a turn (in a group, only when it mentions or replies to the bot):
+text, or any file (photo, document, voice, ...) with or without a caption, the files listed in
+the event's `attachments`; a location, contact, poll or dice is said in words. A press on an
+approval button becomes `agent.approval.given` (`channels.telegram.approvals`).
+Everything else (edits, service messages, other callback queries, bots, other update types) is
 ignored with a reason. Event ids are `telegram-<bot id>-<update_id>`: Telegram numbers updates
 per bot, so a redelivered update gets the same id and is deduplicated downstream.
 """
@@ -15,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from channels.base import Ignored, Inbound, Publish
+from channels.telegram.approvals import transform_callback
+from channels.telegram.attachments import attachments_of, describe_other
 from harness.events import MESSAGE_RECEIVED, Destination, Event, MessageReceived, Sender
 
 CHANNEL = "telegram"
@@ -64,6 +68,8 @@ def transform_update(
     message = update.get("message")
     if not isinstance(update_id, int):
         return Ignored("malformed update: no update_id")
+    if isinstance(update.get("callback_query"), Mapping):
+        return transform_callback(update_id, update["callback_query"], bot_id)
     if not isinstance(message, Mapping):
         kinds = [key for key in update if key != "update_id"]
         kind = kinds[0] if kinds else "empty"
@@ -91,7 +97,8 @@ def _message(
     text = _text(message)
     if not isinstance(text, str):
         return text
-    if not text:
+    attachments = attachments_of(message)
+    if not text and not attachments:
         return Ignored("empty message")
     in_group = chat.get("type") in _GROUP_TYPES
     if in_group and audience.group_trigger == "mention":
@@ -100,7 +107,7 @@ def _message(
             return Ignored(unaddressed)
     if "@" in text:
         text = _strip_mention(text, bot_username())
-    if not text:
+    if not text and not attachments:
         return Ignored("message has no text besides the mention")
     thread_id = message.get("message_thread_id") if message.get("is_topic_message") else None
     session_key = f"telegram-{chat_id}" + (f"-{thread_id}" if thread_id is not None else "")
@@ -123,7 +130,9 @@ def _message(
         channel_meta={
             **_meta(update_id, message, chat),
             "access": _access(chat, sender, chat_id, listed=listed, in_group=in_group),
+            "approvals": True,
         },
+        attachments=attachments,
     )
     date = message.get("date")
     timestamp = {"ts": date * 1000} if isinstance(date, int) and date > 0 else {}
@@ -140,14 +149,17 @@ def _text(message: Mapping[str, Any]) -> str | Ignored:
     """The message's text, or why there is none to act on."""
     if isinstance(message.get("text"), str):
         return str(message["text"]).strip()
-    if "photo" in message:
-        caption = message.get("caption")
-        if isinstance(caption, str) and caption.strip():
-            return caption.strip()
-        return Ignored("photo without a caption")
     service = sorted(_SERVICE_KEYS.intersection(message))
     if service:
         return Ignored(f"service message: {service[0]}")
+    caption = message.get("caption")
+    if isinstance(caption, str) and caption.strip():
+        return caption.strip()
+    if attachments_of(message):
+        return ""
+    described = describe_other(message)
+    if described is not None:
+        return described
     content = next((key for key in _CONTENT_KEYS if key in message), "unknown")
     return Ignored(f"unsupported message content: {content}")
 
@@ -208,6 +220,8 @@ def _meta(update_id: int, message: Mapping[str, Any], chat: Mapping[str, Any]) -
         meta["chat_title"] = chat["title"]
     if "photo" in message:
         meta["has_photo"] = True
+    if message.get("media_group_id"):
+        meta["media_group_id"] = str(message["media_group_id"])
     reply = message.get("reply_to_message")
     if isinstance(reply, Mapping) and "message_id" in reply and not message.get("is_topic_message"):
         meta["reply_to_message_id"] = reply["message_id"]

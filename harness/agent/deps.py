@@ -18,12 +18,15 @@ from harness.agent.delegation import (
     DelegateTaskTool,
 )
 from harness.agent.remember_tool import RememberTool
+from harness.agent.send_file import SendFileTool
 from harness.agent.session import SessionStore
 from harness.agent.workspace import default_shipped_skills, default_template, ensure_workspace
 from harness.llm.factory import build_fallback_provider, build_provider
 from harness.llm.provider import ModelProvider
 from harness.llm.types import ToolSpec
+from harness.mcp import McpToolbox
 from harness.settings import Settings, get_settings
+from harness.sidecar.tool_check import check_function_writes
 from harness.tools import ShellPolicy, default_registry, describe_sandbox
 from harness.tools.base import ToolRegistry
 
@@ -72,6 +75,10 @@ def build_deps(settings: Settings) -> AgentDeps:
     announce_policy(settings.dm_policy)
     tools = default_registry(settings.agent_allow_shell, private, policy)
     tools.register(RememberTool())
+    tools.attach(McpToolbox.from_workspace(workspace))  # servers start on first use
+    tools.register(SendFileTool())
+    if settings.sidecar_enabled:
+        check_function_writes(tools, settings)
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
         tools.register(delegation)
     subagent_tools = default_registry(allow_shell=False, allow_private_fetch=private)

@@ -10,8 +10,11 @@ import logging
 from typing import Any
 
 from harness.access import Admission, admit, asker_of, pairing_text
+from harness.agent.albums import gather_album
+from harness.agent.attachments import receive
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
+from harness.agent.drafting import live_turn
 from harness.agent.loop import run_agent_loop
 from harness.agent.turn import DurableTurn
 from harness.events import (
@@ -52,37 +55,53 @@ def handle_message(ctx: Context) -> dict[str, Any]:
     data = MessageReceived.from_event(ctx.event)
     if not _admitted(ctx, data, deps.settings.dm_policy):
         return {"reply": None, "iterations": 0, "served": False}
-    turn = DurableTurn(
-        ctx,
-        deps,
-        registry=deps.tools,
+    target = ReplyTarget(
         channel=data.channel,
+        destination=data.destination,
+        channel_meta=data.channel_meta,
         session_key=data.session_key,
-        reply=ReplyTarget(
-            channel=data.channel,
-            destination=data.destination,
-            channel_meta=data.channel_meta,
-            session_key=data.session_key,
-        ),
     )
-    turn.save_user_message(ctx.event)
-    iterations = 0
-    if deps.provider is None:
-        reply = NOT_CONFIGURED_REPLY
-    else:
-        outcome = run_agent_loop(
-            turn.load_history(data.message or "(empty message)"),
-            turn.tool_specs(),
-            think=turn.think,
-            act=turn.act,
-            steer=turn.steer,
-            record=turn.record,
-            compact=turn.compact,
-            max_iterations=deps.settings.agent_max_iterations,
+    data = gather_album(ctx, data)
+    received = receive(ctx, data, deps.settings, deps.workspace) if data.attachments else None
+    if received is not None and received.notice:
+        _send_reply(ctx, received.notice, target)  # what could not be used, said once
+    if received is not None and received.message is None:
+        return {"reply": received.notice, "iterations": 0}
+    first = received.message if received is not None else None
+    with live_turn(ctx, deps.settings, target) as live:
+        turn = DurableTurn(
+            ctx,
+            deps,
+            registry=deps.tools,
+            channel=data.channel,
+            session_key=data.session_key,
+            reply=target,
+            live=live,
         )
-        reply, iterations = outcome.text, outcome.iterations
+        reply, iterations = _answer(turn, data, first)
     _send_reply(ctx, reply, turn.reply)
     return {"reply": reply, "iterations": iterations}
+
+
+def _answer(
+    turn: DurableTurn, data: MessageReceived, first: Message | None
+) -> tuple[str, int]:
+    """The loop over the turn's callables: the reply text and the number of iterations.
+    `first` is the user's message with its attachments, when it had any."""
+    turn.save_user_message(turn.ctx.event, first)
+    if turn.deps.provider is None:
+        return NOT_CONFIGURED_REPLY, 0
+    outcome = run_agent_loop(
+        turn.load_history(first.text if first else data.message or "(empty message)"),
+        turn.tool_specs(),
+        think=turn.think,
+        act=turn.act,
+        steer=turn.steer,
+        record=turn.record,
+        compact=turn.compact,
+        max_iterations=turn.deps.settings.agent_max_iterations,
+    )
+    return outcome.text, outcome.iterations
 
 
 @function(id=SUBAGENT_FUNCTION, trigger=event(SUBAGENT_EVENT), retries=1)
@@ -106,6 +125,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         channel=reply.channel if reply else "subagent",
         session_key=None,
         reply=reply,
+        ask_in=data.ask_in,
     )
     if deps.provider is None:
         answer = NOT_CONFIGURED_REPLY

@@ -43,6 +43,7 @@ from harness.agent.distill import (
     save_state,
 )
 from harness.agent.memory_history import MemoryChangedError, MemoryHistory, text_sha
+from harness.agent.memory_scope import all_roots
 from harness.errors import ConfigurationError
 from harness.llm.errors import ModelCancelledError, TransientModelError
 from harness.llm.types import AssistantTurn, Message
@@ -192,13 +193,29 @@ def heartbeat(ctx: Context) -> dict[str, Any]:
     `reason`, and for a model call its `tokens` and `cost_usd`; `pruned` lists deleted logs.
     """
     deps = agent_deps()
+    force = ctx.event.name == DISTILL_EVENT and bool(ctx.event.data.get("force"))
+    # Which memories exist is decided once, so a replay distils the same ones.
+    roots = ctx.step.run("scopes", lambda: [str(r) for r in all_roots(deps.workspace)])
+    result = _heartbeat_one(ctx, deps, Path(roots[0]), "", force=force)
+    chats = {
+        Path(root).name: _heartbeat_one(ctx, deps, Path(root), f"{Path(root).name}/", force=force)
+        for root in roots[1:]
+    }
+    if chats:
+        result["chats"] = chats
+    return result
+
+
+def _heartbeat_one(
+    ctx: Context, deps: AgentDeps, workspace: Path, prefix: str, *, force: bool
+) -> dict[str, Any]:
+    """Distil one memory root (the workspace, or a chat's folder under per-chat memory); step
+    ids are prefixed with the chat's folder so each root has its own journal entries."""
     settings = deps.settings
     thresholds = thresholds_of(settings)
-    workspace = deps.workspace
-    force = ctx.event.name == DISTILL_EVENT and bool(ctx.event.data.get("force"))
 
     raw_plan = ctx.step.run(
-        "plan",
+        prefix + "plan",
         lambda: plan_distillation(
             workspace, _local_now(ctx, settings), thresholds, force=force
         ).model_dump(mode="json"),
@@ -209,9 +226,11 @@ def heartbeat(ctx: Context) -> dict[str, Any]:
         result["reason"] = "no model is configured"
     elif plan.due:
         request = render_request(plan.memory_text, plan.pending)
-        turn = AssistantTurn.model_validate(ctx.step.run("distill", _think, ctx, deps, request))
+        turn = AssistantTurn.model_validate(
+            ctx.step.run(prefix + "distill", _think, ctx, deps, request)
+        )
         applied = ctx.step.run(
-            "apply",
+            prefix + "apply",
             lambda: apply_distillation(
                 workspace,
                 plan,
@@ -230,9 +249,9 @@ def heartbeat(ctx: Context) -> dict[str, Any]:
             "model": turn.model,
         }
     else:
-        log.info("heartbeat skipped: %s", plan.reason)
+        log.info("heartbeat skipped for %s: %s", prefix.rstrip("/") or "shared memory", plan.reason)
     result["pruned"] = ctx.step.run(
-        "prune",
+        prefix + "prune",
         lambda: prune_logs(workspace, _local_now(ctx, settings), settings.memory_retention_days),
     )
     return result

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from harness.agent.image_pruning import prune_images
 from harness.agent.pruning import prune_tool_results
 from harness.agent.transcript import repair
 from harness.llm.errors import ContextOverflowError
@@ -51,8 +52,9 @@ def no_compaction(messages: list[Message], forced: bool) -> list[Message]:
 
 
 def default_transform(messages: list[Message]) -> list[Message]:
-    """What the model sees: a transcript repaired for the provider, old tool output pruned."""
-    return prune_tool_results(repair(messages))
+    """What the model sees: a transcript repaired for the provider, old tool output and old
+    images pruned."""
+    return prune_images(prune_tool_results(repair(messages)))
 
 
 @dataclass

@@ -3,8 +3,9 @@
 Progress is a courtesy to whoever watches a session (the terminal chat, `POST /api/chat`), not
 part of the run's durable record: it is published fire-and-forget on a pub/sub channel named
 from the key prefix and the session key, lost when nobody listens, and never allowed to
-break a run. A message carries a state and a detail (a tool's name), never tool arguments,
-model output or anything else that might hold a secret.
+break a run. A message carries a state and a detail (a tool's name), never tool arguments.
+A `writing` message also carries the answer text a think step has streamed so far (see
+`harness.agent.live_text`): the same text the person will read in the reply.
 
     report(runtime, "chat-1", run_id, RUNNING, "bash")
     with subscribe(runtime, "chat-1") as progress:
@@ -29,18 +30,24 @@ log = logging.getLogger(__name__)
 
 THINKING = "thinking"
 RUNNING = "running"
+WRITING = "writing"
 MAX_DETAIL_CHARS = 120
 
 
 class Progress(BaseModel):
-    """One progress message. `state` is `thinking` or `running` (then `detail` is the tool's
-    name); readers must accept states they do not know."""
+    """One progress message. `state` is `thinking`, `running` (then `detail` is the tool's
+    name) or `writing` (then `text` is everything think step `step` of the run has streamed so
+    far in its attempt `attempt`; a new step or attempt starts a new text). Readers must
+    accept states they do not know."""
 
     model_config = ConfigDict(frozen=True)
 
     run_id: str
     state: str
     detail: str = Field(default="", max_length=MAX_DETAIL_CHARS)
+    text: str = ""
+    step: int = 0
+    attempt: int = 0
 
     @property
     def label(self) -> str:
@@ -58,9 +65,17 @@ def report(runtime: Runtime, session_key: str, run_id: str, state: str, detail: 
     is logged (without the Redis error's text, which may name hosts) and the run goes on."""
     try:
         message = Progress(run_id=run_id, state=state, detail=detail[:MAX_DETAIL_CHARS])
+    except ValidationError:
+        return
+    publish(runtime, session_key, message)
+
+
+def publish(runtime: Runtime, session_key: str, message: Progress) -> None:
+    """Publish a ready-made progress message for the session. Must not raise, like `report`."""
+    try:
         runtime.broadcast.publish(channel_name(runtime, session_key), message.model_dump_json())
     except Exception as exc:
-        log.warning("progress of run %s not published: %s", run_id, type(exc).__name__)
+        log.warning("progress of run %s not published: %s", message.run_id, type(exc).__name__)
 
 
 def report_step(ctx: Context, session_key: str | None, state: str, detail: str = "") -> None:

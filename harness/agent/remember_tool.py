@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field, StringConstraints
@@ -50,10 +51,14 @@ class RememberTool(Tool[RememberParams]):
     def run(self, params: RememberParams, ctx: ToolContext) -> str:
         """Append the note; see the class docstring."""
         now = _now(ctx)
+        root = ctx.extras.get("memory_root", ctx.workspace)
+        assert isinstance(root, Path)
         try:
-            path = append_note(ctx.workspace, params.note, now)
+            path = append_note(root, params.note, now)
         except OSError as exc:
             raise ToolError(f"cannot write to memory: {exc.strerror or exc}") from exc
+        if root != ctx.workspace:
+            return "Noted in this conversation's memory"
         return f"Noted in {path.relative_to(ctx.workspace).as_posix()}"
 
 

@@ -10,7 +10,8 @@ Stable blocks, in order, each omitted when empty:
 6. `## Delegation`: when to use which `delegate_*` tool
 
 Then one volatile block: the current time (ISO 8601 with offset, and the zone name), the
-workspace path and the channel.
+workspace path and the channel, and the notes on the agent's own functions (load errors,
+failed runs) when there are any.
 
 Caching. The stable blocks depend only on the workspace files and the date, never on the time
 of day, so two calls on the same day give byte-identical stable blocks and the provider's
@@ -57,6 +58,8 @@ def build_system_prompt(
     now: datetime,
     tool_guidelines: str,
     tz_name: str,
+    memory_root: Path | None = None,
+    function_notes: str = "",
 ) -> list[SystemBlock]:
     """Return the system prompt: the non-empty stable blocks in order, then one volatile block.
 
@@ -64,18 +67,22 @@ def build_system_prompt(
     `Europe/Paris`), whose local date picks the memory logs. The workspace must already exist
     (see `ensure_workspace`); missing files just leave their section out. Raises ValueError
     for a naive `now` or an unknown `tz_name`, OSError for an unreadable workspace file.
+    `function_notes` (load errors and failed runs of the agent's functions) joins the volatile
+    block.
     """
     local = _localize(now, tz_name)
     stable = [
         _identity(workspace, agent_name),
         _section("About the User", _read(workspace / USER_FILE)),
-        _section("Memory", memory_context(workspace, local)),
+        _section("Memory", memory_context(memory_root or workspace, local)),
         _skills(workspace),
         tool_guidelines.strip(),
         DELEGATION_GUIDANCE,
     ]
     blocks = [SystemBlock(text=text) for text in stable if text]
     facts = _runtime_facts(workspace, channel, local, tz_name)
+    if function_notes:
+        facts = f"{facts}\n\n{function_notes}"
     blocks.append(SystemBlock(text=facts, volatile=True))
     return blocks
 

@@ -18,6 +18,8 @@ from zoneinfo import ZoneInfo
 from pydantic import ValidationError
 
 from harness.agent import progress
+from harness.agent.approval_gate import ask_first
+from harness.agent.attachments import receive, steering_message
 from harness.agent.compaction import (
     SUMMARY_PROMPT,
     apply_compaction,
@@ -34,16 +36,22 @@ from harness.agent.delegation import (
     parse_schedule,
 )
 from harness.agent.deps import AgentDeps
+from harness.agent.live_text import LiveText
 from harness.agent.memory import memory_context
 from harness.agent.memory_flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
+from harness.agent.memory_scope import memory_root
+from harness.agent.send_file import SEND_FILE, send_file
 from harness.agent.session import SessionLine
 from harness.agent.system_prompt import build_system_prompt
 from harness.errors import StepFailedError
 from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
 from harness.llm.errors import ContextOverflowError, ModelCancelledError, TransientModelError
-from harness.llm.provider import ModelProvider
+from harness.llm.images import with_image_data
+from harness.llm.provider import ModelProvider, TextSink
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolCall, ToolResult, ToolSpec
+from harness.runtime import Runtime
 from harness.runtime.steps import Context
+from harness.sidecar.status import agent_notes
 from harness.tools import TOOL_GUIDELINES
 from harness.tools.base import ToolContext, ToolRegistry
 from harness.tools.errors import ToolError
@@ -66,8 +74,13 @@ class DurableTurn:
         channel: str,
         session_key: str | None,
         reply: ReplyTarget | None,
+        live: LiveText | None = None,
+        ask_in: ReplyTarget | None = None,
     ) -> None:
         self.ctx = ctx
+        self.live = live
+        self._thinks = 0
+        self.ask_in = ask_in or reply  # where approvals are asked (a sub-agent: its parent's)
         self.deps = deps
         self.registry = registry
         self.channel = channel
@@ -75,6 +88,9 @@ class DurableTurn:
         self.reply = reply
         self._seq = 0
         self._system_chars = 0
+        self.memory_root = memory_root(
+            deps.workspace, deps.settings.agent_memory_scope, session_key
+        )
 
     # -- context ---------------------------------------------------------------------
     def now(self) -> datetime:
@@ -91,6 +107,8 @@ class DurableTurn:
             now=self.now(),
             tool_guidelines=TOOL_GUIDELINES,
             tz_name=settings.agent_timezone,
+            memory_root=self.memory_root,
+            function_notes=_function_notes(self.ctx.runtime),
         )
         if note:
             blocks[-1] = SystemBlock(text=f"{blocks[-1].text}\n\n{note}", volatile=True)
@@ -102,13 +120,14 @@ class DurableTurn:
         return self.deps.tool_specs(self.registry)
 
     # -- session ---------------------------------------------------------------------
-    def save_user_message(self, event: Event) -> None:
+    def save_user_message(self, event: Event, message: Message | None = None) -> None:
         """Write the message (`agent.message.received`) that started this run to the session,
-        once. Raises `InvalidEventDataError` for an event that is not such a message."""
+        once; `message`, when given, is what it became with its attachments. Raises
+        `InvalidEventDataError` for an event that is not such a message."""
         text = MessageReceived.from_event(event).message.strip()
-        if self.session_key and text:
+        if self.session_key and (text or message is not None):
             line = SessionLine(
-                message=Message.user(text), event_id=event.id, run_id=self.ctx.run_id
+                message=message or Message.user(text), event_id=event.id, run_id=self.ctx.run_id
             )
             self.deps.sessions.append_once(self.session_key, line, key=f"event:{event.id}")
 
@@ -167,7 +186,7 @@ class DurableTurn:
         spec = remember_spec(self.tool_specs())
         if spec is None:
             return
-        request = flush_request(old, memory_context(self.deps.workspace, self.now()))
+        request = flush_request(old, memory_context(self.memory_root, self.now()))
         try:
             raw = self.ctx.step.run("memory-flush", self._flush_once, request, spec)
         except StepFailedError as exc:
@@ -182,7 +201,9 @@ class DurableTurn:
     def _note(self, name: str, arguments: dict[str, Any]) -> bool:
         """Run a `remember` call of the silent turn (no progress report); True if it failed."""
         tool_ctx = ToolContext(
-            workspace=self.deps.workspace, cancel=self.ctx.cancelled, extras={"now": self.now}
+            workspace=self.deps.workspace,
+            cancel=self.ctx.cancelled,
+            extras={"now": self.now, "memory_root": self.memory_root},
         )
         outcome = self.registry.execute(name, arguments, tool_ctx)
         if outcome.is_error:
@@ -199,7 +220,9 @@ class DurableTurn:
     ) -> AssistantTurn:
         """One model call as a durable step. Transient errors are retried by the step (the
         fallback model takes over from the third attempt); an overflow is raised as
-        `ContextOverflowError` so the loop can compact and try again."""
+        `ContextOverflowError` so the loop can compact and try again. With `live`, the text is
+        passed on as it streams (not durable; a replay passes nothing on)."""
+        self._thinks += 1
         try:
             raw = self.ctx.step.run("think", self._think_once, list(messages), list(tools), note)
         except StepFailedError as exc:
@@ -212,18 +235,31 @@ class DurableTurn:
         self, messages: list[Message], tools: list[ToolSpec], note: str
     ) -> dict[str, Any]:
         progress.report_step(self.ctx, self.session_key, progress.THINKING)
-        return self._complete(self.system(note), messages, tools).model_dump(mode="json")
+        messages = with_image_data(messages, self.deps.workspace)
+        live = self.live
+        on_text = live.begin(self._thinks, self.ctx.attempt) if live is not None else None
+        try:
+            turn = self._complete(self.system(note), messages, tools, on_text)
+        finally:
+            if live is not None:
+                live.end()
+        return turn.model_dump(mode="json")
 
     def _complete(
         self,
         system: list[SystemBlock] | str,
         messages: Sequence[Message],
         tools: Sequence[ToolSpec],
+        on_text: TextSink | None = None,
     ) -> AssistantTurn:
         provider = self._provider()
         try:
             return provider.complete(
-                system=system, messages=messages, tools=tools, cancel=self.ctx.cancelled
+                system=system,
+                messages=messages,
+                tools=tools,
+                cancel=self.ctx.cancelled,
+                on_text=on_text,
             )
         except ModelCancelledError:
             self.ctx.check_stop()
@@ -237,19 +273,35 @@ class DurableTurn:
 
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:
-        """Run one tool call durably; every failure becomes an error result for the model."""
+        """Run one tool call durably, once a person approved it when the policy asks
+        (`approval_gate`); every failure or refusal becomes an error result for the model."""
+        refusal = ask_first(
+            self.ctx,
+            self.deps.settings,
+            call,
+            session_key=self.session_key,
+            reply=self.ask_in,
+            risky=self.registry.is_risky(call.name),
+        )
+        if refusal is not None:
+            return _error(call, refusal)
         if call.name in DELEGATION_TOOLS:
             return self._delegate(call)
+        if call.name == SEND_FILE:
+            max_bytes = self.deps.settings.media_max_bytes
+            return send_file(self.ctx, self.deps.workspace, self.reply, call, max_bytes)
         raw = self.ctx.step.run("tool", self._execute, call.name, call.arguments)
         return ToolResult(tool_call_id=call.id, content=raw["content"], is_error=raw["is_error"])
 
     def _execute(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         progress.report_step(self.ctx, self.session_key, progress.RUNNING, name)
+        if self.live is not None:
+            self.live.status(f"running {name}")
         tool_ctx = ToolContext(
             workspace=self.deps.workspace,
             cancel=self.ctx.cancelled,
             allow_shell=self.deps.settings.agent_allow_shell,
-            extras={"now": self.now},
+            extras={"now": self.now, "memory_root": self.memory_root},
         )
         outcome = self.registry.execute(name, arguments, tool_ctx)
         return {"content": outcome.content, "is_error": outcome.is_error}
@@ -263,8 +315,12 @@ class DurableTurn:
             return _error(call, f"invalid arguments for {call.name}: {exc.errors()[0]['msg']}")
         if call.name == "delegate_task":
             try:
+                task = SubagentTask(task=params.task, ask_in=self.ask_in)
                 result = self.ctx.step.invoke(
-                    "delegate", SUBAGENT_FUNCTION, {"task": params.task}, timeout=DELEGATE_TIMEOUT
+                    "delegate",
+                    SUBAGENT_FUNCTION,
+                    task.model_dump(mode="json", exclude_none=True),
+                    timeout=DELEGATE_TIMEOUT,
                 )
             except StepFailedError as exc:
                 return _error(call, f"the sub-agent failed: {exc.error}")
@@ -293,9 +349,24 @@ class DurableTurn:
     def steer(self) -> list[Message]:
         """Messages of this chat that arrived while the run was active (the loop records them)."""
         inbox = self.ctx.step.take_inbox()
-        texts = (MessageReceived.from_event(e).message.strip() for e in inbox)
-        return [Message.user(text) for text in texts if text]
+        settings, workspace = self.deps.settings, self.deps.workspace
+        messages = []
+        for data in (MessageReceived.from_event(e) for e in inbox):
+            if data.attachments:  # files sent mid-turn are fetched too, never dropped
+                messages.append(steering_message(receive(self.ctx, data, settings, workspace)))
+            elif data.message.strip():
+                messages.append(Message.user(data.message.strip()))
+        return messages
 
 
 def _error(call: ToolCall, text: str) -> ToolResult:
     return ToolResult(tool_call_id=call.id, content=text, is_error=True)
+
+
+def _function_notes(runtime: Runtime) -> str:
+    """Load errors and failed runs of the agent's functions; "" when Redis cannot say."""
+    try:
+        return agent_notes(runtime)
+    except Exception as exc:  # the notes are a courtesy: never fail a turn over them
+        log.debug("cannot read the sidecar's notes: %s", exc)
+        return ""

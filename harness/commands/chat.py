@@ -1,31 +1,33 @@
 """`harness chat`: an interactive terminal chat with the agent, through the whole fleet.
 
 Each line goes onto the bus like any channel's message and a worker answers it; while it
-works, a status line follows the run's progress ("thinking…", "running bash…"), and the
-reply is rendered as Markdown. `/new` starts a fresh session, `/exit` (or Ctrl-D, Ctrl-C)
-quits. `run_chat` holds the loop with its input and output injected, for tests and embedding.
+works, a status line follows the run's progress ("thinking…", "running bash…") and the answer
+appears as it is written (see `chat_display`). When a risky tool call waits for approval, the
+terminal shows it and asks (y: approve, s: allow for this session, anything else: deny).
+`/new` starts a fresh session, `/exit` (or Ctrl-D, Ctrl-C) quits. `run_chat` holds the loop
+with its input and output injected, for tests and embedding.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Annotated, TextIO
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
 
 from harness.agent.progress import Progress
 from harness.chat_client import (
     DEFAULT_TIMEOUT_S,
+    ApprovalAsked,
     ChatError,
     ChatReply,
     ChatSession,
     ChatTimeoutError,
     ChatUnavailableError,
 )
+from harness.commands.chat_display import ReplyDisplay
 from harness.errors import HarnessError
 
 PROMPT = "[bold green]you>[/bold green] "
@@ -46,7 +48,7 @@ def chat(
 
     console = Console()
     try:
-        chat_session = ChatSession(get_runtime(), session, timeout=timeout)
+        chat_session = ChatSession(get_runtime(), session, timeout=timeout, can_answer=True)
     except HarnessError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(code=2) from exc
@@ -76,7 +78,7 @@ def run_chat(chat: ChatSession, console: Console, stdin: TextIO | None = None) -
             console.print(HELP)
             continue
         try:
-            reply = _ask(chat, text, console)
+            _ask(chat, text, console, read_line)
         except KeyboardInterrupt:
             console.print("\n[dim]interrupted; the agent may still answer this session[/dim]")
             return 0
@@ -89,35 +91,47 @@ def run_chat(chat: ChatSession, console: Console, stdin: TextIO | None = None) -
         except HarnessError as exc:
             console.print(f"[red]error:[/red] {escape(str(exc))}")
             return 2
-        console.print(Markdown(reply.response))
         console.print()
 
 
-def _ask(chat: ChatSession, text: str, console: Console) -> ChatReply:
-    with chat.send(text) as exchange, _status_line(console) as show:
-        for update in exchange.updates():
+def _ask(
+    chat: ChatSession, text: str, console: Console, read_line: Callable[[], str]
+) -> ChatReply:
+    """Send `text`, showing progress and the answer as it is written, then the reply; a risky
+    tool call waiting for approval is asked in the terminal and the display goes on after."""
+    with chat.send(text) as exchange:
+        updates = exchange.updates()
+        while True:
+            asked = _follow(updates, console)
+            if isinstance(asked, ChatReply):
+                return asked
+            chat.answer(asked.approval_id, _approval_answer(asked, console, read_line))
+
+
+def _follow(updates: Iterator[object], console: Console) -> ChatReply | ApprovalAsked:
+    """Show progress and the answer as it is written until the reply or an approval request
+    (the live display stops for it)."""
+    with ReplyDisplay(console) as display:
+        for update in updates:
+            if isinstance(update, ApprovalAsked):
+                return update
             if isinstance(update, ChatReply):
+                display.finish(update.response)
                 return update
             if isinstance(update, Progress):
-                show(f"{update.label}…")
+                display.progress(update)
     raise ChatTimeoutError("the reply stream ended without a reply")
 
 
-@contextmanager
-def _status_line(console: Console) -> Iterator[Callable[[str], None]]:
-    """A live spinner on a terminal; elsewhere (a pipe, a log) one dim line per change."""
-    if console.is_terminal:
-        with console.status("waiting for the agent…") as status:
-            yield lambda label: status.update(escape(label))
-        return
-    shown: list[str] = []
-
-    def show(label: str) -> None:
-        if not shown or shown[-1] != label:
-            shown.append(label)
-            console.print(f"[dim]{escape(label)}[/dim]")
-
-    yield show
+def _approval_answer(asked: ApprovalAsked, console: Console, read_line: Callable[[], str]) -> str:
+    console.print(f"[bold yellow]The agent wants to run {escape(asked.tool)}:[/bold yellow]")
+    console.print(escape(asked.summary))
+    console.print("Approve? [bold]y[/bold]es / [bold]n[/bold]o / [bold]s[/bold]ession-wide")
+    try:
+        choice = read_line().strip().lower()
+    except EOFError:
+        choice = "n"
+    return {"y": "approve", "yes": "approve", "s": "session"}.get(choice, "deny")
 
 
 def _line_reader(console: Console, stdin: TextIO | None) -> Callable[[], str]:

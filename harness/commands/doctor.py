@@ -19,8 +19,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import typer
 
-from harness.commands.check import MARKS, Check
+from harness.commands.check import MARKS, Check, Status
 from harness.commands.doctor_remote import channel_checks, model_checks
+from harness.commands.mcp import mcp_checks
 from harness.errors import BusUnavailableError, ConfigurationError
 from harness.settings import Settings, get_settings
 
@@ -108,6 +109,41 @@ def check_workspace(settings: Settings) -> list[Check]:
     return checks
 
 
+def check_safety(settings: Settings) -> list[Check]:
+    """Who may talk to the bot (`DM_POLICY`) and what confines its shell (the sandbox mode in
+    force). An open bot, or a shell without a sandbox, is a warning; a shell that cannot run
+    because no sandbox works is a failure with the way out."""
+    from harness.access import describe_policy
+    from harness.agent.deps import shell_policy
+    from harness.tools import describe_sandbox, sandbox_mode
+
+    policy_status: Status = "warn" if settings.dm_policy == "open" else "ok"
+    checks = [
+        Check(
+            "access",
+            policy_status,
+            describe_policy(settings.dm_policy),
+            "set DM_POLICY=pairing (the default) so strangers must pair first",
+        )
+    ]
+    if not settings.agent_allow_shell:
+        checks.append(Check("sandbox", "ok", "the bash tool is off (AGENT_ALLOW_SHELL=false)"))
+        return checks
+    shell = shell_policy(settings)
+    mode = sandbox_mode(shell.sandbox)
+    statuses: dict[str, Status] = {"bwrap": "ok", "off": "warn", "unavailable": "fail"}
+    status = statuses[mode]
+    fix = (
+        "bubblewrap cannot run here: allow unprivileged user namespaces, or set "
+        "AGENT_SHELL_SANDBOX=off on purpose (commands then see the host), "
+        "or AGENT_ALLOW_SHELL=false"
+        if mode == "unavailable"
+        else "set AGENT_SHELL_SANDBOX=auto to confine commands to the workspace"
+    )
+    checks.append(Check("sandbox", status, describe_sandbox(shell), fix))
+    return checks
+
+
 def run_checks(offline: bool) -> list[Check]:
     """Every check, in the order printed. Reads the settings; never raises for a failed check."""
     settings = get_settings()
@@ -117,6 +153,8 @@ def run_checks(offline: bool) -> list[Check]:
         lambda: model_checks(settings, offline=offline),
         lambda: channel_checks(offline=offline),
         lambda: check_workspace(settings),
+        lambda: check_safety(settings),
+        lambda: mcp_checks(settings),
     ]
     return [check for step in steps for check in step()]
 

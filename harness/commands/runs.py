@@ -1,4 +1,5 @@
-"""`harness runs`: recent runs, one run's timeline (`runs show`), and `runs cancel`.
+"""`harness runs`: recent runs, one run's timeline (`runs show`), `runs cancel`, and
+`runs redeliver` for a reply that delivery gave up on (marked `undelivered` in the list).
 
 Run ids are printed in full, on a terminal (a table that never cuts the id column) and off
 one (plain aligned columns, for grep and awk). `show` and `cancel` take any unique prefix of
@@ -19,8 +20,13 @@ from rich.table import Table
 
 from harness.commands.run_views import RunView, StepView, run_view, step_views
 from harness.errors import RunNotFoundError
+from harness.observe.rerun import rerun
+from harness.observe.run_filters import RunFilter, find_runs
+from harness.observe.step_details import StepDetail, money, run_cost, step_detail
 from harness.runtime import Runtime, get_runtime
+from harness.runtime.durations import parse_duration
 from harness.runtime.ledger import RunRecord
+from harness.runtime.redelivery import redeliver
 
 runs_app = typer.Typer(help="Recent runs and their steps.", invoke_without_command=True)
 console = Console()
@@ -95,19 +101,28 @@ def _run_json(record: RunRecord) -> dict[str, Any]:
 def runs(
     ctx: typer.Context,
     limit: Annotated[int, typer.Option(help="How many runs.")] = 20,
+    function: Annotated[str, typer.Option(help="Only runs of this function.")] = "",
+    session: Annotated[str, typer.Option(help="Only runs of this chat session key.")] = "",
+    status: Annotated[str, typer.Option(help="Only runs in this status (failed, ...).")] = "",
+    since: Annotated[str, typer.Option(help="Only runs created within this (1h, 2d).")] = "",
     as_json: JsonOption = False,
 ) -> None:
     """List recent runs, newest first, with full ids."""
     if ctx.invoked_subcommand is not None:
         return
-    records = get_runtime().ledger.recent(limit)
+    rt = get_runtime()
+    since_ms = rt.now_ms() - int(parse_duration(since) * 1000) if since else 0
+    wanted = RunFilter(function=function, session=session, status=status, since_ms=since_ms)
+    records = find_runs(rt, wanted, limit)
+    undelivered = {reply.run_id for reply in rt.undelivered.all()}
     if as_json:
         typer.echo(json.dumps([_run_json(r) for r in records], indent=2))
         return
     views = [run_view(r) for r in records]
     rows = [
         [
-            v.id, v.function_id, v.status, str(v.attempt), local_time(v.created_ms),
+            v.id, v.function_id, v.status + (" undelivered" if v.id in undelivered else ""),
+            str(v.attempt), local_time(v.created_ms),
             duration(v.ended_ms - v.started_ms if v.ended_ms and v.started_ms else None),
             v.error.splitlines()[0][:60] if v.error else "",
         ]
@@ -135,7 +150,20 @@ def _header(run: RunView) -> list[str]:
     return lines
 
 
-def _step_rows(steps: Sequence[StepView]) -> list[list[str]]:
+def _journal_fields(entry: dict[str, Any]) -> dict[str, Any]:
+    """A journal entry without its full value (`v`, unredacted, for replay only)."""
+    return {k: v for k, v in entry.items() if k != "v"}
+
+
+def _tokens(detail: StepDetail | None) -> list[str]:
+    if detail is None or detail.usage is None:
+        return ["", ""]
+    u = detail.usage
+    text = f"{u.input_tokens}+{u.cache_read_tokens}c/{u.output_tokens}"
+    return [f"{u.model} {text}", money(u.cost_usd)]
+
+
+def _step_rows(steps: Sequence[StepView], details: dict[str, StepDetail]) -> list[list[str]]:
     return [
         [
             s.key,
@@ -144,6 +172,7 @@ def _step_rows(steps: Sequence[StepView]) -> list[list[str]]:
             str(s.attempts),
             duration(s.duration_ms),
             local_time(s.started_ms),
+            *_tokens(details.get(s.key)),
         ]
         for s in steps
     ]  # fmt: skip
@@ -161,18 +190,47 @@ def runs_show(
     if record is None:
         raise RunNotFoundError(f"run {full_id} has just expired")
     view = run_view(record)
-    steps = step_views(view, rt.ledger.journal(full_id))
+    journal = rt.ledger.journal(full_id)
+    steps = step_views(view, journal)
+    details = {key: step_detail(key, entry) for key, entry in journal.items()}
     if as_json:
-        journal = rt.ledger.journal(full_id)
-        ordered = [{"key": s.key, **journal.get(s.key, {"k": s.kind})} for s in steps]
+        extra = {k: d.model_dump(mode="json", exclude={"key"}) for k, d in details.items()}
+        ordered = [
+            {"key": s.key, **_journal_fields(journal.get(s.key, {"k": s.kind})),
+             "status": s.status, "attempts": s.attempts, **extra.get(s.key, {})}
+            for s in steps
+        ]  # fmt: skip
         typer.echo(json.dumps({"run": _run_json(record), "steps": ordered}, indent=2))
         return
     for line in _header(view):
         typer.echo(line)
+    tokens, cost = run_cost(list(details.values()))
+    if tokens:
+        typer.echo(f"tokens    {tokens}  cost {money(cost)}")
     if steps:
         typer.echo("")
-        header = ["step", "kind", "status", "attempts", "duration", "started"]
-        print_rows(header, _step_rows(steps), 1)
+        header = ["step", "kind", "status", "attempts", "duration", "started", "model", "cost"]
+        print_rows(header, _step_rows(steps, details), 1)
+    failed = [d for d in details.values() if d.error]
+    for detail in failed:
+        typer.echo(f"\n{detail.key} error: {detail.error}")
+
+
+@runs_app.command("rerun")
+def runs_rerun(
+    run_id: Annotated[str, typer.Argument(help="The run's id, or any unique prefix of it.")],
+    from_step: Annotated[
+        str, typer.Option("--from", help="Replay the journal up to this step (e.g. tool:0).")
+    ] = "",
+) -> None:
+    """Start a new run of the same function on the same event data; with --from, the steps
+    that ended before STEP are replayed from the old run's journal instead of run again."""
+    rt = get_runtime()
+    full_id = resolve_run_id(rt, run_id)
+    record = rt.ledger.run(full_id)
+    if record is None:
+        raise RunNotFoundError(f"run {full_id} has just expired")
+    typer.echo(f"started run {rerun(rt, record, from_step)}")
 
 
 @runs_app.command("cancel")
@@ -185,3 +243,18 @@ def runs_cancel(
     if not rt.ledger.request_cancel(full_id, "cancelled from the command line"):
         raise RunNotFoundError(f"run {full_id} is not live (it has already ended)")
     typer.echo(f"run {full_id} will stop at its next step")
+
+
+@runs_app.command("redeliver")
+def runs_redeliver(
+    run_id: Annotated[str, typer.Argument(help="The send-reply run that gave up, or a prefix.")],
+) -> None:
+    """Deliver again a reply that `send-reply` gave up on (listed as `failed undelivered`).
+    Chunks that were posted before are not posted twice."""
+    rt = get_runtime()
+    full_id = resolve_run_id(rt, run_id)
+    kept = [reply for reply in rt.undelivered.all() if reply.run_id == full_id]
+    if not kept:
+        raise RunNotFoundError(f"run {full_id} has no undelivered reply")
+    event_id = redeliver(rt, kept[0])
+    typer.echo(f"reply {kept[0].reply_id} published again as {event_id}")

@@ -2,7 +2,8 @@
 
 Requests always stream; the SDK never retries (`max_retries=0`), the caller's durable step
 does. The stable part of the system prompt ends with a `cache_control` breakpoint so that
-tools plus stable system text form a byte-identical, cacheable prefix from turn to turn.
+tools plus stable system text form a byte-identical, cacheable prefix from turn to turn; the
+conversation carries two more (see `mark_conversation`), three of the four allowed.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ from typing import Any
 
 import anthropic
 import httpx2
-from anthropic.types import Message as WireMessage
 from anthropic.types import (
+    ImageBlockParam,
     RawMessageStreamEvent,
     TextBlockParam,
     ToolParam,
     ToolResultBlockParam,
     ToolUseBlockParam,
 )
+from anthropic.types import Message as WireMessageModel
 
 from harness.llm.errors import (
     ContextOverflowError,
@@ -37,7 +39,7 @@ from harness.llm.errors import (
 from harness.llm.guard import check_base_url
 from harness.llm.memo import IdentityMemo
 from harness.llm.pricing import cost_usd
-from harness.llm.provider import SystemPrompt, system_blocks
+from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.streaming import StreamCancelled, events, parse_arguments
 from harness.llm.types import (
     AssistantTurn,
@@ -111,6 +113,7 @@ class AnthropicProvider:
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         cancel: threading.Event | None = None,
+        on_text: TextSink | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
         body = request_body(
@@ -126,13 +129,13 @@ class AnthropicProvider:
             # the whole history again on every call.
             return self._client.post(
                 "/v1/messages",
-                cast_to=WireMessage,
+                cast_to=WireMessageModel,
                 content=body,
                 stream=True,
                 stream_cls=anthropic.Stream[RawMessageStreamEvent],
             )
 
-        builder = _TurnBuilder(self._model)
+        builder = _TurnBuilder(self._model, on_text)
         try:
             for event in events(open_stream, cancel):
                 builder.feed(event)
@@ -178,37 +181,89 @@ def request_body(
     messages: Sequence[Message],
     tools: Sequence[ToolSpec],
 ) -> bytes:
-    """A streaming Messages API request as JSON. Each message is rendered once and remembered
-    (`_BLOCKS`), so sending a long history again costs a join, not a conversion."""
+    """A streaming Messages API request as JSON: the stable system blocks, the tools, and the
+    conversation with its cache breakpoints (`mark_conversation`) and the volatile system text
+    at its end (`append_volatile`). Each message is rendered once and remembered, so sending a
+    long history again costs a join, not a conversion."""
     head: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "stream": True}
-    if system:
-        head["system"] = convert_system(system)
+    stable = convert_system([b for b in system if not b.volatile])
+    if stable:
+        head["system"] = stable
     if tools:
         head["tools"] = convert_tools(tools)
+    wire = mark_conversation(list(_RENDERINGS.render(messages, model)))
+    append_volatile(wire, [b for b in system if b.volatile])
     rendered = _dumps(head)
-    return (rendered[:-1] + ',"messages":' + messages_json(messages, model) + "}").encode()
+    conversation = "[" + ",".join(m.json for m in wire) + "]"
+    return (rendered[:-1] + ',"messages":' + conversation + "}").encode()
 
 
 def messages_json(messages: Sequence[Message], model: str) -> str:
-    """Neutral messages on the wire, as a JSON array. Tool results become `tool_result` blocks
-    in a user message; consecutive messages that land on the same wire role are merged, with
-    tool results first, as the API requires; an empty tool result is sent as `(no output)`.
-    Reasoning blocks are kept only when they came from `model`.
+    """Neutral messages on the wire, as a JSON array, without cache breakpoints. Tool results
+    become `tool_result` blocks in a user message; consecutive messages that land on the same
+    wire role are merged, with tool results first, as the API requires; an empty tool result
+    is sent as `(no output)`. Reasoning blocks are kept only when they came from `model`.
 
     The wire messages of a recent call that began with the same message objects are reused
     for the part both calls share, so a growing conversation is rendered once."""
-    return "[" + ",".join(_RENDERINGS.render(messages, model)) + "]"
+    return "[" + ",".join(m.json for m in _RENDERINGS.render(messages, model)) + "]"
+
+
+class WireMessage:
+    """One message on the wire: its role, its blocks as (is a tool result, block JSON), and
+    its JSON. Shared between calls: change a copy (`with_last_block_cached`, `with_block`)."""
+
+    __slots__ = ("blocks", "json", "role")
+
+    def __init__(self, role: str, blocks: list[tuple[bool, str]]) -> None:
+        self.role = role
+        self.blocks = blocks
+        self.json = '{"role":"' + role + '","content":[' + ",".join(b for _, b in blocks) + "]}"
+
+    def with_last_block_cached(self) -> WireMessage:
+        """A copy whose last block carries a cache breakpoint."""
+        is_result, last = self.blocks[-1]
+        marked = last[:-1] + ',"cache_control":{"type":"ephemeral"}}'
+        return WireMessage(self.role, [*self.blocks[:-1], (is_result, marked)])
+
+    def with_block(self, block: dict[str, Any]) -> WireMessage:
+        """A copy with `block` added last."""
+        return WireMessage(self.role, [*self.blocks, (False, _dumps(block))])
+
+
+def mark_conversation(wire: list[WireMessage]) -> list[WireMessage]:
+    """Put cache breakpoints on the last block of the last user message (written to the
+    cache by this call) and of the user message before the previous assistant reply (the
+    point the previous call wrote), so each call reads the whole earlier conversation from
+    the cache, however many blocks the last turn added. Changes and returns `wire`."""
+    for position in (-3, -1):
+        if len(wire) < -position or wire[position].role != "user":
+            continue
+        if wire[position].blocks:
+            wire[position] = wire[position].with_last_block_cached()
+    return wire
+
+
+def append_volatile(wire: list[WireMessage], blocks: Sequence[SystemBlock]) -> None:
+    """Send the volatile system text (the time, budget notes) as a last text block of the
+    last user message, after every cache breakpoint: in `system` it would sit before the
+    conversation and change the cached prefix on every call. Changes `wire`."""
+    if not blocks or not wire or wire[-1].role != "user":
+        return
+    text = "\n\n".join(b.text for b in blocks)
+    block = {"type": "text", "text": f"<system-reminder>\n{text}\n</system-reminder>"}
+    wire[-1] = wire[-1].with_block(block)
 
 
 @dataclass
 class _Rendering:
     """The wire messages of one call: `starts[i]` is the index of the first neutral message
-    that wire message `wire[i]` holds."""
+    that `wire[i]` holds."""
 
     model: str
     messages: list[Message]
     starts: list[int]
-    wire: list[str]
+    wire: list[WireMessage]
 
 
 class _Renderings:
@@ -219,13 +274,15 @@ class _Renderings:
         self._items: OrderedDict[int, _Rendering] = OrderedDict()
         self._lock = threading.Lock()
 
-    def render(self, messages: Sequence[Message], model: str) -> list[str]:
+    def render(self, messages: Sequence[Message], model: str) -> list[WireMessage]:
+        """The wire messages of `messages`, reusing those of the last rendering of the same
+        conversation for the part the two share."""
         if not messages:
             return []
         with self._lock:
             last = self._items.get(id(messages[0]))
         starts: list[int] = []
-        wire: list[str] = []
+        wire: list[WireMessage] = []
         begin = 0
         if last is not None and last.model == model and last.messages[0] is messages[0]:
             same = 0
@@ -250,20 +307,16 @@ class _Renderings:
                 continue
             if role:
                 starts.append(first)
-                wire.append(_wire_message(role, blocks))
+                wire.append(WireMessage(role, blocks))
             role, blocks, first = this, content, i
         starts.append(first)
-        wire.append(_wire_message(role, blocks))
+        wire.append(WireMessage(role, blocks))
         with self._lock:
             self._items[id(messages[0])] = _Rendering(model, list(messages), starts, wire)
             self._items.move_to_end(id(messages[0]))
             if len(self._items) > self._size:
                 self._items.popitem(last=False)
         return wire
-
-
-def _wire_message(role: str, blocks: list[tuple[bool, str]]) -> str:
-    return '{"role":"' + role + '","content":[' + ",".join(b for _, b in blocks) + "]}"
 
 
 _RENDERINGS = _Renderings()
@@ -297,6 +350,15 @@ def _blocks(message: Message) -> tuple[tuple[bool, str], ...]:
         if result.is_error:
             param["is_error"] = True
         blocks.append((True, _dumps(param)))
+    for image in message.images:
+        if image.data:  # images come before the text that talks about them
+            source: dict[str, str] = {
+                "type": "base64",
+                "media_type": image.media_type,
+                "data": image.data,
+            }
+            block: ImageBlockParam = {"type": "image", "source": source}  # type: ignore[typeddict-item]
+            blocks.append((False, _dumps(block)))
     if message.text.strip():
         text: TextBlockParam = {"type": "text", "text": message.text}
         blocks.append((False, _dumps(text)))
@@ -314,7 +376,8 @@ _BLOCKS: IdentityMemo[Message, tuple[tuple[bool, str], ...]] = IdentityMemo(_blo
 class _TurnBuilder:
     """Assembles an `AssistantTurn` from raw stream events."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, on_text: TextSink | None = None) -> None:
+        self._on_text = on_text
         self._requested = model  # reasoning is echoed only to the model that was asked
         self._model = model
         self._blocks: dict[int, dict[str, Any]] = {}
@@ -332,7 +395,10 @@ class _TurnBuilder:
                 block["partial_json"] = ""
             self._blocks[event.index] = block
         elif event.type == "content_block_delta":
-            self._apply_delta(self._blocks.get(event.index), event.delta.model_dump())
+            delta = event.delta.model_dump()
+            self._apply_delta(self._blocks.get(event.index), delta)
+            if self._on_text is not None and delta.get("type") == "text_delta" and delta["text"]:
+                self._on_text(delta["text"])
         elif event.type == "message_delta":
             self._stop_reason = event.delta.stop_reason or self._stop_reason
             self._take_usage(event.usage.model_dump())

@@ -10,6 +10,7 @@ import harness.llm.anthropic as anthropic_provider
 import harness.llm.openai as openai_provider
 from harness.errors import ConfigurationError
 from harness.llm.provider import ModelProvider
+from harness.llm.token_field import MaxTokensField
 
 DEFAULT_MODELS = {
     "anthropic": anthropic_provider.DEFAULT_MODEL,
@@ -35,6 +36,8 @@ class ModelSettingsLike(Protocol):
     def openai_api_key(self) -> SecretStr | None: ...
     @property
     def openai_base_url(self) -> str | None: ...
+    @property
+    def openai_max_tokens_field(self) -> MaxTokensField | None: ...
     @property
     def fallback_llm_provider(self) -> str | None: ...
     @property
@@ -85,6 +88,7 @@ def _build(settings: ModelSettingsLike, name: str, model: str | None) -> ModelPr
             model=_text(model) or DEFAULT_MODELS[name],
             base_url=url,
             max_tokens=settings.agent_max_tokens,
+            max_tokens_field=settings.openai_max_tokens_field,
         )
     raise ConfigurationError(f"LLM_PROVIDER must be 'anthropic' or 'openai', not {name!r}")
 

@@ -18,6 +18,7 @@ import httpx2
 import openai
 from openai.types.chat import (
     ChatCompletionChunk,
+    ChatCompletionContentPartParam,
     ChatCompletionFunctionToolParam,
     ChatCompletionMessageParam,
     ChatCompletionMessageToolCallParam,
@@ -34,8 +35,9 @@ from harness.llm.errors import (
 )
 from harness.llm.guard import check_base_url
 from harness.llm.pricing import cost_usd
-from harness.llm.provider import SystemPrompt, system_blocks
+from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.streaming import StreamCancelled, events, parse_arguments
+from harness.llm.token_field import MaxTokensField, TokenField
 from harness.llm.types import (
     AssistantTurn,
     Message,
@@ -75,12 +77,14 @@ class OpenAIProvider:
         base_url: str | None = None,
         max_tokens: int = 8192,
         timeout: float = 600.0,
+        max_tokens_field: MaxTokensField | None = None,
     ) -> None:
         url = base_url or DEFAULT_BASE_URL
         check_base_url(url)
         self._model = model
         self._max_tokens = max_tokens
         self._secret = api_key
+        self._token_field = TokenField(url, max_tokens_field)
         self._client = openai.OpenAI(
             api_key=api_key or _NO_KEY, base_url=url, max_retries=0, timeout=timeout
         )
@@ -103,34 +107,69 @@ class OpenAIProvider:
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         cancel: threading.Event | None = None,
+        on_text: TextSink | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
-        wire_messages = convert_messages(system_blocks(system), messages)
+        blocks = system_blocks(system)
+        wire_messages = convert_messages([b for b in blocks if not b.volatile], messages)
+        append_volatile(wire_messages, [b for b in blocks if b.volatile])
         wire_tools = convert_tools(tools)
+
+        limit = max_tokens or self._max_tokens
+        sent = self._token_field.current()
+        try:
+            return self._stream(wire_messages, wire_tools, sent, limit, cancel, on_text).finish()
+        except openai.BadRequestError as exc:
+            # A server that does not know the token-limit field we sent: try the other once.
+            detail = f"{exc.message} {exc.body}"
+            if not self._token_field.fall_back(sent, detail, getattr(exc, "param", None)):
+                raise classify_error(exc, self._secret) from exc
+        try:
+            retry = self._token_field.current()
+            return self._stream(
+                wire_messages, wire_tools, retry, limit, cancel, on_text
+            ).finish()
+        except openai.BadRequestError as exc:
+            raise classify_error(exc, self._secret) from exc
+
+    def _stream(
+        self,
+        wire_messages: list[ChatCompletionMessageParam],
+        wire_tools: list[ChatCompletionFunctionToolParam],
+        field: MaxTokensField,
+        limit: int,
+        cancel: threading.Event | None,
+        on_text: TextSink | None = None,
+    ) -> _TurnBuilder:
+        """Read one streamed completion; lets `openai.BadRequestError` through for the
+        caller's field fallback and classifies every other failure."""
 
         def open_stream() -> openai.Stream[ChatCompletionChunk]:
             return self._client.chat.completions.create(
                 model=self._model,
                 messages=wire_messages,
                 tools=wire_tools or openai.omit,
-                max_completion_tokens=max_tokens or self._max_tokens,
+                max_completion_tokens=limit if field == "max_completion_tokens" else openai.omit,
+                max_tokens=limit if field == "max_tokens" else openai.omit,
                 stream=True,
                 stream_options={"include_usage": True},
             )
 
-        builder = _TurnBuilder(self._model)
+        builder = _TurnBuilder(self._model, on_text)
         try:
             for chunk in events(open_stream, cancel):
                 builder.feed(chunk)
         except StreamCancelled:
             raise ModelCancelledError(builder.partial(), provider=PROVIDER) from None
+        except openai.BadRequestError:
+            raise
         except (openai.APIError, httpx2.HTTPError) as exc:
             raise classify_error(exc, self._secret) from exc
         except ValueError as exc:  # a chunk that does not decode or validate
             raise TransientModelError(
                 f"openai sent a malformed stream: {exc}", provider=PROVIDER
             ) from exc
-        return builder.finish()
+        return builder
 
     def close(self) -> None:
         """Release the HTTP connections. Idempotent."""
@@ -157,7 +196,14 @@ def convert_messages(
     if system:
         wire.append({"role": "system", "content": "\n\n".join(b.text for b in system)})
     for message in messages:
-        if message.role == "user":
+        if message.role == "user" and any(image.data for image in message.images):
+            parts: list[ChatCompletionContentPartParam] = [{"type": "text", "text": message.text}]
+            for image in message.images:
+                if image.data:
+                    url = f"data:{image.media_type};base64,{image.data}"
+                    parts.append({"type": "image_url", "image_url": {"url": url}})
+            wire.append({"role": "user", "content": parts})
+        elif message.role == "user":
             wire.append({"role": "user", "content": message.text})
         elif message.role == "tool":
             for result in message.tool_results:
@@ -190,6 +236,15 @@ def convert_messages(
     return wire
 
 
+def append_volatile(wire: list[ChatCompletionMessageParam], blocks: Sequence[SystemBlock]) -> None:
+    """Send the volatile system text (the time, budget notes) after the conversation, in a
+    user message of its own, so that the system message and the whole history stay a
+    byte-stable prefix for automatic prefix caching. Mutates `wire`."""
+    if blocks:
+        text = "\n\n".join(b.text for b in blocks)
+        wire.append({"role": "user", "content": f"<system-reminder>\n{text}\n</system-reminder>"})
+
+
 @dataclass
 class _PendingCall:
     id: str = ""
@@ -203,8 +258,10 @@ class _TurnBuilder:
     id and name; its arguments arrive in pieces; the usage chunk has no choices."""
 
     model: str
+    on_text: TextSink | None = None
     text: list[str] = field(default_factory=list)
-    calls: dict[int, _PendingCall] = field(default_factory=dict)
+    calls: list[_PendingCall] = field(default_factory=list)
+    by_index: dict[int, _PendingCall] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
 
@@ -223,13 +280,33 @@ class _TurnBuilder:
                 continue
             if choice.delta.content:
                 self.text.append(choice.delta.content)
+                if self.on_text is not None:
+                    self.on_text(choice.delta.content)
             for piece in choice.delta.tool_calls or ():
-                call = self.calls.setdefault(piece.index, _PendingCall())
+                call = self._call_for(getattr(piece, "index", None), piece.id or "")
                 call.id = call.id or (piece.id or "")
                 if piece.function is not None:
                     call.name = call.name or (piece.function.name or "")
                     call.arguments += piece.function.arguments or ""
             self.finish_reason = choice.finish_reason or self.finish_reason
+
+    def _call_for(self, index: int | None, call_id: str) -> _PendingCall:
+        """The call a fragment belongs to, whatever the server's chunking: a known id wins,
+        a new id starts a call (llama.cpp sends parallel calls all at index 0), an id-less
+        fragment goes to its index, or without one (some servers omit it) to the last call."""
+        known = next((c for c in self.calls if call_id and c.id == call_id), None)
+        if known is not None:
+            return known
+        at_index = self.by_index.get(index) if index is not None else None
+        if at_index is not None and not (call_id and at_index.id):
+            return at_index
+        if not call_id and index is None and self.calls:
+            return self.calls[-1]
+        call = _PendingCall()
+        self.calls.append(call)
+        if index is not None:
+            self.by_index[index] = call
+        return call
 
     def finish(self) -> AssistantTurn:
         """The complete turn. Raises `TransientModelError` if no finish reason arrived or a
@@ -250,7 +327,7 @@ class _TurnBuilder:
 
     def _turn(self, stop: StopReason, *, strict: bool) -> AssistantTurn:
         calls: list[ToolCall] = []
-        for _, pending in sorted(self.calls.items()):
+        for pending in self.calls:
             arguments = parse_arguments(pending.arguments)
             if arguments is None and strict:
                 raise TransientModelError(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolSpec
 
 SystemPrompt = Sequence[SystemBlock] | str
+TextSink = Callable[[str], None]
+"""Receives each piece of answer text as it streams in, in order. Must not raise or block."""
 
 
 @runtime_checkable
@@ -37,8 +39,12 @@ class ModelProvider(Protocol):
         tools: Sequence[ToolSpec] = (),
         max_tokens: int | None = None,
         cancel: threading.Event | None = None,
+        on_text: TextSink | None = None,
     ) -> AssistantTurn:
         """Ask the model for its next turn.
+
+        `on_text`, when given, is called with each piece of the answer's text (not reasoning,
+        not tool arguments) as it arrives; the pieces joined are the turn's text.
 
         `system` is a plain string or stable blocks followed by volatile ones; `max_tokens`
         None means the provider's configured default. When `cancel` is set before or during

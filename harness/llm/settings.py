@@ -7,6 +7,8 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from harness.llm.token_field import MaxTokensField
+
 ProviderName = Literal["anthropic", "openai"]
 
 
@@ -29,6 +31,10 @@ class ModelSettings(BaseSettings):
     openai_api_key: SecretStr | None = Field(default=None)
     openai_base_url: str | None = Field(
         default=None, description="For OpenAI-compatible servers; must end in /v1."
+    )
+    openai_max_tokens_field: MaxTokensField | None = Field(
+        default=None,
+        description="max_completion_tokens or max_tokens; unset picks by OPENAI_BASE_URL.",
     )
     fallback_llm_provider: ProviderName | None = Field(
         default=None, description="Provider to use when the main one is down; unset disables it."

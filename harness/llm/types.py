@@ -69,6 +69,16 @@ class ReasoningBlock(_Frozen):
     block: dict[str, Any]
 
 
+class ImageRef(_Frozen):
+    """An image a person sent, in a user message. The session keeps `path` (relative to the
+    workspace) and `media_type` only; `data` (base64) is filled just before a model call and
+    never stored. Providers send an image only when `data` is set."""
+
+    path: str = Field(min_length=1)
+    media_type: str = "image/jpeg"
+    data: str = ""
+
+
 class Usage(_Frozen):
     """Tokens one call used.
 
@@ -86,7 +96,7 @@ class Usage(_Frozen):
 class Message(_Frozen):
     """One message of the conversation.
 
-    - `user`: `text` is required; no tool calls or results.
+    - `user`: `text` is required; no tool calls or results; optionally `images`.
     - `assistant`: `text`, `tool_calls` or both, plus any `reasoning` to send back.
     - `tool`: one or more `tool_results` answering the previous assistant message; no text.
 
@@ -98,6 +108,7 @@ class Message(_Frozen):
     tool_calls: tuple[ToolCall, ...] = ()
     tool_results: tuple[ToolResult, ...] = ()
     reasoning: tuple[ReasoningBlock, ...] = ()
+    images: tuple[ImageRef, ...] = ()
 
     @model_validator(mode="after")
     def _check_shape(self) -> Self:
@@ -111,6 +122,8 @@ class Message(_Frozen):
             raise ValueError("a tool message holds tool results only")
         if self.role != "assistant" and self.reasoning:
             raise ValueError("only assistant messages carry reasoning")
+        if self.role != "user" and self.images:
+            raise ValueError("only user messages carry images")
         return self
 
     @classmethod

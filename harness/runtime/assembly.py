@@ -42,6 +42,8 @@ def build_runtime(settings: Settings) -> Runtime:
         lease_ttl=settings.harness_lease_ttl,
         retry_backoff=settings.harness_retry_backoff,
         events_maxlen=settings.harness_events_maxlen,
+        retention_s=settings.run_retention_days * 86_400,
+        usage_retention_s=settings.usage_retention_days * 86_400,
     )
 
 

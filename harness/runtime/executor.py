@@ -18,6 +18,7 @@ from harness.events import (
     FunctionCancelled,
     FunctionFailed,
 )
+from harness.redaction import redact
 from harness.runtime.bus import publish
 from harness.runtime.functions import EventTrigger, Function, FunctionSpec
 from harness.runtime.instance import Runtime
@@ -25,6 +26,7 @@ from harness.runtime.journals import Journal
 from harness.runtime.kicker import Kick, kick_all
 from harness.runtime.leases import LeaseKeeper
 from harness.runtime.ledger import Claim
+from harness.runtime.log_context import enter_run
 from harness.runtime.steps import (
     Cancelled,
     Context,
@@ -33,6 +35,7 @@ from harness.runtime.steps import (
     Suspended,
     backoff_seconds,
 )
+from harness.runtime.usage_store import session_of
 
 log = logging.getLogger("harness.run")
 THROTTLE_MS = 250
@@ -79,6 +82,7 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
     )
     if claim.cancel:
         state.request_stop(cancel=claim.cancel)
+    enter_run(run_id, fn.spec.id, session_of(claim.event))
     with LeaseKeeper(state):
         return _execute(fn, state)
 
@@ -164,7 +168,7 @@ def _retry_or_fail(state: RunState, exc: Exception, function_id: str) -> str:
 
 
 def _fail(state: RunState, exc: BaseException, function_id: str) -> str:
-    error = f"{type(exc).__name__}: {exc}"[:2000]
+    error = redact(f"{type(exc).__name__}: {exc}")[:2000]
     log.error("run %s of %s failed: %s", state.run_id, function_id, error)
     if state.event.get("name") != FUNCTION_FAILED:  # a failing failure handler must not loop
         failed = FunctionFailed(

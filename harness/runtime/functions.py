@@ -10,7 +10,9 @@ from __future__ import annotations
 import fnmatch
 import threading
 import zoneinfo
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -100,6 +102,7 @@ class FunctionSpec(BaseModel, frozen=True):
     concurrency: tuple[Concurrency, ...] = ()
     catch_up: bool = False
     queue: str = DEFAULT_QUEUE
+    timeout: float | None = None
 
     def matches(self, event: dict[str, Any]) -> bool:
         """True when this function should run for the event (as a JSON-like dict)."""
@@ -182,6 +185,19 @@ class FunctionRegistry:
 
 
 REGISTRY = FunctionRegistry()
+_capture: ContextVar[FunctionRegistry | None] = ContextVar("function_capture", default=None)
+
+
+@contextmanager
+def capture_declarations(registry: FunctionRegistry) -> Iterator[FunctionRegistry]:
+    """Inside this block, `@function` declarations that name no registry go to `registry`
+    instead of the process-wide one (the sidecar loads workspace files this way, one file at a
+    time, to know which file declared what)."""
+    token = _capture.set(registry)
+    try:
+        yield registry
+    finally:
+        _capture.reset(token)
 
 
 def function(
@@ -193,9 +209,13 @@ def function(
     concurrency: Iterable[Concurrency] = (),
     catch_up: bool = False,
     queue: str = DEFAULT_QUEUE,
+    timeout: float | None = None,
     registry: FunctionRegistry | None = None,
 ) -> Callable[[Handler], Function]:
     """Declare a durable function. The handler receives a `Context` (event, step, run_id, ...).
+
+    `timeout` bounds each execution of the handler in seconds; the sidecar enforces it (and
+    applies `SIDECAR_RUN_TIMEOUT` when it is None), fleet workers do not.
 
     Raises `InvalidFunctionError` at declaration time for a bad id, trigger or setting, so
     mistakes surface when the module is imported, not when the first event arrives.
@@ -204,6 +224,8 @@ def function(
         raise InvalidFunctionError(f"function id {id!r} must be non-empty, without spaces or ':'")
     if retries < 0:
         raise InvalidFunctionError(f"retries must be >= 0 for function {id!r}")
+    if timeout is not None and not timeout > 0:
+        raise InvalidFunctionError(f"timeout must be > 0 seconds for function {id!r}")
     triggers = (trigger,) if isinstance(trigger, EventTrigger | CronTrigger) else tuple(trigger)
     if not triggers:
         raise InvalidFunctionError(f"function {id!r} needs at least one trigger")
@@ -221,9 +243,11 @@ def function(
         concurrency=concurrency,
         catch_up=catch_up,
         queue=queue,
+        timeout=timeout,
     )
 
     def decorate(handler: Handler) -> Function:
-        return (registry or REGISTRY).register(Function(spec=spec, handler=handler))
+        target = registry or _capture.get() or REGISTRY
+        return target.register(Function(spec=spec, handler=handler))
 
     return decorate

@@ -26,6 +26,8 @@ from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kicker
 from harness.runtime.ledger import Ledger
 from harness.runtime.triggers import TriggerTable
+from harness.runtime.undelivered import UndeliveredReplies
+from harness.runtime.usage_store import UsageStore
 
 
 @dataclass
@@ -44,14 +46,18 @@ class Runtime:
     events_maxlen: int = 10_000
     dedupe_ttl_s: int = 86_400
     retention_s: int = 7 * 86_400
+    usage_retention_s: int = 90 * 86_400
+    record_previews: bool = True
     clock: Callable[[], float] = time.time
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     aredis: AsyncRedis | None = None
     ledger: Ledger = field(init=False)
     triggers: TriggerTable = field(init=False)
     deliveries: DeliveryRecords = field(init=False)
+    undelivered: UndeliveredReplies = field(init=False)
     cursors: Cursors = field(init=False)
     broadcast: Broadcast = field(init=False)
+    usage: UsageStore = field(init=False)
     journals: JournalCache = field(init=False)
     stopping: threading.Event = field(init=False)
 
@@ -59,8 +65,10 @@ class Runtime:
         self.ledger = Ledger(self.redis, self.keys, self.aredis)
         self.triggers = TriggerTable(self.redis, self.keys, self.aredis)
         self.deliveries = DeliveryRecords(self.redis, self.keys)
+        self.undelivered = UndeliveredReplies(self.redis, self.keys)
         self.cursors = Cursors(self.redis, self.keys)
         self.broadcast = Broadcast(self.redis)
+        self.usage = UsageStore(self.redis, self.keys, self.usage_retention_s)
         self.journals = JournalCache()
         self.stopping = threading.Event()
 

@@ -60,6 +60,23 @@ class Keys:
         """Hash: fleet process id -> JSON of its role and queues."""
         return f"{self.prefix}:presence:info"
 
+    def function_source(self, source: str) -> str:
+        """Set: ids of the functions one source (e.g. the sidecar's files) registered."""
+        return f"{self.prefix}:functions:source:{source}"
+
+    @property
+    def function_origins(self) -> str:
+        """Hash: function id -> JSON origin (source, file) of functions registered by a source."""
+        return f"{self.prefix}:functions:origins"
+
+    def load_errors(self, source: str) -> str:
+        """String: JSON list of the load errors of a source's last registration."""
+        return f"{self.prefix}:functions:errors:{source}"
+
+    def function_failures(self, source: str) -> str:
+        """List: JSON records of the latest failed runs of a source's functions, newest first."""
+        return f"{self.prefix}:functions:failures:{source}"
+
     def run(self, run_id: str) -> str:
         """Hash: the run's ledger record."""
         return f"{self.prefix}:run:{run_id}"
@@ -97,6 +114,10 @@ class Keys:
     def reply_chunks(self, reply_id: str) -> str:
         """Hash: chunk index -> platform message id, for the chunks of one reply posted so far."""
         return f"{self.prefix}:reply:{reply_id}:chunks"
+
+    def undelivered(self) -> str:
+        """Hash: original reply id -> an undelivered reply (JSON), until it is redelivered."""
+        return f"{self.prefix}:undelivered"
 
     def listener_cursor(self, name: str) -> str:
         """String: where a listener (a polling channel) resumes, e.g. Telegram's update offset."""

@@ -18,18 +18,22 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from harness.errors import (
+    BusUnavailableError,
     NonDeterminismError,
     NonRetriableError,
     StepFailedError,
     StepResultError,
 )
 from harness.events import Event
-from harness.runtime import waiters
+from harness.redaction import redact
+from harness.runtime import log_context, waiters
 from harness.runtime.bus import publish
 from harness.runtime.durations import parse_duration
 from harness.runtime.expressions import resolve_path
 from harness.runtime.functions import INVOKE_EVENT, FunctionSpec
 from harness.runtime.instance import Runtime
+from harness.runtime.previews import step_preview, usage_of
+from harness.runtime.usage_store import session_of
 
 T = TypeVar("T")
 _MAX_ERROR_CHARS = 2000
@@ -99,7 +103,7 @@ def _retry_after(exc: BaseException) -> float:
 
 
 def _error_text(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:_MAX_ERROR_CHARS]
+    return redact(f"{type(exc).__name__}: {exc}")[:_MAX_ERROR_CHARS]
 
 
 def _to_ms(when: datetime | str | float) -> int:
@@ -194,6 +198,7 @@ class Step:
         failures = int(rec.get("n", 0)) if rec else 0
         self._boundary()
         self._s.attempt = failures
+        log_context.STEP.set(key)
         started = self._s.runtime.now_ms()
         try:
             value = fn(*args, **kwargs)
@@ -214,8 +219,23 @@ class Step:
                 key, "{" + stamps + ',"k":"run","final":true,"e":' + json.dumps(message) + "}"
             )
             raise StepResultError(message) from exc
-        self._commit(key, "{" + stamps + ',"k":"run","v":' + encoded + "}")
+        usage = usage_of(value)
+        extra = step_preview(args, kwargs, value, usage) if self._s.runtime.record_previews else ""
+        self._commit(key, "{" + stamps + ',"k":"run","v":' + encoded + extra + "}")
+        if usage is not None:
+            self._add_usage(usage)
         return json.loads(encoded)  # type: ignore[no-any-return]
+
+    def _add_usage(self, usage: dict[str, Any]) -> None:
+        """Count a model step's tokens in the day's totals; best effort (a lost count must
+        not fail a step that already happened)."""
+        s = self._s
+        try:
+            s.runtime.usage.add(
+                s.runtime.now_ms(), usage, session=session_of(s.event), function=s.spec.id
+            )
+        except BusUnavailableError as exc:
+            logging.getLogger(__name__).warning("run %s: usage not counted: %s", s.run_id, exc)
 
     def _stamps(self, started_ms: int) -> str:
         """`"s":<ms>,"t":<ms>`: when the step began and when it is being recorded, so
@@ -296,19 +316,28 @@ class Step:
         raise Suspended()
 
     def wait_for_event(
-        self, step_id: str, *, event: str, timeout: str | float, match: str | None = None
+        self,
+        step_id: str,
+        *,
+        event: str,
+        timeout: str | float,
+        match: str | None = None,
+        equals: str | None = None,
     ) -> Event | None:
         """Suspend until an event named `event` is published, or `timeout` passes (None).
 
         With `match="data.order_id"`, only an event whose `data.order_id` equals this run's
-        triggering event's `data.order_id` (as JSON) resumes it. Events published before this step
-        is first reached are not seen.
+        triggering event's `data.order_id` resumes it; with `equals` as well, only one whose
+        `data.order_id` equals `equals`. Values are compared as JSON. Events published before
+        this step is first reached are not seen.
         """
         key = self._key(step_id)
         rec = self._recorded(key, "wait")
         if rec is None:
             self._boundary()
             value = resolve_path(f"event.{match}", self._s.event) if match else None
+            if match and equals is not None:
+                value = equals
             wake = self._s.runtime.now_ms() + int(parse_duration(timeout) * 1000)
             out = self._suspend(
                 key, "wait", wake, status="waiting", wait_event=event,

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 BUILTIN_FUNCTION_MODULES: tuple[str, ...] = (
     "harness.agent.handlers",
     "harness.agent.heartbeat",
+    "harness.agent.approval_text",
     "channels.handlers",
 )
 

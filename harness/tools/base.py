@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -97,6 +97,12 @@ class Tool(ABC, Generic[P]):
     description: str
     parameters: type[P]
     timeout: float = 30.0
+    # Whether the tool acts on the world beyond the workspace; approval policies read it.
+    risky: bool = False
+
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON Schema given to the model; by default generated from `parameters`."""
+        return self.parameters.model_json_schema()
 
     def timeout_for(self, params: P) -> float:
         """Return the seconds the registry lets this call run; override when a parameter sets it."""
@@ -107,13 +113,35 @@ class Tool(ABC, Generic[P]):
         """Do the work and return text for the model. Must honour `ctx.cancel` if it can block."""
 
 
+class ToolSource(Protocol):
+    """Tools that come and go at run time (MCP servers). `tools` must not raise."""
+
+    def tools(self) -> list[Tool[Any]]:
+        """The tools available now."""
+        ...
+
+
 class ToolRegistry:
-    """The tools one agent may call, by name. Not thread-safe for `register`; `execute` is."""
+    """The tools one agent may call, by name. Not thread-safe for `register`; `execute` is.
+    Attached sources add their tools after the registered ones; a registered name wins."""
 
     def __init__(self, tools: list[Tool[Any]] | None = None) -> None:
         self._tools: dict[str, Tool[Any]] = {}
+        self._sources: list[ToolSource] = []
         for tool in tools or []:
             self.register(tool)
+
+    def attach(self, source: ToolSource) -> None:
+        """Offer `source`'s tools too, asked afresh at every `specs()` and `execute()`."""
+        self._sources.append(source)
+
+    def _all(self) -> dict[str, Tool[Any]]:
+        tools = dict(self._tools)
+        for source in self._sources:
+            for tool in source.tools():
+                if _NAME.match(tool.name):
+                    tools.setdefault(tool.name, tool)
+        return tools
 
     def register(self, tool: Tool[Any]) -> None:
         """Add `tool`. Raises ValueError if its name is taken or not `[A-Za-z0-9_-]{1,64}`."""
@@ -123,15 +151,31 @@ class ToolRegistry:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
 
+    def replace(self, tool: Tool[Any]) -> None:
+        """Put `tool` in place of the registered tool of the same name (to wrap it). Raises
+        KeyError when no tool has that name."""
+        if tool.name not in self._tools:
+            raise KeyError(tool.name)
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool[Any] | None:
+        """The tool called `name`, or None."""
+        return self._tools.get(name)
+
     def names(self) -> list[str]:
-        """Return the registered tool names in registration order."""
-        return list(self._tools)
+        """Return the tool names in registration order, then those of attached sources."""
+        return list(self._all())
+
+    def is_risky(self, name: str) -> bool:
+        """True when the tool called `name` declares itself `risky`; False for unknown names."""
+        tool = self._all().get(name) if self._sources else self._tools.get(name)
+        return bool(tool is not None and tool.risky)
 
     def specs(self) -> list[ToolSpec]:
         """Return every tool's declaration, its schema generated from its parameter model."""
         return [
-            ToolSpec(tool.name, tool.description, tool.parameters.model_json_schema())
-            for tool in self._tools.values()
+            ToolSpec(tool.name, tool.description, tool.json_schema())
+            for tool in self._all().values()
         ]
 
     def execute(
@@ -143,9 +187,10 @@ class ToolRegistry:
         cancellation each give an error outcome whose text tells the model what went wrong.
         `raw_arguments` is the model's arguments as a mapping or as a JSON text.
         """
-        tool = self._tools.get(name)
+        tools = self._all() if self._sources else self._tools
+        tool = tools.get(name)
         if tool is None:
-            available = ", ".join(self._tools) or "none"
+            available = ", ".join(tools) or "none"
             return ToolOutcome(f"unknown tool {name!r}; available tools: {available}", True)
         try:
             arguments = _parse_arguments(raw_arguments)

@@ -35,10 +35,11 @@ def resolve_in_workspace(workspace: Path, path: str | Path) -> Path:
             f"path {str(path)!r} resolves to {resolved}, which is outside the workspace {root}; "
             "only paths inside the workspace can be used"
         )
-    if is_hidden(root, resolved):
+    hidden = hidden_folder(root, resolved)
+    if hidden is not None:
         raise WorkspaceEscapeError(
-            f"path {str(path)!r} is inside {resolved.relative_to(root).parts[0]}/, which holds "
-            "private runtime state and cannot be used by tools"
+            f"path {str(path)!r} is inside {hidden}/, which is private (conversations, "
+            "runtime state) and cannot be used by tools"
         )
     try:
         info = resolved.stat()
@@ -56,9 +57,19 @@ def resolve_in_workspace(workspace: Path, path: str | Path) -> Path:
 
 def is_hidden(workspace: Path, path: Path) -> bool:
     """True if the resolved `path` is or lies under one of the resolved `workspace`'s hidden
-    folders (`sessions/`, `.harness/`), which no tool may see."""
+    folders (`sessions/`, `.harness/`, `memory/chats/`), which no tool may see."""
+    return hidden_folder(workspace, path) is not None
+
+
+def hidden_folder(workspace: Path, path: Path) -> str | None:
+    """The hidden folder (as listed in `HIDDEN_FOLDERS`) that the resolved `path` is or lies
+    under, or None."""
     relative = path.relative_to(workspace).parts if path.is_relative_to(workspace) else ()
-    return bool(relative) and relative[0] in HIDDEN_FOLDERS
+    for folder in HIDDEN_FOLDERS:
+        parts = tuple(folder.split("/"))
+        if relative[: len(parts)] == parts:
+            return folder
+    return None
 
 
 def display_path(workspace: Path, path: Path) -> str:

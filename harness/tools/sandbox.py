@@ -43,8 +43,9 @@ except ImportError:  # not installed (it is a Linux-only dependency)
 SandboxSetting = Literal["auto", "bwrap", "off"]
 SandboxMode = Literal["bwrap", "off", "unavailable"]
 
-HIDDEN_FOLDERS = ("sessions", ".harness")
-"""Top-level workspace folders no tool may see: chat transcripts and runtime state."""
+HIDDEN_FOLDERS = ("sessions", ".harness", "memory/chats")
+"""Workspace folders (relative, POSIX) no tool may see: chat transcripts, runtime state, and
+per-chat memories (`AGENT_MEMORY_SCOPE=per-chat`)."""
 HOME_FOLDER = ".home"
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _PASSED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
@@ -161,7 +162,7 @@ def sandboxed(
     binary = bwrap_binary()
     assert binary is not None  # sandbox_mode said bwrap
     for name in HIDDEN_FOLDERS:
-        (root / name).mkdir(exist_ok=True)
+        (root / name).mkdir(parents=True, exist_ok=True)
     argv = [binary, *bwrap_arguments(root, policy.network), "--", "bash", "-c", command]
     return SandboxedCommand(argv, env, root, limits)
 

@@ -17,6 +17,7 @@ from harness.access import announce_policy
 from harness.runtime import Runtime, get_runtime
 from harness.runtime.worker import BUILTIN_FUNCTION_MODULES
 from harness.settings import Settings, get_settings
+from harness.web import dashboard
 from harness.web.deps import WebContext
 from harness.web.registrar import FunctionRegistrar
 
@@ -41,6 +42,7 @@ def create_app(
     app.state.harness = WebContext(
         runtime_factory=runtime_factory, settings=settings or get_settings()
     )
+    app.state.body_timeout = app.state.harness.settings.web_body_timeout  # read by read_body
     app.include_router(health.router)
     app.include_router(events_api.router)
     for router in routers:
@@ -50,8 +52,8 @@ def create_app(
 
 def default_routers() -> list[APIRouter]:
     """The routers `serve` mounts besides health and events: the chat API and the channel
-    webhooks (`POST /webhooks/{channel}`)."""
-    return [chat_api.router, webhooks.router]
+    webhooks (`POST /webhooks/{channel}`), and `/dashboard`."""
+    return [chat_api.router, webhooks.router, dashboard.router]
 
 
 def serve(
@@ -60,7 +62,7 @@ def serve(
     *,
     workers: int = 1,
 ) -> None:
-    """Serve the app on 0.0.0.0:`settings.port` until interrupted. Blocks.
+    """Serve the app on `settings.host`:`settings.port` until interrupted. Blocks.
 
     At start it registers the built-in functions' triggers in the background (retrying while
     Redis is down), so that an event published before any worker is up is still routed to its
@@ -78,8 +80,11 @@ def serve(
     FunctionRegistrar(runtime_factory, BUILTIN_FUNCTION_MODULES).start()
     logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
     options: dict[str, Any] = {
-        "host": "0.0.0.0", "port": settings.port, "log_level": _UVICORN_LEVELS.get(level, level),
-    }  # fmt: skip
+        "host": settings.host,
+        "port": settings.port,
+        "timeout_keep_alive": 5,
+        "log_level": _UVICORN_LEVELS.get(level, level),
+    }
     if workers > 1:
         if runtime_factory is not get_runtime:
             raise ValueError("several web workers build their runtime from the process settings")

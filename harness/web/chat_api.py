@@ -4,20 +4,33 @@
     -> 200 text/event-stream, header X-Harness-Session: <session key>
        event: status   data: {"state": "thinking", "detail": ""}
        event: status   data: {"state": "running", "detail": "bash"}
+       event: delta    data: {"text": "The ans", "new": true, "step": 2, "attempt": 0}
+       event: delta    data: {"text": "wer is", "new": false, "step": 2, "attempt": 0}
        event: reply    data: {"response": "...", "run_id": "...", "session": "..."}
     or, instead of the reply, event: error  data: {"error": "timeout"|"failed"|"unavailable",
     "message": "...", "session": "..."}. Comment lines keep an idle connection open.
+       event: approval data: {"approval_id": "...", "tool": "bash", "summary": "$ make",
+                              "timeout": "30m"}   a risky tool call waits for a yes:
+
+    POST /api/chat/approvals/{approval_id}
+         {"session": "...", "decision": "approve" | "deny" | "session"}
+    -> 202 {"ok": true}; the first answer counts, and the stream goes on to the reply.
 
 The message is published before the response starts, so a refused body or an unreachable bus
 is a plain HTTP error (400/413/422/503), not an event in the stream.
+
+`delta` events (with STREAM_REPLIES on) carry the answer as it is written, in order: append
+`text` to what is shown, or, when `new` is true, replace what is shown with it (another think
+step, or a retried one). They are a preview: the `reply` event has the exact final text.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Generator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 import anyio.to_thread
@@ -26,9 +39,11 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.concurrency import run_in_threadpool
 
-from harness.agent.progress import Progress
+from harness.agent.live_text import TextDeltas
+from harness.agent.progress import WRITING, Progress
 from harness.chat_client import (
     DEFAULT_TIMEOUT_S,
+    ApprovalAsked,
     ChatError,
     ChatReply,
     ChatSession,
@@ -91,6 +106,22 @@ def chat_router(timeout: float = DEFAULT_TIMEOUT_S) -> APIRouter:
             },
         )
 
+    @router.post(
+        "/api/chat/approvals/{approval_id}",
+        dependencies=[Depends(require_api_key)],
+        status_code=status.HTTP_202_ACCEPTED,
+    )
+    async def post_approval(
+        approval_id: str,
+        request: Request,
+        context: Annotated[WebContext, Depends(web_context)],
+    ) -> dict[str, Any]:
+        """Answer an approval request announced by an `approval` event. 202 once handed to
+        the fleet (a second answer changes nothing); 400/422 bad body, 503 no bus."""
+        body = _approval_request(await read_body(request))
+        await run_in_threadpool(_answer, context.runtime_factory, approval_id, body)
+        return {"ok": True}
+
     return router
 
 
@@ -113,10 +144,45 @@ def _chat_request(body: bytes) -> ChatRequest:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, problems) from None
 
 
+class ApprovalAnswer(BaseModel):
+    """The body of `POST /api/chat/approvals/{approval_id}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session: str = Field(min_length=1, max_length=MAX_SESSION_CHARS)
+    decision: Literal["approve", "deny", "session"]
+
+
+def _approval_request(body: bytes) -> ApprovalAnswer:
+    try:
+        return ApprovalAnswer.model_validate_json(body)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, problems) from None
+
+
+def _answer(runtime_factory: Callable[[], Runtime], approval_id: str, body: ApprovalAnswer) -> None:
+    try:
+        chat = ChatSession(runtime_factory(), body.session, channel="api", sender=API_SENDER)
+        chat.answer(approval_id, body.decision)
+    except InvalidEventError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+    except BUS_ERRORS as exc:
+        raise bus_unavailable() from exc
+
+
 def _send(runtime_factory: Callable[[], Runtime], body: ChatRequest, timeout: float) -> Exchange:
     try:
         chat = ChatSession(
-            runtime_factory(), body.session, channel="api", sender=API_SENDER, timeout=timeout
+            runtime_factory(),
+            body.session,
+            channel="api",
+            sender=API_SENDER,
+            timeout=timeout,
+            can_answer=True,
         )
         return chat.send(body.message)
     except InvalidEventError as exc:
@@ -129,11 +195,19 @@ def _send(runtime_factory: Callable[[], Runtime], body: ChatRequest, timeout: fl
 def _events(exchange: Exchange) -> Generator[str, None, None]:
     """The SSE stream of one exchange; always ends with a `reply` or an `error` event."""
     session = exchange.session_key
+    deltas = TextDeltas()
     with exchange:
         try:
             for update in exchange.updates(heartbeat=KEEPALIVE_S):
-                if isinstance(update, Progress):
+                if isinstance(update, Progress) and update.state == WRITING:
+                    piece, new = deltas.piece(update)
+                    if piece or new:
+                        step = {"step": update.step, "attempt": update.attempt}
+                        yield _sse("delta", {"text": piece, "new": new, **step})
+                elif isinstance(update, Progress):
                     yield _sse("status", {"state": update.state, "detail": update.detail})
+                elif isinstance(update, ApprovalAsked):
+                    yield _sse("approval", dataclasses.asdict(update))
                 elif isinstance(update, ChatReply):
                     reply = {"response": update.response, "run_id": update.run_id}
                     yield _sse("reply", {**reply, "session": session})

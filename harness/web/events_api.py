@@ -7,9 +7,8 @@ the batch, and event ids make the resend idempotent.
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 from pydantic import BaseModel
@@ -20,6 +19,7 @@ from harness.runtime.bus import publish_async
 from harness.web.auth import require_api_key
 from harness.web.body import read_body
 from harness.web.deps import WebContext, web_context
+from harness.web.json_body import parse_json
 from harness.web.unavailable import BUS_ERRORS, bus_unavailable
 
 log = logging.getLogger(__name__)
@@ -73,16 +73,11 @@ async def post_events(
     )
 
 
-def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 def _events_from(body: bytes) -> list[Event]:
     """Parse and validate every event in the body before any is published."""
-    try:
-        raw: Any = json.loads(body, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"malformed JSON body: {exc}") from None
+    raw: Any = parse_json(body)
     if isinstance(raw, dict):
         return [_parse(raw, position=None)]
     if isinstance(raw, list) and 1 <= len(raw) <= MAX_BATCH:

@@ -17,13 +17,14 @@ platform redeliver it (Telegram holds back every later update until then).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request, status
+from starlette.concurrency import run_in_threadpool
 
+from channels.approvals import InteractiveChannel
 from channels.base import Channel, Ignored, Inbound, Publish, Respond
 from channels.errors import UnknownChannelError, WebhookRejected
 from channels.registry import get_channel
@@ -32,6 +33,7 @@ from harness.runtime import PublishResult
 from harness.runtime.bus import publish_async
 from harness.web.body import read_body
 from harness.web.deps import WebContext, web_context
+from harness.web.json_body import parse_json
 from harness.web.unavailable import BUS_ERRORS, bus_unavailable
 
 log = logging.getLogger(__name__)
@@ -59,12 +61,46 @@ async def receive_webhook(
     if isinstance(inbound, Respond):
         return inbound.body
     if isinstance(inbound, Ignored):
+        if inbound is _UNPROCESSABLE:  # `_transform` logged why, in one line
+            return {"ok": True, "ignored": inbound.reason}
         log.info("webhook %s ignored: %s", channel_name, inbound.reason)
         return {"ok": True, "ignored": inbound.reason}
     result = await _publish(context, channel_name, inbound)
     if result is None:
         return {"ok": True, "ignored": "the message could not be turned into a valid event"}
     return {"ok": True, "event_id": result.event_id, "duplicate": result.duplicate}
+
+
+@router.post("/webhooks/{channel_name}/interactions")
+async def receive_interaction(
+    channel_name: str,
+    request: Request,
+    context: Annotated[WebContext, Depends(web_context)],
+) -> dict[str, Any]:
+    """A platform's interactivity request (Slack's button presses): verified like the
+    channel's webhook, then handed to its `transform_interaction` (the body is platform
+    encoded, e.g. a form) and published. 404 for a channel without interactions."""
+    channel = _channel(channel_name)
+    if not isinstance(channel, InteractiveChannel):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{channel_name!r} has no interactions")
+    body = await read_body(request)
+    try:
+        channel.verify(request.headers, body)
+    except WebhookRejected as exc:
+        log.warning("interaction %s rejected: %s", channel_name, exc.reason)
+        raise HTTPException(exc.status, exc.reason) from None
+    inbound = await run_in_threadpool(channel.transform_interaction, body, request.headers)
+    if not isinstance(inbound, Publish):
+        reason = inbound.reason if isinstance(inbound, Ignored) else "nothing to publish"
+        log.info("interaction %s ignored: %s", channel_name, reason)
+        return {"ok": True, "ignored": reason}
+    result = await _publish(context, channel_name, inbound)
+    if result is None:
+        return {"ok": True, "ignored": "the interaction could not be turned into a valid event"}
+    return {"ok": True, "event_id": result.event_id, "duplicate": result.duplicate}
+
+
+_UNPROCESSABLE = Ignored("the payload could not be processed")
 
 
 def _channel(name: str) -> Channel:
@@ -80,10 +116,7 @@ def _channel(name: str) -> Channel:
 
 
 def _parse(body: bytes) -> Mapping[str, Any]:
-    try:
-        payload = json.loads(body)
-    except (ValueError, RecursionError):
-        raise HTTPException(status.HTTP_400_BAD_REQUEST, "malformed JSON body") from None
+    payload = parse_json(body)
     if not isinstance(payload, dict):
         raise HTTPException(status.HTTP_400_BAD_REQUEST, "the body must be a JSON object")
     return payload
@@ -92,9 +125,13 @@ def _parse(body: bytes) -> Mapping[str, Any]:
 def _transform(channel: Channel, payload: Mapping[str, Any], headers: Mapping[str, str]) -> Inbound:
     try:
         return channel.transform(payload, headers)
-    except Exception:  # a channel bug must not turn into redeliveries of the same payload
-        log.exception("webhook %s: the channel could not transform a payload", channel.name)
-        return Ignored("the payload could not be processed")
+    except Exception as exc:  # a badly typed payload (or a channel bug) must not be redelivered
+        log.warning(
+            "webhook %s: could not transform a payload: %s: %s",
+            channel.name, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "",
+        )  # fmt: skip
+        log.debug("webhook %s: transform traceback", channel.name, exc_info=True)
+        return _UNPROCESSABLE
 
 
 async def _publish(

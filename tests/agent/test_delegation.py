@@ -5,10 +5,21 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
+from harness.agent.deps import build_deps, set_agent_deps
 from harness.runtime.testing import drain
-from tests.agent.conftest import AgentRig
+from tests.agent.conftest import AgentRig, make_settings
 from tests.fakes.model_server import Reply
 from tests.runtime_fixtures import ManualClock
+
+
+@pytest.fixture
+def unguarded(agent: AgentRig) -> AgentRig:
+    """The rig with AGENT_APPROVAL=off: scheduled delegation asks first otherwise (see
+    tests/agent/test_approvals.py), and this rig's runs have nobody to ask."""
+    set_agent_deps(build_deps(make_settings(agent.workspace, agent.model, agent_approval="off")))
+    return agent
 
 
 def _tool_results(body: dict[str, Any]) -> list[str]:
@@ -47,7 +58,8 @@ def test_delegate_async_task_replies_to_the_user_by_itself(agent: AgentRig) -> N
     assert agent.replies() == ["I started the research.", "Tea is great."]
 
 
-def test_delegate_scheduled_task_runs_at_its_time(agent: AgentRig, clock: ManualClock) -> None:
+def test_delegate_scheduled_task_runs_at_its_time(unguarded: AgentRig, clock: ManualClock) -> None:
+    agent = unguarded
     start = datetime.fromtimestamp(clock.now, UTC) + timedelta(hours=1)
     agent.model.script(
         Reply.tool(
@@ -64,7 +76,10 @@ def test_delegate_scheduled_task_runs_at_its_time(agent: AgentRig, clock: Manual
     assert agent.replies() == ["I will remind you in an hour.", "Reminder: tea!"]
 
 
-def test_delegate_scheduled_task_in_the_past_is_an_error_for_the_model(agent: AgentRig) -> None:
+def test_delegate_scheduled_task_in_the_past_is_an_error_for_the_model(
+    unguarded: AgentRig,
+) -> None:
+    agent = unguarded
     agent.model.script(
         Reply.tool(
             "delegate_scheduled_task", {"task": "x", "scheduled_for": "2001-01-01T00:00:00+00:00"}

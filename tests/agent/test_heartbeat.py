@@ -278,3 +278,23 @@ def test_distillation_falls_back_to_the_second_model_like_the_agent(
     record = rig.runtime.ledger.run(result.run_ids[0])
     assert record is not None and record.result["status"] == "written"
     assert (rig.workspace / "MEMORY.md").read_text() == MEMORY + "- Porto\n"
+
+
+def test_heartbeat_distils_each_chat_memory_on_its_own(rig: AgentRig, clock: ManualClock) -> None:
+    # Given per-chat memory, where one chat wrote plenty of notes and the shared log is quiet
+    from harness.agent.memory_scope import memory_root
+
+    chat = memory_root(rig.workspace, "per-chat", "telegram-42")
+    chat.mkdir(parents=True)
+    (chat / "MEMORY.md").write_text("# Memory\n\n- Bo likes tea.\n")
+    for i in range(40):
+        append_note(chat, f"Note {i}: " + "Bo is moving to Porto in May. " * 4, _now(clock))
+    rig.model.script(Reply.answer("# Memory\n\n- Bo likes tea.\n- Bo moves to Porto in May.\n"))
+    # When the heartbeat runs
+    outcome = _distill(rig)
+    # Then only the chat's memory was distilled, with that chat's notes alone
+    assert outcome["status"] == "skipped", outcome
+    assert outcome["chats"][chat.name]["status"] == "written", outcome
+    assert "Porto" in (chat / "MEMORY.md").read_text()
+    assert "Porto" not in (rig.workspace / "MEMORY.md").read_text()
+    assert len(rig.model.requests) == 1 and "Bo likes tea" in _request_text(rig)

@@ -7,7 +7,7 @@ import logging
 import pytest
 import redis
 
-from harness.agent.progress import Progress, report, subscribe
+from harness.agent.progress import WRITING, Progress, report, subscribe
 from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.kicker import RecordingKicker
@@ -19,7 +19,8 @@ from tests.runtime_fixtures import ManualClock
 
 
 def _labels(messages: list[Progress]) -> list[str]:
-    return [m.label for m in messages]
+    """The status labels, leaving out the streamed text (`writing`, see test_live_text)."""
+    return [m.label for m in messages if m.state != WRITING]
 
 
 def test_progress_is_reported_when_the_agent_thinks_and_runs_a_tool(agent: AgentRig) -> None:

@@ -272,3 +272,77 @@ def slack_url_verification() -> dict[str, Any]:
         "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P",
         "type": "url_verification",
     }
+
+
+def tg_with(update_id: int, **content: Any) -> dict[str, Any]:
+    """A private message from Alice carrying `content` (a document, voice, sticker, ...) and
+    no text."""
+    message: dict[str, Any] = {
+        "message_id": 1400 + update_id % 100,
+        "from": dict(ALICE),
+        "chat": dict(PRIVATE_CHAT),
+        "date": 1441645800,
+        **content,
+    }
+    return {"update_id": update_id, "message": message}
+
+
+def tg_document(
+    update_id: int = 10020, name: str = "notes.txt", mime: str = "text/plain", size: int = 120
+) -> dict[str, Any]:
+    """A document without a caption."""
+    document = {"file_id": f"BQAD-{name}", "file_unique_id": "AgAD9", "file_name": name}
+    return tg_with(update_id, document={**document, "mime_type": mime, "file_size": size})
+
+
+def tg_voice(update_id: int = 10021) -> dict[str, Any]:
+    """A voice note."""
+    voice = {"file_id": "AwAD-voice", "file_unique_id": "AgAD8", "duration": 3}
+    return tg_with(update_id, voice={**voice, "mime_type": "audio/ogg", "file_size": 2048})
+
+
+def tg_sticker(update_id: int = 10022) -> dict[str, Any]:
+    """A sticker."""
+    sticker = {"file_id": "CAAC-sticker", "file_unique_id": "AgAD7", "emoji": "🙂"}
+    return tg_with(update_id, sticker={**sticker, "width": 512, "height": 512})
+
+
+def tg_location(update_id: int = 10023) -> dict[str, Any]:
+    """A shared location."""
+    return tg_with(update_id, location={"latitude": 51.5, "longitude": -0.12})
+
+
+def slack_file_share(
+    name: str = "receipt.png", mime: str = "image/png", url: str = "https://files.slack.com/x"
+) -> dict[str, Any]:
+    """A DM with a file and no text (`file_share`)."""
+    event = {
+        "type": "message",
+        "subtype": "file_share",
+        "channel": "D024BE91L",
+        "channel_type": "im",
+        "user": "U0USER",
+        "text": "",
+        "ts": "1355517524.000007",
+        "files": [
+            {
+                "id": "F0FILE",
+                "name": name,
+                "mimetype": mime,
+                "size": 68,
+                "url_private": url,
+                "url_private_download": url,
+            }
+        ],
+    }
+    return slack_callback(event, event_id="EvFILE")
+
+
+def tg_album_part(update_id: int, file_id: str, caption: str | None = None) -> dict[str, Any]:
+    """One photo of an album (media group 13), with a caption on the first part only."""
+    update = tg_photo(update_id, caption)
+    size = {"file_id": file_id, "file_unique_id": f"U{file_id}", "width": 640, "height": 480}
+    update["message"].update(
+        {"message_id": 1500 + update_id % 100, "media_group_id": "13", "photo": [size]}
+    )
+    return update

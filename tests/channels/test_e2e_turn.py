@@ -58,7 +58,11 @@ def fleet(
     store.grant(f"telegram:chat:{payloads.FORUM_CHAT['id']}", "forum", "test")
     store.grant("slack:user:U0USER", "Alice", "test")
     store.grant("slack:chat:C123ABC456", "#general", "test")
-    set_agent_deps(build_deps(make_settings(tmp_path / "workspace", model_server)))
+    # Replies are not streamed here, so what is posted does not depend on timing; drafts
+    # have their own tests (tests/channels/test_streamed_drafts.py).
+    set_agent_deps(
+        build_deps(make_settings(tmp_path / "workspace", model_server, stream_replies=False))
+    )
     channel_registry.reset()
     channel_registry.register("telegram", lambda: telegram)
     channel_registry.register("slack", lambda: slack)

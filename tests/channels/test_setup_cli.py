@@ -57,7 +57,7 @@ def test_setup_telegram_sets_the_webhook_and_prints_telegrams_answer(
     assert webhook is not None
     assert webhook["url"] == f"{PUBLIC_URL}/webhooks/telegram"
     assert webhook["secret_token"] == TELEGRAM_SECRET
-    assert webhook["allowed_updates"] == ["message"]
+    assert webhook["allowed_updates"] == ["message", "callback_query"]
 
 
 def test_setup_telegram_without_a_public_url_says_what_is_missing(

@@ -220,3 +220,14 @@ def test_display_name_is_looked_up_only_for_published_messages() -> None:
     transform(payloads.slack_app_mention(), display_name=names)
 
     assert names.calls == ["U0USER"]
+
+
+def test_file_share_without_text_is_published_with_the_file() -> None:
+    # Given a DM carrying only a file
+    inbound = transform(payloads.slack_file_share())
+    # Then it starts a turn with the file's private download URL as the attachment
+    assert isinstance(inbound, Publish), inbound
+    data = MessageReceived.model_validate(inbound.event.data)
+    (attachment,) = data.attachments
+    assert (attachment.kind, attachment.ref) == ("photo", "https://files.slack.com/x")
+    assert attachment.name == "receipt.png"

@@ -207,7 +207,7 @@ def test_setup_sets_the_webhook_with_secret_and_allowed_updates(
     assert telegram_api.webhook == {
         "url": f"{PUBLIC_URL}/webhooks/telegram",
         "secret_token": TELEGRAM_SECRET,
-        "allowed_updates": ["message"],
+        "allowed_updates": ["message", "callback_query"],
     }
     assert "Webhook was set" in report
     assert f"{PUBLIC_URL}/webhooks/telegram" in report

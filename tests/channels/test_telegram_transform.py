@@ -92,17 +92,16 @@ def test_photo_caption_starts_a_turn() -> None:
     ("update", "reason"),
     [
         (payloads.tg_edited(), "unsupported update type: edited_message"),
-        (payloads.tg_callback_query(), "unsupported update type: callback_query"),
+        (payloads.tg_callback_query(), "callback query that is not an approval answer"),
         (payloads.tg_from_bot(), "message from a bot"),
         (payloads.tg_new_members(), "service message: new_chat_members"),
-        (payloads.tg_photo(caption=None), "photo without a caption"),
         (
             {"update_id": 1, "message": {**payloads.tg_private_text()["message"], "text": "   "}},
             "empty message",
         ),
         ({"message": payloads.tg_private_text()["message"]}, "malformed update: no update_id"),
     ],
-    ids=["edited", "callback", "bot", "service", "photo-no-caption", "blank", "no-update-id"],
+    ids=["edited", "callback", "bot", "service", "blank", "no-update-id"],
 )
 def test_updates_that_start_no_turn_are_ignored_with_a_reason(
     update: dict[str, Any], reason: str
@@ -113,14 +112,33 @@ def test_updates_that_start_no_turn_are_ignored_with_a_reason(
     assert inbound.reason.startswith(reason), inbound.reason
 
 
-def test_sticker_is_ignored_as_unsupported_content() -> None:
-    update = payloads.tg_private_text()
-    del update["message"]["text"]
-    update["message"]["sticker"] = {"file_id": "CAAC", "emoji": "🙂"}
+def test_captionless_photo_is_published_with_its_largest_size() -> None:
+    # Given a photo without a caption; When it is transformed
+    data = published(transform(payloads.tg_photo(caption=None)))
+    # Then it starts a turn carrying the largest size as an attachment
+    assert data.message == ""
+    assert [(a.kind, a.ref) for a in data.attachments] == [("photo", "AgAD-large")]
 
-    inbound = transform(update)
 
-    assert inbound == Ignored("unsupported message content: sticker")
+@pytest.mark.parametrize(
+    ("update", "kind"),
+    [
+        (payloads.tg_document(), "document"),
+        (payloads.tg_voice(), "voice"),
+        (payloads.tg_sticker(), "sticker"),
+    ],
+    ids=["document", "voice", "sticker"],
+)
+def test_files_without_text_are_published_as_attachments(update: dict[str, Any], kind: str) -> None:
+    data = published(transform(update))
+
+    assert [a.kind for a in data.attachments] == [kind], data.attachments
+
+
+def test_location_is_said_in_words() -> None:
+    data = published(transform(payloads.tg_location()))
+
+    assert data.message == "(shared a location: 51.5, -0.12)"
 
 
 def test_duplicate_delivery_gives_the_same_event_id() -> None:

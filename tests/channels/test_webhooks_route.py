@@ -121,12 +121,11 @@ def test_webhook_telegram_message_is_published(
     ("update", "reason"),
     [
         (payloads.tg_edited(), "unsupported update type: edited_message"),
-        (payloads.tg_photo(caption=None), "photo without a caption"),
-        (payloads.tg_callback_query(), "unsupported update type: callback_query"),
+        (payloads.tg_callback_query(), "callback query that is not an approval answer"),
         (payloads.tg_from_bot(), "message from a bot"),
         (payloads.tg_new_members(), "service message: new_chat_members"),
     ],
-    ids=["edited", "photo-no-caption", "callback-query", "from-bot", "service"],
+    ids=["edited", "callback-query", "from-bot", "service"],
 )
 def test_webhook_telegram_update_without_a_turn_is_ignored(
     client: TestClient, runtime: Runtime, update: dict[str, Any], reason: str
@@ -394,3 +393,66 @@ def test_webhook_path_makes_no_platform_call_for_a_plain_message(
     # transforms and publishes.
     post_telegram(client, payloads.tg_private_text())
     assert telegram_api.calls == [], f"expected no Bot API call, got {telegram_api.calls}"
+
+
+# -- malformed input: a 4xx (or a 200 that publishes nothing) and one log line ---------------
+
+
+def test_webhook_slack_signature_with_non_ascii_text_is_401(
+    client: TestClient, runtime: Runtime
+) -> None:
+    # Given a Slack request whose signature header is not ASCII
+    body = json.dumps(payloads.slack_message_changed()).encode()
+    headers: dict[str, Any] = {
+        **slack_headers(body),
+        "X-Slack-Signature": "v0=\xe9".encode("latin-1"),
+    }
+    # When it is delivered
+    response = client.post("/webhooks/slack", content=body, headers=headers)
+    # Then it is refused like any bad signature, and nothing is published
+    assert response.status_code == 401, response.text
+    assert runtime.redis.xlen(runtime.keys.events) == 0
+
+
+def test_webhook_json_nested_too_deep_is_400_before_parsing(
+    client: TestClient, runtime: Runtime
+) -> None:
+    # Given a verified update with 300 levels of nesting (more than the bus can serialise)
+    update = payloads.tg_private_text()
+    nested = "[" * 300 + "]" * 300
+    body = json.dumps(update).encode()[:-1] + b', "extra": ' + nested.encode() + b"}"
+    # When it is delivered
+    response = client.post("/webhooks/telegram", content=body, headers=TELEGRAM_HEADERS)
+    # Then it is refused, and nothing is published
+    assert response.status_code == 400, response.text
+    assert "nested" in response.json()["detail"]
+    assert runtime.redis.xlen(runtime.keys.events) == 0
+
+
+def test_webhook_lone_surrogate_is_replaced_and_the_message_published(
+    client: TestClient, runtime: Runtime
+) -> None:
+    # Given a message whose text holds a lone UTF-16 surrogate, which JSON allows
+    body = json.dumps(payloads.tg_private_text(text="x\ud800y")).encode()
+    # When it is delivered
+    response = client.post("/webhooks/telegram", content=body, headers=TELEGRAM_HEADERS)
+    # Then it is published with U+FFFD in its place, so the turn can encode it
+    assert response.status_code == 200, response.text
+    (event,) = published(runtime)
+    assert event["data"]["message"].endswith("x\ufffdy"), event["data"]["message"]
+
+
+def test_webhook_badly_typed_payload_logs_one_line_and_no_error(
+    client: TestClient, runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a verified update whose fields have the wrong types
+    update = {"update_id": 8, "message": {"chat": [1], "from": {"id": 1}, "text": 5}}
+    # When it is delivered
+    with caplog.at_level("INFO", logger="harness.web.webhooks"):
+        response = post_telegram(client, update)
+    # Then it is answered without a redelivery, with one warning line and no traceback
+    assert response.status_code in (200, 400, 422), response.text
+    assert runtime.redis.xlen(runtime.keys.events) == 0
+    records = [r for r in caplog.records if r.name == "harness.web.webhooks"]
+    assert [r.levelname for r in records] == ["WARNING"], [r.getMessage() for r in records]
+    assert records[0].exc_info is None

@@ -125,3 +125,20 @@ def test_doctor_redacts_credentials_in_urls() -> None:
     shown = redact_url("redis://user:hunter2@redis.example:6380/0")
     # Then the credentials are replaced
     assert shown == "redis://***@redis.example:6380/0"
+
+
+def test_doctor_says_who_may_talk_and_which_sandbox_is_in_force(env: pytest.MonkeyPatch) -> None:
+    # Given the default policy and sandbox
+    # When doctor runs offline
+    default = CliRunner().invoke(app, ["doctor", "--offline"])
+    # Then it names the policy and the bash sandbox mode
+    assert "✔ access: DM_POLICY=pairing" in default.output
+    assert "sandbox: bash sandbox:" in default.output
+    # Given a bot open to everyone and a shell without a sandbox
+    env.setenv("DM_POLICY", "open")
+    env.setenv("AGENT_SHELL_SANDBOX", "off")
+    get_settings.cache_clear()
+    # When doctor runs again, Then both are warnings, said loudly
+    loud = CliRunner().invoke(app, ["doctor", "--offline"])
+    assert "! access: DM_POLICY=open: ANYONE" in loud.output
+    assert "! sandbox: bash sandbox: off" in loud.output

@@ -98,6 +98,11 @@ class FakeHttpServer(Generic[CallT]):
                     return self._failures.pop(index)
         return None
 
+    def recover(self) -> None:
+        """Drop every scripted failure not yet taken: the platform is healthy again."""
+        with self._lock:
+            self._failures.clear()
+
     def _queue_failures(self, count: int, failure: Failure) -> None:
         with self._lock:
             self._failures.extend([failure] * count)

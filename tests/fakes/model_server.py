@@ -12,6 +12,7 @@ with nothing scripted gets a 500 and is counted in `server.unscripted`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -29,8 +30,10 @@ from tests.fakes.model_wire import (
     error_body,
     openai_events,
     openai_json,
+    recorded_events,
     request_problem,
 )
+from tests.fakes.prompt_cache import PromptCache
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,10 @@ class Reply:
 
     `delay` stalls the answer after its first streamed event (or before a JSON body) for that
     many seconds, or until the server stops. `chunk` is how many characters of text or tool
-    arguments go in one streamed delta. `truncated` ends the turn as cut off by max_tokens;
-    `disconnect` drops the connection after three streamed events. `thinking` (Anthropic
+    arguments go in one streamed delta. `pace` waits that many seconds after every streamed
+    event, like a model that writes slowly. `truncated` ends the turn as cut off by max_tokens;
+    `disconnect` drops the connection after three streamed events (`cut_after`: after that
+    many). `thinking` (Anthropic
     only) adds a signed thinking block before the content, which the server then expects
     back, unchanged, at the start of the assistant message in the next request.
     """
@@ -65,13 +70,22 @@ class Reply:
     overflow: bool = False
     mid_stream: bool = False
     disconnect: bool = False
+    cut_after: int = 0
     retry_after: float | None = None
     delay: float = 0.0
+    pace: float = 0.0
     chunk: int = 7
     input_tokens: int = 100
     output_tokens: int = 20
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    frames: tuple[dict[str, Any], ...] | None = None
+
+    @classmethod
+    def recorded(cls, *frames: dict[str, Any]) -> Reply:
+        """OpenAI only: stream these chunk bodies verbatim, then `data: [DONE]` (for the
+        shapes local servers send, see `tests.fakes.compat_chunks`)."""
+        return cls(frames=frames)
 
     @classmethod
     def answer(cls, text: str, **options: Any) -> Reply:
@@ -114,13 +128,25 @@ class RecordedRequest:
 class ModelServer:
     """The server. Use as a context manager or call `start()` / `stop()`. Thread-safe."""
 
-    def __init__(self, api_key: str = "test-key") -> None:
+    def __init__(
+        self,
+        api_key: str = "test-key",
+        *,
+        unknown_fields: frozenset[str] = frozenset(),
+        prompt_cache: bool = False,
+    ) -> None:
         self.api_key = api_key
+        # With a prompt cache, replies report input and cache tokens computed from the
+        # request, as the real services do, instead of their scripted counts.
+        self.prompt_cache = PromptCache() if prompt_cache else None
+        # Request fields this server answers 400 to, as a strict local server does.
+        self.unknown_fields = unknown_fields
         self._lock = threading.Condition()
         self._replies: deque[Reply] = deque()
         self._requests: list[RecordedRequest] = []
         self._stalled = 0
         self.rejections: list[str] = []
+        self.transcript = "Remind me to buy milk on the way home."
         self.unscripted = 0
         self.busy_seconds = 0.0
         self.stopping = threading.Event()
@@ -249,6 +275,9 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.model_server
         api = {"/v1/messages": "anthropic", "/v1/chat/completions": "openai"}.get(self.path)
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/v1/audio/transcriptions":
+            self._transcribe(fake, raw)
+            return
         if api is None:
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
@@ -261,7 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not _authorized(api, headers, fake.api_key):
             self._send_json(401, error_body(api, 401, None, None, None))
             return
-        problem = request_problem(api, body, headers, fake)
+        problem = request_problem(api, body, headers, fake) or _unknown_field(body, fake)
         if problem is not None:
             fake.reject(problem)
             self._send_json(400, error_body(api, 400, problem, None, None))
@@ -274,15 +303,40 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200 and not reply.mid_stream:
             self._send_error_reply(api, reply)
             return
+        if fake.prompt_cache is not None:
+            usage = fake.prompt_cache.usage(api, body)
+            reply = dataclasses.replace(
+                reply,
+                input_tokens=usage.input_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+            )
         model = str(body.get("model", ""))
         render = anthropic_events if api == "anthropic" else openai_events
-        if body.get("stream"):
+        if reply.frames is not None:
+            self._stream(recorded_events(reply.frames), reply)
+        elif body.get("stream"):
             self._stream(render(reply, model, body, fake), reply)
         else:
             if reply.delay:
                 fake.stall(reply.delay)
             result = anthropic_json if api == "anthropic" else openai_json
             self._send_json(200, result(reply, model, fake))
+
+    def _transcribe(self, fake: ModelServer, raw: bytes) -> None:
+        """OpenAI's transcription endpoint: multipart with `file` and `model`; answers
+        `{"text": fake.transcript}`."""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        fake.record(RecordedRequest("transcription", self.path, headers, raw, None))
+        if not _authorized("openai", headers, fake.api_key):
+            self._send_json(401, error_body("openai", 401, None, None, None))
+            return
+        if b'name="file"' not in raw or b'name="model"' not in raw:
+            self._send_json(
+                400, error_body("openai", 400, "file and model are required", None, None)
+            )
+            return
+        self._send_json(200, {"text": fake.transcript})
 
     def _send_error_reply(self, api: str, reply: Reply) -> None:
         headers = {}
@@ -318,10 +372,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         for i, frame in enumerate(frames):
-            if (reply.disconnect and i == 3) or not self._write(frame):
+            cut = 3 if reply.disconnect else reply.cut_after
+            if (cut and i == cut) or not self._write(frame):
                 return
             if i == 0 and reply.delay:
                 self.server.model_server.stall(reply.delay)
+            if reply.pace:
+                self.server.model_server.stopping.wait(reply.pace)
 
     def _write(self, data: bytes) -> bool:
         try:
@@ -337,3 +394,9 @@ def _authorized(api: str, headers: dict[str, str], key: str) -> bool:
     if api == "anthropic" and headers.get("x-api-key") == key:
         return True
     return headers.get("authorization") == f"Bearer {key}"
+
+
+def _unknown_field(body: Any, fake: ModelServer) -> str | None:
+    for name in sorted(fake.unknown_fields & set(body)):
+        return f"Unrecognized request argument supplied: {name}"
+    return None

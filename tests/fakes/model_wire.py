@@ -5,6 +5,7 @@ conversations they reject as malformed, as strictly as the real services do.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tests.fakes.model_server import ModelServer, Reply
 
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _ANTHROPIC_ERRORS = {
     400: ("invalid_request_error", "invalid request"),
@@ -279,6 +281,13 @@ def openai_events(
     yield b"data: [DONE]\n\n"
 
 
+def recorded_events(frames: tuple[dict[str, Any], ...]) -> Iterator[bytes]:
+    """Recorded chat completion chunks, verbatim, then `data: [DONE]`."""
+    for frame in frames:
+        yield _data(frame)
+    yield b"data: [DONE]\n\n"
+
+
 # -- conversation checks, as strict as the real services --------------------------------
 
 
@@ -329,6 +338,20 @@ def _anthropic_problem(body: dict[str, Any], fake: ModelServer) -> str | None:
     return _anthropic_turns_problem(roles, contents, body["model"], fake)
 
 
+def _image_problem(block: dict[str, Any], role: str) -> str | None:
+    """What the Messages API would say about an image block, or None."""
+    source = block.get("source") or {}
+    if role != "user":
+        return "image blocks are only allowed in user turns"
+    if source.get("type") != "base64" or source.get("media_type") not in IMAGE_TYPES:
+        return "image source must be base64 with media_type image/jpeg, png, gif or webp"
+    try:
+        base64.b64decode(str(source.get("data", "")), validate=True)
+    except ValueError:
+        return "image source data is not valid base64"
+    return None
+
+
 def _anthropic_turns_problem(
     roles: list[str], contents: list[list[dict[str, Any]]], model: str, fake: ModelServer
 ) -> str | None:
@@ -339,6 +362,10 @@ def _anthropic_turns_problem(
             kind = block.get("type")
             if kind == "text" and not str(block.get("text", "")).strip():
                 return f"messages.{i}.content.{j}.text: text content blocks must be non-empty"
+            if kind == "image":
+                problem = _image_problem(block, role)
+                if problem is not None:
+                    return f"messages.{i}.content.{j}: {problem}"
             if (kind, role) in (("tool_use", "user"), ("tool_result", "assistant")):
                 return f"messages.{i}.content.{j}: {kind} blocks are not allowed in {role} turns"
             if kind == "thinking" and block.get("signature") != fake.sign(

@@ -5,7 +5,9 @@
 `{"ok": false, "error": "..."}`. It checks what Slack checks and our code could get wrong:
 the token (a `token` inside a JSON body is ignored), `msg_too_long` over 40,000 characters,
 `no_text`, `already_reacted`, `no_reaction`, unknown users. Rate limits are HTTP 429 with
-`Retry-After` in whole seconds. Every call is recorded; `fail_next` scripts failures.
+`Retry-After` in whole seconds; `chat.update` changes a posted message in place and is
+limited to one call per `update_every` seconds for the workspace (Tier 3). Every call is
+recorded; `fail_next` scripts failures.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ class _State:
     reactions: set[tuple[str, str, str]] = field(default_factory=set)
     users: dict[str, dict[str, Any]] = field(default_factory=dict)
     next_ts: int = 0
+    files: dict[str, bytes] = field(default_factory=dict)
+    pending_uploads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    uploads: list[dict[str, Any]] = field(default_factory=list)
 
 
 class FakeSlackApi(FakeHttpServer[Call]):
@@ -48,6 +53,9 @@ class FakeSlackApi(FakeHttpServer[Call]):
     def __init__(self, token: str = DEFAULT_TOKEN) -> None:
         super().__init__()
         self.token = token
+        self.update_every = 1.2
+        self.rate_limited = 0
+        self._last_update = -1e9
         self._state = _State()
         self.add_user("U0USER", name="ada", display_name="Ada", real_name="Ada Lovelace")
 
@@ -95,9 +103,26 @@ class FakeSlackApi(FakeHttpServer[Call]):
 
     # request handling -------------------------------------------------------------------
 
+    def add_file(self, name: str, content: bytes) -> str:
+        """Serve `content` as a shared file; returns its `url_private_download`, which answers
+        only with the bot token (without it, a web page, as Slack does)."""
+        with self._lock:
+            self._state.files[name] = content
+        return f"{self._origin}/files/{name}"
+
+    @property
+    def uploads(self) -> list[dict[str, Any]]:
+        """Files shared with files.completeUploadExternal: id, name, content, channel_id,
+        thread_ts, initial_comment."""
+        with self._lock:
+            return list(self._state.uploads)
+
     def respond(self, request: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-        """Answer one HTTP request to `/api/<method>`."""
+        """Answer one HTTP request to `/api/<method>`, a file download at `/files/<name>` or
+        an upload to a URL from files.getUploadURLExternal."""
         path = urlsplit(request.path).path
+        if path.startswith(("/files/", "/upload/")):
+            return self._file_transfer(request, path)
         if not path.startswith("/api/"):
             status, body = 404, _json({"ok": False, "error": "unknown_method"})
             headers: dict[str, str] = {}
@@ -121,6 +146,17 @@ class FakeSlackApi(FakeHttpServer[Call]):
                 headers = {"Retry-After": str(failure.retry_after)}
                 return 429, headers, _json({"ok": False, "error": failure.message})
             return failure.status, {"Content-Type": "text/plain"}, b"Internal Server Error"
+        if method == "chat.update":
+            with self._lock:
+                wait = self._last_update + self.update_every - time.monotonic()
+                if wait > 0:
+                    self.rate_limited += 1
+                    retry_after = str(max(1, round(wait)))
+                    return (
+                        429,
+                        {"Retry-After": retry_after},
+                        _json({"ok": False, "error": "ratelimited"}),
+                    )
         if not token:
             return 200, {}, _json({"ok": False, "error": "not_authed"})
         if token != self.token:
@@ -132,6 +168,62 @@ class FakeSlackApi(FakeHttpServer[Call]):
             return 404, {}, _json({"ok": False, "error": "unknown_method"})
         result = handler(params)
         return 200, {}, _json(result if "ok" in result else {"ok": True, **result})
+
+    def _file_transfer(
+        self, request: BaseHTTPRequestHandler, path: str
+    ) -> tuple[int, dict[str, str], bytes]:
+        auth = request.headers.get("Authorization") or ""
+        length = int(request.headers.get("Content-Length") or 0)
+        data = request.rfile.read(length) if length else b""
+        kind, _, name = path[1:].partition("/")
+        failure = self._record(
+            Call("download" if kind == "files" else "upload", {"name": name}, auth)
+        )
+        if failure is not None:
+            return failure.status, {"Content-Type": "text/plain"}, failure.message.encode()
+        with self._lock:
+            if kind == "upload":
+                pending = self._state.pending_uploads.get(name)
+                if pending is None:
+                    return 404, {"Content-Type": "text/plain"}, b"Not Found"
+                pending["content"] = data
+                return 200, {"Content-Type": "text/plain"}, f"OK - {len(data)}".encode()
+            content = self._state.files.get(name)
+        if content is None:
+            return 404, {"Content-Type": "text/plain"}, b"Not Found"
+        if auth != f"Bearer {self.token}":
+            return 200, {"Content-Type": "text/html"}, b"<html>Sign in to Slack</html>"
+        return 200, {"Content-Type": "application/octet-stream"}, content
+
+    def _m_files_getUploadURLExternal(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not params.get("filename") or not str(params.get("length", "")).isdigit():
+            return {"ok": False, "error": "invalid_arguments"}
+        with self._lock:
+            file_id = f"F{len(self._state.pending_uploads) + 1:08d}"
+            self._state.pending_uploads[file_id] = {"name": params["filename"], "content": None}
+        return {"upload_url": f"{self._origin}/upload/{file_id}", "file_id": file_id}
+
+    def _m_files_completeUploadExternal(self, params: dict[str, Any]) -> dict[str, Any]:
+        files = params.get("files")
+        files = json.loads(files) if isinstance(files, str) else files or []
+        shared = []
+        with self._lock:
+            for item in files:
+                pending = self._state.pending_uploads.get(str(item.get("id")))
+                if pending is None or pending["content"] is None:
+                    return {"ok": False, "error": "file_not_found"}
+                self._state.uploads.append(
+                    {
+                        "id": item["id"],
+                        "name": pending["name"],
+                        "content": pending["content"],
+                        "channel_id": params.get("channel_id"),
+                        "thread_ts": params.get("thread_ts"),
+                        "initial_comment": params.get("initial_comment"),
+                    }
+                )
+                shared.append({"id": item["id"], "title": item.get("title", "")})
+        return {"files": shared}
 
     def _m_auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -157,10 +249,45 @@ class FakeSlackApi(FakeHttpServer[Call]):
             ts = f"{int(time.time())}.{self._state.next_ts:06d}"
             message = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "text": text}
             message["ts"] = ts
+            if params.get("blocks"):
+                blocks = params["blocks"]
+                message["blocks"] = json.loads(blocks) if isinstance(blocks, str) else blocks
             if params.get("thread_ts"):
                 message["thread_ts"] = str(params["thread_ts"])
             self._state.messages.append({**message, "channel": channel})
         return {"channel": channel, "ts": ts, "message": message}
+
+    def _m_chat_update(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Replace a posted message's text and blocks (an empty list removes them)."""
+        channel, ts, text = (
+            str(params.get("channel") or ""),
+            str(params.get("ts") or ""),
+            params.get("text"),
+        )
+        if not text:
+            return {"ok": False, "error": "no_text"}
+        with self._lock:
+            message = next(
+                (m for m in self._state.messages if m["ts"] == ts and m["channel"] == channel),
+                None,
+            )
+            if message is None:
+                return {"ok": False, "error": "message_not_found"}
+            self._last_update = time.monotonic()
+            message["text"] = text
+            blocks = params.get("blocks")
+            blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
+            if blocks:
+                message["blocks"] = blocks
+            else:
+                message.pop("blocks", None)
+        return {"channel": channel, "ts": ts, "text": text}
+
+    def _m_chat_postEphemeral(self, params: dict[str, Any]) -> dict[str, Any]:
+        """An ephemeral message is not stored with the channel's messages (see `calls_to`)."""
+        if not params.get("user") or not params.get("channel"):
+            return {"ok": False, "error": "user_not_in_channel"}
+        return {"message_ts": f"{int(time.time())}.000000"}
 
     def _m_reactions_add(self, params: dict[str, Any]) -> dict[str, Any]:
         key = _reaction_key(params)

@@ -5,7 +5,11 @@
 It validates what the real API validates and our code could get wrong: HTML parse mode (only
 Telegram's tags, balanced, a raw `<` refused as "can't parse entities"), the 4,096 UTF-16
 length after parsing, empty text, reaction emoji, webhook URL and secret, and the getUpdates /
-webhook conflict. Every call is recorded; `fail_next` scripts failures.
+webhook conflict. `editMessageText` changes a sent message in place, refuses an unchanged
+text ("message is not modified") and enforces an edit rate limit per chat (an edit
+`edit_every` seconds after the chat's last message or edit at the soonest, else 429 with
+`retry_after`). Every call is recorded;
+`fail_next` scripts failures.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import default
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
@@ -111,6 +117,10 @@ class _State:
     reactions: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     webhook: dict[str, Any] | None = None
     next_message_id: int = 1000
+    last_write: dict[str, float] = field(default_factory=dict)
+    files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    sent_files: list[dict[str, Any]] = field(default_factory=list)
+    callback_answers: list[dict[str, Any]] = field(default_factory=list)
 
 
 class FakeTelegramApi(FakeHttpServer[Call]):
@@ -120,6 +130,8 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         super().__init__()
         self.token = token
         self.bot_username = bot_username
+        self.edit_every = 1.0
+        self.rate_limited = 0
         self._state = _State()
 
     # inspection and scripting -----------------------------------------------------------
@@ -140,6 +152,12 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         """The webhook set with setWebhook, or None."""
         with self._lock:
             return self._state.webhook
+
+    @property
+    def callback_answers(self) -> list[dict[str, Any]]:
+        """answerCallbackQuery calls, in order: `callback_query_id` and `text`."""
+        with self._lock:
+            return list(self._state.callback_answers)
 
     def fail_next(
         self,
@@ -165,8 +183,26 @@ class FakeTelegramApi(FakeHttpServer[Call]):
 
     # request handling -------------------------------------------------------------------
 
+    def add_file(self, file_id: str, content: bytes, file_path: str | None = None) -> None:
+        """Make `file_id` fetchable: `getFile` answers its path, the file URL its bytes."""
+        with self._lock:
+            self._state.files[file_id] = (file_path or f"documents/{file_id}", content)
+
+    @property
+    def sent_files(self) -> list[dict[str, Any]]:
+        """Files posted with sendPhoto / sendDocument: method, chat_id, name, content, caption."""
+        with self._lock:
+            return list(self._state.sent_files)
+
     def respond(self, request: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
-        """Answer one HTTP request to `/bot<token>/<method>`."""
+        """Answer one HTTP request to `/bot<token>/<method>`, or a file download at
+        `/file/bot<token>/<file_path>`."""
+        path = urlsplit(request.path).path
+        if path.startswith("/file/bot"):
+            return self._download(path)
+        if "multipart/form-data" in (request.headers.get("Content-Type") or ""):
+            status, body = self.handle(path, request.command, _parse_multipart(request))
+            return status, {"Content-Type": "application/json"}, json.dumps(body).encode()
         try:
             params = _parse_body(request)
         except ValueError:
@@ -201,6 +237,54 @@ class FakeTelegramApi(FakeHttpServer[Call]):
             body["description"] = description
         return 200, body
 
+    def _download(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        prefix = f"/file/bot{self.token}/"
+        failure = self._record(Call("download", {"path": path}, "GET"))
+        if failure is not None:
+            return failure.status, {"Content-Type": "text/plain"}, failure.message.encode()
+        with self._lock:
+            found = [c for p, c in self._state.files.values() if prefix + p == path]
+        if not path.startswith(prefix) or not found:
+            return 404, {"Content-Type": "text/plain"}, b"Not Found"
+        return 200, {"Content-Type": "application/octet-stream"}, found[0]
+
+    def _m_getFile(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        with self._lock:
+            entry = self._state.files.get(str(params.get("file_id")))
+        if entry is None:
+            raise ApiError(400, "Bad Request: invalid file_id")
+        file_path, content = entry
+        if len(content) > 20 * 1024 * 1024:
+            raise ApiError(400, "Bad Request: file is too big")
+        file = {"file_id": params["file_id"], "file_size": len(content), "file_path": file_path}
+        return file, None
+
+    def _sent_file(self, method: str, field: str, params: dict[str, Any]) -> tuple[Any, str | None]:
+        upload = params.get(field)
+        if not isinstance(upload, tuple):
+            raise ApiError(400, f"Bad Request: there is no {field} in the request")
+        name, content = upload
+        with self._lock:
+            self._state.next_message_id += 1
+            message_id = self._state.next_message_id
+            self._state.sent_files.append(
+                {
+                    "method": method,
+                    "chat_id": str(params.get("chat_id")),
+                    "name": name,
+                    "content": content,
+                    "caption": params.get("caption", ""),
+                    "message_id": message_id,
+                }
+            )
+        return {"message_id": message_id, "chat": {"id": _int(params.get("chat_id"))}}, None
+
+    def _m_sendPhoto(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        return self._sent_file("sendPhoto", "photo", params)
+
+    def _m_sendDocument(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        return self._sent_file("sendDocument", "document", params)
+
     def _m_getMe(self, params: dict[str, Any]) -> tuple[Any, str | None]:
         bot_id = int(self.token.split(":")[0])
         return {"id": bot_id, "is_bot": True, "username": self.bot_username}, None
@@ -232,8 +316,56 @@ class FakeTelegramApi(FakeHttpServer[Call]):
             reply = params.get("reply_parameters")
             if isinstance(reply, dict) and "message_id" in reply:
                 message["reply_to_message"] = {"message_id": _int(reply["message_id"])}
+            markup = params.get("reply_markup")
+            if isinstance(markup, dict):
+                _check_keyboard(markup)
+                message["reply_markup"] = markup
             self._state.messages.append({**message, "raw_text": raw, "parse_mode": parse_mode})
+            self._state.last_write[str(chat_id)] = time.monotonic()
         return message, None
+
+    def _m_editMessageText(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        """Edit a sent message in place: its text, and its keyboard (gone when not given).
+        Enforces the per-chat edit pace (`edit_every`, a 429 with `retry_after`)."""
+        chat_id, message_id = str(params.get("chat_id")), _int(params.get("message_id"))
+        raw = str(params.get("text") or "")
+        parse_mode = params.get("parse_mode")
+        text = parse_html(raw) if parse_mode == "HTML" else raw
+        if not text.strip():
+            raise ApiError(400, "Bad Request: message text is empty")
+        if utf16_length(text) > 4096:
+            raise ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
+        with self._lock:
+            now = time.monotonic()
+            wait = self._state.last_write.get(chat_id, -1e9) + self.edit_every - now
+            if wait > 0:
+                self.rate_limited += 1
+                raise ApiError(429, "Too Many Requests", retry_after=max(1, round(wait)))
+            message = next(
+                (
+                    m
+                    for m in self._state.messages
+                    if m["message_id"] == message_id and str(m["chat"]["id"]) == chat_id
+                ),
+                None,
+            )
+            if message is None:
+                raise ApiError(400, "Bad Request: message to edit not found")
+            same_markup = "reply_markup" not in params and "reply_markup" not in message
+            if message["raw_text"] == raw and message["parse_mode"] == parse_mode and same_markup:
+                raise ApiError(
+                    400,
+                    "Bad Request: message is not modified: specified new message content and "
+                    "reply markup are exactly the same as a current content and reply markup "
+                    "of the message",
+                )
+            self._state.last_write[chat_id] = now
+            message.update(text=text, raw_text=raw, parse_mode=parse_mode, edited=True)
+            message.pop("reply_markup", None)
+            if isinstance(params.get("reply_markup"), dict):
+                message["reply_markup"] = params["reply_markup"]
+            result = {k: v for k, v in message.items() if k not in ("raw_text", "parse_mode")}
+        return result, None
 
     def _m_sendChatAction(self, params: dict[str, Any]) -> tuple[Any, str | None]:
         if params.get("action") not in CHAT_ACTIONS:
@@ -247,6 +379,13 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         with self._lock:
             key = (str(params.get("chat_id")), _int(params.get("message_id")))
             self._state.reactions[key] = [str(e) for e in emoji]
+        return True, None
+
+    def _m_answerCallbackQuery(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        if not params.get("callback_query_id"):
+            raise ApiError(400, "Bad Request: query is too old and response timeout expired")
+        with self._lock:
+            self._state.callback_answers.append(dict(params))
         return True, None
 
     def _m_setWebhook(self, params: dict[str, Any]) -> tuple[Any, str | None]:
@@ -301,6 +440,15 @@ _STATUS_TEXT = {
 }
 
 
+def _check_keyboard(markup: dict[str, Any]) -> None:
+    """Refuse an inline keyboard Telegram would refuse: callback_data must be 1-64 bytes."""
+    for row in markup.get("inline_keyboard", []):
+        for button in row:
+            data = button.get("callback_data")
+            if data is not None and not 1 <= len(str(data).encode()) <= 64:
+                raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+
+
 def _error_body(exc: ApiError) -> dict[str, Any]:
     body: dict[str, Any] = {"ok": False, "error_code": exc.status, "description": exc.description}
     if exc.retry_after is not None:
@@ -322,4 +470,22 @@ def _parse_body(request: BaseHTTPRequestHandler) -> dict[str, Any]:
     for name in _JSON_FIELDS:  # form and query bodies carry objects as JSON strings
         if isinstance(params.get(name), str):
             params[name] = json.loads(params[name])
+    return params
+
+
+def _parse_multipart(request: BaseHTTPRequestHandler) -> dict[str, Any]:
+    """A multipart/form-data body: text fields as strings, file fields as (filename, bytes)."""
+    length = int(request.headers.get("Content-Length") or 0)
+    raw = request.rfile.read(length)
+    head = f"Content-Type: {request.headers.get('Content-Type')}\r\n\r\n".encode()
+    message = BytesParser(policy=default).parsebytes(head + raw)
+    params: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True) or b""
+        filename = part.get_filename()
+        if filename is not None:
+            params[str(name)] = (filename, payload)
+        else:
+            params[str(name)] = payload.decode()
     return params

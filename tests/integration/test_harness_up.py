@@ -20,7 +20,8 @@ from harness import fleets
 from tests.fakes.model_server import ModelServer, Reply
 from tests.integration.conftest import ROOT, wait_until
 
-pytestmark = pytest.mark.integration
+# Each test starts a whole fleet of processes: allow for a slow, busy machine.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(360)]
 
 # Settings the test owns; anything else in the environment could change what it checks.
 _OWN = ("REDIS_URL", "AGENT_WORKSPACE", "HARNESS_STATE_DIR", "PORT", "TELEGRAM_", "SLACK_",

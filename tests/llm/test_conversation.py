@@ -71,7 +71,14 @@ def test_anthropic_provider_runs_a_multi_step_tool_conversation(
         "role": "user",
         "content": [
             {"type": "tool_result", "tool_use_id": first_calls[0].id, "content": "ok get_weather"},
-            {"type": "tool_result", "tool_use_id": first_calls[1].id, "content": "ok get_time"},
+            {
+                "type": "tool_result",
+                "tool_use_id": first_calls[1].id,
+                "content": "ok get_time",
+                "cache_control": {"type": "ephemeral"},  # the conversation's cache breakpoint
+            },
+            # the volatile system text rides after the breakpoint, outside the cached prefix
+            {"type": "text", "text": "<system-reminder>\nNow: 09:00\n</system-reminder>"},
         ],
     }, "both tool results should travel as tool_result blocks in one user message"
     assert all(r.body["stream"] is True for r in model_server.requests)
@@ -86,15 +93,17 @@ def test_openai_provider_runs_a_multi_step_tool_conversation(
     assert model_server.rejections == [], "the fake rejected a conversation the SDK sent"
     first_calls = history[1].tool_calls
     second = model_server.requests[1].body
-    assert second["messages"][0] == {
-        "role": "system",
-        "content": "You are a helpful agent.\n\nNow: 09:00",
+    assert second["messages"][0] == {"role": "system", "content": "You are a helpful agent."}
+    # the volatile text comes last, so the system message and history stay a stable prefix
+    assert second["messages"][-1] == {
+        "role": "user",
+        "content": "<system-reminder>\nNow: 09:00\n</system-reminder>",
     }
     assert second["messages"][2]["tool_calls"][0]["function"] == {
         "name": "get_weather",
         "arguments": json.dumps({"city": "Paris"}),
     }
-    assert second["messages"][3:] == [
+    assert second["messages"][3:-1] == [
         {"role": "tool", "tool_call_id": first_calls[0].id, "content": "ok get_weather"},
         {"role": "tool", "tool_call_id": first_calls[1].id, "content": "ok get_time"},
     ], "each tool result should be its own role=tool message"

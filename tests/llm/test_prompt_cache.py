@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from harness.llm.anthropic import AnthropicProvider
+from harness.llm.openai import OpenAIProvider
+from harness.llm.pricing import cost_usd
 from harness.llm.provider import system_blocks
 from harness.llm.types import Message, SystemBlock, ToolResult, ToolSpec
 from tests.fakes.model_server import ModelServer, RecordedRequest, Reply
@@ -59,9 +61,14 @@ def test_anthropic_provider_keeps_the_cached_prefix_identical_when_only_the_time
     first, second = model_server.requests
     assert _cached_prefix(first) == _cached_prefix(second)
     system = second.body["system"]
-    assert system[1]["cache_control"] == {"type": "ephemeral"}
-    assert system[-1] == {"type": "text", "text": "Current time: 10:00"}
-    assert first.body["messages"] == second.body["messages"][:1]
+    assert system[-1]["cache_control"] == {"type": "ephemeral"}
+    assert first.body["system"] == system, "the system prompt must not carry the time"
+    tail = second.body["messages"][-1]["content"][-1]
+    assert tail == {
+        "type": "text",
+        "text": "<system-reminder>\nCurrent time: 10:00\n</system-reminder>",
+    }
+    assert first.body["messages"][0]["content"][0] == second.body["messages"][0]["content"][0]
 
 
 def test_system_blocks_refuse_a_stable_block_after_a_volatile_one() -> None:
@@ -79,3 +86,37 @@ def test_anthropic_provider_marks_a_plain_string_system_prompt_as_cacheable(
     assert model_server.requests[0].body["system"] == [
         {"type": "text", "text": "You are Harness.", "cache_control": {"type": "ephemeral"}}
     ]
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_provider_reads_the_earlier_conversation_from_the_cache_on_a_later_turn(api: str) -> None:
+    # Given a server that caches prompts as the real services do, and a long stable prompt
+    system = [SystemBlock(text="Rules. " * 800), SystemBlock(text="now", volatile=True)]
+    with ModelServer(prompt_cache=True) as server:
+        provider = (
+            AnthropicProvider(
+                api_key=server.api_key, base_url=server.url, model="claude-sonnet-5-5"
+            )
+            if api == "anthropic"
+            else OpenAIProvider(api_key=server.api_key, base_url=server.openai_url)
+        )
+        history: list[Message] = []
+        turns = []
+        # When six turns are sent, the time changing on each
+        for turn in range(6):
+            system[-1] = SystemBlock(text=f"Current time: {turn:02d}:00", volatile=True)
+            history.append(Message.user(f"question {turn}: " + "more words " * 40))
+            server.script(Reply.answer(f"answer {turn}: " + "some words " * 30))
+            result = provider.complete(system=system, messages=history, tools=TOOLS)
+            turns.append(result)
+            history.append(Message.assistant(result.text))
+        provider.close()
+
+    # Then the last turn reads almost all of its prompt from the cache, and is priced so
+    usage = turns[-1].usage
+    total = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    assert usage.cache_read_tokens / total > 0.8, f"too little read from the cache: {usage}"
+    if api == "anthropic":
+        assert turns[-1].cost_usd == pytest.approx(cost_usd("claude-sonnet-5-5", usage))
+        uncached = usage.model_copy(update={"input_tokens": total, "cache_read_tokens": 0})
+        assert turns[-1].cost_usd < cost_usd("claude-sonnet-5-5", uncached) / 2

@@ -87,8 +87,8 @@ def test_provider_reports_a_turn_cut_off_by_max_tokens(
 
     assert turn.stop_reason == "max_tokens"
     assert turn.text == "It was a dark and"
-    key = "max_tokens" if provider.name == "anthropic" else "max_completion_tokens"
-    assert model_server.requests[0].body[key] == 5
+    # a loopback OpenAI-compatible server gets max_tokens too, the field local servers enforce
+    assert model_server.requests[0].body["max_tokens"] == 5
 
 
 def test_provider_drops_a_tool_call_cut_off_by_max_tokens(
@@ -138,3 +138,35 @@ def test_provider_raises_transient_when_the_connection_drops_mid_stream(
     # Then the half-read turn is not passed off as complete
     with pytest.raises(TransientModelError):
         provider.complete(system="s", messages=[Message.user("hi")])
+
+
+def test_provider_hands_each_text_piece_to_on_text_in_order(
+    provider: ModelProvider, model_server: ModelServer
+) -> None:
+    # Given a model that streams its answer three characters at a time
+    answer = "Streaming, w\u00f6rd by w\u00f6rd. " * 5
+    model_server.script(Reply.answer(answer, chunk=3))
+    pieces: list[str] = []
+
+    # When the turn is asked for with a text sink
+    turn = provider.complete(system="s", messages=[Message.user("hi")], on_text=pieces.append)
+
+    # Then the sink saw the answer piece by piece, and the pieces make the turn's text
+    assert len(pieces) > 1, "the text should arrive in several pieces"
+    assert "".join(pieces) == turn.text == answer
+
+
+def test_provider_gives_on_text_no_tool_arguments(
+    provider: ModelProvider, model_server: ModelServer
+) -> None:
+    # Given a model that only calls a tool
+    model_server.script(Reply.tools(ScriptedCall("search", ARGUMENTS), chunk=2))
+    pieces: list[str] = []
+
+    # When the turn streams
+    provider.complete(
+        system="s", messages=[Message.user("find")], tools=[SEARCH], on_text=pieces.append
+    )
+
+    # Then no argument fragment reached the text sink
+    assert "".join(pieces) == "", f"tool arguments leaked into the text: {pieces!r}"

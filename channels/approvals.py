@@ -1,0 +1,140 @@
+"""Approval requests on the chat platforms, and the answers to them.
+
+    agent.approval.requested -> ask-approval     post the request with buttons on its channel
+    agent.approval.given     -> answer-approval  check the press against the request's record
+                                                 (first answer wins, only its approvers), then
+                                                 publish `agent.approval.answered` and show
+                                                 the outcome to whoever pressed
+
+Channels that can show buttons implement `ApprovingChannel`. An answer given through the
+owner's own entry points (`harness chat`, `/api/chat`) arrives as `agent.approval.given` on a
+channel that is not registered: it is checked and published the same way, with nothing to
+show on a platform.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Protocol, runtime_checkable
+
+from channels.base import Inbound
+from channels.registry import channel_or_none
+from harness.events import (
+    APPROVAL_ANSWERED,
+    APPROVAL_GIVEN,
+    APPROVAL_REQUESTED,
+    ApprovalAnswered,
+    ApprovalGiven,
+    ApprovalRequested,
+    Destination,
+    Event,
+)
+from harness.runtime import Context, event, function
+from harness.runtime.approval_store import ApprovalStore, Claim
+
+ASK_APPROVAL = "ask-approval"
+ANSWER_APPROVAL = "answer-approval"
+_DECIDED = {"approve": "✅ Approved", "deny": "❌ Denied", "session": "✅ Allowed for this session"}
+
+
+@runtime_checkable
+class ApprovingChannel(Protocol):
+    """A channel that can ask a person to approve a tool call."""
+
+    def ask_approval(self, request: ApprovalRequested) -> str:
+        """Post the request with Approve / Deny / Allow-for-this-session buttons; return the
+        platform's message id. Raises a `PlatformError`."""
+        ...
+
+    def settle_approval(
+        self,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+        notice: str,
+        outcome: str | None,
+    ) -> None:
+        """Tell the person who pressed `notice` (for them alone where the platform can); with
+        `outcome`, also rewrite the request message to show it and remove its buttons. Best
+        effort: never raises."""
+        ...
+
+
+@runtime_checkable
+class InteractiveChannel(Protocol):
+    """A channel whose button presses come to their own route
+    (`POST /webhooks/{channel}/interactions`), verified with the channel's `verify`."""
+
+    def transform_interaction(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
+        """Turn a verified interactivity request body into what to do with it. Never raises
+        for payloads the platform may send: anything not understood is `Ignored`."""
+        ...
+
+
+@function(id=ASK_APPROVAL, trigger=event(APPROVAL_REQUESTED), retries=3)
+def ask_approval(ctx: Context) -> dict[str, Any]:
+    """Post an approval request on its chat, once. A channel without buttons posts nothing
+    (its client shows the request from the events stream)."""
+    request = ApprovalRequested.from_event(ctx.event)
+    channel = channel_or_none(request.reply.channel)
+    if not isinstance(channel, ApprovingChannel):
+        return {"posted": None}
+    posted = ctx.step.run("post", channel.ask_approval, request)
+    return {"posted": posted}
+
+
+@function(id=ANSWER_APPROVAL, trigger=event(APPROVAL_GIVEN), retries=3)
+def answer_approval(ctx: Context) -> dict[str, Any]:
+    """Count a press if it is the first by a person allowed to answer, publishing
+    `agent.approval.answered` (id `approval-answered-<approval id>`: at most once per
+    request); tell the presser either way."""
+    given = ApprovalGiven.from_event(ctx.event)
+    store = ApprovalStore(ctx.runtime)
+    raw = ctx.step.run(
+        "decide",
+        lambda: vars(store.decide(given.approval_id, given.decision, given.subject, given.label)),
+    )
+    claim = Claim(**raw)
+    if claim.outcome == "recorded":
+        answer = ApprovalAnswered(
+            approval_id=given.approval_id, decision=given.decision, by=claim.by, at=claim.at
+        )
+        ctx.step.send_event(
+            "answered",
+            Event(
+                name=APPROVAL_ANSWERED,
+                id=f"approval-answered-{given.approval_id}",
+                data=answer.model_dump(),
+            ),
+        )
+    notice, outcome = describe(claim, given.decision)
+    channel = channel_or_none(given.channel)
+    if isinstance(channel, ApprovingChannel):
+        ctx.step.run(
+            "settle",
+            channel.settle_approval,
+            given.destination,
+            given.channel_meta,
+            notice,
+            outcome,
+        )
+    return {"outcome": claim.outcome, "decision": claim.state, "by": claim.by}
+
+
+def describe(claim: Claim, decision: str) -> tuple[str, str | None]:
+    """What to tell the person who pressed, and (when their press counted) the decision line
+    to show on the request."""
+    if claim.outcome == "recorded":
+        line = f"{_DECIDED.get(decision, decision)} by {claim.by} at {_when(claim.at)}"
+        return _DECIDED.get(decision, decision), line
+    if claim.outcome == "answered":
+        return f"Already answered: {_DECIDED.get(claim.state, claim.state)} by {claim.by}.", None
+    if claim.outcome == "expired":
+        return "This request has expired; nothing was changed.", None
+    if claim.outcome == "forbidden":
+        return "Only the person who asked may answer this request.", None
+    return "This request is unknown or no longer pending; nothing was changed.", None
+
+
+def _when(at_ms: int) -> str:
+    return datetime.fromtimestamp(at_ms / 1000, UTC).strftime("%H:%M UTC")

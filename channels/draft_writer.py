@@ -1,0 +1,121 @@
+"""The draft of one turn on its chat platform, drawn by a background thread at the platform's pace.
+
+`show(text)` only stores the latest text and returns: the model's stream never waits on the
+platform. The thread posts the draft once (or, after a retry or a restart, finds the one the
+run already posted in its `DraftLog`), then edits it with the latest text at most once per
+`draft_interval` seconds, skipping the texts that came in between. A 429 pushes the next edit
+back by its `retry_after`; any other platform error stops the drafting for this turn (the
+final reply is still delivered by `send-reply`).
+
+    writer = DraftWriter(channel, destination, meta, DraftLog(runtime, run_id))
+    writer.show("Hello, wor")
+    writer.close()              # before the reply is published: no edit lands after it
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from channels.drafts import DraftingChannel, DraftLog
+from channels.errors import PlatformError, RateLimited
+from harness.errors import BusUnavailableError
+from harness.events import Destination
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED_NOTE = "\n\n_(interrupted)_"
+CLOSE_WAIT_S = 15.0
+"""How long `close` waits for an edit in flight (a platform call times out after 10 s)."""
+
+
+class DraftWriter:
+    """One turn's draft message. Thread-safe; `close` ends it and must be called."""
+
+    def __init__(
+        self,
+        channel: DraftingChannel,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+        drafts: DraftLog,
+    ) -> None:
+        self._channel = channel
+        self._destination = destination
+        self._meta = channel_meta
+        self._drafts = drafts
+        self._every = channel.draft_interval(destination)
+        self._cond = threading.Condition()
+        self._latest = ""
+        self._shown = ""
+        self._closing = False
+        self._message_id: str | None = None
+        self._not_before = 0.0
+        self._thread = threading.Thread(target=self._run, name="draft-writer", daemon=True)
+        self._thread.start()
+
+    @property
+    def message_id(self) -> str | None:
+        """The draft's platform id once posted (or found), else None."""
+        return self._message_id
+
+    def show(self, text: str) -> None:
+        """Make `text` the next content of the draft. Never blocks on the platform; must not
+        raise."""
+        with self._cond:
+            self._latest = text
+            self._cond.notify_all()
+
+    def close(self, *, interrupted: bool = False) -> None:
+        """Stop drafting; after it returns no edit of ours is in flight (unless the platform
+        hangs past `CLOSE_WAIT_S`). With `interrupted`, the draft is left marked as cut short.
+        Idempotent; must not raise."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self._thread.join(CLOSE_WAIT_S)
+        if interrupted and self._message_id is not None and self._shown:
+            self._write(self._shown + INTERRUPTED_NOTE)
+
+    # -- the thread --------------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            self._message_id = self._drafts.message_id()
+        except BusUnavailableError:
+            log.warning("draft not started: the run's draft record is unreachable")
+            return
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._closing or self._latest != self._shown)
+                while not self._closing and (wait := self._not_before - time.monotonic()) > 0:
+                    self._cond.wait(wait)
+                if self._closing:
+                    return
+                text = self._latest
+            if not self._write(text):
+                return
+
+    def _write(self, text: str) -> bool:
+        """Post or edit the draft to `text`; False when drafting should stop."""
+        try:
+            if self._message_id is None:
+                message_id = self._channel.post_draft(text, self._destination, self._meta)
+                self._message_id = message_id
+                self._drafts.record(message_id)
+            else:
+                self._channel.edit_draft(self._message_id, text, self._destination, self._meta)
+        except RateLimited as exc:
+            log.info("draft edit rate limited; next one in %s s", exc.retry_after)
+            self._not_before = time.monotonic() + exc.retry_after
+            return True
+        except (PlatformError, BusUnavailableError) as exc:
+            log.warning("drafting stopped: %s", exc)
+            return False
+        except Exception:
+            log.exception("drafting stopped by an unexpected error")
+            return False
+        self._shown = text
+        self._not_before = time.monotonic() + self._every
+        return True

@@ -1,0 +1,92 @@
+"""Streamed drafts: which channels draw the answer as it is written, and where its message is.
+
+A channel that can show a growing draft implements `DraftingChannel`. While the agent's turn
+runs, a `channels.draft_writer.DraftWriter` posts the draft once and edits it as text
+arrives; `send-reply` then finishes that same message with the exact final text
+(`finish_draft`) and posts any further chunks as new messages.
+
+The draft's platform message id is kept durably per run (`DraftLog`, in the runtime's
+delivery records) before anything else happens to it, so a retried or resumed run edits the
+draft it already posted instead of posting a second one, and the final delivery finds it from
+any worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from channels.base import Channel
+from harness.events import Destination
+from harness.runtime import Runtime
+
+_DRAFT_INDEX = 0
+
+
+@runtime_checkable
+class DraftingChannel(Channel, Protocol):
+    """A channel whose replies can be streamed as one message edited in place."""
+
+    def draft_interval(self, destination: Destination) -> float:
+        """Least seconds between two edits of a draft in `destination` (the platform's rate
+        limit for that kind of chat)."""
+        ...
+
+    @property
+    def stream_replies(self) -> bool | None:
+        """This channel's own STREAM_REPLIES setting; None follows the deployment's."""
+        ...
+
+    def post_draft(
+        self, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> str:
+        """Post `text` (Markdown so far, possibly unbalanced) as a new draft message, rendered
+        safely and cut to one message; return its platform id. Raises a `PlatformError`."""
+        ...
+
+    def edit_draft(
+        self,
+        message_id: str,
+        text: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+    ) -> None:
+        """Replace the draft's content with `text`, like `post_draft`. Editing to the text
+        already shown is not an error. Raises a `PlatformError` (`RateLimited` on 429)."""
+        ...
+
+    def finish_draft(
+        self,
+        message_id: str,
+        response: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+    ) -> None:
+        """Make the draft exactly the first chunk `send_reply(response)` would post, formatted
+        the same way. Idempotent. Raises a `PlatformError`."""
+        ...
+
+
+class DraftLog:
+    """Where one run's draft is on the platform. Methods raise `BusUnavailableError`."""
+
+    def __init__(self, runtime: Runtime, run_id: str) -> None:
+        self._records = runtime.deliveries
+        self.key = f"draft:{run_id}"
+
+    def message_id(self) -> str | None:
+        """The draft's platform message id, or None when the run has posted no draft."""
+        return self._records.posted(self.key).get(_DRAFT_INDEX)
+
+    def record(self, message_id: str) -> None:
+        """Remember the draft's message id. Idempotent."""
+        self._records.record(self.key, _DRAFT_INDEX, message_id)
+
+
+def streams_replies(channel: Channel, deployment_default: bool) -> bool:
+    """True when replies on `channel` should be streamed as drafts: a `DraftingChannel` whose
+    own setting, or else the deployment's STREAM_REPLIES, says so."""
+    if not isinstance(channel, DraftingChannel):
+        return False
+    own = channel.stream_replies
+    return deployment_default if own is None else own

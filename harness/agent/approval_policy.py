@@ -1,0 +1,109 @@
+"""Which tool calls wait for a person's yes (`AGENT_APPROVAL`), and how a request reads.
+
+Pure: no I/O, no clock. The durable side (asking, waiting, recording) is in
+`harness.agent.approval_gate`.
+
+    off    nothing asks
+    risky  the default: `bash`, `write` and `edit` under `functions/`,
+           `delegate_scheduled_task` (work that runs later, with nobody watching), and any
+           tool that declares itself risky (MCP tools, unless their server is marked safe)
+    all    every tool call asks
+
+A `bash` command matching an `AGENT_APPROVAL_ALLOW` pattern (fnmatch: `ls *`, `git status`)
+never asks, and neither does a tool the person allowed "for this session".
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from harness.settings import ApprovalMode
+
+Decision = Literal["approve", "deny", "session"]
+DECISIONS: tuple[Decision, ...] = ("approve", "deny", "session")
+
+RISKY_TOOLS = frozenset({"bash", "delegate_scheduled_task"})
+WRITING_TOOLS = frozenset({"write", "edit"})
+GUARDED_FOLDER = "functions"
+MAX_SUMMARY_CHARS = 1500
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    """`AGENT_APPROVAL` and `AGENT_APPROVAL_ALLOW`, read once."""
+
+    mode: ApprovalMode = "risky"
+    allow: tuple[str, ...] = ()
+
+    @classmethod
+    def from_settings(cls, mode: ApprovalMode, allow: str) -> ApprovalPolicy:
+        """The policy for a mode and a comma-separated allowlist (blank entries dropped)."""
+        patterns = tuple(p.strip() for p in allow.split(",") if p.strip())
+        return cls(mode=mode, allow=patterns)
+
+    def needs_approval(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        granted: Collection[str] = (),
+        *,
+        risky: bool = False,
+    ) -> bool:
+        """True when this call must wait for a person. `granted` holds the tools allowed for
+        the session; `risky` is the tool's own declaration (`Tool.risky`: MCP tools of servers
+        not marked safe). Must not raise, whatever the arguments look like."""
+        if self.mode == "off" or tool in granted:
+            return False
+        if tool == "bash" and self.allowed_command(str(arguments.get("command", ""))):
+            return False
+        if self.mode == "all":
+            return True
+        if risky or tool in RISKY_TOOLS:
+            return True
+        if tool in WRITING_TOOLS:
+            return _under_guarded_folder(str(arguments.get("path", "")))
+        return False
+
+    def allowed_command(self, command: str) -> bool:
+        """True when `command` (stripped) equals or matches an allowlist pattern. A command
+        that chains or redirects (`;`, `&&`, `|`, `>`, backticks, `$(`) never matches a
+        pattern, so `ls *` does not let `ls; rm -rf ~` through."""
+        command = command.strip()
+        if not command:
+            return False
+        if command in self.allow:
+            return True
+        if any(token in command for token in (";", "&", "|", ">", "<", "`", "$(", "\n")):
+            return False
+        return any(fnmatch.fnmatchcase(command, pattern) for pattern in self.allow)
+
+
+def _under_guarded_folder(path: str) -> bool:
+    normal = posixpath.normpath(path.strip().lstrip("/")) if path.strip() else ""
+    return normal == GUARDED_FOLDER or normal.startswith(GUARDED_FOLDER + "/")
+
+
+def summarize_call(tool: str, arguments: Mapping[str, Any]) -> str:
+    """What the person sees: the command, the path and the change, or the arguments,
+    truncated to about `MAX_SUMMARY_CHARS` characters."""
+    if tool == "bash":
+        text = f"$ {arguments.get('command', '')}"
+    elif tool == "write":
+        text = f"write {arguments.get('path', '')}\n{arguments.get('content', '')}"
+    elif tool == "edit":
+        changes = [
+            f"- {e.get('old_text', '')}\n+ {e.get('new_text', '')}"
+            for e in arguments.get("edits", []) or []
+            if isinstance(e, Mapping)
+        ]
+        text = f"edit {arguments.get('path', '')}\n" + "\n".join(changes)
+    else:
+        pairs = ", ".join(f"{k}={v!r}" for k, v in arguments.items())
+        text = f"{tool}({pairs})"
+    if len(text) > MAX_SUMMARY_CHARS:
+        text = text[: MAX_SUMMARY_CHARS - 20] + "\n… (truncated)"
+    return text

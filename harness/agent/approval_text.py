@@ -1,0 +1,68 @@
+"""Answering an approval request by typing "yes" or "no" in the chat while a run waits.
+
+In steer mode a new message goes to the waiting run's inbox and reaches the model once the run
+goes on. A plain yes or no also answers the session's pending request, as if the person who
+wrote it had pressed the button: the same `agent.approval.given` goes to `answer-approval`,
+which applies the same rules (only an approver, first answer wins). Only such messages start
+this function (its trigger's predicate), so other messages cost nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.access import asker_of
+from harness.events import (
+    APPROVAL_GIVEN,
+    MESSAGE_RECEIVED,
+    ApprovalGiven,
+    Destination,
+    Event,
+    MessageReceived,
+)
+from harness.runtime import Context, event, function
+from harness.runtime.approval_store import ApprovalStore
+
+APPROVAL_BY_TEXT = "approval-by-text"
+ANSWER_WORDS = {
+    "yes": "approve",
+    "y": "approve",
+    "approve": "approve",
+    "no": "deny",
+    "n": "deny",
+    "deny": "deny",
+}
+_PREDICATE = "str(event.data.message).strip().lower().rstrip('.!') in " + repr(
+    tuple(sorted(ANSWER_WORDS))
+)
+
+
+def decision_of(text: str) -> str | None:
+    """`approve` or `deny` for a plain yes / no (any case, a trailing `.` or `!`), else None."""
+    return ANSWER_WORDS.get(text.strip().lower().rstrip(".!"))
+
+
+@function(id=APPROVAL_BY_TEXT, trigger=event(MESSAGE_RECEIVED, if_=_PREDICATE), retries=3)
+def approval_by_text(ctx: Context) -> dict[str, Any]:
+    """Answer the session's pending approval request with a typed yes or no; nothing when
+    no request is pending. Returns the request answered (or None)."""
+    data = MessageReceived.from_event(ctx.event)
+    decision = decision_of(data.message)
+    store = ApprovalStore(ctx.runtime)
+    pending = ctx.step.run("pending", store.pending, data.session_key)
+    if decision is None or pending is None:
+        return {"answered": None}
+    asker = asker_of(data.channel_meta)
+    users = [s for s in asker.subjects if ":user:" in s] if asker else []
+    given = ApprovalGiven(
+        approval_id=pending,
+        decision=decision,  # type: ignore[arg-type]
+        subject=users[0] if users else f"{data.channel}:user:{data.sender.id}",
+        label=data.sender.name or data.sender.id,
+        channel=data.channel,
+        destination=Destination(
+            chat_id=data.destination.chat_id, thread_id=data.destination.thread_id
+        ),
+    )
+    ctx.step.send_event("answer", Event(name=APPROVAL_GIVEN, data=given.model_dump()))
+    return {"answered": pending}

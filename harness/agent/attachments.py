@@ -1,0 +1,184 @@
+"""The files that came with a message, made into something the model can use.
+
+Each attachment is one durable step (`attachment`): downloaded through its channel, checked
+and kept in the workspace inbox, never fetched again once kept, retried when the platform
+fails for a while. Voice notes and audio are then transcribed, each a durable step too
+(`transcribe`). What the model receives is one user message: the person's text, a note per
+file (path, type, size, inlined text), photos as images. What cannot be used is said to the
+person once, in `Received.notice`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from channels.base import FileChannel
+from channels.errors import FileTooLarge, PlatformError, TransientPlatformError
+from channels.registry import channel_or_none
+from harness.agent.documents import describe, human_size
+from harness.agent.inbox import InboxFile, store
+from harness.errors import StepFailedError
+from harness.events import Attachment, MessageReceived
+from harness.llm.transcription import OpenAITranscriber, Transcriber
+from harness.llm.types import ImageRef, Message
+from harness.runtime.steps import Context
+from harness.settings import Settings
+
+IMAGE_KINDS = frozenset({"photo", "sticker"})
+AUDIO_KINDS = frozenset({"voice", "audio"})
+NO_TRANSCRIPTION = (
+    "I can't listen to voice notes yet: set TRANSCRIBE_PROVIDER=openai (with OPENAI_API_KEY, "
+    "or OPENAI_BASE_URL for a compatible server) to let me. I kept the recording."
+)
+
+
+@dataclass(frozen=True)
+class Received:
+    """What a message with attachments became: the user `message` for the model (None when
+    there is nothing the model could use) and a `notice` for the person ("" when none)."""
+
+    message: Message | None
+    notice: str
+
+
+def receive(ctx: Context, data: MessageReceived, settings: Settings, workspace: Path) -> Received:
+    """Download, keep and describe the message's attachments; see the module docstring.
+    Deterministic across replays: every outside effect is a step."""
+    files = [
+        _download_step(ctx, data, index, attachment, settings, workspace)
+        for index, attachment in enumerate(data.attachments)
+    ]
+    notes: list[str] = []
+    problems: list[str] = []
+    images: list[ImageRef] = []
+    for file in files:
+        if file.refused is not None:
+            problems.append(f"I couldn't take {_called(file)}: {file.refused}.")
+            notes.append(f"[{file.kind} {file.name!r} not received: {file.refused}]")
+        elif file.kind in AUDIO_KINDS:
+            transcript = _transcript(ctx, file, settings, workspace)
+            if transcript is None:
+                if NO_TRANSCRIPTION not in problems:
+                    problems.append(_no_transcript(settings))
+                notes.append(f"[{file.kind} saved at {file.path}; not transcribed]")
+            else:
+                notes.append(f"[{file.kind} saved at {file.path}; transcript:]\n{transcript}")
+        elif file.kind in IMAGE_KINDS and file.mime_type.startswith("image/"):
+            shown = settings.media_images
+            if shown:
+                images.append(ImageRef(path=file.path, media_type=file.mime_type))
+            notes.append(
+                f"[{file.kind} saved at {file.path} ({file.mime_type}, "
+                f"{human_size(file.size)}){'; shown below' if shown else ''}]"
+            )
+        else:
+            notes.append(describe(file, workspace, settings.media_inline_chars))
+    text = "\n\n".join(part for part in (data.message.strip(), *notes) if part)
+    usable = bool(data.message.strip()) or any(f.refused is None for f in files)
+    only_unheard = all(f.kind in AUDIO_KINDS for f in files) and not data.message.strip()
+    if not usable or (only_unheard and not _transcribes(settings)):
+        return Received(None, " ".join(problems))
+    return Received(Message(role="user", text=text, images=tuple(images)), " ".join(problems))
+
+
+def steering_message(received: Received) -> Message:
+    """A message with files that arrived during a turn, for the model: what could be used,
+    and what could not, for the model to tell the person (there is no separate notice)."""
+    told = f"[tell the person: {received.notice}]" if received.notice else ""
+    if received.message is None:
+        return Message.user(told or "[the person sent files that could not be used]")
+    if not told:
+        return received.message
+    return received.message.model_copy(update={"text": f"{received.message.text}\n\n{told}"})
+
+
+def _called(file: InboxFile) -> str:
+    article = "your"
+    return f"{article} {file.kind.replace('_', ' ')}" + (f" {file.name}" if file.name else "")
+
+
+def _transcribes(settings: Settings) -> bool:
+    return settings.transcribe_provider == "openai"
+
+
+def _no_transcript(settings: Settings) -> str:
+    if not _transcribes(settings):
+        return NO_TRANSCRIPTION
+    return "I couldn't transcribe your recording this time; I kept it in case you try again."
+
+
+def _download_step(
+    ctx: Context,
+    data: MessageReceived,
+    index: int,
+    attachment: Attachment,
+    settings: Settings,
+    workspace: Path,
+) -> InboxFile:
+    args = (data, ctx.event.id, index, attachment, settings.media_max_bytes, workspace)
+    try:
+        raw = ctx.step.run("attachment", _download, *args)
+    except StepFailedError as exc:
+        reason = f"the download kept failing ({exc.error})"
+        return InboxFile(kind=attachment.kind, name=attachment.name, refused=reason)
+    return InboxFile.model_validate(raw)
+
+
+def _download(
+    data: MessageReceived,
+    event_id: str,
+    index: int,
+    attachment: Attachment,
+    max_bytes: int,
+    workspace: Path,
+) -> dict[str, Any]:
+    """One attachment into the inbox. Transient platform failures raise (the step retries);
+    anything else is a refusal the person is told about."""
+    channel = channel_or_none(data.channel)
+    name = attachment.name
+    if not isinstance(channel, FileChannel):
+        refused = "this chat channel cannot fetch files"
+        return InboxFile(kind=attachment.kind, name=name, refused=refused).model_dump()
+    try:
+        download = channel.download(attachment, max_bytes)
+    except FileTooLarge:
+        refused = f"it is larger than the {human_size(max_bytes)} I accept (MEDIA_MAX_BYTES)"
+        return InboxFile(kind=attachment.kind, name=name, refused=refused).model_dump()
+    except TransientPlatformError:
+        raise
+    except PlatformError as exc:
+        refused = f"the platform would not give it to me ({exc.description})"
+        return InboxFile(kind=attachment.kind, name=name, refused=refused).model_dump()
+    kept = store(
+        workspace,
+        data.session_key,
+        event_id,
+        index,
+        attachment,
+        download.content,
+        download.content_type,
+    )
+    return kept.model_dump()
+
+
+def _transcript(ctx: Context, file: InboxFile, settings: Settings, workspace: Path) -> str | None:
+    """The transcript of a kept recording, or None when transcription is off or failed."""
+    if not _transcribes(settings):
+        return None
+    try:
+        text = ctx.step.run("transcribe", _transcribe, file, settings, workspace)
+    except StepFailedError:
+        return None
+    return str(text) if text else None
+
+
+def _transcribe(file: InboxFile, settings: Settings, workspace: Path) -> str:
+    transcriber: Transcriber = OpenAITranscriber(
+        api_key=settings.openai_api_key.get_secret_value() if settings.openai_api_key else None,
+        model=settings.transcribe_model,
+        base_url=settings.openai_base_url,
+    )
+    audio = (workspace / file.path).read_bytes()
+    return transcriber.transcribe(audio, Path(file.path).name, file.mime_type or "audio/ogg")

@@ -1,0 +1,66 @@
+"""Where a chat turn's live text goes: the session's progress channel and the platform draft.
+
+`live_turn` builds the turn's `LiveText` from the settings and the reply target, and ends the
+platform draft when the turn's code is left, however it is left:
+
+- normally, parked (`Suspended`: a retry backoff, a wait) or taken over by another worker
+  (`LeaseLost`): the draft stays as it is; the
+  reply (`send-reply` finishes it in place) or the resumed run (it finds the same draft in the
+  run's `DraftLog`) takes over;
+- stopped (cancelled, steered) or failed: the draft is marked as interrupted, so no half
+  answer is left looking like a whole one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from channels.draft_writer import DraftWriter
+from channels.drafts import DraftingChannel, DraftLog, streams_replies
+from channels.registry import channel_or_none
+from harness.agent import progress
+from harness.agent.live_text import LiveText
+from harness.events import ReplyTarget
+from harness.runtime import Context
+from harness.runtime.steps import Interrupt, LeaseLost, Suspended
+from harness.settings import Settings
+
+
+@contextmanager
+def live_turn(
+    ctx: Context, settings: Settings, reply: ReplyTarget | None
+) -> Iterator[LiveText | None]:
+    """The live text of the turn run by `ctx`, or None when STREAM_REPLIES is off. Progress
+    goes to the reply's session (if any); a draft is drawn when the reply's channel streams."""
+    if not settings.stream_replies or reply is None:
+        yield None
+        return
+    publish = None
+    if reply.session_key:
+        publish = functools.partial(progress.publish, ctx.runtime, reply.session_key)
+    writer = _writer(ctx, settings, reply)
+    live = LiveText(ctx.run_id, publish=publish, sink=writer)
+    if writer is None:
+        yield live
+        return
+    try:
+        yield live
+    except (Suspended, LeaseLost):  # the run goes on, here later or on another worker
+        writer.close()
+        raise
+    except (Interrupt, Exception):
+        writer.close(interrupted=True)
+        raise
+    writer.close()
+
+
+def _writer(ctx: Context, settings: Settings, reply: ReplyTarget) -> DraftWriter | None:
+    channel = channel_or_none(reply.channel)
+    if channel is None or not isinstance(channel, DraftingChannel):
+        return None
+    if not streams_replies(channel, settings.stream_replies):
+        return None
+    drafts = DraftLog(ctx.runtime, ctx.run_id)
+    return DraftWriter(channel, reply.destination, reply.channel_meta, drafts)

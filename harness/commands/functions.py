@@ -1,0 +1,77 @@
+"""`harness functions` (what is registered, and what failed to load) and `harness sidecar`."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from harness.errors import HarnessError
+from harness.settings import get_settings
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def sidecar() -> None:
+    """Load and run the agent's functions from workspace/functions, reloading on change
+    (SIDECAR_ENABLED=false: idle)."""
+    from harness.sidecar.supervisor import run_sidecar
+
+    settings = get_settings()
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        run_sidecar(settings)
+    except HarnessError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=2) from exc
+
+
+def _when(ms: int) -> str:
+    if not ms:
+        return ""
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def functions(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Every registered function (source, triggers, next cron, last run) and every file of
+    workspace/functions that failed to load."""
+    from harness.runtime import get_runtime
+    from harness.sidecar.builtins import fleet_builtin_ids
+    from harness.sidecar.status import function_table
+
+    try:
+        table = function_table(get_runtime(), fleet_builtin_ids())
+    except HarnessError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(code=2) from exc
+    if as_json:
+        print(table.model_dump_json(indent=2))
+        return
+    view = Table("function", "source", "triggers", "next cron (UTC offset)", "last run")
+    for row in table.functions:
+        source = f"{row.source}: {row.file}" if row.file else row.source
+        last = ""
+        if row.last_run is not None:
+            last = f"{row.last_run.status} {_when(row.last_run.created_at_ms)}"
+        view.add_row(row.id, source, "\n".join(row.triggers), row.next_cron or "", last)
+    console.print(view)
+    alive = "[green]running[/green]" if table.sidecar_alive else "[red]not running[/red]"
+    console.print(f"sidecar: {alive}")
+    for error in table.load_errors:
+        console.print(f"[red]failed to load[/red] {error.describe()}", highlight=False)
+    for failure in table.failures[:5]:
+        console.print(
+            f"[yellow]failed run[/yellow] {failure.function_id} {failure.run_id}: "
+            f"{failure.error[:160]}",
+            highlight=False,
+        )

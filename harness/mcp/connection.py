@@ -1,0 +1,268 @@
+"""One MCP server, reached through the official `mcp` SDK: the only module that touches it.
+
+The SDK is async; the agent's tools are called from worker threads. So each connection owns
+an event loop in a daemon thread, and a long-lived task there holds the SDK `Client` open
+(for stdio, that is the server's process). The public methods are synchronous and
+thread-safe, and translate every SDK, transport and process failure into `McpServerError`.
+
+Lifecycle: nothing starts until the first `tools()` or `call()` (lazy start in the worker).
+When the server dies, or fails to start, the connection is `failed` and the next use after
+a backoff (1 s, doubling, at most 60 s) starts it again; uses before then fail at once with
+the reason and the wait, so a broken server costs the model one readable error per call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections.abc import Coroutine
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any, Literal, TextIO, TypeVar
+
+import httpx2
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, TextContent
+
+from harness.mcp.config import ServerConfig
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+START_TIMEOUT = 20.0
+_BACKOFF_FIRST, _BACKOFF_MAX = 1.0, 60.0
+State = Literal["idle", "starting", "running", "failed"]
+
+
+class McpServerError(Exception):
+    """A server could not be reached, died, timed out or broke the protocol. Its text is
+    written for the model to read."""
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """A tool as its server lists it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """A tool's answer as text; `is_error` when the server said the call failed."""
+
+    text: str
+    is_error: bool
+
+
+class ServerConnection:
+    """A lazily started, self-restarting connection to one configured server."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self._lock = threading.Lock()
+        self._state: State = "failed" if config.problem else "idle"
+        self._reason = config.problem or ""
+        self._failures = 0
+        self._retry_at = 0.0
+        self._tools: list[RemoteTool] = []
+        self._client: Client | None = None
+        self._stop: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._errlog: TextIO | None = None
+
+    @property
+    def state(self) -> State:
+        """`idle` (never used), `starting`, `running` or `failed`."""
+        return self._state
+
+    @property
+    def reason(self) -> str:
+        """Why the server is `failed`; empty otherwise."""
+        return self._reason
+
+    def tools(self) -> list[RemoteTool]:
+        """The server's tools, starting it if needed; the last known list when it is down.
+        Never raises."""
+        with suppress(McpServerError):
+            self._ensure_running()
+        return list(self._tools)
+
+    def call(self, name: str, arguments: dict[str, Any], timeout: float) -> CallResult:
+        """Call tool `name`. Raises `McpServerError` if the server is down, dies during the
+        call or does not answer within `timeout` seconds."""
+        self._ensure_running()
+        client = self._client
+        if client is None:
+            raise McpServerError(f"MCP server {self.config.name!r} is not running")
+        try:
+            result = self._run(
+                client.call_tool(name, arguments, read_timeout_seconds=timeout), timeout + 1.0
+            )
+        except McpServerError as exc:
+            if "timed out" not in str(exc):
+                self._failed(str(exc))
+            raise
+        return CallResult(_text(result), bool(result.is_error))
+
+    def close(self) -> None:
+        """Stop the server and the loop thread. Idempotent; never raises."""
+        with self._lock:
+            self._stop_server()
+            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is not None and thread is not None:
+            # let the serving task leave the client (ending the server's process) first
+            with suppress(Exception):
+                asyncio.run_coroutine_threadsafe(asyncio.sleep(0.2), loop).result(2.0)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(5.0)
+            if not thread.is_alive():
+                loop.close()
+        if self._errlog is not None:
+            self._errlog.close()
+            self._errlog = None
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def _ensure_running(self) -> None:
+        with self._lock:
+            if self.config.problem:
+                raise McpServerError(
+                    f"MCP server {self.config.name!r} is not usable: {self.config.problem}"
+                )
+            if self._state == "running":
+                return
+            wait = self._retry_at - time.monotonic()
+            if self._state == "failed" and wait > 0:
+                raise McpServerError(
+                    f"MCP server {self.config.name!r} is down ({self._reason}); "
+                    f"next restart in {wait:.0f} s"
+                )
+            self._start()
+
+    def _start(self) -> None:
+        """Start the server and list its tools; called with the lock held."""
+        self._stop_server()
+        if self._loop is None or self._thread is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(
+                target=self._loop.run_forever, name=f"mcp-{self.config.name}", daemon=True
+            )
+            self._thread.start()
+        self._state = "starting"
+        ready: Future[list[RemoteTool]] = Future()
+        asyncio.run_coroutine_threadsafe(self._serve(ready), self._loop)
+        try:
+            self._tools = ready.result(START_TIMEOUT)
+        except FutureTimeout:
+            self._record_failure(f"did not start within {START_TIMEOUT:g} s")
+            self._stop_server()
+            raise McpServerError(f"MCP server {self.config.name!r} {self._reason}") from None
+        except Exception as exc:
+            self._record_failure(_describe(exc))
+            raise McpServerError(
+                f"MCP server {self.config.name!r} failed to start: {self._reason}"
+            ) from exc
+        self._state, self._reason, self._failures = "running", "", 0
+        logger.info("MCP server %s running with %d tools", self.config.name, len(self._tools))
+
+    async def _serve(self, ready: Future[list[RemoteTool]]) -> None:
+        """Hold the client open until stopped or the server dies."""
+        stop = asyncio.Event()
+        self._stop = stop
+        try:
+            async with Client(self._transport()) as client:
+                listing = await client.list_tools()
+                self._client = client
+                tools = [
+                    RemoteTool(t.name, t.description or "", dict(t.input_schema))
+                    for t in listing.tools
+                ]
+                ready.set_result(tools)
+                await stop.wait()
+        except BaseException as exc:  # the SDK raises exception groups from its task groups
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
+            elif not stop.is_set():
+                self._failed(_describe(exc))
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._client = None
+            if not stop.is_set() and ready.done() and ready.exception() is None:
+                self._failed("the server closed the connection")
+
+    def _transport(self) -> Any:
+        config = self.config
+        if config.url:
+            http = httpx2.AsyncClient(headers=config.headers, timeout=config.timeout)
+            return streamable_http_client(config.url, http_client=http)
+        params = StdioServerParameters(
+            command=config.command or "", args=list(config.args), env=config.env
+        )
+        if self._errlog is None:
+            self._errlog = open(os.devnull, "w")  # closed by close()
+        return stdio_client(params, errlog=self._errlog)
+
+    def _failed(self, reason: str) -> None:
+        with self._lock:
+            if self._state == "running":
+                self._record_failure(reason)
+                logger.warning("MCP server %s failed: %s", self.config.name, reason)
+
+    def _record_failure(self, reason: str) -> None:
+        self._state, self._reason = "failed", reason
+        self._failures += 1
+        delay = min(_BACKOFF_FIRST * 2 ** (self._failures - 1), _BACKOFF_MAX)
+        self._retry_at = time.monotonic() + delay
+
+    def _stop_server(self) -> None:
+        stop, self._stop = self._stop, None
+        if stop is not None and self._loop is not None:
+            self._loop.call_soon_threadsafe(stop.set)
+
+    def _run(self, coroutine: Coroutine[Any, Any, T], timeout: float) -> T:
+        if self._loop is None:
+            coroutine.close()
+            raise McpServerError(f"MCP server {self.config.name!r} is not running")
+        future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        try:
+            return future.result(timeout)
+        except FutureTimeout:
+            future.cancel()
+            raise McpServerError(
+                f"MCP server {self.config.name!r} timed out: no answer within {timeout - 1:g} s"
+            ) from None
+        except Exception as exc:
+            raise McpServerError(f"MCP server {self.config.name!r}: {_describe(exc)}") from exc
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line reason, looking inside exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    if "timed out" in text.lower() or isinstance(exc, TimeoutError):
+        return f"timed out ({text})"
+    return f"{type(exc).__name__}: {text}"
+
+
+def _text(result: CallToolResult) -> str:
+    """The result's content as text: text blocks as they are, other blocks named."""
+    parts: list[str] = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        else:
+            parts.append(f"[{block.type} content omitted]")
+    if not parts and result.structured_content is not None:
+        parts.append(str(result.structured_content))
+    return "\n".join(parts)

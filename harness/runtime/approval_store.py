@@ -1,0 +1,144 @@
+"""Pending approval requests and session grants, in Redis: who may answer, and the answer.
+
+The request record is what makes "the first answer counts" true: `decide` and `expire` are one
+Lua script each, so of two clicks, or of a click and the timeout, exactly one changes the
+record and every later attempt is told what happened instead. A request whose run has ended
+without it (cancelled with its chat's new message, failed) counts as expired. Records live a
+week after their request (for late clicks); a session's grants live 30 days.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.runtime.bus_errors import on_bus
+from harness.runtime.instance import Runtime
+
+RECORD_TTL_S = 7 * 24 * 3600
+GRANT_TTL_S = 30 * 24 * 3600
+
+Outcome = Literal["recorded", "answered", "expired", "forbidden", "unknown"]
+
+_DECIDE = r"""
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown', '', '', ''} end
+local state = redis.call('HGET', KEYS[1], 'state')
+local by = redis.call('HGET', KEYS[1], 'by') or ''
+local at = redis.call('HGET', KEYS[1], 'at') or ''
+if state ~= 'pending' then
+  if state == 'expired' then return {'expired', state, by, at} end
+  return {'answered', state, by, at}
+end
+local run = redis.call('HGET', KEYS[1], 'run')
+if run and ARGV[1] ~= 'expired' then
+  local status = redis.call('HGET', KEYS[2] .. run, 'status')
+  if (not status) or status == 'completed' or status == 'failed' or status == 'cancelled' then
+    redis.call('HSET', KEYS[1], 'state', 'expired', 'at', ARGV[3])
+    return {'expired', 'expired', '', ARGV[3]}
+  end
+end
+if ARGV[1] == 'expired' then
+  redis.call('HSET', KEYS[1], 'state', 'expired', 'at', ARGV[3])
+  return {'recorded', 'expired', '', ARGV[3]}
+end
+local approvers = cjson.decode(redis.call('HGET', KEYS[1], 'approvers'))
+if #approvers > 0 then
+  local ok = false
+  for _, who in ipairs(approvers) do if who == ARGV[2] then ok = true end end
+  if not ok then return {'forbidden', state, by, at} end
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'by', ARGV[4], 'at', ARGV[3])
+return {'recorded', ARGV[1], ARGV[4], ARGV[3]}
+"""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The result of answering (or expiring) a request. `outcome` is `recorded` when this call
+    changed the record; otherwise why not: `answered` / `expired` earlier (then `state`, `by`
+    and `at` tell by whom and when), `forbidden` (the person may not answer this request), or
+    `unknown` (no such request: forged, or long gone). `at` is ms since the epoch, or 0."""
+
+    outcome: Outcome
+    state: str = ""
+    by: str = ""
+    at: int = 0
+
+
+class ApprovalStore:
+    """Approval requests and session grants under the runtime's key prefix. Every method is
+    one round trip; Redis errors become `BusUnavailableError`."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._prefix = f"{runtime.keys.prefix}:approval"
+        self._decide = runtime.redis.register_script(_DECIDE)
+
+    def _record(self, approval_id: str) -> str:
+        return f"{self._prefix}:request:{approval_id}"
+
+    @on_bus("record an approval request")
+    def open(
+        self,
+        approval_id: str,
+        approvers: list[str],
+        session_key: str | None = None,
+        run_id: str | None = None,
+    ) -> None:
+        """Create the pending request once; idempotent (a replay changes nothing). An empty
+        `approvers` means anyone who can reach the request may answer (the owner's own
+        entry points). With `session_key`, it becomes the session's pending request (see
+        `pending`); with `run_id`, answers stop counting once that run has ended."""
+        key = self._record(approval_id)
+        redis = self._runtime.redis
+        if redis.hsetnx(key, "state", "pending"):
+            redis.hset(key, "approvers", json.dumps(approvers))
+            if run_id:
+                redis.hset(key, "run", run_id)
+            redis.expire(key, RECORD_TTL_S)
+            if session_key:
+                redis.set(f"{self._prefix}:pending:{session_key}", approval_id, ex=RECORD_TTL_S)
+
+    @on_bus("find a session's pending approval request")
+    def pending(self, session_key: str) -> str | None:
+        """The id of the session's latest request if it is still pending, else None."""
+        redis = self._runtime.redis
+        raw = redis.get(f"{self._prefix}:pending:{session_key}")
+        if raw is None:
+            return None
+        approval_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+        state = redis.hget(self._record(approval_id), "state")
+        state = state.decode() if isinstance(state, bytes) else state
+        return approval_id if state == "pending" else None
+
+    @on_bus("answer an approval request")
+    def decide(self, approval_id: str, decision: str, subject: str, label: str) -> Claim:
+        """Record `decision` by `subject` (shown as `label`) if the request is pending and the
+        subject may answer it; atomic, first answer wins."""
+        return self._run(approval_id, decision, subject, label or subject)
+
+    @on_bus("expire an approval request")
+    def expire(self, approval_id: str) -> Claim:
+        """Close a pending request as expired; if it was answered first, say so instead."""
+        return self._run(approval_id, "expired", "", "")
+
+    def _run(self, approval_id: str, decision: str, subject: str, label: str) -> Claim:
+        now = str(self._runtime.now_ms())
+        keys = [self._record(approval_id), self._runtime.keys.run("")]
+        raw = self._decide(keys=keys, args=[decision, subject, now, label])
+        outcome, state, by, at = (v.decode() if isinstance(v, bytes) else str(v) for v in raw)
+        return Claim(outcome=outcome, state=state, by=by, at=int(at or 0))  # type: ignore[arg-type]
+
+    @on_bus("allow a tool for a session")
+    def grant(self, session_key: str, tool: str) -> None:
+        """Let `tool` run without asking for the rest of `session_key`'s life (30 days)."""
+        key = f"{self._prefix}:grants:{session_key}"
+        self._runtime.redis.sadd(key, tool)
+        self._runtime.redis.expire(key, GRANT_TTL_S)
+
+    @on_bus("read a session's grants")
+    def grants(self, session_key: str) -> list[str]:
+        """The tools allowed for `session_key`, sorted."""
+        members = self._runtime.redis.smembers(f"{self._prefix}:grants:{session_key}")
+        return sorted(m.decode() if isinstance(m, bytes) else str(m) for m in members)

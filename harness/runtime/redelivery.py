@@ -1,0 +1,25 @@
+"""Delivering a reply again after `send-reply` gave up on it: publish its redelivery event,
+then forget it. Used when the person writes next (`redeliver-undelivered`) and by
+`harness runs redeliver`."""
+
+from __future__ import annotations
+
+from harness.runtime.bus import publish
+from harness.runtime.instance import Runtime
+from harness.runtime.undelivered import UndeliveredReply
+
+
+def redeliver(runtime: Runtime, reply: UndeliveredReply) -> str:
+    """Publish `reply`'s redelivery event, then drop it from the undelivered replies; returns
+    the event id. Idempotent: a crash between the two, or two callers at once, publish one
+    event (its id is fixed by the give-up). If the redelivery fails too, `send-reply` records
+    the reply again. Raises `BusUnavailableError` when Redis fails."""
+    event = reply.redelivery()
+    publish(event, runtime=runtime)
+    runtime.undelivered.discard(reply.reply_id)
+    return event.id
+
+
+def redeliver_chat(runtime: Runtime, channel: str, chat_id: str) -> list[str]:
+    """Redeliver every undelivered reply of one chat, oldest first; returns the event ids."""
+    return [redeliver(runtime, reply) for reply in runtime.undelivered.for_chat(channel, chat_id)]

@@ -1,0 +1,97 @@
+"""Replies that could not be delivered in time, kept until they are delivered another way (the
+person writes next, or `harness runs redeliver`): a reply is never silently gone."""
+
+from __future__ import annotations
+
+import redis
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from harness.errors import BusUnavailableError
+from harness.events import REPLY_READY, Event
+from harness.runtime.keys import Keys
+
+REDELIVERS = "harness_redelivers"
+"""`channel_meta` key of a redelivered reply: the id of the reply it delivers again, so the
+chunks an earlier attempt posted are skipped (the delivery record is keyed by that id)."""
+
+
+class UndeliveredReply(BaseModel):
+    """One reply given up on: the `agent.reply.ready` event, the run that gave up, why, and
+    when (ms since the epoch)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reply_id: str
+    run_id: str
+    channel: str
+    chat_id: str
+    event: dict[str, object] = Field(default_factory=dict)
+    error: str = ""
+    at_ms: int = 0
+
+    def redelivery(self) -> Event:
+        """The event that delivers this reply again. Its id derives from the reply and the
+        time it was given up, so two redeliveries of the same give-up (the person wrote while
+        an operator ran `harness runs redeliver`) are one event to the bus."""
+        data = dict(self.event.get("data") or {})  # type: ignore[call-overload]
+        meta = dict(data.get("channel_meta") or {})
+        meta[REDELIVERS] = self.reply_id
+        data["channel_meta"] = meta
+        return Event(name=REPLY_READY, id=f"redeliver:{self.reply_id}:{self.at_ms}", data=data)
+
+
+_ADAPTER = TypeAdapter(UndeliveredReply)
+
+
+class UndeliveredReplies:
+    """A Redis hash, original reply id -> `UndeliveredReply` as JSON; entries stay until they
+    are discarded after a redelivery was published. Methods raise `BusUnavailableError` when
+    Redis fails."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self._redis = client
+        self._key = keys.undelivered()
+
+    def record(self, reply: UndeliveredReply) -> None:
+        """Keep `reply` (replacing an earlier give-up of the same reply). Idempotent."""
+        try:
+            self._redis.hset(self._key, reply.reply_id, _ADAPTER.dump_json(reply).decode())
+        except redis.RedisError as exc:
+            raise BusUnavailableError("could not record an undelivered reply") from exc
+
+    def get(self, reply_id: str) -> UndeliveredReply | None:
+        """The undelivered reply with this original id, or None."""
+        try:
+            raw = self._redis.hget(self._key, reply_id)
+        except redis.RedisError as exc:
+            raise BusUnavailableError("could not read the undelivered replies") from exc
+        return _parse(raw)
+
+    def all(self) -> list[UndeliveredReply]:
+        """Every undelivered reply, oldest first."""
+        try:
+            raw = self._redis.hvals(self._key)
+        except redis.RedisError as exc:
+            raise BusUnavailableError("could not read the undelivered replies") from exc
+        found = [reply for reply in map(_parse, raw) if reply is not None]
+        return sorted(found, key=lambda reply: reply.at_ms)
+
+    def for_chat(self, channel: str, chat_id: str) -> list[UndeliveredReply]:
+        """The undelivered replies of one chat, oldest first."""
+        return [r for r in self.all() if (r.channel, r.chat_id) == (channel, chat_id)]
+
+    def discard(self, reply_id: str) -> None:
+        """Forget a reply (its redelivery was published). Unknown ids are ignored."""
+        try:
+            self._redis.hdel(self._key, reply_id)
+        except redis.RedisError as exc:
+            raise BusUnavailableError("could not update the undelivered replies") from exc
+
+
+def _parse(raw: object) -> UndeliveredReply | None:
+    if not isinstance(raw, str | bytes):
+        return None
+    try:
+        return _ADAPTER.validate_json(raw)
+    except ValidationError:
+        return None

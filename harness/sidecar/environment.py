@@ -1,0 +1,157 @@
+"""What the processes that run agent-written code get: an environment without secrets, resource
+limits, and the one place where an OS sandbox will wrap their command.
+
+The environment is built from an allowlist, then every variable whose name mentions a key,
+token, secret or password is dropped anyway, and so is every variable of a `SecretStr`
+setting. The bus URL (`REDIS_URL`) is kept: functions need it to publish events. A function
+talks to people through events, never with the platform tokens themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import resource
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import SecretStr
+
+import channels
+import harness
+from harness.errors import ConfigurationError
+from harness.settings import Settings
+from harness.tools.sandbox import SandboxSetting, bwrap_arguments, bwrap_binary, sandbox_mode
+
+log = logging.getLogger("harness.sidecar")
+
+_ALLOWED = re.compile(
+    r"^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV|PYTHONPATH"
+    r"|LC_\w+|HARNESS_\w+|SIDECAR_\w+|AGENT_WORKSPACE|AGENT_TIMEZONE|AGENT_NAME|LOG_LEVEL"
+    r"|REDIS_URL|(?i:https?_proxy|no_proxy)|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE)$"
+)
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+KEEP_ALWAYS = frozenset({"REDIS_URL"})
+
+
+def secret_setting_names() -> frozenset[str]:
+    """Environment names of every setting declared as a `SecretStr`."""
+    names = set()
+    for name, info in Settings.model_fields.items():
+        if SecretStr in _types_of(info.annotation):
+            names.add(name.upper())
+    return frozenset(names)
+
+
+def _types_of(annotation: object) -> set[object]:
+    args = getattr(annotation, "__args__", None)
+    return {annotation} if not args else {a for arg in args for a in _types_of(arg)}
+
+
+def child_environment(
+    settings: Settings, redis_url: str, base: Mapping[str, str]
+) -> dict[str, str]:
+    """The environment of a process running workspace functions, built from `base` (usually
+    `os.environ`): allowlisted names only, no secrets, and the settings the child needs written
+    out explicitly (it runs outside the project folder, so it never reads `.env`)."""
+    secret = secret_setting_names()
+    env = {
+        name: value
+        for name, value in base.items()
+        if _ALLOWED.match(name)
+        and name not in secret
+        and (name in KEEP_ALWAYS or not _SECRET_NAME.search(name))
+    }
+    env.update(
+        REDIS_URL=redis_url,
+        AGENT_WORKSPACE=str(settings.agent_workspace.resolve()),
+        HARNESS_KEY_PREFIX=settings.harness_key_prefix,
+        HARNESS_LEASE_TTL=str(settings.harness_lease_ttl),
+        HARNESS_RETRY_BACKOFF=str(settings.harness_retry_backoff),
+        HARNESS_EVENTS_MAXLEN=str(settings.harness_events_maxlen),
+        LOG_LEVEL=settings.log_level,
+        SIDECAR_QUEUE=settings.sidecar_queue,
+        SIDECAR_RUN_TIMEOUT=str(settings.sidecar_run_timeout),
+        SIDECAR_CONCURRENCY=str(settings.sidecar_concurrency),
+        SIDECAR_MEMORY_MB=str(settings.sidecar_memory_mb),
+        SIDECAR_CPU_SECONDS=str(settings.sidecar_cpu_seconds),
+        PYTHONUNBUFFERED="1",
+        MALLOC_ARENA_MAX="2",  # glibc reserves 64 MiB per thread otherwise, against RLIMIT_AS
+    )
+    env.setdefault("PATH", os.defpath)
+    return env
+
+
+def sandboxed(argv: list[str], workspace: Path, setting: SandboxSetting) -> list[str]:
+    """The command that runs `argv` (a Python process that executes workspace code) inside the
+    OS sandbox of the agent's shell (`harness.tools.sandbox`): bubblewrap with the host's
+    network (the bus), the workspace read-write, the system, this Python and the harness's
+    own packages read-only, and nothing else of the host (no project folder, no `.env`, no
+    home). `off`, or `auto` where bubblewrap cannot run, returns `argv` unchanged (logged).
+    Raises `ConfigurationError` for `bwrap` where it cannot run."""
+    if setting == "off":
+        return argv
+    binary = bwrap_binary()
+    if binary is None or sandbox_mode(setting) != "bwrap":
+        if setting == "bwrap":
+            raise ConfigurationError("SIDECAR_SANDBOX=bwrap, but bubblewrap cannot run here")
+        _warn_unconfined()
+        return argv
+    args = _without_missing_covers(bwrap_arguments(workspace.resolve(), network=True))
+    for path in _python_paths():
+        args += ["--ro-bind", path, path]
+    return [binary, *args, "--", *argv]
+
+
+def _without_missing_covers(args: list[str]) -> list[str]:
+    """Drop `--tmpfs` covers of workspace folders that do not exist: bwrap would create them in
+    the workspace (a `.harness` there would look like runtime state in the wrong place)."""
+    kept: list[str] = []
+    pairs = iter(args)
+    for arg in pairs:
+        if arg == "--tmpfs":
+            target = next(pairs)
+            if target == "/tmp" or Path(target).exists():
+                kept += [arg, target]
+        else:
+            kept.append(arg)
+    return kept
+
+
+@functools.cache
+def _warn_unconfined() -> None:
+    log.warning("no OS sandbox can run here: the sidecar runs functions without one")
+
+
+def _python_paths() -> list[str]:
+    """This interpreter, its environment, and the harness's packages (not their folder)."""
+    paths = {sys.base_prefix, sys.prefix, str(Path(sys.executable).resolve().parent)}
+    paths |= {str(Path(module.__file__ or "").resolve().parent) for module in (harness, channels)}
+    return sorted(p for p in paths if Path(p).exists())
+
+
+def python_command(module: str, *args: str) -> list[str]:
+    """`<this python> -m <module> <args>`."""
+    return [sys.executable, "-m", module, *args]
+
+
+def apply_limits(memory_mb: int, cpu_seconds: int) -> None:
+    """Bound this process's address space and CPU time (0 leaves a limit as it is). Call
+    first thing in a process that will run workspace code. Past the CPU limit the kernel
+    sends SIGXCPU, which ends the process; the sidecar then starts a new one."""
+    if memory_mb > 0:
+        _lower(resource.RLIMIT_AS, memory_mb * 1024 * 1024, 0)
+    if cpu_seconds > 0:
+        _lower(resource.RLIMIT_CPU, cpu_seconds, 5)
+
+
+def _lower(limit: int, soft: int, slack: int) -> None:
+    _, hard = resource.getrlimit(limit)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+        resource.setrlimit(limit, (soft, hard))
+    else:
+        resource.setrlimit(limit, (soft, soft + slack))

@@ -1,0 +1,46 @@
+"""Sidecar settings, read from the environment and `.env`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class SidecarSettings(BaseSettings):
+    """Everything the sidecar reads. Field names map to upper-case variables."""
+
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    sidecar_enabled: bool = Field(
+        default=True,
+        description="Load and run the agent's functions from workspace/functions; false turns "
+        "the sidecar into an idle process.",
+    )
+    sidecar_debounce: float = Field(
+        default=2.0, ge=0.0, description="Seconds of quiet in functions/ before a reload."
+    )
+    sidecar_run_timeout: float = Field(
+        default=300.0,
+        gt=0.0,
+        description="Seconds one execution of a function may take unless it sets `timeout`.",
+    )
+    sidecar_queue: str = Field(default="sidecar", description="Celery queue of sidecar runs.")
+    sidecar_concurrency: int = Field(default=4, ge=1, le=64)
+    sidecar_memory_mb: int = Field(
+        default=2048, ge=0, description="Address-space limit of the sidecar child; 0: none."
+    )
+    sidecar_cpu_seconds: int = Field(
+        default=3600,
+        ge=0,
+        description="CPU seconds one sidecar child may use before it is replaced; 0: no limit.",
+    )
+    sidecar_sandbox: Literal["auto", "bwrap", "off"] = Field(
+        default="auto",
+        description="OS sandbox of the processes that run functions: auto (bubblewrap where it "
+        "runs, else none, logged), bwrap (required), off.",
+    )
+    sidecar_validate_timeout: float = Field(
+        default=15.0, gt=0.0, description="Seconds to load functions/ when validating."
+    )

@@ -1,0 +1,269 @@
+"""`harness sidecar`: keep one child running the current code of `workspace/functions`.
+
+Reloading replaces the process, never `importlib.reload`: on a change in the folder (watchdog),
+after `SIDECAR_DEBOUNCE` seconds of quiet, the folder is validated in a fresh interpreter,
+then a new child starts (importing everything fresh, helpers included), and only once it
+consumes its queue is the old child stopped (SIGTERM, then SIGKILL after `STOP_GRACE_S`).
+A run the old child had in flight resumes on the new code from its journal once its lease
+expires, like after a crash.
+
+A child that fails to start, or dies, is started again with exponential backoff (1 s up to
+60 s) without waiting for a file change; while a new child fails to start, the old one (if
+any) keeps running.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from harness.errors import HarnessError
+from harness.runtime import get_runtime
+from harness.runtime.connection import resolve_redis_url
+from harness.runtime.function_sources import FILE_SOURCE, replace_source
+from harness.settings import Settings
+from harness.sidecar.builtins import BUILTIN_IDS, fleet_builtin_ids
+from harness.sidecar.child import READY_FD_ENV
+from harness.sidecar.environment import child_environment, python_command, sandboxed
+from harness.sidecar.validate import Validator, encode_skip
+
+log = logging.getLogger("harness.sidecar")
+READY_TIMEOUT_S = 60.0
+STOP_GRACE_S = 5.0
+MAX_BACKOFF_S = 60.0
+STABLE_AFTER_S = 30.0
+_POLL_S = 0.05
+
+
+class _Watcher(FileSystemEventHandler):
+    """Notes the time of every change to a `.py` file in the folder."""
+
+    def __init__(self, touched: threading.Event) -> None:
+        self._touched = touched
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = (event.src_path, getattr(event, "dest_path", ""))
+        if any(os.fsdecode(p).endswith(".py") for p in paths if p):
+            self._touched.set()
+
+
+@dataclass
+class _Spawned:
+    """A child process and the read end of its readiness pipe."""
+
+    proc: subprocess.Popen[bytes]
+    ready_fd: int
+
+    def discard(self) -> None:
+        os.close(self.ready_fd)
+        _stop_child(self.proc, grace=1.0)
+
+
+class Sidecar:
+    """The supervisor. `run(stop)` blocks until `stop` is set, then stops the child."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.folder = settings.agent_workspace.resolve() / "functions"
+        self.env = child_environment(settings, resolve_redis_url(settings), os.environ)
+        self.validator = Validator(
+            self.folder, self.env, warm=True, sandbox=settings.sidecar_sandbox
+        )
+        self._fleet_ids = _fleet_ids()
+        self._touched = threading.Event()
+        self._spare: _Spawned | None = None
+        self._child: subprocess.Popen[bytes] | None = None
+        self._child_started = 0.0
+        self._failures = 0
+        self._retry_at = 0.0
+
+    @property
+    def child_pid(self) -> int | None:
+        """The current child's pid, or None when none runs."""
+        return self._child.pid if self._child is not None else None
+
+    def run(self, stop: threading.Event) -> None:
+        """Load, watch and reload until `stop` is set. Never raises for what the files do."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        observer = Observer()
+        observer.schedule(_Watcher(self._touched), str(self.folder), recursive=True)
+        observer.start()
+        log.info("sidecar watching %s", self.folder)
+        wanted, last_change = True, 0.0
+        try:
+            while not stop.is_set():
+                if self._touched.is_set():
+                    self._touched.clear()
+                    wanted, last_change = True, time.monotonic()
+                    self._retry_at = 0.0  # new code deserves a try at once
+                if self._child is not None and self._child.poll() is not None:
+                    self._child_died(self._child.returncode)
+                    wanted = True
+                quiet = time.monotonic() - last_change >= self.settings.sidecar_debounce
+                if wanted and quiet and time.monotonic() >= self._retry_at:
+                    wanted = not self._reload(stop)
+                stop.wait(_POLL_S)
+        finally:
+            observer.stop()
+            self.validator.close()
+            if self._spare is not None:
+                self._spare.discard()
+            if self._child is not None:
+                _stop_child(self._child, grace=10.0)
+            observer.join(timeout=5)
+
+    def _child_died(self, code: int) -> None:
+        log.warning(
+            "sidecar child %s exited with code %s; starting a new one", self.child_pid, code
+        )
+        self._child = None
+        if time.monotonic() - self._child_started < STABLE_AFTER_S:
+            self._backoff()
+        else:
+            self._failures = 0
+
+    def _backoff(self) -> None:
+        self._failures += 1
+        delay = min(MAX_BACKOFF_S, 2.0 ** (self._failures - 1))
+        self._retry_at = time.monotonic() + delay
+        log.warning("sidecar: next attempt in %.0fs", delay)
+
+    def _reload(self, stop: threading.Event) -> bool:
+        """Validate, start a new child, stop the old one. False when the new child did not
+        become ready (the old one, if any, is left running)."""
+        started = time.monotonic()
+        report = self.validator.validate(
+            reserved=self._fleet_ids, timeout=self.settings.sidecar_validate_timeout
+        )
+        log.info("sidecar: validated functions/ in %.2fs", time.monotonic() - started)
+        skip = {error.file: error for error in report.errors}
+        child = self._start_child(encode_skip(skip), stop)
+        if child is None:
+            self._backoff()
+            return False
+        old, self._child, self._child_started = self._child, child, time.monotonic()
+        if old is not None:
+            threading.Thread(target=_stop_child, args=(old, STOP_GRACE_S), daemon=True).start()
+        log.info(
+            "sidecar child %d running %d function(s); %d file(s) skipped",
+            child.pid, len(report.functions), len(report.errors),
+        )  # fmt: skip
+        return True
+
+    def _start_child(self, skip: str, stop: threading.Event) -> subprocess.Popen[bytes] | None:
+        """Tell the warm spare (or a new child) to load, wait until it consumes, and start
+        the next spare. None when it did not become ready."""
+        spawned, self._spare = self._spare, None
+        if spawned is None or spawned.proc.poll() is not None:
+            spawned = self._spawn()
+        if spawned is None:
+            return None
+        try:
+            assert spawned.proc.stdin is not None
+            spawned.proc.stdin.write(skip.encode() + b"\n")
+            spawned.proc.stdin.close()
+            ready = _wait_ready(spawned.proc, spawned.ready_fd, stop)
+        except OSError:  # it died before reading its orders
+            ready = False
+        if not ready:
+            log.error(
+                "sidecar child %d did not become ready (exit code %s)",
+                spawned.proc.pid, spawned.proc.poll(),
+            )  # fmt: skip
+            spawned.discard()
+            return None
+        os.close(spawned.ready_fd)
+        self._spare = self._spawn()
+        return spawned.proc
+
+    def _spawn(self) -> _Spawned | None:
+        read_fd, write_fd = os.pipe()
+        env = {**self.env, READY_FD_ENV: str(write_fd)}
+        argv = sandboxed(
+            python_command("harness.sidecar.child"),
+            self.folder.parent,
+            self.settings.sidecar_sandbox,
+        )
+        try:
+            proc = subprocess.Popen(
+                argv, env=env, cwd=self.folder, pass_fds=(write_fd,), start_new_session=True,
+                stdin=subprocess.PIPE,
+            )  # fmt: skip
+        except OSError as exc:
+            log.error("cannot start a sidecar child: %s", exc)
+            os.close(read_fd)
+            return None
+        finally:
+            os.close(write_fd)
+        return _Spawned(proc, read_fd)
+
+
+def _fleet_ids() -> frozenset[str]:
+    """Ids no file may take: the fleet's built-ins (imported once here, since that costs
+    seconds, never in the children that run agent code) and the sidecar's own."""
+    try:
+        return fleet_builtin_ids() | BUILTIN_IDS
+    except HarnessError as exc:  # the children still refuse ids already in the trigger table
+        log.warning("cannot list the built-in functions (%s); relying on the trigger table", exc)
+        return BUILTIN_IDS
+
+
+def _wait_ready(child: subprocess.Popen[bytes], read_fd: int, stop: threading.Event) -> bool:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline and not stop.is_set():
+        readable, _, _ = select.select([read_fd], [], [], 0.1)
+        if readable:
+            return os.read(read_fd, 64).startswith(b"ready")
+        if child.poll() is not None:
+            return False
+    return False
+
+
+def _stop_child(child: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM the child's process group (Celery's warm shutdown), SIGKILL after `grace`."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(child.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            child.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_sidecar(settings: Settings) -> None:
+    """The `harness sidecar` process: supervise until SIGINT or SIGTERM. With
+    `SIDECAR_ENABLED=false` it unregisters the functions of earlier runs and idles (so a
+    Procfile that lists it still runs)."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    if not settings.sidecar_enabled:
+        log.info("sidecar disabled (SIDECAR_ENABLED=false): functions/ is not loaded")
+        _unregister_all()
+        while not stop.wait(1.0):
+            pass
+        return
+    Sidecar(settings).run(stop)
+
+
+def _unregister_all() -> None:
+    """Remove the functions an earlier sidecar registered, so their events start no runs that
+    nothing would ever run. Best effort: logged when Redis cannot be reached."""
+    try:
+        replace_source(get_runtime(), FILE_SOURCE, {}, [])
+    except Exception as exc:  # Redis down or not configured: nothing to clean, or later
+        log.warning("could not unregister the sidecar's functions: %s", exc)

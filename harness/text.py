@@ -1,0 +1,26 @@
+"""Text from outside, made safe to store and send: lone UTF-16 surrogates (`"x\\ud800y"`, which
+JSON allows and UTF-8 cannot encode) become U+FFFD, so a turn never fails on them later."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def clean_text(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD; anything else is unchanged."""
+    return _LONE_SURROGATE.sub(REPLACEMENT, text)
+
+
+def clean_json(value: Any) -> Any:
+    """A parsed JSON value with `clean_text` applied to every string, keys included."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(str(k)): clean_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_json(item) for item in value]
+    return value

@@ -1,0 +1,99 @@
+"""What the dashboard pages show, gathered from the runtime (blocking; call off the loop)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from croniter import croniter
+
+from harness.commands.run_views import RunView, StepView, run_view, step_views
+from harness.observe.run_filters import RunFilter, find_runs
+from harness.observe.step_details import StepDetail, money, run_cost, step_detail
+from harness.observe.usage_report import UsageTotal, totals
+from harness.runtime.functions import CronTrigger
+from harness.runtime.instance import Runtime
+from harness.runtime.ledger import RunRecord
+from harness.runtime.usage_store import session_of
+
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """One run with its steps, their details, its cost and its sub-runs."""
+
+    run: RunView
+    session: str
+    parent: str
+    steps: list[StepView]
+    details: dict[str, StepDetail]
+    tokens: int
+    cost: str
+    children: list[RunRecord]
+
+    @property
+    def live(self) -> bool:
+        """True while the run can still change."""
+        return self.run.status not in TERMINAL
+
+
+def run_page(runtime: Runtime, run_id: str) -> RunPage | None:
+    """The page of run `run_id`, or None when it is unknown or expired."""
+    record = runtime.ledger.run(run_id)
+    if record is None:
+        return None
+    journal = runtime.ledger.journal(run_id)
+    view = run_view(record)
+    details = {key: step_detail(key, entry) for key, entry in journal.items()}
+    tokens, cost = run_cost(list(details.values()))
+    children = [r for r in runtime.ledger.recent(500) if r.parent and r.parent.run_id == run_id]
+    return RunPage(
+        run=view,
+        session=session_of(record.event),
+        parent=record.parent.run_id if record.parent else "",
+        steps=step_views(view, journal),
+        details=details,
+        tokens=tokens,
+        cost=money(cost),
+        children=children,
+    )
+
+
+def run_list(runtime: Runtime, wanted: RunFilter, limit: int = 50) -> list[RunView]:
+    """The newest runs passing `wanted`."""
+    return [run_view(r) for r in find_runs(runtime, wanted, limit)]
+
+
+def usage_by_day(runtime: Runtime, days: int = 14) -> list[UsageTotal]:
+    """Tokens and cost per UTC day for the last `days` days, oldest first."""
+    today = datetime.fromtimestamp(runtime.clock(), UTC).date()
+    return totals(runtime.usage.rows(today - timedelta(days=days - 1), today), "day")
+
+
+@dataclass(frozen=True)
+class FunctionRow:
+    """A registered function: its triggers and, for cron ones, the next tick (UTC)."""
+
+    id: str
+    triggers: str
+    next_cron: str
+
+
+def functions(runtime: Runtime) -> list[FunctionRow]:
+    """The functions in the trigger table, by id."""
+    now = datetime.fromtimestamp(runtime.clock(), UTC)
+    rows = []
+    for spec in sorted(runtime.triggers.specs(), key=lambda s: s.id):
+        names, ticks = [], []
+        for trigger in spec.triggers:
+            if isinstance(trigger, CronTrigger):
+                names.append(f"cron {trigger.expression} ({trigger.tz})")
+                local = now.astimezone(ZoneInfo(trigger.tz))
+                ticks.append(croniter(trigger.expression, local).get_next(datetime))
+            else:
+                names.append(f"event {trigger.name}")
+        next_cron = min(ticks).strftime("%Y-%m-%d %H:%M UTC") if ticks else ""
+        rows.append(FunctionRow(spec.id, ", ".join(names), next_cron))
+    return rows

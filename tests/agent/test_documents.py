@@ -1,0 +1,71 @@
+"""What the model is told about a document: path, type, size, and its text when short."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pypdf import PdfWriter
+from pypdf.generic import DictionaryObject, NameObject, StreamObject
+
+from harness.agent.documents import describe, pdf_text
+from harness.agent.inbox import InboxFile
+
+
+def _pdf(path: Path, text: str) -> None:
+    """A one-page PDF whose page draws `text` with a standard font."""
+    writer = PdfWriter()
+    page = writer.add_blank_page(width=300, height=100)
+    font = writer._add_object(  # a Type1 base font needs no embedding
+        _dictionary(Type="/Font", Subtype="/Type1", BaseFont="/Helvetica")
+    )
+    page[NameObject("/Resources")] = _dictionary(Font=_dictionary(F1=font))
+    content = StreamObject()
+    content.set_data(f"BT /F1 12 Tf 20 50 Td ({text}) Tj ET".encode())
+    page[NameObject("/Contents")] = writer._add_object(content)
+    with path.open("wb") as out:
+        writer.write(out)
+
+
+def _dictionary(**items: object) -> DictionaryObject:
+    return DictionaryObject(
+        {
+            NameObject(f"/{key}"): value if not isinstance(value, str) else NameObject(value)
+            for key, value in items.items()
+        }
+    )
+
+
+def test_small_text_file_is_inlined_with_its_path(tmp_path: Path) -> None:
+    (tmp_path / "notes.csv").write_text("item,price\ntea,3\n")
+    file = InboxFile(
+        kind="document", name="notes.csv", path="notes.csv", mime_type="text/csv", size=17
+    )
+
+    note = describe(file, tmp_path, inline_chars=1000)
+
+    assert note.startswith("[document saved at notes.csv (text/csv, 17 B); its text:")
+    assert "tea,3" in note
+
+
+def test_long_text_is_cut_with_a_pointer_to_the_file(tmp_path: Path) -> None:
+    (tmp_path / "log.txt").write_text("x" * 500)
+    file = InboxFile(
+        kind="document", name="log.txt", path="log.txt", mime_type="text/plain", size=500
+    )
+
+    note = describe(file, tmp_path, inline_chars=100)
+
+    assert "first 100 characters" in note and "read the file for the rest" in note
+    assert "x" * 101 not in note
+
+
+def test_pdf_text_is_extracted(tmp_path: Path) -> None:
+    _pdf(tmp_path / "receipt.pdf", "Total 42.50 EUR")
+
+    assert "Total 42.50 EUR" in pdf_text(tmp_path / "receipt.pdf", 1000)
+
+
+def test_unreadable_pdf_gives_no_text_instead_of_failing(tmp_path: Path) -> None:
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
+
+    assert pdf_text(tmp_path / "broken.pdf", 1000) == ""

@@ -1,0 +1,370 @@
+"""Files through the real webhooks: a person sends a photo, a document or a voice note to the
+fake Telegram, the fleet downloads it from the fake's file URL, the scripted model sees it, and
+files the agent sends come back through sendPhoto / sendDocument."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import io
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from PIL import Image
+
+from harness.agent.deps import build_deps, set_agent_deps
+from harness.runtime import Runtime
+from harness.runtime.access_store import AccessStore
+from harness.runtime.testing import drain
+from tests.agent.conftest import make_settings
+from tests.channels import payloads
+from tests.channels.conftest import SLACK_SIGNING_SECRET, TELEGRAM_SECRET
+from tests.channels.test_e2e_turn import fleet  # noqa: F401  (the fixture)
+from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.telegram_api import FakeTelegramApi
+from tests.runtime_fixtures import ManualClock
+
+ALICE = f"telegram:user:{payloads.ALICE['id']}"
+
+
+def _png() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (40, 30), (200, 30, 30)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _send(client: TestClient, runtime: Runtime, update: dict[str, Any]) -> None:
+    AccessStore(runtime).grant(ALICE, "Alice", "test")
+    response = client.post(
+        "/webhooks/telegram",
+        json=update,
+        headers={"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET},
+    )
+    assert response.status_code == 200, response.text
+    drain(runtime)
+
+
+def _kinds(content: list[dict[str, Any]]) -> list[str]:
+    """The block types of a user message, leaving out the volatile system reminder that the
+    provider appends to the last user turn."""
+    return [block["type"] for block in content if "<system-reminder>" not in str(block)]
+
+
+def _reconfigure(tmp_path: Path, model_server: ModelServer, **overrides: Any) -> None:
+    overrides.setdefault("stream_replies", False)  # as in the shared fleet fixture
+    set_agent_deps(build_deps(make_settings(tmp_path / "workspace", model_server, **overrides)))
+
+
+def test_captionless_photo_reaches_the_model_as_an_image(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given a photo without a caption whose largest size the platform serves
+    telegram_api.add_file("AgAD-large", _png(), "photos/file_1.png")
+    model_server.script(Reply.answer("A red rectangle."))
+    # When it arrives through the webhook
+    _send(fleet, runtime, payloads.tg_photo(caption=None))
+    # Then the model got an image block and the path, the file is in the inbox, and it answered
+    (request,) = model_server.requests
+    (user,) = [m for m in request.body["messages"] if m["role"] == "user"]
+    assert _kinds(user["content"]) == ["image", "text"], user["content"]
+    assert "inbox/telegram-1111111/" in user["content"][1]["text"]
+    assert list((tmp_path / "workspace" / "inbox" / "telegram-1111111").iterdir())
+    assert telegram_api.messages[-1]["text"] == "A red rectangle."
+
+
+def test_document_path_is_given_and_its_text_inlined(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    telegram_api.add_file("BQAD-notes.txt", b"milk, eggs, tea")
+    model_server.script(Reply.answer("Your list has three things."))
+
+    _send(fleet, runtime, payloads.tg_document())
+
+    body = json.dumps(model_server.requests[0].body)
+    assert "inbox/telegram-1111111/" in body and "notes.txt" in body, body
+    assert "milk, eggs, tea" in body
+    assert telegram_api.messages[-1]["text"] == "Your list has three things."
+
+
+def test_voice_note_is_transcribed_by_the_scripted_server(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given transcription through the OpenAI endpoint of the scripted server
+    _reconfigure(
+        tmp_path,
+        model_server,
+        transcribe_provider="openai",
+        openai_api_key=model_server.api_key,
+        openai_base_url=model_server.openai_url,
+    )
+    telegram_api.add_file("AwAD-voice", b"OggS fake opus", "voice/file_2.oga")
+    model_server.script(Reply.answer("I'll remind you."))
+    # When a voice note arrives
+    _send(fleet, runtime, payloads.tg_voice())
+    # Then the transcript is what the model reads
+    apis = [r.api for r in model_server.requests]
+    assert apis == ["transcription", "anthropic"], apis
+    assert model_server.transcript in json.dumps(model_server.requests[1].body)
+    assert telegram_api.messages[-1]["text"] == "I'll remind you."
+
+
+def test_voice_note_without_transcription_is_answered_with_how_to_enable_it(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    telegram_api.add_file("AwAD-voice", b"OggS fake opus")
+
+    _send(fleet, runtime, payloads.tg_voice())
+
+    (sent,) = telegram_api.messages
+    assert "TRANSCRIBE_PROVIDER" in sent["text"], sent["text"]
+    assert model_server.requests == []
+
+
+def test_oversized_file_is_refused_with_a_message_to_the_person(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    _reconfigure(tmp_path, model_server, media_max_bytes=2048)
+    telegram_api.add_file("BQAD-big.txt", b"x" * 4096)
+
+    _send(fleet, runtime, payloads.tg_document(name="big.txt", size=4096))
+
+    (sent,) = telegram_api.messages
+    assert "larger than" in sent["text"] and "MEDIA_MAX_BYTES" in sent["text"], sent["text"]
+    assert telegram_api.calls_to("download") == [], "a file known to be too big is not fetched"
+    assert model_server.requests == []
+
+
+def test_failing_download_is_retried(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    clock: ManualClock,
+) -> None:
+    # Given a file URL that fails once with a server error
+    telegram_api.add_file("BQAD-notes.txt", b"milk, eggs, tea")
+    telegram_api.fail_next(1, status=502, method="download")
+    model_server.script(Reply.answer("Got it."))
+    # When the document arrives
+    _send(fleet, runtime, payloads.tg_document())
+    clock.advance(60)  # past the retry backoff
+    drain(runtime)
+    # Then the download was tried again, and the model read the file
+    assert len(telegram_api.calls_to("download")) == 2
+    assert "milk, eggs, tea" in json.dumps(model_server.requests[0].body)
+
+
+def test_send_file_posts_once(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given a file in the workspace and a model that sends it, then answers
+    (tmp_path / "workspace" / "report.csv").write_text("a,b\n1,2\n")
+    model_server.script(
+        Reply.tool("send_file", {"path": "report.csv", "caption": "Your report"}),
+        Reply.answer("Sent."),
+    )
+    # When the person asks through the webhook
+    _send(fleet, runtime, payloads.tg_private_text(text="send me the report"))
+    # Then the file went out once, as a document, with its caption
+    (sent,) = telegram_api.sent_files
+    assert (sent["method"], sent["name"], sent["caption"]) == (
+        "sendDocument",
+        "report.csv",
+        "Your report",
+    )
+    assert sent["content"] == b"a,b\n1,2\n"
+
+
+@pytest.mark.parametrize(
+    "update",
+    [payloads.tg_sticker(), payloads.tg_location()],
+    ids=["sticker", "location"],
+)
+def test_other_content_gets_an_answer(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    update: dict[str, Any],
+) -> None:
+    telegram_api.add_file("CAAC-sticker", b"RIFF\x00\x00\x00\x00WEBPVP8 ")
+    model_server.script(Reply.answer("Noted."))
+
+    _send(fleet, runtime, update)
+
+    assert telegram_api.messages[-1]["text"] == "Noted."
+
+
+def _send_slack(client: TestClient, runtime: Runtime, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload).encode()
+    timestamp = str(int(time.time()))
+    signature = hmac.new(
+        SLACK_SIGNING_SECRET.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256
+    ).hexdigest()
+    headers = {
+        "X-Slack-Request-Timestamp": timestamp,
+        "X-Slack-Signature": f"v0={signature}",
+        "Content-Type": "application/json",
+    }
+    response = client.post("/webhooks/slack", content=body, headers=headers)
+    assert response.status_code == 200, response.text
+    drain(runtime)
+
+
+def test_slack_file_share_reaches_the_model_as_an_image(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    slack_api: FakeSlackApi,
+) -> None:
+    # Given a DM carrying only an image, served from url_private with the bot token
+    url = slack_api.add_file("receipt.png", _png())
+    model_server.script(Reply.answer("A receipt."))
+    # When Slack delivers the file_share event
+    _send_slack(fleet, runtime, payloads.slack_file_share(url=url))
+    # Then the download carried the bot token and the model saw the image
+    (download,) = slack_api.calls_to("download")
+    assert download.token == f"Bearer {slack_api.token}"
+    (user,) = [m for m in model_server.requests[0].body["messages"] if m["role"] == "user"]
+    assert _kinds(user["content"]) == ["image", "text"]
+    assert slack_api.messages[-1]["text"] == "A receipt."
+
+
+def test_slack_send_file_uses_the_external_upload_flow_once(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    slack_api: FakeSlackApi,
+    tmp_path: Path,
+) -> None:
+    # Given a file in the workspace and a model that sends it
+    (tmp_path / "workspace" / "chart.png").write_bytes(_png())
+    model_server.script(Reply.tool("send_file", {"path": "chart.png"}), Reply.answer("Done."))
+    # When a person mentions the bot in a channel
+    _send_slack(fleet, runtime, payloads.slack_app_mention())
+    # Then the file was uploaded once and shared in the mention's thread
+    (upload,) = slack_api.uploads
+    assert (upload["name"], upload["channel_id"]) == ("chart.png", "C123ABC456")
+    assert upload["thread_ts"] == payloads.slack_app_mention()["event"]["ts"]
+    assert upload["content"] == _png()
+
+
+def test_telegram_album_arrives_as_one_message(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    clock: ManualClock,
+) -> None:
+    # Given two photos of one album, the caption on the first
+    telegram_api.add_file("AgAD-one", _png())
+    telegram_api.add_file("AgAD-two", _png())
+    model_server.script(Reply.answer("Two red rectangles."))
+    AccessStore(runtime).grant(ALICE, "Alice", "test")
+    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+    # When Telegram delivers them as two updates and the fleet runs past the album wait
+    for update in (
+        payloads.tg_album_part(10030, "AgAD-one", caption="Which is redder?"),
+        payloads.tg_album_part(10031, "AgAD-two"),
+    ):
+        assert fleet.post("/webhooks/telegram", json=update, headers=headers).status_code == 200
+    drain(runtime)
+    clock.advance(5)
+    drain(runtime)
+    # Then the model was asked once, with both photos and the caption, and answered once
+    (request,) = model_server.requests
+    (user,) = [m for m in request.body["messages"] if m["role"] == "user"]
+    assert _kinds(user["content"]) == ["image", "image", "text"]
+    assert "Which is redder?" in user["content"][2]["text"]
+    assert [m["text"] for m in telegram_api.messages] == ["Two red rectangles."]
+
+
+def test_photo_reaches_an_openai_model_as_an_image_url(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given the OpenAI wire format
+    _reconfigure(
+        tmp_path,
+        model_server,
+        llm_provider="openai",
+        openai_api_key=model_server.api_key,
+        openai_base_url=model_server.openai_url,
+    )
+    telegram_api.add_file("AgAD-large", _png())
+    model_server.script(Reply.answer("A red rectangle."))
+    # When a captionless photo arrives
+    _send(fleet, runtime, payloads.tg_photo(caption=None))
+    # Then the user turn carries the text and a data URL
+    (request,) = model_server.requests
+    assert request.api == "openai"
+    # The first user message is the person's; the volatile system reminder may follow it.
+    user = next(m for m in request.body["messages"] if m["role"] == "user")
+    assert _kinds(user["content"]) == ["text", "image_url"]
+    assert user["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_photo_is_described_by_path_when_images_are_off(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    _reconfigure(tmp_path, model_server, media_images=False)
+    telegram_api.add_file("AgAD-large", _png())
+    model_server.script(Reply.answer("I see a file."))
+
+    _send(fleet, runtime, payloads.tg_photo(caption=None))
+
+    body = json.dumps(model_server.requests[0].body)
+    assert '"image"' not in body and "inbox/telegram-1111111/" in body, body
+
+
+def test_a_strangers_file_is_never_fetched(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a person nobody approved (DM_POLICY=pairing)
+    telegram_api.add_file("BQAD-notes.txt", b"milk, eggs, tea")
+    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
+    # When they send a document
+    fleet.post("/webhooks/telegram", json=payloads.tg_document(), headers=headers)
+    drain(runtime)
+    # Then they get a pairing code, and the file was not asked for
+    (sent,) = telegram_api.messages
+    assert "harness pair approve" in sent["text"]
+    assert telegram_api.calls_to("getFile") == [] and telegram_api.calls_to("download") == []
+    assert model_server.requests == []

@@ -1,0 +1,266 @@
+"""Replies drawn as they are written on Telegram: one draft, edited within the limits, finished
+with the exact final text by `send-reply`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from channels import registry as channel_registry
+from channels.delivery import _Attempt, _deliver
+from channels.draft_writer import DraftWriter
+from channels.drafts import DraftLog
+from channels.handlers import FUNCTIONS
+from channels.slack.channel import SlackChannel
+from channels.slack.format import to_chunks as slack_chunks
+from channels.telegram.channel import TelegramChannel
+from channels.telegram.format import to_chunks
+from harness.agent.deps import build_deps, set_agent_deps
+from harness.agent.handlers import HANDLE_MESSAGE, handle_message
+from harness.events import Destination, ReplyReady
+from harness.runtime import Runtime, run_id_for, set_runtime
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.testing import drain
+from harness.settings import Settings
+from harness.web import create_app
+from harness.web.webhooks import router
+from tests.agent.conftest import make_settings
+from tests.channels import payloads
+from tests.channels.conftest import TELEGRAM_SECRET, slack_settings, telegram_settings
+from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.slack_api import FakeSlackApi
+from tests.fakes.telegram_api import FakeTelegramApi
+from tests.runtime_fixtures import ManualClock
+from tests.waiting import wait_until
+
+PARAGRAPH = "The **tide** turns twice a day, pulled by the moon and pushed by the sun. "
+EDIT_EVERY = 0.2
+PRIVATE = Destination(chat_id=str(payloads.PRIVATE_CHAT["id"]), message_id="1365")
+
+
+@pytest.fixture
+def drafting(telegram_api: FakeTelegramApi) -> Iterator[TelegramChannel]:
+    """A Telegram channel that edits drafts every EDIT_EVERY s, against a fake that allows
+    one edit per EDIT_EVERY s per chat and answers 429 to anything faster."""
+    telegram_api.edit_every = EDIT_EVERY
+    channel = TelegramChannel(telegram_settings(telegram_api, telegram_draft_every=EDIT_EVERY))
+    yield channel
+    channel.api.close()
+
+
+@pytest.fixture
+def fleet(
+    runtime: Runtime,
+    registry: FunctionRegistry,
+    model_server: ModelServer,
+    drafting: TelegramChannel,
+    tmp_path: Path,
+) -> Iterator[TestClient]:
+    """The webhook route, the agent and the channel functions on one fakeredis runtime."""
+    for fn in (handle_message, *FUNCTIONS):
+        registry.register(fn)
+    runtime.register_functions()
+    set_runtime(runtime)
+    settings = make_settings(tmp_path / "workspace", model_server, dm_policy="open")
+    set_agent_deps(build_deps(settings))
+    channel_registry.reset()
+    channel_registry.register("telegram", lambda: drafting)
+    web = Settings(_env_file=None, agent_workspace=tmp_path)  # type: ignore[call-arg]
+    with TestClient(create_app(lambda: runtime, web, routers=[router])) as client:
+        yield client
+    channel_registry.reset()
+    set_agent_deps(None)
+    set_runtime(None)
+
+
+def send_reply_with_draft(
+    runtime: Runtime, channel: SlackChannel, destination: Destination, run_id: str, text: str
+) -> list[str]:
+    """Deliver `text` as the reply of run `run_id` the way `send-reply` does."""
+    channel_registry.reset()
+    channel_registry.register("slack", lambda: channel)
+    data = ReplyReady(
+        response=text, channel="slack", destination=destination, channel_meta={}, run_id=run_id
+    )
+    try:
+        attempt = _Attempt(runtime, run_id, f"reply-{run_id}", runtime.now_ms() + 600_000)
+        return _deliver(attempt, data, {})
+    finally:
+        channel_registry.reset()
+
+
+def _say(fleet: TestClient, text: str = "Why tides?") -> str:
+    """Deliver a private Telegram message; return the agent's run id."""
+    response = fleet.post(
+        "/webhooks/telegram",
+        json=payloads.tg_private_text(text=text),
+        headers={"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET},
+    )
+    assert response.status_code == 200, response.text
+    return run_id_for(HANDLE_MESSAGE, response.json()["event_id"])
+
+
+def test_a_slowly_streamed_answer_is_one_draft_edited_within_the_limit_then_finished_exactly(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a model that writes a long answer slowly, a few characters at a time
+    answer = PARAGRAPH * 8
+    model_server.script(Reply.answer(answer, chunk=8, pace=0.01))
+    pieces = -(-len(answer) // 8)
+    # When a message arrives and the fleet runs the turn and the delivery
+    _say(fleet)
+    drain(runtime)
+    # Then one message was posted, the draft, and the reply is that message, exactly
+    (message,) = telegram_api.messages
+    assert message["raw_text"] == to_chunks(answer.strip())[0].html
+    assert message["reply_to_message"] == {"message_id": 1365}
+    # And it grew by edits, far fewer than the pieces streamed; the drafting kept to the
+    # limit (only the final edit, which follows the last draft edit at once, may be told by
+    # a 429 to wait, and then waits)
+    edits = telegram_api.calls_to("editMessageText")
+    assert 1 <= len(edits) < pieces // 3, f"{len(edits)} edits for {pieces} pieces"
+    assert telegram_api.rate_limited <= 1, f"{telegram_api.rate_limited} edits came too fast"
+
+
+def test_a_reply_longer_than_one_message_finishes_the_draft_and_posts_the_rest(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given an answer that needs two Telegram messages
+    answer = PARAGRAPH * 80
+    model_server.script(Reply.answer(answer, chunk=200, pace=0.005))
+    # When the turn runs
+    _say(fleet)
+    drain(runtime)
+    # Then the draft became the first chunk and the second came as a new message
+    chunks = to_chunks(answer.strip())
+    assert len(chunks) == 2
+    assert [m["raw_text"] for m in telegram_api.messages] == [c.html for c in chunks]
+
+
+def test_a_retried_run_finishes_the_draft_an_earlier_attempt_posted(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    drafting: TelegramChannel,
+) -> None:
+    # Given a run whose earlier execution posted a draft and crashed mid-stream
+    model_server.script(Reply.answer(PARAGRAPH, chunk=8))
+    run_id = _say(fleet)
+    half = drafting.post_draft("The **tide** turns", PRIVATE, {})
+    DraftLog(runtime, run_id).record(half)
+    # When the run executes again to the end
+    drain(runtime)
+    # Then no second message was posted: the half draft now holds the whole answer
+    (message,) = telegram_api.messages
+    assert str(message["message_id"]) == half
+    assert message["raw_text"] == to_chunks(PARAGRAPH.strip())[0].html
+
+
+def test_a_think_step_cut_mid_stream_and_retried_keeps_one_draft(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    clock: ManualClock,
+) -> None:
+    # Given a model whose first stream breaks after a few words, and whose second completes
+    answer = "The tide turns twice a day, pulled by the moon. " * 3
+    model_server.script(
+        Reply.answer(answer, chunk=8, pace=0.1, cut_after=8), Reply.answer(answer, chunk=8)
+    )
+    # When the turn runs until the broken stream parks it for a retry
+    _say(fleet)
+    drain(runtime)
+    # Then the half answer is on the platform as a draft
+    (draft,) = telegram_api.messages
+    assert answer.startswith(draft["text"]) and draft["text"] != answer.strip(), draft
+    # And when the retry runs, the same message becomes the whole answer: no second draft
+    clock.advance(600)
+    drain(runtime)
+    (message,) = telegram_api.messages
+    assert message["message_id"] == draft["message_id"]
+    assert message["raw_text"] == to_chunks(answer.strip())[0].html
+    assert len(model_server.requests) == 2, "the think step should have run twice"
+
+
+def test_streaming_off_for_the_channel_posts_the_reply_once_without_edits(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    drafting: TelegramChannel,
+) -> None:
+    # Given TELEGRAM_STREAM_REPLIES=false
+    drafting.settings = drafting.settings.model_copy(update={"telegram_stream_replies": False})
+    model_server.script(Reply.answer(PARAGRAPH * 4, chunk=8, pace=0.01))
+    # When the turn runs
+    _say(fleet)
+    drain(runtime)
+    # Then the reply is one message and nothing was edited
+    assert len(telegram_api.messages) == 1
+    assert telegram_api.calls_to("editMessageText") == []
+
+
+def test_slack_streams_a_reply_as_one_message_updated_then_finished_exactly(
+    runtime: Runtime, slack_api: FakeSlackApi
+) -> None:
+    # Given a Slack channel that updates drafts every EDIT_EVERY s, against a workspace limit
+    slack_api.update_every = EDIT_EVERY
+    slack = SlackChannel(slack_settings(slack_api, slack_draft_every=EDIT_EVERY))
+    thread = Destination(chat_id="C123ABC456", thread_id="1355517523.000005")
+    writer = DraftWriter(slack, thread, {}, DraftLog(runtime, "run-slack"))
+    # When text grows, the turn ends, and the reply is delivered
+    writer.show("The *tide* turns")
+    wait_until(lambda: slack_api.messages, "the draft to be posted")
+    writer.show("The **tide** turns twice a day")
+    wait_until(lambda: slack_api.calls_to("chat.update"), "the draft to be updated")
+    writer.close()
+    posted = send_reply_with_draft(runtime, slack, thread, "run-slack", PARAGRAPH)
+    # Then the thread holds one message, the draft, finished as the reply's mrkdwn
+    (message,) = slack_api.messages
+    assert posted == [message["ts"]]
+    assert message["text"] == slack_chunks(PARAGRAPH)[0]
+    assert message["thread_ts"] == "1355517523.000005"
+
+
+def test_an_interrupted_draft_is_marked_as_such(
+    runtime: Runtime, drafting: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a draft on the platform
+    writer = DraftWriter(drafting, PRIVATE, {}, DraftLog(runtime, "run-cut"))
+    writer.show("Half an ans")
+    wait_until(lambda: telegram_api.messages, "the draft to be posted")
+    # When the turn is cancelled
+    writer.close(interrupted=True)
+    # Then the draft says it was cut short instead of passing for a whole answer
+    (message,) = telegram_api.messages
+    assert message["text"] == "Half an ans\n\n(interrupted)", message
+
+
+def test_a_429_holds_the_next_edit_back(
+    runtime: Runtime, drafting: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a draft, and a platform that now wants edits an hour apart
+    writer = DraftWriter(drafting, PRIVATE, {}, DraftLog(runtime, "run-slow"))
+    writer.show("One")
+    wait_until(lambda: telegram_api.messages, "the draft to be posted")
+    telegram_api.edit_every = 3600.0
+    # When the text keeps growing
+    for text in ("One two", "One two three", "One two three four"):
+        writer.show(text)
+    wait_until(lambda: telegram_api.rate_limited, "a 429 for an edit")
+    writer.close()
+    # Then after the 429 the writer waited instead of trying again: the refused edit is the
+    # only one, and the draft keeps its first text
+    assert len(telegram_api.calls_to("editMessageText")) == 1
+    assert telegram_api.messages[0]["text"] == "One"

@@ -1,0 +1,139 @@
+"""`harness runs` filters, `runs rerun --from`, `harness usage` and JSON log lines."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.observe.json_logs import JsonFormatter
+from harness.runtime import Context, Runtime, event, function, publish, set_runtime
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.log_context import enter_run
+from harness.runtime.testing import drain
+from tests.runtime_fixtures import ManualClock
+
+
+@pytest.fixture
+def cli_runtime(runtime: Runtime) -> Iterator[Runtime]:
+    """The fakeredis runtime as the process's runtime, as the CLI finds it."""
+    set_runtime(runtime)
+    yield runtime
+    set_runtime(None)
+
+
+def _counting(rt: Runtime, registry: FunctionRegistry, calls: list[str]) -> str:
+    @function(id="counting", trigger=event("app/count"), registry=registry)
+    def counting(ctx: Context) -> int:
+        a = ctx.step.run("first", lambda: calls.append("first") or 1)
+        b = ctx.step.run("second", lambda: calls.append("second") or 2)
+        return int(a) + int(b)
+
+    @function(id="other", trigger=event("app/other"), retries=0, registry=registry)
+    def other(ctx: Context) -> None:
+        raise RuntimeError("boom")
+
+    rt.register_functions()
+    run_id = publish({"name": "app/count", "data": {"session_key": "s-1"}}, runtime=rt).run_ids[0]
+    publish({"name": "app/other"}, runtime=rt)
+    drain(rt)
+    return run_id
+
+
+def test_runs_filters_by_function_session_and_status(
+    cli_runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a completed run of one function and a failed run of another
+    run_id = _counting(cli_runtime, registry, [])
+    runner = CliRunner()
+    # When the runs are listed with filters
+    by_function = json.loads(
+        runner.invoke(app, ["runs", "--function", "counting", "--json"]).output
+    )
+    by_session = json.loads(runner.invoke(app, ["runs", "--session", "s-1", "--json"]).output)
+    failed = json.loads(runner.invoke(app, ["runs", "--status", "failed", "--json"]).output)
+    recent = json.loads(runner.invoke(app, ["runs", "--since", "1h", "--json"]).output)
+    # Then each shows only the matching runs
+    assert [r["id"] for r in by_function] == [run_id]
+    assert [r["id"] for r in by_session] == [run_id]
+    assert [r["function_id"] for r in failed] == ["other"]
+    assert len(recent) == 2
+
+
+def test_rerun_from_a_step_replays_the_steps_before_it(
+    cli_runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a finished two-step run
+    calls: list[str] = []
+    run_id = _counting(cli_runtime, registry, calls)
+    calls.clear()
+    # When it is rerun from its second step
+    result = CliRunner().invoke(app, ["runs", "rerun", run_id, "--from", "second:0"])
+    assert result.exit_code == 0, result.output
+    new_id = result.output.split()[-1]
+    drain(cli_runtime)
+    # Then the new run completed, running only the second step again
+    record = cli_runtime.ledger.run(new_id)
+    assert new_id != run_id and record is not None and record.status == "completed"
+    assert record.result == 3
+    assert calls == ["second"]
+
+
+def test_rerun_from_an_unknown_step_says_which_steps_exist(
+    cli_runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a finished run
+    run_id = _counting(cli_runtime, registry, [])
+    # When it is rerun from a step it never had
+    result = CliRunner().invoke(app, ["runs", "rerun", run_id, "--from", "nope:0"])
+    # Then the command fails, naming the steps it has
+    assert result.exit_code != 0
+    assert "first:0" in result.output, result.output
+
+
+def test_usage_json_gives_tokens_and_unknown_cost_per_model(
+    cli_runtime: Runtime, clock: ManualClock
+) -> None:
+    # Given two calls of an unpriced model recorded today
+    for _ in range(2):
+        cli_runtime.usage.add(
+            cli_runtime.now_ms(), {"model": "local-x", "in": 10, "out": 5},
+            session="s-1", function="f",
+        )  # fmt: skip
+    # When `harness usage --by model --json` runs
+    result = CliRunner().invoke(app, ["usage", "--by", "model", "--json"])
+    # Then it sums both calls and says the cost is unknown (null), not 0
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == [
+        {
+            "group": "local-x", "calls": 2, "input_tokens": 20, "output_tokens": 10,
+            "cache_read_tokens": 0, "cache_write_tokens": 0, "cost_usd": None,
+        }
+    ]  # fmt: skip
+
+
+def test_json_log_lines_carry_the_run_and_redact_secrets() -> None:
+    # Given a logger writing JSON inside a run
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("tests.observe.json")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        enter_run("r123", "agent-handle-message", "chat-9")
+        # When it logs a line quoting a key
+        logger.warning("calling with %s", "sk-ant-api03-abcdefghijklmnop")
+    finally:
+        enter_run("", "", "")
+        logger.removeHandler(handler)
+    # Then the line is one JSON object with the run's context and no key
+    line = json.loads(stream.getvalue())
+    assert line["run_id"] == "r123" and line["function"] == "agent-handle-message"
+    assert line["session_key"] == "chat-9" and line["level"] == "WARNING"
+    assert "sk-ant" not in line["message"] and "[REDACTED]" in line["message"]

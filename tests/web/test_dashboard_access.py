@@ -1,0 +1,33 @@
+"""Who may open `/dashboard`: Bearer for scripts, the login cookie for people, nobody when
+HARNESS_API_KEY is unset."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from harness.runtime import Runtime
+from harness.settings import Settings
+from harness.web import create_app
+from harness.web import dashboard as dashboard_routes
+
+
+def _client(runtime: Runtime, key: str | None) -> TestClient:
+    settings = Settings(_env_file=None, harness_api_key=key)  # type: ignore[call-arg]
+    app = create_app(lambda: runtime, settings=settings, routers=[dashboard_routes.router])
+    return TestClient(app, follow_redirects=False)
+
+
+def test_dashboard_answers_a_bearer_token_and_redirects_strangers(runtime: Runtime) -> None:
+    # Given a dashboard behind a key
+    client = _client(runtime, "secret-key-1")
+    # When a script presents the key, and a stranger presents none
+    scripted = client.get("/dashboard", headers={"Authorization": "Bearer secret-key-1"})
+    stranger = client.get("/dashboard")
+    # Then the script gets the page and the stranger is sent to the login form
+    assert scripted.status_code == 200 and 'id="runs"' in scripted.text
+    assert stranger.status_code == 303 and stranger.headers["location"] == "/dashboard/login"
+
+
+def test_dashboard_is_closed_without_an_api_key(runtime: Runtime) -> None:
+    # Given no HARNESS_API_KEY / When the dashboard is asked for / Then it is unavailable
+    assert _client(runtime, None).get("/dashboard/login").status_code == 503
