@@ -209,6 +209,12 @@ def messages_json(messages: Sequence[Message], model: str) -> str:
     return "[" + ",".join(m.json for m in _RENDERINGS.render(messages, model)) + "]"
 
 
+def convert_messages(messages: Sequence[Message], model: str) -> list[dict[str, Any]]:
+    """`messages_json` as data: the wire messages the request carries, before breakpoints."""
+    wire: list[dict[str, Any]] = json.loads(messages_json(messages, model))
+    return wire
+
+
 class WireMessage:
     """One message on the wire: its role, its blocks as (is a tool result, block JSON), and
     its JSON. Shared between calls: change a copy (`with_last_block_cached`, `with_block`)."""
