@@ -53,6 +53,11 @@ def repair(messages: Sequence[Message]) -> list[Message]:
         while i < len(messages) and messages[i].role == "tool":
             following.append(messages[i])
             i += 1
+        if len(following) == 1 and [r.tool_call_id for r in following[0].tool_results] == [
+            c.id for c in message.tool_calls
+        ]:
+            out.append(following[0])  # the usual case: one answer per call, in order
+            continue
         wanted = {call.id for call in message.tool_calls}
         found: dict[str, ToolResult] = {}
         for result in (r for m in following for r in m.tool_results):
