@@ -105,7 +105,7 @@ class SidecarFleet:
     def registered(self) -> set[str]:
         return {spec.id for spec in self.runtime().triggers.specs()}
 
-    def wait_registered(self, function_id: str, present: bool = True, timeout: float = 30) -> None:
+    def wait_registered(self, function_id: str, present: bool = True, timeout: float = 60) -> None:
         wait_for(
             lambda: (function_id in self.registered()) == present,
             timeout=timeout,
@@ -113,7 +113,7 @@ class SidecarFleet:
             + self.logs(),
         )
 
-    def result_of(self, name: str, data: dict[str, Any], timeout: float = 30) -> Any:
+    def result_of(self, name: str, data: dict[str, Any], timeout: float = 60) -> Any:
         """Publish an event and wait for its first run to complete; its result."""
         rt = self.runtime()
         result = publish({"name": name, "data": data}, runtime=rt)
@@ -129,7 +129,7 @@ class SidecarFleet:
         return record.result
 
     def eventually(
-        self, name: str, data: dict[str, Any], expected: Any, timeout: float = 30
+        self, name: str, data: dict[str, Any], expected: Any, timeout: float = 60
     ) -> None:
         """Publish the event again until a run returns `expected` (after a reload)."""
         seen: list[Any] = []

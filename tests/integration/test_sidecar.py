@@ -26,7 +26,7 @@ from harness.sidecar.status import agent_notes, function_table
 from tests.integration.conftest import ROOT
 from tests.integration.sidecar_fleet import SidecarFleet, sidecar_fleet, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 __all__ = ["sidecar_fleet"]
 
 GREET = """
