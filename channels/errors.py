@@ -102,3 +102,11 @@ class DestinationError(PermanentPlatformError):
 class FileTooLarge(PermanentPlatformError):
     """A file is larger than the limit we or the platform set for downloads
     (`MEDIA_MAX_BYTES`; Telegram bots may fetch at most 20 MB). Nothing was kept."""
+
+
+def refuse_oversized(platform: str, call: str, size: int | None, max_bytes: int) -> None:
+    """Raise `FileTooLarge` when the platform already says a file is larger than `max_bytes`,
+    before anything is fetched. A size the platform does not state passes (the download itself
+    is bounded)."""
+    if size is not None and size > max_bytes:
+        raise FileTooLarge(platform, call, f"{size} bytes > {max_bytes}")

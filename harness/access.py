@@ -95,9 +95,7 @@ def admit(runtime: Runtime, policy: DmPolicy, channel: str, asker: Asker | None)
             asker.label or "no name",
             request.code,
         )
-    return Admission(
-        serve=False, code=request.code if new else None, reason="waiting for pairing"
-    )
+    return Admission(serve=False, code=request.code if new else None, reason="waiting for pairing")
 
 
 def may_serve(runtime: Runtime, policy: DmPolicy, asker: Asker | None) -> bool:

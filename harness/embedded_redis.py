@@ -189,9 +189,7 @@ class EmbeddedRedis:
                 self.stop()
                 raise
             self._published = True
-        log.info(
-            "embedded Redis listening on %s (data in %s)", redact_url(self.url), self.data_dir
-        )
+        log.info("embedded Redis listening on %s (data in %s)", redact_url(self.url), self.data_dir)
         return self
 
     def stop(self) -> None:

@@ -177,9 +177,7 @@ def _watch(
             return
         if not ready and _ready(port):
             ready = True
-            _announce(
-                manager, f"ready: chat with `harness chat`, or POST /api/chat on port {port}"
-            )
+            _announce(manager, f"ready: chat with `harness chat`, or POST /api/chat on port {port}")
 
 
 def _ready(port: int | None) -> bool:

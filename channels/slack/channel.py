@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from channels.base import ChunkSent, Download, Ignored, Inbound
-from channels.errors import ChannelNotConfiguredError, FileTooLarge, PlatformError
+from channels.errors import ChannelNotConfiguredError, PlatformError, refuse_oversized
 from channels.lookup import BackgroundLookup
 from channels.slack.api import SlackApi
 from channels.slack.approvals import parse_interaction, request_blocks, transform_interaction
@@ -168,10 +168,10 @@ class SlackChannel:
     ) -> None:
         """Make the draft exactly the reply's first chunk (see `DraftingChannel`)."""
         self.edit_draft(message_id, response, destination, channel_meta)
+
     def download(self, attachment: Attachment, max_bytes: int) -> Download:
         """`url_private` with the bot token (see `channels.base.FileChannel.download`)."""
-        if attachment.size is not None and attachment.size > max_bytes:
-            raise FileTooLarge(CHANNEL, "download", f"{attachment.size} bytes > {max_bytes}")
+        refuse_oversized(CHANNEL, "download", attachment.size, max_bytes)
         content, content_type = self.api.download(attachment.ref, max_bytes)
         return Download(content, content_type)
 

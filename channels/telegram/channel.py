@@ -10,9 +10,9 @@ from typing import Any
 from channels.base import ChunkSent, Download, Ignored, Inbound, PollBatch
 from channels.errors import (
     ChannelNotConfiguredError,
-    FileTooLarge,
     MessageFormatError,
     PlatformError,
+    refuse_oversized,
 )
 from channels.lookup import BackgroundLookup
 from channels.telegram import draft
@@ -155,10 +155,10 @@ class TelegramChannel:
         chunk = draft.first_chunk(response)
         if chunk is not None:
             draft.edit(self.api, message_id, chunk, destination)
+
     def download(self, attachment: Attachment, max_bytes: int) -> Download:
         """`getFile`, then the file URL (see `channels.base.FileChannel.download`)."""
-        if attachment.size is not None and attachment.size > max_bytes:
-            raise FileTooLarge(CHANNEL, "getFile", f"{attachment.size} bytes > {max_bytes}")
+        refuse_oversized(CHANNEL, "getFile", attachment.size, max_bytes)
         content, content_type = self.api.download(self.api.get_file_path(attachment.ref), max_bytes)
         return Download(content, content_type)
 

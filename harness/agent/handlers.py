@@ -83,9 +83,7 @@ def handle_message(ctx: Context) -> dict[str, Any]:
     return {"reply": reply, "iterations": iterations}
 
 
-def _answer(
-    turn: DurableTurn, data: MessageReceived, first: Message | None
-) -> tuple[str, int]:
+def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> tuple[str, int]:
     """The loop over the turn's callables: the reply text and the number of iterations.
     `first` is the user's message with its attachments, when it had any."""
     turn.save_user_message(turn.ctx.event, first)

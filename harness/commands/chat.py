@@ -94,9 +94,7 @@ def run_chat(chat: ChatSession, console: Console, stdin: TextIO | None = None) -
         console.print()
 
 
-def _ask(
-    chat: ChatSession, text: str, console: Console, read_line: Callable[[], str]
-) -> ChatReply:
+def _ask(chat: ChatSession, text: str, console: Console, read_line: Callable[[], str]) -> ChatReply:
     """Send `text`, showing progress and the answer as it is written, then the reply; a risky
     tool call waiting for approval is asked in the terminal and the display goes on after."""
     with chat.send(text) as exchange:

@@ -135,9 +135,7 @@ def distill(
         return
     deadline = time.monotonic() + timeout
     record = runtime.ledger.run(run_id)
-    while (record is None or record.status not in FINISHED) and (
-        time.monotonic() < deadline
-    ):
+    while (record is None or record.status not in FINISHED) and (time.monotonic() < deadline):
         time.sleep(POLL_S)
         record = runtime.ledger.run(run_id)
     if record is None or record.status not in FINISHED:

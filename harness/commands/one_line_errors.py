@@ -36,9 +36,7 @@ def describe(exc: BaseException) -> tuple[list[str], int] | None:
     if isinstance(exc, InvalidSettingsError):
         return list(exc.problems), 2
     if isinstance(exc, BusUnavailableError):
-        return [
-            f"cannot reach Redis: {exc}; is the fleet up (`harness up`) or REDIS_URL right?"
-        ], 1
+        return [f"cannot reach Redis: {exc}; is the fleet up (`harness up`) or REDIS_URL right?"], 1
     if isinstance(exc, ConfigurationError | InvalidEventError):
         return [str(exc)], 2
     if isinstance(exc, RunNotFoundError):

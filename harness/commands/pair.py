@@ -1,9 +1,9 @@
 """`harness pair`: the owner lets people talk to the bot (`DM_POLICY=pairing`).
 
-    harness pair list            pending codes, and who is approved
-    harness pair approve CODE    serve whoever got CODE
-    harness pair deny CODE       refuse them: no more codes for them
-    harness pair revoke SUBJECT  forget an approval or a denial
+harness pair list            pending codes, and who is approved
+harness pair approve CODE    serve whoever got CODE
+harness pair deny CODE       refuse them: no more codes for them
+harness pair revoke SUBJECT  forget an approval or a denial
 """
 
 from __future__ import annotations

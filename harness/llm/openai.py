@@ -126,9 +126,7 @@ class OpenAIProvider:
                 raise classify_error(exc, self._secret) from exc
         try:
             retry = self._token_field.current()
-            return self._stream(
-                wire_messages, wire_tools, retry, limit, cancel, on_text
-            ).finish()
+            return self._stream(wire_messages, wire_tools, retry, limit, cancel, on_text).finish()
         except openai.BadRequestError as exc:
             raise classify_error(exc, self._secret) from exc
 

@@ -65,8 +65,6 @@ class LeaseKeeper:
                 s.request_stop(cancel=cancel)
 
 
-
-
 def hand_back(runtime: Runtime) -> int:
     """Release every lease this process holds on `runtime`: queue and kick each run again, and
     tell its execution to stop (its writes are refused from now on). From then on the runtime

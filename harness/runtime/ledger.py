@@ -173,10 +173,19 @@ class Ledger:
         that matched among waiters recorded before waiters were indexed.
         Returns (accepted, kicks). `accepted` is False when the id was seen within the TTL.
         """
-        out = self._publish(args=self._publish_args(
-            event_id, event_json, event_name, now_ms, runs, waiter_buckets, legacy_waiters,
-            dedupe_ttl_s, stream_maxlen,
-        ))
+        out = self._publish(
+            args=self._publish_args(
+                event_id,
+                event_json,
+                event_name,
+                now_ms,
+                runs,
+                waiter_buckets,
+                legacy_waiters,
+                dedupe_ttl_s,
+                stream_maxlen,
+            )
+        )
         return bool(out[0]), _kicks(out[1:])
 
     async def accept_event_async(
@@ -194,8 +203,15 @@ class Ledger:
     ) -> tuple[bool, tuple[Kick, ...]]:
         """`accept_event` on the async client (blocking on the sync one when there is none)."""
         args = self._publish_args(
-            event_id, event_json, event_name, now_ms, runs, waiter_buckets, legacy_waiters,
-            dedupe_ttl_s, stream_maxlen,
+            event_id,
+            event_json,
+            event_name,
+            now_ms,
+            runs,
+            waiter_buckets,
+            legacy_waiters,
+            dedupe_ttl_s,
+            stream_maxlen,
         )
         out = await self._apublish(args=args) if self._apublish else self._publish(args=args)
         return bool(out[0]), _kicks(out[1:])
@@ -291,20 +307,20 @@ class Ledger:
 
         A run waiting for `wait_event` (kind `wait`) joins the waiters in `waiter_bucket`."""
         code, version = self._suspend(
-                args=[
-                    self.keys.prefix,
-                    run_id,
-                    epoch,
-                    now_ms,
-                    "" if wake_at_ms is None else wake_at_ms,
-                    kind,
-                    step_key,
-                    wait_event,
-                    waiter_bucket,
-                    status,
-                    "1" if count_attempt else "0",
-                ]
-            )
+            args=[
+                self.keys.prefix,
+                run_id,
+                epoch,
+                now_ms,
+                "" if wake_at_ms is None else wake_at_ms,
+                kind,
+                step_key,
+                wait_event,
+                waiter_bucket,
+                status,
+                "1" if count_attempt else "0",
+            ]
+        )
         return int(code), int(version)
 
     def finish(

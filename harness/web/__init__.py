@@ -1,6 +1,6 @@
 """The HTTP face of the fleet: health, the events API, and (mounted later) channel webhooks.
 
-    from harness.web import create_app, serve
+from harness.web import create_app, serve
 """
 
 from harness.web.app import create_app, serve

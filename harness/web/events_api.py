@@ -73,8 +73,6 @@ async def post_events(
     )
 
 
-
-
 def _events_from(body: bytes) -> list[Event]:
     """Parse and validate every event in the body before any is published."""
     raw: Any = parse_json(body)
