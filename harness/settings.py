@@ -91,10 +91,11 @@ class Settings(ModelSettings, SidecarSettings):
     agent_max_iterations: int = Field(default=20, ge=1, le=200)
     agent_context_tokens: int = Field(default=150_000, ge=4_000)
     agent_allow_shell: bool = Field(default=True)
-    agent_shell_sandbox: Literal["auto", "bwrap", "off"] = Field(
+    agent_shell_sandbox: Literal["auto", "bwrap", "landlock", "off"] = Field(
         default="auto",
-        description="How bash is confined: auto/bwrap use bubblewrap (bash is disabled if it "
-        "cannot run); off runs commands unconfined.",
+        description="How bash is confined: auto uses bubblewrap, else Landlock (bash is "
+        "disabled if neither can run); bwrap or landlock insists on one; off runs commands "
+        "unconfined.",
     )
     agent_shell_network: bool = Field(
         default=True, description="false gives sandboxed commands no network at all."

@@ -17,16 +17,19 @@ from harness.agent.delegation import (
     DelegateScheduledTaskTool,
     DelegateTaskTool,
 )
+from harness.agent.memory_scope import CHATS_DIR
 from harness.agent.remember_tool import RememberTool
 from harness.agent.send_file import SendFileTool
 from harness.agent.session import SessionStore
 from harness.agent.workspace import default_shipped_skills, default_template, ensure_workspace
+from harness.errors import ConfigurationError
 from harness.llm.factory import build_fallback_provider, build_provider
 from harness.llm.provider import ModelProvider
 from harness.llm.types import ToolSpec
 from harness.mcp import McpToolbox
 from harness.settings import Settings, get_settings
 from harness.sidecar.tool_check import check_function_writes
+from harness.state_dir import state_dir
 from harness.tools import ShellPolicy, default_registry, describe_sandbox
 from harness.tools.base import ToolRegistry
 
@@ -47,6 +50,9 @@ class AgentDeps:
     tools: ToolRegistry
     subagent_tools: ToolRegistry
     sessions: SessionStore
+    private: Path
+    """Where conversations' private files live, outside the workspace (the state folder):
+    `sessions/` (transcripts) and `memory/chats/` (per-chat memory)."""
 
     def provider_for(self, attempt: int) -> ModelProvider:
         """The model for a step's `attempt` (0-based): the fallback from the third attempt
@@ -68,12 +74,13 @@ def build_deps(settings: Settings) -> AgentDeps:
     """Build the dependencies from settings and make sure the workspace exists."""
     workspace = settings.agent_workspace.resolve()
     ensure_workspace(workspace, default_template(), default_shipped_skills())
-    private = settings.agent_fetch_private_networks
+    private = private_folder(settings, workspace)
+    private_fetch = settings.agent_fetch_private_networks
     policy = shell_policy(settings)
     if settings.agent_allow_shell:
         logger.info("%s", describe_sandbox(policy))
     announce_policy(settings.dm_policy)
-    tools = default_registry(settings.agent_allow_shell, private, policy)
+    tools = default_registry(settings.agent_allow_shell, private_fetch, policy)
     tools.register(RememberTool())
     tools.attach(McpToolbox.from_workspace(workspace))  # servers start on first use
     tools.register(SendFileTool())
@@ -81,7 +88,7 @@ def build_deps(settings: Settings) -> AgentDeps:
         check_function_writes(tools, settings)
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
         tools.register(delegation)
-    subagent_tools = default_registry(allow_shell=False, allow_private_fetch=private)
+    subagent_tools = default_registry(allow_shell=False, allow_private_fetch=private_fetch)
     subagent_tools.register(RememberTool())
     return AgentDeps(
         settings=settings,
@@ -90,8 +97,35 @@ def build_deps(settings: Settings) -> AgentDeps:
         fallback=build_fallback_provider(settings),
         tools=tools,
         subagent_tools=subagent_tools,
-        sessions=SessionStore(workspace),
+        sessions=SessionStore(private),
+        private=private,
     )
+
+
+def private_folder(settings: Settings, workspace: Path) -> Path:
+    """The conversations' private folder: the state folder, which must lie outside the
+    workspace (else `ConfigurationError`). Moves a workspace's old `sessions/` and
+    `memory/chats/` there when the new ones do not exist yet, logging one line each."""
+    state = state_dir(settings)
+    if state.is_relative_to(workspace):
+        raise ConfigurationError(
+            f"HARNESS_STATE_DIR ({state}) is inside the workspace ({workspace}): the tools "
+            "would see every conversation; choose a folder outside it"
+        )
+    for relative in (Path("sessions"), CHATS_DIR):
+        old, new = workspace / relative, state / relative
+        if not old.is_dir() or new.exists() or not any(old.iterdir()):
+            continue
+        new.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            old.rename(new)
+        except FileNotFoundError:  # another process moved it first
+            continue
+        except OSError as exc:
+            logger.warning("could not move %s to %s (%s): move it by hand", old, new, exc)
+            continue
+        logger.warning("moved %s to %s (outside the workspace, private to the fleet)", old, new)
+    return state
 
 
 def shell_policy(settings: Settings) -> ShellPolicy:

@@ -195,7 +195,9 @@ def heartbeat(ctx: Context) -> dict[str, Any]:
     deps = agent_deps()
     force = ctx.event.name == DISTILL_EVENT and bool(ctx.event.data.get("force"))
     # Which memories exist is decided once, so a replay distils the same ones.
-    roots = ctx.step.run("scopes", lambda: [str(r) for r in all_roots(deps.workspace)])
+    roots = ctx.step.run(
+        "scopes", lambda: [str(r) for r in all_roots(deps.workspace, deps.private)]
+    )
     result = _heartbeat_one(ctx, deps, Path(roots[0]), "", force=force)
     chats = {
         Path(root).name: _heartbeat_one(ctx, deps, Path(root), f"{Path(root).name}/", force=force)

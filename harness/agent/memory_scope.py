@@ -4,8 +4,9 @@
               workspace's root. Right for a personal bot: what it learns in one chat it knows
               in the next.
     per-chat  one memory per conversation, for a bot many people talk to: each session's
-              `MEMORY.md` and daily logs live under `memory/chats/<session>/`, which the file
-              tools and the shell cannot see, so one chat never reads what another told it.
+              `MEMORY.md` and daily logs live under `memory/chats/<session>/` of the private
+              folder (the state folder, outside the workspace), which the file tools and the
+              shell cannot see, so one chat never reads what another told it.
 
 A memory root is a folder laid out like the workspace's root (`MEMORY.md`, `memory/`), so the
 functions in `harness.agent.memory`, `distill` and `memory_history` work on any root.
@@ -31,18 +32,21 @@ def chat_folder_name(session_key: str) -> str:
     return f"{readable}-{digest}"
 
 
-def memory_root(workspace: Path, scope: MemoryScope, session_key: str | None) -> Path:
+def memory_root(
+    workspace: Path, scope: MemoryScope, session_key: str | None, private: Path | None = None
+) -> Path:
     """The folder holding the memory of a conversation: the workspace itself when memory is
-    shared or the run has no session (a sub-agent, a cron job), else its chat folder. The
-    folder is not created here."""
+    shared or the run has no session (a sub-agent, a cron job), else its chat folder under
+    `private` (the agent's private folder; the workspace when not given). The folder is not
+    created here."""
     if scope == "shared" or not session_key:
         return workspace
-    return workspace / CHATS_DIR / chat_folder_name(session_key)
+    return (private or workspace) / CHATS_DIR / chat_folder_name(session_key)
 
 
-def all_roots(workspace: Path) -> list[Path]:
-    """Every memory root that exists: the workspace, then each chat folder, sorted. The
-    heartbeat distils each one on its own."""
-    chats = workspace / CHATS_DIR
+def all_roots(workspace: Path, private: Path | None = None) -> list[Path]:
+    """Every memory root that exists: the workspace, then each chat folder under `private`
+    (the workspace when not given), sorted. The heartbeat distils each one on its own."""
+    chats = (private or workspace) / CHATS_DIR
     found = sorted(p for p in chats.iterdir() if p.is_dir()) if chats.is_dir() else []
     return [workspace, *found]

@@ -60,6 +60,7 @@ def build_system_prompt(
     tz_name: str,
     memory_root: Path | None = None,
     function_notes: str = "",
+    transcript: Path | None = None,
 ) -> list[SystemBlock]:
     """Return the system prompt: the non-empty stable blocks in order, then one volatile block.
 
@@ -68,7 +69,7 @@ def build_system_prompt(
     (see `ensure_workspace`); missing files just leave their section out. Raises ValueError
     for a naive `now` or an unknown `tz_name`, OSError for an unreadable workspace file.
     `function_notes` (load errors and failed runs of the agent's functions) joins the volatile
-    block.
+    block, and so does where this conversation's own `transcript` can be read, when given.
     """
     local = _localize(now, tz_name)
     stable = [
@@ -81,6 +82,11 @@ def build_system_prompt(
     ]
     blocks = [SystemBlock(text=text) for text in stable if text]
     facts = _runtime_facts(workspace, channel, local, tz_name)
+    if transcript is not None:
+        facts = (
+            f"{facts}\nThis conversation's transcript (JSON lines, read-only): {transcript} "
+            "(with bash: $SESSION_TRANSCRIPT)"
+        )
     if function_notes:
         facts = f"{facts}\n\n{function_notes}"
     blocks.append(SystemBlock(text=facts, volatile=True))

@@ -89,8 +89,9 @@ class DurableTurn:
         self._seq = 0
         self._system_chars = 0
         self.memory_root = memory_root(
-            deps.workspace, deps.settings.agent_memory_scope, session_key
+            deps.workspace, deps.settings.agent_memory_scope, session_key, deps.private
         )
+        self.transcript = deps.sessions.path_for(session_key) if session_key else None
 
     # -- context ---------------------------------------------------------------------
     def now(self) -> datetime:
@@ -109,6 +110,7 @@ class DurableTurn:
             tz_name=settings.agent_timezone,
             memory_root=self.memory_root,
             function_notes=_function_notes(self.ctx.runtime),
+            transcript=self.transcript,
         )
         if note:
             blocks[-1] = SystemBlock(text=f"{blocks[-1].text}\n\n{note}", volatile=True)
@@ -301,6 +303,7 @@ class DurableTurn:
             workspace=self.deps.workspace,
             cancel=self.ctx.cancelled,
             allow_shell=self.deps.settings.agent_allow_shell,
+            transcript=self.transcript,
             extras={"now": self.now, "memory_root": self.memory_root},
         )
         outcome = self.registry.execute(name, arguments, tool_ctx)

@@ -9,11 +9,13 @@ Layout after `ensure_workspace`:
         memory/history/                    earlier versions of MEMORY.md and held-back
                                            distillations (see `harness.agent.memory_history`)
         memory/.distilled.json             how far each log is distilled (`harness.agent.distill`)
-        sessions/                          conversation logs
         skills/*.md                        the user's own skills
         skills/shipped/*.md                a mirror of the repository's `skills/`, rewritten on
                                            every call: edits there are lost, so a user who wants
                                            to change a shipped skill copies it to `skills/`
+
+Conversation logs (`sessions/`) and per-chat memory are not here: they live in the private
+state folder, outside the tools' reach (`harness.agent.deps.private_folder`).
 
 The shipped skills are mirrored (not referenced in place) because the file tools are confined
 to the workspace, and the skills index must name paths the `read` tool can open.
@@ -30,7 +32,7 @@ from harness.tools.files import atomic_write
 
 logger = logging.getLogger(__name__)
 
-SUBFOLDERS = ("memory", "sessions", "skills", "functions")
+SUBFOLDERS = ("memory", "skills", "functions")
 SHIPPED_SKILLS_DIR = Path("skills") / "shipped"
 _SKIPPED_PARTS = frozenset({"__pycache__", ".git"})
 
@@ -54,7 +56,7 @@ def default_shipped_skills() -> Path:
 def ensure_workspace(workspace: Path, template: Path, shipped_skills: Path) -> None:
     """Create or complete `workspace`. Idempotent and safe to run from several processes at once.
 
-    - Creates the folder and its `memory/`, `sessions/`, `skills/` and `functions/` subfolders.
+    - Creates the folder and its `memory/`, `skills/` and `functions/` subfolders.
     - Copies every template file that is missing from the workspace, keeping relative paths.
       An existing file is never overwritten, even if it differs from (or is empty unlike) the
       template: once copied, these files belong to the user.

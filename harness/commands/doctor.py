@@ -130,13 +130,18 @@ def check_safety(settings: Settings) -> list[Check]:
         checks.append(Check("sandbox", "ok", "the bash tool is off (AGENT_ALLOW_SHELL=false)"))
         return checks
     shell = shell_policy(settings)
-    mode = sandbox_mode(shell.sandbox)
-    statuses: dict[str, Status] = {"bwrap": "ok", "off": "warn", "unavailable": "fail"}
+    mode = sandbox_mode(shell.sandbox, shell.network)
+    statuses: dict[str, Status] = {
+        "bwrap": "ok",
+        "landlock": "ok",
+        "off": "warn",
+        "unavailable": "fail",
+    }
     status = statuses[mode]
     fix = (
-        "bubblewrap cannot run here: allow unprivileged user namespaces, or set "
-        "AGENT_SHELL_SANDBOX=off on purpose (commands then see the host), "
-        "or AGENT_ALLOW_SHELL=false"
+        "neither bubblewrap nor Landlock can run here: allow unprivileged user namespaces, "
+        "use a kernel with Landlock (5.13+), or set AGENT_SHELL_SANDBOX=off on purpose "
+        "(commands then see the host), or AGENT_ALLOW_SHELL=false"
         if mode == "unavailable"
         else "set AGENT_SHELL_SANDBOX=auto to confine commands to the workspace"
     )

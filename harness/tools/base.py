@@ -53,13 +53,16 @@ class ToolContext:
 
     `workspace` is the folder file tools are confined to and bash runs in. `cancel`, when set,
     asks the tool to stop early (the registry hands each call its own event, set on timeout or
-    when the caller's event is set). `allow_shell` gates the bash tool. `extras` is opaque to
-    this package: the agent passes what its own tools need.
+    when the caller's event is set). `allow_shell` gates the bash tool. `transcript`, when set,
+    is the conversation's own session file, the one private file `read` and `bash` may read
+    (never write). `extras` is opaque to this package: the agent passes what its own tools
+    need.
     """
 
     workspace: Path
     cancel: threading.Event | None = None
     allow_shell: bool = False
+    transcript: Path | None = None
     extras: Mapping[str, object] = field(default_factory=dict)
 
     def cancelled(self) -> bool:

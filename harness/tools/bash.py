@@ -5,8 +5,10 @@ environment allowlist); this module starts it, copies its output and stops it. T
 runs in a new session (`start_new_session=True`), so the sandbox's outer process leads a
 process group that is killed as a unit (SIGTERM, then SIGKILL) when the call times out, is
 cancelled, or returns while background processes still run. Under bwrap, killing that group
-tears down the sandbox's PID namespace, so even `setsid` children die; with the sandbox off,
-a process that detaches itself leaves the group and is out of reach.
+tears down the sandbox's PID namespace, so even `setsid` children die; under Landlock, the
+supervisor leading the group is a child subreaper that kills every process left under it
+when the command ends or it is told to stop; with the sandbox off, a process that detaches
+itself leaves the group and is out of reach.
 """
 
 from __future__ import annotations
@@ -78,7 +80,9 @@ class BashTool(Tool[BashParams]):
             )
         if not ctx.workspace.is_dir():
             raise ToolError(f"the workspace {ctx.workspace} does not exist")
-        command = sandboxed(params.command, ctx.workspace, self.policy, params.timeout)
+        command = sandboxed(
+            params.command, ctx.workspace, self.policy, params.timeout, ctx.transcript
+        )
         try:
             process = subprocess.Popen(
                 command.argv,

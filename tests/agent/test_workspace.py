@@ -36,9 +36,10 @@ def test_ensure_workspace_creates_folders_and_copies_the_template(
 
     ensure_workspace(workspace, template, shipped)
 
-    for name in ("memory", "sessions", "skills", "functions", "skills/shipped"):
+    for name in ("memory", "skills", "functions", "skills/shipped"):
         assert (workspace / name).is_dir(), f"expected folder {name} to be created"
     assert (workspace / "SOUL.md").read_text() == "template soul\n"
+    assert not (workspace / "sessions").exists(), "transcripts live outside the workspace"
     assert (workspace / "functions" / "README.md").read_text() == "functions readme\n"
     leftovers = [p.name for p in workspace.rglob(".*.tmp")]
     assert leftovers == [], f"temporary files left behind: {leftovers}"
