@@ -45,6 +45,7 @@ _PR_CAP_AMBIENT_CLEAR_ALL = 4
 _SECUREBITS = 0x01 | 0x02 | 0x04 | 0x08 | 0x20 | 0x40 | 0x80
 _CAPABILITY_VERSION_3 = 0x20080522
 _EXEC_FAILED = 126
+_PYTHON_IGNORES = (signal.SIGPIPE, signal.SIGXFSZ)
 
 READ_EXEC = AccessFS.READ_FILE | AccessFS.READ_DIR | AccessFS.EXECUTE
 READ_ONLY = AccessFS.READ_FILE | AccessFS.READ_DIR
@@ -188,7 +189,8 @@ def _status(wait_status: int) -> int:
 def _exec_confined(spec: Spec, argv: list[str]) -> None:
     """In the forked child: drop capabilities, restrict, exec. Never returns."""
     try:
-        for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        # Python ignores SIGPIPE and SIGXFSZ; an ignored signal stays ignored across exec
+        for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, *_PYTHON_IGNORES):
             signal.signal(number, signal.SIG_DFL)
         libc = _libc()
         if os.geteuid() == 0:

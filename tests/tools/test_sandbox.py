@@ -1,5 +1,7 @@
 """The bash tool's OS sandbox, through the real BashTool: what a command must not reach, the
-limits that must hold, and ordinary work that must still run."""
+limits that must hold, and ordinary work that must still run. Each probe runs in every sandbox
+mode this machine supports (bubblewrap, Landlock); a mode that cannot run is skipped with the
+probe's reason."""
 
 from __future__ import annotations
 
@@ -14,16 +16,30 @@ from pathlib import Path
 
 import pytest
 
+from harness.agent.session import SessionLine, SessionStore
+from harness.llm.types import Message
 from harness.tools import ShellPolicy, ToolContext, ToolOutcome, default_registry
-from harness.tools.sandbox import bwrap_binary, sandbox_mode
+from harness.tools.sandbox import SandboxSetting, sandbox_mode, unavailable_reason
 from tests.waiting import wait_until
 
 from .conftest import host_processes, unique_sleep
 
-if sandbox_mode("auto") != "bwrap":
-    pytest.skip(
-        f"the bwrap sandbox cannot run here (bwrap: {bwrap_binary()})", allow_module_level=True
-    )
+REFUSED = ("No such file or directory", "Permission denied")
+"""What a refused path looks like: absent under bwrap, denied under Landlock."""
+
+
+def _mode(name: SandboxSetting) -> object:
+    policy = ShellPolicy(name)
+    runs = sandbox_mode(name) == name
+    reason = "" if runs else f"the {name} sandbox cannot run here: {unavailable_reason(policy)}"
+    return pytest.param(name, marks=pytest.mark.skipif(not runs, reason=reason), id=name)
+
+
+@pytest.fixture(params=[_mode("bwrap"), _mode("landlock")])
+def mode(request: pytest.FixtureRequest) -> SandboxSetting:
+    """Each sandbox mode this machine can run."""
+    name: SandboxSetting = request.param
+    return name
 
 
 @pytest.fixture
@@ -41,59 +57,77 @@ def workspace(project: Path) -> Path:
     return project / "workspace"
 
 
-def run(workspace: Path, command: str, policy: ShellPolicy | None = None) -> ToolOutcome:
+def run(
+    workspace: Path, command: str, policy: ShellPolicy, transcript: Path | None = None
+) -> ToolOutcome:
     """Run `command` with the real bash tool through the registry, sandbox on."""
-    registry = default_registry(allow_shell=True, shell_policy=policy or ShellPolicy("bwrap"))
-    return registry.execute(
-        "bash", {"command": command, "timeout": 30}, ToolContext(workspace, allow_shell=True)
+    registry = default_registry(allow_shell=True, shell_policy=policy)
+    ctx = ToolContext(workspace, allow_shell=True, transcript=transcript)
+    return registry.execute("bash", {"command": command, "timeout": 30}, ctx)
+
+
+def refused(outcome: ToolOutcome, path: str) -> bool:
+    """True if the command's output says `path` could not be reached."""
+    return any(
+        f"{path}': {why}" in outcome.content or f"{path}: {why}" in outcome.content
+        for why in REFUSED
     )
 
 
-def test_sandbox_hides_the_real_home(workspace: Path) -> None:
+def test_sandbox_hides_the_real_home(workspace: Path, mode: SandboxSetting) -> None:
     home = Path.home()
-    assert home.is_dir() and any(home.iterdir()), "the test needs a non-empty home"
+    entries = [entry.name for entry in home.iterdir()]
+    assert entries, "the test needs a non-empty home"
 
-    outcome = run(workspace, f"ls -A {home}")
+    outcome = run(workspace, f"ls -A {home}", ShellPolicy(mode))
 
     assert outcome.is_error
-    assert f"cannot access '{home}': No such file or directory" in outcome.content
+    assert refused(outcome, str(home)), outcome.content
+    assert not any(f"\n{name}\n" in f"\n{outcome.content}" for name in entries)
 
 
-def test_sandbox_home_is_inside_the_workspace(workspace: Path) -> None:
-    outcome = run(workspace, "echo $HOME; touch ~/made")
+def test_sandbox_home_is_inside_the_workspace(workspace: Path, mode: SandboxSetting) -> None:
+    outcome = run(workspace, "echo $HOME; touch ~/made", ShellPolicy(mode))
 
     assert outcome == ToolOutcome(f"{workspace / '.home'}\n\n[exit code 0]")
     assert (workspace / ".home" / "made").exists()
 
 
-def test_sandbox_hides_the_projects_env_and_state_folder(project: Path, workspace: Path) -> None:
-    outcome = run(workspace, "cat ../.env; cat ../state/dump.rdb; ls -A ..")
+def test_sandbox_hides_the_projects_env_and_state_folder(
+    project: Path, workspace: Path, mode: SandboxSetting
+) -> None:
+    outcome = run(workspace, "cat ../.env; cat ../state/dump.rdb; ls -A ..", ShellPolicy(mode))
 
-    assert outcome.content == (
-        "cat: ../.env: No such file or directory\n"
-        "cat: ../state/dump.rdb: No such file or directory\n"
-        "workspace\n\n[exit code 0]"
-    )
+    assert refused(outcome, "../.env"), outcome.content
+    assert refused(outcome, "../state/dump.rdb"), outcome.content
+    assert "sk-planted-env" not in outcome.content
+    assert "planted-state" not in outcome.content
+    assert ".env" not in outcome.content.replace("../.env", "")
 
 
 _WORKER = """
 import sys
 from pathlib import Path
 from harness.tools import ShellPolicy, ToolContext, default_registry
-registry = default_registry(allow_shell=True, shell_policy=ShellPolicy("bwrap"))
+registry = default_registry(allow_shell=True, shell_policy=ShellPolicy(sys.argv[2]))
 command = "cat /proc/$PPID/environ; cat /proc/1/environ; cat /proc/*/environ; env"
 ctx = ToolContext(Path(sys.argv[1]), allow_shell=True)
 print(registry.execute("bash", {"command": command}, ctx).content)
 """
 
 
-def test_sandbox_hides_the_workers_environment_from_proc(workspace: Path) -> None:
+def test_sandbox_hides_the_workers_environment_from_proc(
+    workspace: Path, mode: SandboxSetting
+) -> None:
     # Given a worker process started with a secret in its environment (as API keys are)
     env = {**os.environ, "HARNESS_TEST_SECRET": "plant-xyz"}
 
     # When its bash tool reads every environ it can see
     done = subprocess.run(
-        [sys.executable, "-c", _WORKER, str(workspace)], env=env, capture_output=True, timeout=60
+        [sys.executable, "-c", _WORKER, str(workspace), mode],
+        env=env,
+        capture_output=True,
+        timeout=60,
     )
 
     # Then the secret is not among them
@@ -102,11 +136,12 @@ def test_sandbox_hides_the_workers_environment_from_proc(workspace: Path) -> Non
     assert b"plant-xyz" not in done.stdout
 
 
-def test_sandbox_hides_other_processes(workspace: Path) -> None:
+def test_sandbox_hides_other_processes(workspace: Path, mode: SandboxSetting) -> None:
     env = {**os.environ, "HARNESS_TEST_SECRET": "plant-xyz"}
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], env=env)
     try:
-        outcome = run(workspace, f"cat /proc/{other.pid}/environ; cat /proc/*/environ")
+        command = f"cat /proc/{other.pid}/environ; cat /proc/*/environ"
+        outcome = run(workspace, command, ShellPolicy(mode))
     finally:
         other.kill()
         other.wait()
@@ -138,23 +173,29 @@ def listener() -> Iterator[int]:
     server.close()
 
 
-def test_sandbox_without_network_cannot_reach_a_host_port(workspace: Path, listener: int) -> None:
+def test_sandbox_without_network_cannot_reach_a_host_port(
+    workspace: Path, listener: int, mode: SandboxSetting
+) -> None:
     command = f"exec 3<>/dev/tcp/127.0.0.1/{listener} && cat <&3"
 
-    outcome = run(workspace, command, ShellPolicy("bwrap", network=False))
+    outcome = run(workspace, command, ShellPolicy(mode, network=False))
 
     assert outcome.is_error, f"expected a refused connection, got {outcome.content!r}"
     assert "hello from the host" not in outcome.content
 
 
-def test_sandbox_with_network_reaches_a_host_port(workspace: Path, listener: int) -> None:
-    outcome = run(workspace, f"exec 3<>/dev/tcp/127.0.0.1/{listener} && cat <&3")
+def test_sandbox_with_network_reaches_a_host_port(
+    workspace: Path, listener: int, mode: SandboxSetting
+) -> None:
+    outcome = run(workspace, f"exec 3<>/dev/tcp/127.0.0.1/{listener} && cat <&3", ShellPolicy(mode))
 
     assert "hello from the host" in outcome.content
 
 
-def test_sandbox_cannot_hard_link_a_file_from_outside(project: Path, workspace: Path) -> None:
-    outcome = run(workspace, f"ln {project / '.env'} stolen.env")
+def test_sandbox_cannot_hard_link_a_file_from_outside(
+    project: Path, workspace: Path, mode: SandboxSetting
+) -> None:
+    outcome = run(workspace, f"ln {project / '.env'} stolen.env", ShellPolicy(mode))
 
     assert outcome.is_error
     assert not (workspace / "stolen.env").exists()
@@ -170,89 +211,160 @@ def survivor() -> Iterator[str]:
 
 
 def detach(sleep: str) -> str:
-    """Shell text starting `sleep` in its own session and waiting until it runs."""
-    return f"setsid {sleep} > /dev/null 2>&1 & until pgrep -fx '{sleep}' > /dev/null; do :; done"
+    """Shell text starting `sleep` in its own session and waiting until it has started: the
+    detached shell writes to a FIFO just before it `exec`s the sleep (no `pgrep`: under
+    Landlock a command cannot read `/proc`)."""
+    return (
+        f"mkfifo .up; setsid sh -c 'echo up > .up; exec {sleep}' > /dev/null 2>&1 & "
+        "read line < .up; rm .up"
+    )
 
 
 def test_sandbox_kills_setsid_survivors_when_the_command_returns(
-    workspace: Path, survivor: str
+    workspace: Path, survivor: str, mode: SandboxSetting
 ) -> None:
-    outcome = run(workspace, f"{detach(survivor)}; echo started")
+    outcome = run(workspace, f"{detach(survivor)}; echo started", ShellPolicy(mode))
 
     assert outcome.content == "started\n\n[exit code 0]"
     wait_until(lambda: not host_processes(survivor), f"{survivor!r} to be gone after the call")
 
 
-def test_sandbox_kills_setsid_survivors_on_timeout(workspace: Path, survivor: str) -> None:
-    registry = default_registry(allow_shell=True, shell_policy=ShellPolicy("bwrap"))
+def test_sandbox_kills_setsid_survivors_on_timeout(
+    workspace: Path, survivor: str, mode: SandboxSetting
+) -> None:
+    registry = default_registry(allow_shell=True, shell_policy=ShellPolicy(mode))
     command = f"{detach(survivor)}; echo started; sleep 30"
-
-    outcome = registry.execute(
-        "bash", {"command": command, "timeout": 2}, ToolContext(workspace, allow_shell=True)
+    outcomes: list[ToolOutcome] = []
+    call = threading.Thread(
+        target=lambda: outcomes.append(
+            registry.execute(
+                "bash", {"command": command, "timeout": 2}, ToolContext(workspace, allow_shell=True)
+            )
+        )
     )
 
-    assert outcome.content.startswith("started\n"), outcome.content
-    assert "timed out after 2 s" in outcome.content
+    call.start()
+    wait_until(lambda: host_processes(survivor), f"{survivor!r} to run during the call")
+    call.join(timeout=60)
+
+    assert outcomes, "the call returned"
+    assert outcomes[0].content.startswith("started\n"), outcomes[0].content
+    assert "timed out after 2 s" in outcomes[0].content
     wait_until(lambda: not host_processes(survivor), f"{survivor!r} to be gone after the timeout")
 
 
-def test_sandbox_stops_a_disk_filler_at_the_file_size_limit(workspace: Path) -> None:
-    outcome = run(workspace, "yes > big.txt", ShellPolicy("bwrap", max_file_mb=1))
+def test_sandbox_stops_a_disk_filler_at_the_file_size_limit(
+    workspace: Path, mode: SandboxSetting
+) -> None:
+    outcome = run(workspace, "yes > big.txt", ShellPolicy(mode, max_file_mb=1))
 
     assert outcome.is_error
     assert "SIGXFSZ" in outcome.content
     assert (workspace / "big.txt").stat().st_size <= 1024 * 1024
 
 
-def test_sandbox_limits_memory(workspace: Path) -> None:
+def test_sandbox_limits_memory(workspace: Path, mode: SandboxSetting) -> None:
     command = "python3 -c 'x = bytearray(512 * 1024 * 1024)'"
 
-    outcome = run(workspace, command, ShellPolicy("bwrap", max_memory_mb=256))
+    outcome = run(workspace, command, ShellPolicy(mode, max_memory_mb=256))
 
     assert outcome.is_error
     assert "MemoryError" in outcome.content
 
 
-def test_sandbox_hides_sessions_and_runtime_state(workspace: Path) -> None:
+def test_bwrap_hides_private_folders_left_in_the_workspace(workspace: Path) -> None:
+    if sandbox_mode("bwrap") != "bwrap":
+        pytest.skip(f"bwrap cannot run here: {unavailable_reason(ShellPolicy('bwrap'))}")
     (workspace / "sessions").mkdir()
     (workspace / "sessions" / "other-chat.jsonl").write_text("planted-transcript")
     (workspace / ".harness" / "redis").mkdir(parents=True)
     (workspace / ".harness" / "redis" / "url").write_text("planted-redis-url")
 
-    outcome = run(workspace, "grep -r planted . ; ls -A sessions .harness; echo done")
+    command = "grep -r planted . ; ls -A sessions .harness; echo done"
+    outcome = run(workspace, command, ShellPolicy("bwrap"))
 
+    assert outcome.content.endswith("done\n\n[exit code 0]"), "the command ran"
     assert "planted-transcript" not in outcome.content
     assert "planted-redis-url" not in outcome.content
     assert "other-chat" not in outcome.content
     assert (workspace / "sessions" / "other-chat.jsonl").exists(), "the host copy is untouched"
 
 
-def test_sandbox_runs_python(workspace: Path) -> None:
-    outcome = run(workspace, "python3 -c 'print(1)'")
+def test_landlock_refuses_to_run_beside_private_folders_in_the_workspace(
+    workspace: Path,
+) -> None:
+    if sandbox_mode("landlock") != "landlock":
+        pytest.skip(f"Landlock cannot run here: {unavailable_reason(ShellPolicy('landlock'))}")
+    (workspace / "sessions").mkdir()
+    (workspace / "sessions" / "other-chat.jsonl").write_text("planted-transcript")
+
+    outcome = run(workspace, "touch ran; cat sessions/*", ShellPolicy("landlock"))
+
+    assert outcome.is_error
+    assert "private folder sessions/ is not empty" in outcome.content
+    assert "planted-transcript" not in outcome.content
+    assert not (workspace / "ran").exists()
+
+
+def _chats(project: Path) -> tuple[Path, Path]:
+    """Two chats' transcripts in the fleet's private folder, as the agent stores them."""
+    store = SessionStore(project / "state")
+    store.append("telegram-1", [SessionLine(message=Message.user("own-secret-words"))])
+    store.append("telegram-2", [SessionLine(message=Message.user("other-chat-secret"))])
+    return store.path_for("telegram-1"), store.path_for("telegram-2")
+
+
+def test_sandbox_reads_its_own_transcript_but_not_another_chats(
+    project: Path, workspace: Path, mode: SandboxSetting
+) -> None:
+    own, other = _chats(project)
+
+    command = f'cat "$SESSION_TRANSCRIPT"; cat {other}; grep -r secret {other.parent}; echo done'
+    outcome = run(workspace, command, ShellPolicy(mode), transcript=own)
+
+    assert "own-secret-words" in outcome.content
+    assert "other-chat-secret" not in outcome.content
+    assert refused(outcome, str(other)), outcome.content
+
+
+def test_sandbox_cannot_change_its_own_transcript(
+    project: Path, workspace: Path, mode: SandboxSetting
+) -> None:
+    own, _ = _chats(project)
+    before = own.read_bytes()
+
+    outcome = run(workspace, 'echo forged >> "$SESSION_TRANSCRIPT"', ShellPolicy(mode), own)
+
+    assert outcome.is_error
+    assert own.read_bytes() == before
+
+
+def test_sandbox_runs_python(workspace: Path, mode: SandboxSetting) -> None:
+    outcome = run(workspace, "python3 -c 'print(1)'", ShellPolicy(mode))
 
     assert outcome == ToolOutcome("1\n\n[exit code 0]")
 
 
-def test_sandbox_runs_git_in_the_workspace(workspace: Path) -> None:
+def test_sandbox_runs_git_in_the_workspace(workspace: Path, mode: SandboxSetting) -> None:
     command = "git init -q && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x"
 
-    outcome = run(workspace, f"{command} && git log --format=%s")
+    outcome = run(workspace, f"{command} && git log --format=%s", ShellPolicy(mode))
 
     assert outcome == ToolOutcome("x\n\n[exit code 0]")
     assert (workspace / ".git").is_dir()
 
 
-def test_sandbox_runs_pip(workspace: Path) -> None:
-    outcome = run(workspace, "python3 -m pip --version")
+def test_sandbox_runs_pip(workspace: Path, mode: SandboxSetting) -> None:
+    outcome = run(workspace, "python3 -m pip --version", ShellPolicy(mode))
 
     assert outcome.content.startswith("pip "), outcome.content
 
 
-def test_sandbox_runs_grep_over_the_workspace(workspace: Path) -> None:
+def test_sandbox_runs_grep_over_the_workspace(workspace: Path, mode: SandboxSetting) -> None:
     (workspace / "notes").mkdir()
     (workspace / "notes" / "a.txt").write_text("needle\n")
 
-    outcome = run(workspace, "grep -r needle notes")
+    outcome = run(workspace, "grep -r needle notes", ShellPolicy(mode))
 
     assert outcome == ToolOutcome("notes/a.txt:needle\n\n[exit code 0]")
 
