@@ -35,7 +35,8 @@ def test_context_overflow_compacts_the_session_and_retries_once(agent: AgentRig)
     assert agent.replies() == ["Here is my answer."]
     lines = agent.deps.sessions.load("chat-1")
     assert isinstance(lines[0], CompactionLine) and "Keep chatting" in lines[0].summary
-    archive = agent.workspace / "sessions" / "archive"
+    archive = agent.deps.private / "sessions" / "archive"
+    assert not (agent.workspace / "sessions").exists(), "transcripts stay outside the workspace"
     assert list(archive.glob("*.jsonl")), "the old file must be kept"
     retried = agent.model.requests[3].body["messages"]
     assert "[Conversation summary]" in str(retried[0]["content"])

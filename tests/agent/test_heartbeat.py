@@ -284,7 +284,7 @@ def test_heartbeat_distils_each_chat_memory_on_its_own(rig: AgentRig, clock: Man
     # Given per-chat memory, where one chat wrote plenty of notes and the shared log is quiet
     from harness.agent.memory_scope import memory_root
 
-    chat = memory_root(rig.workspace, "per-chat", "telegram-42")
+    chat = memory_root(rig.workspace, "per-chat", "telegram-42", rig.deps.private)
     chat.mkdir(parents=True)
     (chat / "MEMORY.md").write_text("# Memory\n\n- Bo likes tea.\n")
     for i in range(40):

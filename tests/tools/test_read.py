@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.tools import ToolContext, ToolOutcome, ToolRegistry
+
 from .conftest import Call
 
 
@@ -93,3 +95,41 @@ def test_read_empty_file_says_so(call: Call, tmp_path: Path) -> None:
     (tmp_path / "empty.txt").write_text("")
 
     assert call("read", path="empty.txt").content == "(empty.txt is empty)"
+
+
+def _two_chats(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A workspace and two chats' transcripts in a private folder beside it."""
+    workspace, private = tmp_path / "workspace", tmp_path / "state" / "sessions"
+    workspace.mkdir()
+    private.mkdir(parents=True)
+    (private / "chat-1.jsonl").write_text('{"text": "own words"}\n')
+    (private / "chat-2.jsonl").write_text('{"text": "another chat"}\n')
+    return workspace, private / "chat-1.jsonl", private / "chat-2.jsonl"
+
+
+def test_read_opens_the_conversations_own_transcript(
+    registry: ToolRegistry, tmp_path: Path
+) -> None:
+    workspace, own, _ = _two_chats(tmp_path)
+    ctx = ToolContext(workspace, transcript=own)
+
+    outcome = registry.execute("read", {"path": str(own)}, ctx)
+
+    assert outcome == ToolOutcome('{"text": "own words"}')
+
+
+def test_read_refuses_another_chats_transcript_and_writes_to_its_own(
+    registry: ToolRegistry, tmp_path: Path
+) -> None:
+    workspace, own, other = _two_chats(tmp_path)
+    ctx = ToolContext(workspace, transcript=own)
+
+    read_other = registry.execute("read", {"path": str(other)}, ctx)
+    write_own = registry.execute("write", {"path": str(own), "content": "forged"}, ctx)
+    without_transcript = registry.execute("read", {"path": str(own)}, ToolContext(workspace))
+
+    assert read_other.is_error and "outside the workspace" in read_other.content
+    assert "another chat" not in read_other.content
+    assert write_own.is_error and "outside the workspace" in write_own.content
+    assert own.read_text() == '{"text": "own words"}\n'
+    assert without_transcript.is_error and "own words" not in without_transcript.content

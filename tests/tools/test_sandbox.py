@@ -15,9 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from harness.agent.session import SessionLine, SessionStore
+from harness.embedded_redis import EmbeddedRedis
 from harness.llm.types import Message
+from harness.state_dir import redis_dir, redis_password
 from harness.tools import ShellPolicy, ToolContext, ToolOutcome, default_registry
 from harness.tools.sandbox import SandboxSetting, sandbox_mode, unavailable_reason
 from tests.waiting import wait_until
@@ -373,3 +376,32 @@ def test_sandbox_off_runs_commands_on_the_host(workspace: Path, project: Path) -
     outcome = run(workspace, "cat ../.env", ShellPolicy("off"))
 
     assert "sk-planted-env" in outcome.content
+
+
+@pytest.fixture
+def fleet_redis(project: Path) -> Iterator[EmbeddedRedis]:
+    """The fleet's embedded Redis, password from the state folder, as `harness start` runs it."""
+    state = project / "state"
+    server = EmbeddedRedis(redis_dir(state), password=redis_password(state)).start()
+    yield server
+    server.stop()
+
+
+def test_sandbox_cannot_use_the_fleets_redis(
+    workspace: Path, fleet_redis: EmbeddedRedis, mode: SandboxSetting
+) -> None:
+    # With the host network the port is reachable (Landlock cannot refuse one port), so the
+    # password, kept in the state folder the sandbox cannot read, is what holds.
+    command = (
+        f"exec 3<>/dev/tcp/127.0.0.1/{fleet_redis.port} && "
+        "printf 'DBSIZE\\r\\nSET planted 1\\r\\n' >&3 && timeout 5 head -n 2 <&3"
+    )
+
+    outcome = run(workspace, command, ShellPolicy(mode))
+
+    assert outcome.content.count("NOAUTH") == 2, outcome.content
+    client = redis.Redis.from_url(fleet_redis.url)
+    try:
+        assert client.get("planted") is None
+    finally:
+        client.close()
