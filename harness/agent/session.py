@@ -1,10 +1,12 @@
 """The session store: one JSONL file per conversation, holding everything that happened.
 
-`<workspace>/sessions/<safe-key>-<hash>.jsonl` keeps every user message, every assistant message
-with its tool calls, and every tool message with its results, one `Line` per line, so the next
-turn and a resumed run see the real transcript. A `CompactionLine` marks a checkpoint: the model
-sees its summary and the lines after it. Files are only ever appended to or atomically replaced,
-and a replaced file is first kept under `sessions/archive/`, never destroyed.
+`<root>/sessions/<safe-key>-<hash>.jsonl` (the root is the private state folder, outside the
+workspace: see `harness.agent.deps.private_folder`) keeps every user message, every assistant
+message with its tool calls, and every tool message with its results, one `Line` per line, so
+the next turn and a resumed run see the real transcript. A `CompactionLine` marks a checkpoint:
+the model sees its summary and the lines after it. Files are only ever appended to or
+atomically replaced, and a replaced file is first kept under `sessions/archive/`, never
+destroyed.
 
 Writers hold an exclusive `fcntl.flock` on `<file>.lock`; readers hold a shared one. This
 serialises threads and processes on one machine; it is not meant for network file systems.
@@ -144,14 +146,14 @@ class _View:
 
 
 class SessionStore:
-    """Session files under `<workspace>/sessions/`. Safe to share between threads and processes.
+    """Session files under `<root>/sessions/`. Safe to share between threads and processes.
 
     Methods create the directories they need. Reads never fail on a damaged line: it is logged
     and skipped.
     """
 
-    def __init__(self, workspace: Path) -> None:
-        self.dir = workspace / "sessions"
+    def __init__(self, root: Path) -> None:
+        self.dir = root / "sessions"
         self.archive_dir = self.dir / "archive"
         self._views: OrderedDict[Path, _View] = OrderedDict()
         self._views_lock = threading.Lock()
