@@ -1,11 +1,13 @@
-"""Benchmark of the bash tool's sandbox: the cost of starting one command inside bubblewrap.
+"""Benchmark of the bash tool's sandboxes: the cost of starting one command inside each.
 
-Prints, in one run, the time to run `true` three ways, median and p90 over N rounds:
+Prints, in one run, the time to run `true` several ways, median and p90 over N rounds:
   * floor: `bash -c true` started directly (what the bash tool did before the sandbox);
-  * bwrap: the same command through `harness.tools.sandbox.sandboxed` (bwrap, rlimits);
-  * tool: a whole `bash` tool call through the registry, sandbox on (adds output pumping);
-and the ratios against the floor. The three are interleaved round by round, so machine noise
-hits them alike. Usage: python -m bench.sandbox [--rounds 200]
+  * bwrap: the same command through `harness.tools.sandbox.sandboxed` in bubblewrap;
+  * landlock: the same through the Landlock supervisor (a Python start, rlimits, ruleset);
+  * a whole `bash` tool call through the registry in each mode (adds output pumping);
+and the ratios against the floor. A mode that cannot run here is left out and said so. The
+measures are interleaved round by round, so machine noise hits them alike.
+Usage: python -m bench.sandbox [--rounds 200]
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.tools import ShellPolicy, ToolContext, default_registry
-from harness.tools.sandbox import bwrap_binary, sandbox_mode, sandboxed
+from harness.tools.sandbox import (
+    SandboxSetting,
+    bwrap_binary,
+    landlock_abi,
+    sandbox_mode,
+    sandboxed,
+    unavailable_reason,
+)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -34,53 +43,69 @@ def _timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
+def _direct(workspace: Path, policy: ShellPolicy) -> Callable[[], None]:
+    def action() -> None:
+        command = sandboxed("true", workspace, policy, cpu_seconds=60)
+        subprocess.run(
+            command.argv,
+            cwd=command.cwd,
+            env=command.env,
+            preexec_fn=command.preexec_fn,
+            check=True,
+        )
+
+    return action
+
+
+def _tool(workspace: Path, policy: ShellPolicy) -> Callable[[], None]:
+    registry = default_registry(allow_shell=True, shell_policy=policy)
+    ctx = ToolContext(workspace, allow_shell=True)
+
+    def action() -> None:
+        outcome = registry.execute("bash", {"command": "true"}, ctx)
+        assert not outcome.is_error, outcome.content
+
+    return action
+
+
 def main() -> None:
-    """Run the benchmark and print a table; exit 1 if the sandbox cannot run here."""
+    """Run the benchmark and print a table; exit 1 if no sandbox can run here."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=200)
     rounds = parser.parse_args().rounds
-    if sandbox_mode("bwrap") != "bwrap":
-        sys.exit(f"the bwrap sandbox cannot run here (bwrap: {bwrap_binary()})")
-    policy = ShellPolicy("bwrap")
-    registry = default_registry(allow_shell=True, shell_policy=policy)
+    modes: list[SandboxSetting] = []
+    for mode in ("bwrap", "landlock"):
+        if sandbox_mode(mode) == mode:
+            modes.append(mode)
+        else:
+            print(f"{mode}: left out, {unavailable_reason(ShellPolicy(mode))}")
+    if not modes:
+        sys.exit("no sandbox can run here")
     with tempfile.TemporaryDirectory() as folder:
         workspace = Path(folder)
-        ctx = ToolContext(workspace, allow_shell=True)
+        actions: dict[str, Callable[[], None]] = {}
+        labels = {"floor": "bash -c true (floor)"}
 
         def floor() -> None:
             subprocess.run(["bash", "-c", "true"], cwd=workspace, check=True)
 
-        def bwrap() -> None:
-            command = sandboxed("true", workspace, policy, cpu_seconds=60)
-            subprocess.run(
-                command.argv,
-                cwd=command.cwd,
-                env=command.env,
-                preexec_fn=command.preexec_fn,
-                check=True,
-            )
-
-        def tool() -> None:
-            outcome = registry.execute("bash", {"command": "true"}, ctx)
-            assert not outcome.is_error, outcome.content
-
-        timings: dict[str, list[float]] = {"floor": [], "bwrap": [], "tool": []}
-        actions = {"floor": floor, "bwrap": bwrap, "tool": tool}
-        for name, action in actions.items():  # warm caches (and the bwrap probe) first
+        actions["floor"] = floor
+        for mode in modes:
+            policy = ShellPolicy(mode)
+            actions[mode] = _direct(workspace, policy)
+            actions[f"{mode}-tool"] = _tool(workspace, policy)
+            labels[mode] = f"{mode} ... bash -c true"
+            labels[f"{mode}-tool"] = f"bash tool call, {mode}"
+        timings: dict[str, list[float]] = {name: [] for name in actions}
+        for action in actions.values():  # warm caches (and the probes) first
             action()
-            timings[name].clear()
         for _ in range(rounds):
             for name, action in actions.items():
                 timings[name].append(_timed(action))
 
     base = statistics.median(timings["floor"])
-    print(f"bwrap: {bwrap_binary()}; {rounds} rounds")
+    print(f"bwrap: {bwrap_binary()}; Landlock ABI {landlock_abi()}; {rounds} rounds")
     print(f"{'measure':<34}{'median ms':>10}{'p90 ms':>10}{'/ floor':>10}")
-    labels = {
-        "floor": "bash -c true (floor)",
-        "bwrap": "bwrap ... bash -c true",
-        "tool": "bash tool call, sandboxed",
-    }
     for name, label in labels.items():
         median = statistics.median(timings[name])
         p90 = _pct(timings[name], 0.9)
