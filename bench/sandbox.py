@@ -5,14 +5,17 @@ Prints, in one run, the time to run `true` several ways, median and p90 over N r
   * bwrap: the same command through `harness.tools.sandbox.sandboxed` in bubblewrap;
   * landlock: the same through the Landlock supervisor (a Python start, rlimits, ruleset);
   * a whole `bash` tool call through the registry in each mode (adds output pumping);
-and the ratios against the floor. A mode that cannot run here is left out and said so. The
-measures are interleaved round by round, so machine noise hits them alike.
+and the ratios against the floor, plus the median CPU time (user + system) of the processes
+each one started, which a busy machine stretches less than wall time. A mode that cannot run
+here is left out and said so. The measures are interleaved round by round, so machine noise
+hits them alike.
 Usage: python -m bench.sandbox [--rounds 200]
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,10 +40,17 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _timed(action: Callable[[], object]) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(action: Callable[[], object]) -> tuple[float, float]:
+    """Wall seconds and the CPU seconds of the (reaped) child processes of one `action`."""
+    cpu = _children_cpu()
     started = time.perf_counter()
     action()
-    return time.perf_counter() - started
+    return time.perf_counter() - started, _children_cpu() - cpu
 
 
 def _direct(workspace: Path, policy: ShellPolicy) -> Callable[[], None]:
@@ -97,19 +107,26 @@ def main() -> None:
             labels[mode] = f"{mode} ... bash -c true"
             labels[f"{mode}-tool"] = f"bash tool call, {mode}"
         timings: dict[str, list[float]] = {name: [] for name in actions}
+        cpu: dict[str, list[float]] = {name: [] for name in actions}
         for action in actions.values():  # warm caches (and the probes) first
             action()
         for _ in range(rounds):
             for name, action in actions.items():
-                timings[name].append(_timed(action))
+                wall, used = _timed(action)
+                timings[name].append(wall)
+                cpu[name].append(used)
 
     base = statistics.median(timings["floor"])
     print(f"bwrap: {bwrap_binary()}; Landlock ABI {landlock_abi()}; {rounds} rounds")
-    print(f"{'measure':<34}{'median ms':>10}{'p90 ms':>10}{'/ floor':>10}")
+    print(f"{'measure':<34}{'median ms':>10}{'p90 ms':>10}{'/ floor':>10}{'CPU ms':>10}")
     for name, label in labels.items():
         median = statistics.median(timings[name])
         p90 = _pct(timings[name], 0.9)
-        print(f"{label:<34}{median * 1000:>10.2f}{p90 * 1000:>10.2f}{median / base:>9.2f}x")
+        used = statistics.median(cpu[name]) * 1000
+        print(
+            f"{label:<34}{median * 1000:>10.2f}{p90 * 1000:>10.2f}{median / base:>9.2f}x"
+            f"{used:>10.1f}"
+        )
 
 
 if __name__ == "__main__":
