@@ -14,6 +14,7 @@ from harness.commands.doctor import redact_url
 from harness.runtime import get_runtime, set_runtime
 from harness.runtime.presence import beat
 from harness.settings import get_settings
+from harness.tools.sandbox import landlock_abi
 from tests.fakes.model_server import ModelServer, Reply
 
 MODEL_VARIABLES = [
@@ -142,3 +143,15 @@ def test_doctor_says_who_may_talk_and_which_sandbox_is_in_force(env: pytest.Monk
     loud = CliRunner().invoke(app, ["doctor", "--offline"])
     assert "! access: DM_POLICY=open: ANYONE" in loud.output
     assert "! sandbox: bash sandbox: off" in loud.output
+
+
+@pytest.mark.skipif(landlock_abi() < 1, reason="the kernel has no Landlock")
+def test_doctor_says_landlock_is_in_force_and_why(env: pytest.MonkeyPatch) -> None:
+    # Given AGENT_SHELL_SANDBOX=landlock on a kernel with Landlock
+    env.setenv("AGENT_SHELL_SANDBOX", "landlock")
+    get_settings.cache_clear()
+    # When doctor runs offline
+    result = CliRunner().invoke(app, ["doctor", "--offline"])
+    # Then the sandbox check passes and names the mode and its ABI
+    expected = f"✔ sandbox: bash sandbox: landlock (ABI {landlock_abi()}, no PID namespace)"
+    assert expected in result.output, result.output
