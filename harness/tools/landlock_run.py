@@ -10,7 +10,10 @@ supervisor
 2. forks; the child drops every capability for good when it runs as root (bounding set,
    securebits `NOROOT` locked, `capset` to nothing), restricts itself with a Landlock ruleset
    built from SPEC (file system always; TCP bind/connect when `no_tcp`; signals and abstract
-   Unix sockets scoped to the sandbox where the kernel has ABI 6), and execs ARGV;
+   Unix sockets scoped to the sandbox where the kernel has ABI 6), adds a seccomp filter that
+   refuses creating sockets Landlock cannot police (Unix sockets before ABI 9, which could
+   reach a daemon's socket outside the sandbox; with `no_tcp`, every IP and packet socket, so
+   UDP too), and execs ARGV;
 3. waits for that child, then SIGKILLs and reaps every process left under it (found in `/proc`
    by parent pid, again and again until none is left), and exits with the child's status
    (128 + N when a signal N killed it). SIGTERM, SIGINT or SIGHUP make it do the same at once.
@@ -145,6 +148,68 @@ def _file(access: AccessFS) -> AccessFS:
     )
 
 
+_AF_UNIX, _AF_INET, _AF_INET6, _AF_PACKET = 1, 2, 10, 17
+_RESOLVE_UNIX_ABI = 9
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_RET_ALLOW, _RET_EACCES = 0x7FFF0000, 0x00050000 | errno.EACCES
+_LD_ABS, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+_X32_BIT = 0x40000000
+_ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
+"""Machine: (its AUDIT_ARCH value, the number of `socket`)."""
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    ]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def socket_filter(families: list[int], machine: str) -> list[tuple[int, int, int, int]]:
+    """A classic-BPF seccomp program refusing `socket(family, ...)` for `families` with EACCES,
+    and every system call of another ABI (x32, i386 on x86_64), which could bypass it."""
+    arch, socket_nr = _ARCHES[machine]
+    allow, deny = 6 + len(families), 7 + len(families)
+    program = [
+        (_LD_ABS, 0, 0, 4),  # seccomp_data.arch
+        (_JEQ, 0, deny - 2, arch),
+        (_LD_ABS, 0, 0, 0),  # seccomp_data.nr
+        (_JGE, deny - 4, 0, _X32_BIT),
+        (_JEQ, 0, allow - 5, socket_nr),
+        (_LD_ABS, 0, 0, 16),  # the low half of seccomp_data.args[0], the family
+    ]
+    for index, family in enumerate(families):
+        here = 6 + index
+        program.append((_JEQ, deny - here - 1, 0, family))
+    program += [(_RET, 0, 0, _RET_ALLOW), (_RET, 0, 0, _RET_EACCES)]
+    return program
+
+
+def refuse_sockets(libc: Any, families: list[int]) -> None:
+    """Install `socket_filter(families)` for this process and what it execs (needs
+    no_new_privs, which Landlock's restrict set). Raises OSError on an unknown machine."""
+    machine = os.uname().machine
+    if machine not in _ARCHES:
+        raise OSError(errno.ENOSYS, f"no seccomp filter for {machine}")
+    program = socket_filter(families, machine)
+    filters = (_SockFilter * len(program))(*[_SockFilter(*op) for op in program])
+    fprog = _SockFprog(len(program), filters)
+    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "cannot install the seccomp filter")
+
+
+def refused_families(abi: int, no_tcp: bool) -> list[int]:
+    """The socket families to refuse under Landlock ABI `abi` (see the module docstring)."""
+    families = [_AF_UNIX] if abi < _RESOLVE_UNIX_ABI else []
+    return families + ([_AF_INET, _AF_INET6, _AF_PACKET] if no_tcp else [])
+
+
 def children(parent: int) -> list[int]:
     """Pids of the live processes whose parent is `parent` (read from `/proc/*/stat`)."""
     found = []
@@ -195,7 +260,10 @@ def _exec_confined(spec: Spec, argv: list[str]) -> None:
         libc = _libc()
         if os.geteuid() == 0:
             drop_capabilities(libc)
-        restrict(spec)
+        abi = restrict(spec)
+        families = refused_families(abi, spec["no_tcp"])
+        if families:
+            refuse_sockets(libc, families)
         os.execvp(argv[0], argv)
     except Exception as exc:
         os.write(2, f"landlock: {exc}\n".encode(errors="replace"))

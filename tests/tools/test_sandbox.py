@@ -195,6 +195,59 @@ def test_sandbox_with_network_reaches_a_host_port(
     assert "hello from the host" in outcome.content
 
 
+@pytest.fixture
+def daemon_socket(project: Path) -> Iterator[Path]:
+    """A Unix socket outside the workspace that answers anyone (as Docker's or systemd's do)."""
+    path = project / "daemon.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    server.settimeout(0.1)
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                continue
+            connection.sendall(b"hello from the daemon\n")
+            connection.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield path
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def test_sandbox_cannot_reach_a_unix_socket_outside(
+    workspace: Path, daemon_socket: Path, mode: SandboxSetting
+) -> None:
+    script = (
+        "import socket; s = socket.socket(socket.AF_UNIX); "
+        f"s.connect({str(daemon_socket)!r}); print(s.recv(100))"
+    )
+
+    outcome = run(workspace, f'python3 -c "{script}"', ShellPolicy(mode))
+
+    assert outcome.is_error
+    assert "hello from the daemon" not in outcome.content
+    assert any(why in outcome.content for why in REFUSED), outcome.content
+
+
+def test_landlock_without_network_refuses_udp_too(workspace: Path) -> None:
+    if sandbox_mode("landlock", network=False) != "landlock":
+        pytest.skip(f"no Landlock TCP rules here: {unavailable_reason(ShellPolicy('landlock'))}")
+    script = "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+
+    outcome = run(workspace, f'python3 -c "{script}"', ShellPolicy("landlock", network=False))
+
+    assert outcome.is_error
+    assert "PermissionError: [Errno 13] Permission denied" in outcome.content
+
+
 def test_sandbox_cannot_hard_link_a_file_from_outside(
     project: Path, workspace: Path, mode: SandboxSetting
 ) -> None:
