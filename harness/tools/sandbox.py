@@ -23,7 +23,9 @@ transcript read-only, nothing else: no `/proc`, no `/tmp` (`TMPDIR` is `<workspa
 not the worker's home, project folder, `.env` or state folder. Landlock cannot hide a folder
 inside a granted one, so it refuses to run while a private folder (`HIDDEN_FOLDERS`) inside
 the workspace holds anything. With `network` off it refuses TCP bind and connect (ABI 4). On
-ABI 6 and later, signals and abstract Unix sockets are confined to the sandbox.
+ABI 6 and later, signals and abstract Unix sockets are confined to the sandbox. A seccomp
+filter refuses Unix sockets where Landlock cannot police them (before ABI 9), and IP sockets
+when `network` is off.
 
 Mode: `auto` uses bwrap when a probe run (`bwrap ... true`, once per process) succeeds, else
 Landlock when its probe run succeeds, and otherwise refuses to run commands; `bwrap` and
