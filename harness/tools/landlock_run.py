@@ -241,8 +241,7 @@ def kill_descendants() -> None:
                 pass
         except ChildProcessError:
             return  # nothing left to wait for
-        if not children(me):
-            time.sleep(0.005)  # zombies the kernel has not handed over yet
+        time.sleep(0.005)  # let the killed ones die (and orphans reach us) before looking again
 
 
 def _status(wait_status: int) -> int:
