@@ -128,3 +128,16 @@ def test_a_server_that_never_answers_times_out_as_a_tool_error(
     outcome = _registry(toolbox).execute("demo__hang", {}, ToolContext(tmp_path))
 
     assert outcome.is_error and "timed out" in outcome.content, outcome
+
+
+def test_a_tool_list_change_is_listed_again(toolbox: McpToolbox, tmp_path: Path) -> None:
+    # Given a running server without the tool `extra`
+    registry = _registry(toolbox)
+    assert "demo__extra" not in registry.names()
+
+    # When a call makes the server add it and announce the change
+    assert registry.execute("demo__grow", {}, ToolContext(tmp_path)).content == "grown"
+
+    # Then the next listing has it, and it can be called
+    assert "demo__extra" in registry.names(), registry.names()
+    assert registry.execute("demo__extra", {}, ToolContext(tmp_path)).content == "extra done"

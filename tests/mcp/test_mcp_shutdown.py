@@ -1,0 +1,53 @@
+"""MCP servers end with the worker: a stdio server's process is gone (and reaped) after
+Celery's `worker_shutdown`. The demo server lingers after its stdin closes, so only a real
+shutdown (the SDK terminating it) ends it."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from celery.signals import worker_shutdown
+
+from harness.agent.deps import agent_deps, build_deps, set_agent_deps
+from tests.agent.conftest import make_settings
+from tests.fakes.model_server import ModelServer
+from tests.mcp.test_mcp_tools import DEMO
+
+
+def _write_config(workspace: Path, pidfile: Path) -> None:
+    workspace.mkdir(parents=True, exist_ok=True)
+    env = {"DEMO_PIDFILE": str(pidfile), "DEMO_LINGER": "1"}
+    entry = {"command": sys.executable, "args": [DEMO], "env": env}
+    (workspace / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": entry}}))
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` exists, a zombie included (a child nobody reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_worker_shutdown_ends_the_stdio_servers(tmp_path: Path, model_server: ModelServer) -> None:
+    # Given the process's agent deps with a stdio MCP server that has started
+    pidfile = tmp_path / "server.pid"
+    _write_config(tmp_path / "workspace", pidfile)
+    set_agent_deps(build_deps(make_settings(tmp_path / "workspace", model_server)))
+    try:
+        names = [s.name for s in agent_deps().tools.specs()]
+        assert "demo__echo" in names, names
+        pid = int(pidfile.read_text())
+        assert _alive(pid)
+
+        # When Celery announces the worker's shutdown
+        worker_shutdown.send(sender=None)
+
+        # Then the server's process is gone and reaped (not a zombie of this process)
+        assert not _alive(pid), f"MCP server {pid} outlived the worker's shutdown"
+    finally:
+        set_agent_deps(None)
