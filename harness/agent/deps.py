@@ -99,6 +99,7 @@ def build_deps(settings: Settings) -> AgentDeps:
         tools.register(delegation)
     subagent_tools = default_registry(allow_shell=False, allow_private_fetch=private)
     subagent_tools.register(RememberTool())
+    subagent_tools.register(SendFileTool())  # into the parent's chat
     return AgentDeps(
         settings=settings,
         workspace=workspace,
