@@ -42,6 +42,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from harness.mcp.config import ServerConfig
 
 logger = logging.getLogger(__name__)
+# httpx2 (the SDK's HTTP client) logs every request at INFO with its full URL, which may carry
+# a key in its query string, once per MCP message: only its warnings are worth a line
+logging.getLogger("httpx2").setLevel(logging.WARNING)
 T = TypeVar("T")
 START_TIMEOUT = 20.0
 CLOSE_TIMEOUT = 8.0

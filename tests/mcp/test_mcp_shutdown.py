@@ -17,11 +17,18 @@ from tests.fakes.model_server import ModelServer
 from tests.mcp.test_mcp_tools import DEMO
 
 
-def _write_config(workspace: Path, pidfile: Path) -> None:
+def _write_config(workspace: Path, pidfiles: dict[str, Path]) -> None:
+    """One lingering demo server per name, each writing its pid to its file."""
     workspace.mkdir(parents=True, exist_ok=True)
-    env = {"DEMO_PIDFILE": str(pidfile), "DEMO_LINGER": "1"}
-    entry = {"command": sys.executable, "args": [DEMO], "env": env}
-    (workspace / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": entry}}))
+    servers = {
+        name: {
+            "command": sys.executable,
+            "args": [DEMO],
+            "env": {"DEMO_PIDFILE": str(pidfile), "DEMO_LINGER": "1"},
+        }
+        for name, pidfile in pidfiles.items()
+    }
+    (workspace / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
 
 
 def _alive(pid: int) -> bool:
@@ -34,20 +41,21 @@ def _alive(pid: int) -> bool:
 
 
 def test_worker_shutdown_ends_the_stdio_servers(tmp_path: Path, model_server: ModelServer) -> None:
-    # Given the process's agent deps with a stdio MCP server that has started
-    pidfile = tmp_path / "server.pid"
-    _write_config(tmp_path / "workspace", pidfile)
+    # Given the process's agent deps with two stdio MCP servers that have started
+    pidfiles = {"one": tmp_path / "one.pid", "two": tmp_path / "two.pid"}
+    _write_config(tmp_path / "workspace", pidfiles)
     set_agent_deps(build_deps(make_settings(tmp_path / "workspace", model_server)))
     try:
         names = [s.name for s in agent_deps().tools.specs()]
-        assert "demo__echo" in names, names
-        pid = int(pidfile.read_text())
-        assert _alive(pid)
+        assert {"one__echo", "two__echo"} <= set(names), names
+        pids = [int(pidfile.read_text()) for pidfile in pidfiles.values()]
+        assert all(_alive(pid) for pid in pids)
 
         # When Celery announces the worker's shutdown
         worker_shutdown.send(sender=None)
 
-        # Then the server's process is gone and reaped (not a zombie of this process)
-        assert not _alive(pid), f"MCP server {pid} outlived the worker's shutdown"
+        # Then both servers' processes are gone and reaped (not zombies of this process)
+        alive = [pid for pid in pids if _alive(pid)]
+        assert alive == [], f"MCP servers {alive} outlived the worker's shutdown"
     finally:
         set_agent_deps(None)
