@@ -1,7 +1,9 @@
 """`send-reply`: post `agent.reply.ready` on its channel, each chunk once across retries, then
-mark the turn complete.
+mark the turn complete; and post `agent.file.ready` (a file the agent sends), once.
 
-Replies of one chat go out one at a time, in the order they were published (`DELIVERY_ORDER`).
+Replies and files of one chat go out one at a time, in the order they were published
+(`DELIVERY_ORDER`): a file the agent sends before it answers reaches the person before the
+answer, across crashes and retries.
 A platform that keeps failing is retried with backoff (honouring `retry_after`) for
 `DELIVERY_RETRY_FOR`; then the reply is recorded as undelivered (`runtime.undelivered`) and the
 run fails with `DeliveryGaveUp`, which frees the chat's next reply. The undelivered reply goes
@@ -18,9 +20,10 @@ from typing import Any
 
 from channels.base import Channel
 from channels.drafts import DraftingChannel, DraftLog
+from channels.media.outbox import post_file
 from channels.registry import channel_or_none
 from harness.errors import ConfigurationError, NonRetriableError
-from harness.events import REPLY_READY, ReplyReady
+from harness.events import FILE_READY, REPLY_READY, FileReady, ReplyReady
 from harness.runtime import Context, Runtime, Singleton, event, function
 from harness.runtime.durations import parse_duration
 from harness.runtime.undelivered import REDELIVERS, UndeliveredReply
@@ -58,15 +61,15 @@ class DeliveryLog:
 
 
 DELIVERY_ORDER = Singleton(key="event.data.destination.chat_id", mode="queue")
-"""One delivery at a time per chat, in the order the replies were published: a reply waits
-until the previous one of its chat was posted (or given up), across crashes and retries, so a
-chat never sees `m0, m1, m0`. Chats of two platforms that share an id only wait for each
-other, which is harmless."""
+"""One delivery at a time per chat, in the order the replies and files were published: each
+waits until the previous one of its chat was posted (or given up), across crashes and
+retries, so a chat never sees `m0, m1, m0`, nor the answer before the file it talks about.
+Chats of two platforms that share an id only wait for each other, which is harmless."""
 
 
 @function(
     id=SEND_REPLY,
-    trigger=event(REPLY_READY),
+    trigger=(event(REPLY_READY), event(FILE_READY)),
     retries=DELIVERY_ATTEMPTS,
     singleton=DELIVERY_ORDER,
 )
@@ -76,7 +79,12 @@ def send_reply(ctx: Context) -> dict[str, Any]:
     retries and redeliveries (see `DeliveryLog`); transient platform errors are retried with
     backoff until `DELIVERY_RETRY_FOR` has passed since the first attempt, then the reply is
     recorded as undelivered and the run fails with `DeliveryGaveUp`; permanent errors
-    (`PermanentPlatformError`) fail the run at once. Returns the posted message ids."""
+    (`PermanentPlatformError`) fail the run at once. Returns the posted message ids.
+
+    For `agent.file.ready` the same holds for the one post of the file, except that a file
+    given up on is not redelivered later (the failure notice tells the person)."""
+    if ctx.event.name == FILE_READY:
+        return _send_file(ctx)
     data = ReplyReady.from_event(ctx.event)
     channel = channel_or_none(data.channel)
     if channel is None:
@@ -87,6 +95,31 @@ def send_reply(ctx: Context) -> dict[str, Any]:
     posted = ctx.step.run("send", _deliver, attempt, data, ctx.event.model_dump(mode="json"))
     ctx.step.run("complete", _complete, attempt, data)
     return {"posted": posted}
+
+
+def _send_file(ctx: Context) -> dict[str, Any]:
+    data = FileReady.from_event(ctx.event)
+    if channel_or_none(data.channel) is None:
+        return {"posted": []}
+    deadline_ms = ctx.step.run("deadline", _deadline, ctx.runtime)
+    attempt = _Attempt(ctx.runtime, ctx.run_id, ctx.event.id, deadline_ms)
+    posted = ctx.step.run("send-file", _deliver_file, attempt, data)
+    return {"posted": [posted]}
+
+
+def _deliver_file(attempt: _Attempt, data: FileReady) -> str:
+    try:
+        return post_file(DeliveryLog(attempt.runtime, attempt.reply_id), data)
+    except NonRetriableError:
+        raise
+    except Exception as exc:
+        if not attempt.overdue():
+            raise
+        error = f"{type(exc).__name__}: {exc}"[:500]
+        raise DeliveryGaveUp(
+            f"file {data.name} undelivered after {get_settings().delivery_retry_for} of "
+            f"retries ({error})"
+        ) from exc
 
 
 def _deadline(runtime: Runtime) -> int:

@@ -6,7 +6,8 @@ are skipped: their clients read replies from the events stream.
 
     agent.message.received  -> acknowledge-message     typing / :eyes:, refreshed until the reply
     agent.reply.ready       -> send-reply              post the chunks once each, then complete
-    agent.file.ready        -> send-file               post a file the agent sends, once
+    agent.file.ready        -> send-reply              post a file the agent sends, once, in
+                                                       order with the chat's replies
     function.failed         -> global-failure-handler  "Sorry - something went wrong", once
     function.cancelled      -> reconsider-notice       "Got your new message - reconsidering."
     agent.message.received  -> redeliver-undelivered   replies given up on go out again first
@@ -19,14 +20,12 @@ from __future__ import annotations
 from channels.acknowledge import acknowledge_message
 from channels.approvals import answer_approval, ask_approval
 from channels.delivery import send_reply
-from channels.media.outbox import send_file
 from channels.notices import reconsider_notice, tell_user_about_failure
 from channels.redelivery import redeliver_undelivered
 
 FUNCTIONS = (
     acknowledge_message,
     send_reply,
-    send_file,
     tell_user_about_failure,
     reconsider_notice,
     redeliver_undelivered,

@@ -123,3 +123,17 @@ def drop_empty_spans(atoms: Sequence[Atom]) -> list[Atom]:
 def utf16_length(text: str) -> int:
     """Length in UTF-16 code units, as Telegram counts it."""
     return len(text.encode("utf-16-le")) // 2
+
+
+def cut_utf16(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` UTF-16 code units, never inside a character."""
+    if utf16_length(text) <= limit:
+        return text
+    out, used = [], 0
+    for char in text:
+        size = 2 if ord(char) > 0xFFFF else 1
+        if used + size > limit:
+            break
+        out.append(char)
+        used += size
+    return "".join(out)

@@ -15,6 +15,7 @@ from channels.errors import (
     refuse_oversized,
 )
 from channels.lookup import BackgroundLookup
+from channels.markup import cut_utf16
 from channels.telegram import draft
 from channels.telegram.api import TelegramApi, redact
 from channels.telegram.approvals import keyboard, request_text
@@ -27,6 +28,12 @@ from harness.events import ApprovalRequested, Attachment, Destination
 from harness.settings_errors import read_settings
 
 log = logging.getLogger(__name__)
+
+PHOTO_TYPES = frozenset({"image/jpeg", "image/png", "image/webp"})
+MAX_PHOTO_BYTES = 10 * 1024 * 1024
+"""sendPhoto takes photos up to 10 MB (Bot API); larger images go as documents."""
+MAX_CAPTION = 1024
+"""A caption's limit in characters (UTF-16 code units, as Telegram counts)."""
 
 
 class TelegramChannel:
@@ -171,15 +178,16 @@ class TelegramChannel:
         destination: Destination,
         channel_meta: Mapping[str, Any],
     ) -> str:
-        """`sendPhoto` for JPEG/PNG/WebP images, `sendDocument` for anything else."""
-        photo = mime_type in ("image/jpeg", "image/png", "image/webp")
+        """`sendPhoto` for JPEG/PNG/WebP images up to the Bot API's 10 MB for photos,
+        `sendDocument` for anything else; the caption cut to Telegram's 1024 characters."""
+        photo = mime_type in PHOTO_TYPES and len(content) <= MAX_PHOTO_BYTES
         method, field = ("sendPhoto", "photo") if photo else ("sendDocument", "document")
         sent = self.api.send_file(
             method,
             field,
             destination.chat_id,
             (name, content, mime_type),
-            caption=caption[:1024],
+            caption=cut_utf16(caption, MAX_CAPTION),
             message_thread_id=destination.thread_id,
         )
         return str(sent.get("message_id", ""))

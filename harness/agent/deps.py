@@ -1,15 +1,20 @@
 """What an agent run needs from its process: settings, model providers, tools, workspace.
 
 Built once per process on first use (model SDK clients keep their connection pools), and
-reset by tests that change the settings.
+reset by tests that change the settings. Closed when the process ends (`close_agent_deps`,
+on Celery's `worker_shutdown` and at exit), so MCP servers started over stdio end with it.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from celery.signals import worker_shutdown
 
 from harness.access import announce_policy
 from harness.agent.delegation import (
@@ -53,6 +58,16 @@ class AgentDeps:
     private: Path
     """Where conversations' private files live, outside the workspace (the state folder):
     `sessions/` (transcripts) and `memory/chats/` (per-chat memory)."""
+    mcp: McpToolbox | None = None
+
+    def close(self) -> None:
+        """Stop the MCP servers (waiting for stdio servers' processes to end) and close the
+        model clients. Idempotent; never raises."""
+        if self.mcp is not None:
+            self.mcp.close()
+        for provider in (self.provider, self.fallback):
+            if provider is not None:
+                provider.close()
 
     def provider_for(self, attempt: int) -> ModelProvider:
         """The model for a step's `attempt` (0-based): the fallback from the third attempt
@@ -82,7 +97,8 @@ def build_deps(settings: Settings) -> AgentDeps:
     announce_policy(settings.dm_policy)
     tools = default_registry(settings.agent_allow_shell, private_fetch, policy)
     tools.register(RememberTool())
-    tools.attach(McpToolbox.from_workspace(workspace))  # servers start on first use
+    mcp = McpToolbox.from_workspace(workspace)  # servers start on first use
+    tools.attach(mcp)
     tools.register(SendFileTool())
     if settings.sidecar_enabled:
         check_function_writes(tools, settings)
@@ -90,6 +106,7 @@ def build_deps(settings: Settings) -> AgentDeps:
         tools.register(delegation)
     subagent_tools = default_registry(allow_shell=False, allow_private_fetch=private_fetch)
     subagent_tools.register(RememberTool())
+    subagent_tools.register(SendFileTool())  # into the parent's chat
     return AgentDeps(
         settings=settings,
         workspace=workspace,
@@ -99,6 +116,7 @@ def build_deps(settings: Settings) -> AgentDeps:
         subagent_tools=subagent_tools,
         sessions=SessionStore(private),
         private=private,
+        mcp=mcp,
     )
 
 
@@ -153,8 +171,16 @@ def set_agent_deps(deps: AgentDeps | None) -> None:
     """Replace (or with None, forget) the process's dependencies. For tests and embedding."""
     global _deps
     with _lock:
-        if _deps is not None and deps is not _deps:
-            for provider in (_deps.provider, _deps.fallback):
-                if provider is not None:
-                    provider.close()
-        _deps = deps
+        old, _deps = _deps, deps
+    if old is not None and old is not deps:
+        old.close()
+
+
+def close_agent_deps(**_: Any) -> None:
+    """Close and forget the process's dependencies (MCP servers, model clients). Connected
+    to Celery's `worker_shutdown` and registered to run at exit. Idempotent."""
+    set_agent_deps(None)
+
+
+worker_shutdown.connect(close_agent_deps, weak=False)
+atexit.register(close_agent_deps)

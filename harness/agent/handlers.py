@@ -91,7 +91,7 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
         return NOT_CONFIGURED_REPLY, 0
     outcome = run_agent_loop(
         turn.load_history(first.text if first else data.message or "(empty message)"),
-        turn.tool_specs(),
+        turn.tool_specs,
         think=turn.think,
         act=turn.act,
         steer=turn.steer,
@@ -130,7 +130,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     else:
         outcome = run_agent_loop(
             [Message.user(task)],
-            turn.tool_specs(),
+            turn.tool_specs,
             think=turn.think,
             act=turn.act,
             steer=lambda: [],

@@ -74,7 +74,7 @@ class LoopOutcome:
 
 def run_agent_loop(
     history: list[Message],
-    tools: Sequence[ToolSpec],
+    tools: Sequence[ToolSpec] | Callable[[], Sequence[ToolSpec]],
     *,
     think: Think,
     act: Act,
@@ -87,8 +87,10 @@ def run_agent_loop(
     """Think, act on the tool calls, feed the results back, until the model answers in text
     or `max_iterations` is reached (the last call is made without tools, so it must answer).
 
-    `history` ends with the user's message. Before each think, `steer()` supplies messages
-    that arrived meanwhile; every message added to the conversation is passed to `record`.
+    `history` ends with the user's message. `tools` is a list, or a callable asked before
+    each think (so a tool source whose list changed mid-turn, like an MCP server, is seen).
+    Before each think, `steer()` supplies messages that arrived meanwhile; every message
+    added to the conversation is passed to `record`.
     `think` gets the transformed conversation, the tools offered, and a budget note for that
     call only. `act` must not raise for a bad call: errors are results for the model.
     `compact(conversation, forced)` runs before each think (it decides whether the context
@@ -103,7 +105,7 @@ def run_agent_loop(
             record(message)
         last = iteration == max_iterations - 1
         note = budget_note(iteration, max_iterations)
-        offered = () if last else tools
+        offered = () if last else (tools() if callable(tools) else tools)
         conversation = compact(conversation, False)
         try:
             turn = think(transform(conversation), offered, note)

@@ -291,7 +291,8 @@ class DurableTurn:
             return self._delegate(call)
         if call.name == SEND_FILE:
             max_bytes = self.deps.settings.media_max_bytes
-            return send_file(self.ctx, self.deps.workspace, self.reply, call, max_bytes)
+            # a sub-agent sends into its parent's chat, where it would ask for approval
+            return send_file(self.ctx, self.deps.workspace, self.ask_in, call, max_bytes)
         raw = self.ctx.step.run("tool", self._execute, call.name, call.arguments)
         return ToolResult(tool_call_id=call.id, content=raw["content"], is_error=raw["is_error"])
 

@@ -243,6 +243,14 @@ def append_volatile(wire: list[ChatCompletionMessageParam], blocks: Sequence[Sys
         wire.append({"role": "user", "content": f"<system-reminder>\n{text}\n</system-reminder>"})
 
 
+def _cache_n(chunk: ChatCompletionChunk) -> int:
+    """Prompt tokens read from the cache as llama.cpp's server reports them when its usage
+    has no `prompt_tokens_details`: `timings.cache_n` on the same (last) chunk; else 0."""
+    timings = (chunk.model_extra or {}).get("timings")
+    cache_n = timings.get("cache_n") if isinstance(timings, dict) else None
+    return cache_n if isinstance(cache_n, int) and cache_n > 0 else 0
+
+
 @dataclass
 class _PendingCall:
     id: str = ""
@@ -267,7 +275,7 @@ class _TurnBuilder:
         self.model = chunk.model or self.model
         if chunk.usage is not None:
             details = chunk.usage.prompt_tokens_details
-            cached = (details.cached_tokens or 0) if details is not None else 0
+            cached = (details.cached_tokens or 0) if details is not None else _cache_n(chunk)
             self.usage = Usage(
                 input_tokens=max(chunk.usage.prompt_tokens - cached, 0),
                 output_tokens=chunk.usage.completion_tokens,

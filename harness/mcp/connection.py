@@ -9,6 +9,12 @@ Lifecycle: nothing starts until the first `tools()` or `call()` (lazy start in t
 When the server dies, or fails to start, the connection is `failed` and the next use after
 a backoff (1 s, doubling, at most 60 s) starts it again; uses before then fail at once with
 the reason and the wait, so a broken server costs the model one readable error per call.
+`close()` leaves the client (for stdio: stdin closed, the process tree terminated and
+reaped by the SDK) and waits for that before stopping the loop.
+
+Tool list changes: a server that announces `notifications/tools/list_changed` (as a plain
+notification on handshake-era connections, or on a `subscriptions/listen` stream on
+2026-07-28 ones) marks the list stale, and the next `tools()` lists it again.
 """
 
 from __future__ import annotations
@@ -27,15 +33,24 @@ from typing import Any, Literal, TextIO, TypeVar
 
 import httpx2
 from mcp import Client
+from mcp.client.session import IncomingMessage
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent, ToolListChangedNotification
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from harness.mcp.config import ServerConfig
 
 logger = logging.getLogger(__name__)
+# httpx2 (the SDK's HTTP client) logs every request at INFO with its full URL, which may carry
+# a key in its query string, once per MCP message: only its warnings are worth a line
+logging.getLogger("httpx2").setLevel(logging.WARNING)
 T = TypeVar("T")
 START_TIMEOUT = 20.0
+CLOSE_TIMEOUT = 8.0
+"""How long `close()` waits for the client to leave: the SDK gives a stdio server 2 s after
+stdin closes, then terminates its process tree and waits for that too."""
+LIST_PAGES = 20
 _BACKOFF_FIRST, _BACKOFF_MAX = 1.0, 60.0
 State = Literal["idle", "starting", "running", "failed"]
 
@@ -74,6 +89,9 @@ class ServerConnection:
         self._retry_at = 0.0
         self._tools: list[RemoteTool] = []
         self._client: Client | None = None
+        self._stale = False
+        self._closed = False
+        self._serving: Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -90,10 +108,11 @@ class ServerConnection:
         return self._reason
 
     def tools(self) -> list[RemoteTool]:
-        """The server's tools, starting it if needed; the last known list when it is down.
-        Never raises."""
+        """The server's tools, starting it if needed, listed again when the server said its
+        list changed; the last known list when it is down. Never raises."""
         with suppress(McpServerError):
             self._ensure_running()
+            self._refresh_if_stale()
         return list(self._tools)
 
     def call(self, name: str, arguments: dict[str, Any], timeout: float) -> CallResult:
@@ -104,9 +123,7 @@ class ServerConnection:
         if client is None:
             raise McpServerError(f"MCP server {self.config.name!r} is not running")
         try:
-            result = self._run(
-                client.call_tool(name, arguments, read_timeout_seconds=timeout), timeout + 1.0
-            )
+            result = self._run(_call(client, name, arguments, timeout), timeout + 1.0)
         except McpServerError as exc:
             if "timed out" not in str(exc):
                 self._failed(str(exc))
@@ -114,14 +131,20 @@ class ServerConnection:
         return CallResult(_text(result), bool(result.is_error))
 
     def close(self) -> None:
-        """Stop the server and the loop thread. Idempotent; never raises."""
+        """Stop the server and the loop thread, waiting (up to `CLOSE_TIMEOUT`) until the
+        client has left, so a stdio server's process is gone and reaped. Idempotent; never
+        raises."""
         with self._lock:
+            self._closed = True
+            serving, self._serving = self._serving, None
             self._stop_server()
             loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
-        if loop is not None and thread is not None:
-            # let the serving task leave the client (ending the server's process) first
+            if not self.config.problem:
+                self._state, self._reason = "failed", "shut down"
+        if serving is not None:
             with suppress(Exception):
-                asyncio.run_coroutine_threadsafe(asyncio.sleep(0.2), loop).result(2.0)
+                serving.result(CLOSE_TIMEOUT)
+        if loop is not None and thread is not None:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(5.0)
             if not thread.is_alive():
@@ -138,6 +161,8 @@ class ServerConnection:
                 raise McpServerError(
                     f"MCP server {self.config.name!r} is not usable: {self.config.problem}"
                 )
+            if self._closed:
+                raise McpServerError(f"MCP server {self.config.name!r} was shut down")
             if self._state == "running":
                 return
             wait = self._retry_at - time.monotonic()
@@ -157,9 +182,9 @@ class ServerConnection:
                 target=self._loop.run_forever, name=f"mcp-{self.config.name}", daemon=True
             )
             self._thread.start()
-        self._state = "starting"
+        self._state, self._stale = "starting", False
         ready: Future[list[RemoteTool]] = Future()
-        asyncio.run_coroutine_threadsafe(self._serve(ready), self._loop)
+        self._serving = asyncio.run_coroutine_threadsafe(self._serve(ready), self._loop)
         try:
             self._tools = ready.result(START_TIMEOUT)
         except FutureTimeout:
@@ -179,15 +204,17 @@ class ServerConnection:
         stop = asyncio.Event()
         self._stop = stop
         try:
-            async with Client(self._transport()) as client:
-                listing = await client.list_tools()
+            async with Client(self._transport(), message_handler=self._on_message) as client:
+                tools = await _list(client)
                 self._client = client
-                tools = [
-                    RemoteTool(t.name, t.description or "", dict(t.input_schema))
-                    for t in listing.tools
-                ]
+                watcher = self._watch(client)
                 ready.set_result(tools)
-                await stop.wait()
+                try:
+                    await stop.wait()
+                finally:
+                    if watcher is not None:
+                        watcher.cancel()
+                        await asyncio.gather(watcher, return_exceptions=True)
         except BaseException as exc:  # the SDK raises exception groups from its task groups
             if not ready.done():
                 ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
@@ -199,6 +226,44 @@ class ServerConnection:
             self._client = None
             if not stop.is_set() and ready.done() and ready.exception() is None:
                 self._failed("the server closed the connection")
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        """The SDK's message handler: a handshake-era list change arrives here."""
+        if isinstance(message, ToolListChangedNotification):
+            self._stale = True
+
+    def _watch(self, client: Client) -> asyncio.Task[None] | None:
+        """On a 2026-07-28 connection to a server that announces list changes, listen for
+        them (that protocol sends them only on a `subscriptions/listen` stream)."""
+        tools = client.server_capabilities.tools
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (
+            tools and tools.list_changed
+        ):
+            return None
+
+        async def listen() -> None:
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    async for _ in subscription:
+                        self._stale = True
+            except Exception as exc:  # a lost stream only costs the change notifications
+                logger.info("MCP server %s: no tool list changes (%s)", self.config.name, exc)
+
+        return asyncio.create_task(listen())
+
+    def _refresh_if_stale(self) -> None:
+        client = self._client
+        if not self._stale or client is None:
+            return
+        self._stale = False
+        try:
+            tools = self._run(_list(client), self.config.timeout)
+        except McpServerError as exc:
+            self._stale = True
+            logger.warning("MCP server %s: could not list tools again: %s", self.config.name, exc)
+            return
+        self._tools = tools
+        logger.info("MCP server %s: tool list changed, %d tools", self.config.name, len(tools))
 
     def _transport(self) -> Any:
         config = self.config
@@ -214,7 +279,7 @@ class ServerConnection:
 
     def _failed(self, reason: str) -> None:
         with self._lock:
-            if self._state == "running":
+            if self._state == "running" and not self._closed:
                 self._record_failure(reason)
                 logger.warning("MCP server %s failed: %s", self.config.name, reason)
 
@@ -243,6 +308,32 @@ class ServerConnection:
             ) from None
         except Exception as exc:
             raise McpServerError(f"MCP server {self.config.name!r}: {_describe(exc)}") from exc
+
+
+async def _list(client: Client) -> list[RemoteTool]:
+    """Every page of the server's tool list (at most `LIST_PAGES`)."""
+    tools: list[RemoteTool] = []
+    cursor: str | None = None
+    for _ in range(LIST_PAGES):
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+        tools.extend(
+            RemoteTool(t.name, t.description or "", dict(t.input_schema)) for t in page.tools
+        )
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+async def _call(
+    client: Client, name: str, arguments: dict[str, Any], seconds: float
+) -> CallToolResult:
+    result = await client.call_tool(name, arguments, read_timeout_seconds=seconds)
+    # a list change the server announced during the call is delivered by other tasks of
+    # this loop: let them run before the caller (the agent) asks for the tools again
+    for _ in range(3):
+        await asyncio.sleep(0)
+    return result
 
 
 def _describe(exc: BaseException) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,13 @@ class McpToolbox:
         ]
 
     def close(self) -> None:
-        """Stop every server. Idempotent."""
-        for connection in self._connections:
-            connection.close()
+        """Stop every server, all at once (a stubborn stdio server takes seconds to be
+        terminated), and wait for them. Idempotent."""
+        closing = [
+            threading.Thread(target=c.close, name=f"mcp-close-{c.config.name}")
+            for c in self._connections
+        ]
+        for thread in closing:
+            thread.start()
+        for thread in closing:
+            thread.join()

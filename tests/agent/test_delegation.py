@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from harness.agent.deps import build_deps, set_agent_deps
+from harness.events import FILE_READY, REPLY_READY
 from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig, make_settings
 from tests.fakes.model_server import Reply
@@ -89,3 +91,32 @@ def test_delegate_scheduled_task_in_the_past_is_an_error_for_the_model(
     agent.say("remind me in 2001")
     assert any("not in the future" in r for r in _tool_results(agent.model.requests[1].body))
     assert agent.replies() == ["That time has passed."]
+
+
+def test_a_sub_agent_sends_a_file_into_the_parents_chat(agent: AgentRig) -> None:
+    # Given a file in the workspace and a sub-agent that sends it
+    (agent.workspace / "summary.md").write_text("# Summary\n")
+    agent.model.script(
+        Reply.tool("delegate_task", {"task": "send the summary"}),
+        Reply.tool("send_file", {"path": "summary.md", "caption": "The summary"}),  # sub-agent
+        Reply.answer("Sent it."),  # the sub-agent
+        Reply.answer("The summary is on its way."),
+    )
+
+    # When the person asks in chat-7
+    agent.say("send me the summary", session="chat-7")
+
+    # Then the sub-agent had the tool, and the file went to chat-7, before the parent's answer
+    assert "send_file" in [t["name"] for t in agent.model.requests[1].body["tools"]]
+    events = [
+        (fields["name"], json.loads(fields["event"])["data"])
+        for _id, fields in agent.runtime.redis.xrange(agent.runtime.keys.events)
+        if fields["name"] in (FILE_READY, REPLY_READY)
+    ]
+    assert [name for name, _ in events] == [FILE_READY, REPLY_READY], events
+    file = events[0][1]
+    assert (file["name"], file["caption"], file["destination"]["chat_id"]) == (
+        "summary.md",
+        "The summary",
+        "chat-7",
+    )

@@ -368,3 +368,58 @@ def test_a_strangers_file_is_never_fetched(
     assert "harness pair approve" in sent["text"]
     assert telegram_api.calls_to("getFile") == [] and telegram_api.calls_to("download") == []
     assert model_server.requests == []
+
+
+def _order(calls: list[Any], file_method: str, text_method: str) -> list[str]:
+    """The file and text posts among `calls`, in the order the platform received them."""
+    return [c.method for c in calls if c.method in (file_method, text_method)]
+
+
+def test_a_file_and_the_reply_after_it_arrive_in_order_across_a_retry(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+    clock: ManualClock,
+) -> None:
+    # Given a model that sends a file, then answers, and a platform that fails the file once
+    (tmp_path / "workspace" / "report.csv").write_text("a,b\n1,2\n")
+    model_server.script(
+        Reply.tool("send_file", {"path": "report.csv"}), Reply.answer("That is the report.")
+    )
+    telegram_api.fail_next(1, status=502, method="sendDocument")
+    # When the person asks, and the fleet runs past the retry's backoff
+    _send(fleet, runtime, payloads.tg_private_text(text="send me the report"))
+    clock.advance(60)
+    drain(runtime)
+    # Then the answer waited for the file: the person sees the file, then the text
+    order = _order(telegram_api.calls, "sendDocument", "sendMessage")
+    assert order == ["sendDocument", "sendDocument", "sendMessage"], order
+    assert len(telegram_api.sent_files) == 1
+    assert telegram_api.messages[-1]["text"] == "That is the report."
+
+
+def test_slack_a_file_and_the_reply_after_it_arrive_in_order_across_a_retry(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    slack_api: FakeSlackApi,
+    tmp_path: Path,
+    clock: ManualClock,
+) -> None:
+    # Given a model that sends a file, then answers, and an upload that fails once
+    (tmp_path / "workspace" / "chart.png").write_bytes(_png())
+    model_server.script(
+        Reply.tool("send_file", {"path": "chart.png"}), Reply.answer("That is the chart.")
+    )
+    slack_api.fail_next(1, status=500, method="files.getUploadURLExternal")
+    # When a person mentions the bot, and the fleet runs past the retry's backoff
+    _send_slack(fleet, runtime, payloads.slack_app_mention())
+    clock.advance(60)
+    drain(runtime)
+    # Then the file was shared once, before the answer was posted
+    order = _order(slack_api.calls, "files.completeUploadExternal", "chat.postMessage")
+    assert order == ["files.completeUploadExternal", "chat.postMessage"], order
+    assert len(slack_api.uploads) == 1
+    assert slack_api.messages[-1]["text"] == "That is the chart."

@@ -14,6 +14,7 @@ text ("message is not modified") and enforces an edit rate limit per chat (an ed
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -256,14 +257,38 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         file_path, content = entry
         if len(content) > 20 * 1024 * 1024:
             raise ApiError(400, "Bad Request: file is too big")
-        file = {"file_id": params["file_id"], "file_size": len(content), "file_path": file_path}
+        file = {
+            "file_id": params["file_id"],
+            "file_unique_id": _unique_id(str(params["file_id"])),
+            "file_size": len(content),
+            "file_path": file_path,
+        }
         return file, None
 
     def _sent_file(self, method: str, field: str, params: dict[str, Any]) -> tuple[Any, str | None]:
+        """sendPhoto / sendDocument with a multipart upload, within the Bot API's documented
+        limits: a photo at most 10 MB, any upload at most 50 MB (413 past it), a caption at
+        most 1024 characters; the answer is the sent Message with its `photo` sizes or
+        `document`. (The description for an oversized photo is this fake's own.)"""
         upload = params.get(field)
         if not isinstance(upload, tuple):
             raise ApiError(400, f"Bad Request: there is no {field} in the request")
         name, content = upload
+        if len(content) > 50 * 1024 * 1024:
+            raise ApiError(413, "Request Entity Too Large")
+        if field == "photo" and len(content) > 10 * 1024 * 1024:
+            raise ApiError(400, "Bad Request: the photo is larger than 10 MB")
+        caption = str(params.get("caption") or "")
+        if utf16_length(caption) > 1024:
+            raise ApiError(400, "Bad Request: message caption is too long")
+        chat_id = _int(params.get("chat_id"))
+        file_id = f"{'AgAC' if field == 'photo' else 'BQAC'}-sent-{len(content)}"
+        stored = {"file_id": file_id, "file_unique_id": _unique_id(file_id)}
+        media: dict[str, Any] = (
+            {"photo": [{**stored, "width": 320, "height": 240, "file_size": len(content)}]}
+            if field == "photo"
+            else {"document": {**stored, "file_name": name, "file_size": len(content)}}
+        )
         with self._lock:
             self._state.next_message_id += 1
             message_id = self._state.next_message_id
@@ -275,9 +300,18 @@ class FakeTelegramApi(FakeHttpServer[Call]):
                     "content": content,
                     "caption": params.get("caption", ""),
                     "message_id": message_id,
+                    "message_thread_id": params.get("message_thread_id"),
                 }
             )
-        return {"message_id": message_id, "chat": {"id": _int(params.get("chat_id"))}}, None
+        message = {
+            "message_id": message_id,
+            "date": int(time.time()),
+            "chat": {"id": chat_id, "type": "private" if chat_id > 0 else "group"},
+            **media,
+        }
+        if caption:
+            message["caption"] = caption
+        return message, None
 
     def _m_sendPhoto(self, params: dict[str, Any]) -> tuple[Any, str | None]:
         return self._sent_file("sendPhoto", "photo", params)
@@ -471,6 +505,11 @@ def _parse_body(request: BaseHTTPRequestHandler) -> dict[str, Any]:
         if isinstance(params.get(name), str):
             params[name] = json.loads(params[name])
     return params
+
+
+def _unique_id(file_id: str) -> str:
+    """A stable `file_unique_id` for a file id (Telegram's are short and opaque)."""
+    return "AQAD" + hashlib.sha256(file_id.encode()).hexdigest()[:12]
 
 
 def _parse_multipart(request: BaseHTTPRequestHandler) -> dict[str, Any]:

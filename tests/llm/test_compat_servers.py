@@ -1,5 +1,6 @@
 """OpenAI-compatible local servers: the token-limit field, and tool calls streamed in the
-shapes Ollama, vLLM and llama.cpp's server send them."""
+shapes Ollama, vLLM and llama.cpp's server send them (derived from their source; see
+`tests.fakes.compat_chunks`)."""
 
 from __future__ import annotations
 
@@ -91,12 +92,22 @@ def test_openai_provider_does_not_retry_a_400_that_is_not_about_the_field(
     provider.close()
 
 
-@pytest.mark.parametrize("with_index", [True, False])
-def test_openai_provider_reads_an_ollama_tool_call_sent_whole_with_finish_reason_stop(
-    model_server: ModelServer, with_index: bool
+@pytest.mark.parametrize(
+    ("chunks", "call_id", "input_tokens"),
+    [
+        (compat_chunks.ollama(), "call_k3x9q2m7", 212),
+        (compat_chunks.ollama_2024(), "call_7hx2m4qa", 0),
+    ],
+    ids=["ollama", "ollama-2024"],
+)
+def test_openai_provider_reads_an_ollama_tool_call_sent_whole(
+    model_server: ModelServer,
+    chunks: tuple[dict[str, object], ...],
+    call_id: str,
+    input_tokens: int,
 ) -> None:
-    # Given Ollama's shape: one chunk per call, finish_reason "stop"
-    model_server.script(Reply.recorded(*compat_chunks.ollama(with_index=with_index)))
+    # Given Ollama's shape: the call whole in one chunk (the 2024 one: no index, "stop")
+    model_server.script(Reply.recorded(*chunks))
     provider = _provider(model_server)
 
     # When the turn is read
@@ -105,37 +116,55 @@ def test_openai_provider_reads_an_ollama_tool_call_sent_whole_with_finish_reason
     # Then it is a tool call to run, not an answer
     assert turn.stop_reason == "tool_use"
     assert [(c.id, c.name, c.arguments) for c in turn.tool_calls] == [
-        ("call_x1y2z3", "get_weather", {"city": "Paris"})
+        (call_id, "get_weather", {"city": "Paris"})
     ]
-    assert turn.usage.input_tokens == 212
+    assert turn.usage.input_tokens == input_tokens
     provider.close()
 
 
 def test_openai_provider_reads_a_vllm_tool_call_in_fragments(model_server: ModelServer) -> None:
+    # Given vLLM's hermes shape: a name chunk without arguments, then index-only fragments
     model_server.script(Reply.recorded(*compat_chunks.vllm()))
     provider = _provider(model_server)
 
+    # When the turn is read
     turn = provider.complete(system="s", messages=HELLO)
 
+    # Then the fragments make one call with its id
+    assert turn.stop_reason == "tool_use"
     assert [(c.name, c.arguments) for c in turn.tool_calls] == [("get_weather", {"city": "Paris"})]
-    assert turn.usage.cache_read_tokens == 0
+    assert turn.tool_calls[0].id.startswith("chatcmpl-tool-")
+    assert (turn.usage.input_tokens, turn.usage.cache_read_tokens) == (305, 0)
     provider.close()
 
 
-def test_openai_provider_separates_llama_cpp_parallel_calls_that_share_index_zero(
+def test_openai_provider_reads_llama_cpp_parallel_calls_and_its_cache_timings(
     model_server: ModelServer,
 ) -> None:
-    # Given llama-server's shape: two calls at index 0, told apart only by their ids
+    # Given llama-server's shape: headers with ids, index-only fragments, timings at the end
     model_server.script(Reply.recorded(*compat_chunks.llama_cpp()))
     provider = _provider(model_server)
 
     # When the turn is read
     turn = provider.complete(system="s", messages=HELLO)
 
-    # Then both calls come out whole, and the cached prompt tokens are counted
+    # Then both calls come out whole, and the cached prompt tokens (timings.cache_n) count
+    calls = [(c.id[:4], c.arguments) for c in turn.tool_calls]
+    assert calls == [("Xq2L", {"city": "Paris"}), ("Rk7T", {"city": "Rome"})], calls
+    assert (turn.usage.input_tokens, turn.usage.cache_read_tokens) == (20, 380)
+    provider.close()
+
+
+def test_openai_provider_separates_parallel_calls_that_share_index_zero(
+    model_server: ModelServer,
+) -> None:
+    model_server.script(Reply.recorded(*compat_chunks.same_index_parallel_calls()))
+    provider = _provider(model_server)
+
+    turn = provider.complete(system="s", messages=HELLO)
+
     calls = [(c.id, c.arguments) for c in turn.tool_calls]
     assert calls == [("a1B2c3D4", {"city": "Paris"}), ("e5F6g7H8", {"city": "Rome"})], calls
-    assert (turn.usage.input_tokens, turn.usage.cache_read_tokens) == (20, 380)
     provider.close()
 
 

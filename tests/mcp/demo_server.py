@@ -1,15 +1,19 @@
 """A small MCP server for the tests, run as `python demo_server.py` (stdio).
 
 Tools: `echo` answers its text, `crash` kills the server mid-call, `hang` never answers,
-`big` answers 50,000 characters, `fail` reports a tool error.
+`big` answers 50,000 characters, `fail` reports a tool error, `grow` adds the tool `extra`
+and announces that the tool list changed. With `DEMO_PIDFILE` set, the
+server writes its process id there when it starts; with `DEMO_LINGER` set, it does not exit
+when its stdin closes (a stubborn server: only terminating it ends it).
 """
 
 from __future__ import annotations
 
 import os
 import time
+from contextlib import suppress
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer("demo")
 
@@ -40,10 +44,26 @@ def big() -> str:
 
 
 @server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `extra` and announce the change."""
+    server.add_tool(lambda: "extra done", name="extra", description="Added at runtime.")
+    with suppress(Exception):
+        await ctx.notify_tools_changed()  # 2026-07-28: to listen streams
+    with suppress(Exception):
+        await ctx.session.send_tool_list_changed()  # handshake-era notification
+    return "grown"
+
+
+@server.tool()
 def fail() -> str:
     """Report an error."""
     raise ValueError("the demo tool failed on purpose")
 
 
 if __name__ == "__main__":
+    if os.environ.get("DEMO_PIDFILE"):
+        with open(os.environ["DEMO_PIDFILE"], "w") as pidfile:
+            pidfile.write(str(os.getpid()))
     server.run("stdio")
+    if os.environ.get("DEMO_LINGER"):
+        time.sleep(120)

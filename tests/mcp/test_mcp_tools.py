@@ -24,7 +24,9 @@ def demo_config(timeout: float = 20.0) -> ServerConfig:
 
 @pytest.fixture
 def toolbox() -> Iterator[McpToolbox]:
-    box = McpToolbox([demo_config(timeout=3.0)])
+    """The demo server with a call timeout generous for a loaded machine (the silent-server
+    test makes its own, short one)."""
+    box = McpToolbox([demo_config(timeout=30.0)])
     yield box
     box.close()
 
@@ -122,9 +124,24 @@ def test_a_server_crash_mid_call_is_a_tool_error_and_the_server_is_marked_down(
     assert status.state == "failed", status
 
 
-def test_a_server_that_never_answers_times_out_as_a_tool_error(
-    toolbox: McpToolbox, tmp_path: Path
-) -> None:
-    outcome = _registry(toolbox).execute("demo__hang", {}, ToolContext(tmp_path))
+def test_a_server_that_never_answers_times_out_as_a_tool_error(tmp_path: Path) -> None:
+    box = McpToolbox([demo_config(timeout=2.0)])
+    try:
+        outcome = _registry(box).execute("demo__hang", {}, ToolContext(tmp_path))
+    finally:
+        box.close()
 
     assert outcome.is_error and "timed out" in outcome.content, outcome
+
+
+def test_a_tool_list_change_is_listed_again(toolbox: McpToolbox, tmp_path: Path) -> None:
+    # Given a running server without the tool `extra`
+    registry = _registry(toolbox)
+    assert "demo__extra" not in registry.names()
+
+    # When a call makes the server add it and announce the change
+    assert registry.execute("demo__grow", {}, ToolContext(tmp_path)).content == "grown"
+
+    # Then the next listing has it, and it can be called
+    assert "demo__extra" in registry.names(), registry.names()
+    assert registry.execute("demo__extra", {}, ToolContext(tmp_path)).content == "extra done"
