@@ -21,14 +21,16 @@ from harness.access import asker_of
 from harness.agent.approval_policy import ApprovalPolicy, summarize_call
 from harness.events import (
     APPROVAL_ANSWERED,
+    APPROVAL_CLOSED,
     APPROVAL_REQUESTED,
     ApprovalAnswered,
+    ApprovalClosed,
     ApprovalRequested,
     Event,
     ReplyTarget,
 )
 from harness.llm.types import ToolCall
-from harness.runtime.approval_store import ApprovalStore, Claim
+from harness.runtime.approval_store import ApprovalStore, Claim, Others
 from harness.runtime.steps import Context
 from harness.settings import Settings
 
@@ -70,10 +72,15 @@ def ask_first(
     if reply is None or not reply.channel_meta.get(CAN_ANSWER_META):
         return None if settings.agent_approval_unattended == "allow" else UNATTENDED_REFUSAL
     approvers = approvers_of(reply)
+    others: Others = (
+        "allowed"
+        if in_group(reply) and settings.agent_approval_group_answer == "allowed"
+        else "none"
+    )
 
     def open_request() -> str:
         approval_id = uuid.uuid4().hex
-        store.open(approval_id, approvers, session_key, ctx.run_id)
+        store.open(approval_id, approvers, session_key, ctx.run_id, others)
         return approval_id
 
     approval_id = ctx.step.run("approval-open", open_request)
@@ -104,6 +111,18 @@ def ask_first(
     else:
         claim = Claim(**ctx.step.run("approval-expire", lambda: asdict(store.expire(approval_id))))
         if claim.outcome == "recorded" or claim.state == "expired":
+            closed = ApprovalClosed(
+                approval_id=approval_id,
+                reason=f"⌛ Expired: nobody answered within {settings.agent_approval_timeout}.",
+            )
+            ctx.step.send_event(
+                "approval-closed",
+                Event(
+                    name=APPROVAL_CLOSED,
+                    id=f"approval-closed-{approval_id}",
+                    data=closed.model_dump(),
+                ),
+            )
             return (
                 f"Not run: nobody approved this {call.name} call within "
                 f"{settings.agent_approval_timeout}, so it was refused. Tell the user, and ask "
@@ -127,6 +146,13 @@ def approvers_of(reply: ReplyTarget) -> list[str]:
     if asker is None:
         return []
     return [s for s in asker.subjects if ":user:" in s] or list(asker.subjects)
+
+
+def in_group(reply: ReplyTarget) -> bool:
+    """True when the request's chat is a group (what a pairing code approves there is the
+    chat, not the person)."""
+    asker = asker_of(reply.channel_meta)
+    return asker is not None and ":chat:" in asker.pairing_subject
 
 
 def _when(at_ms: int) -> str:

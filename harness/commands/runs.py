@@ -240,7 +240,7 @@ def runs_cancel(
     """Ask a live run to stop at its next step boundary."""
     rt = get_runtime()
     full_id = resolve_run_id(rt, run_id)
-    if not rt.ledger.request_cancel(full_id, "cancelled from the command line"):
+    if not rt.ledger.request_cancel(full_id, "cancelled from the command line", rt.now_ms()):
         raise RunNotFoundError(f"run {full_id} is not live (it has already ended)")
     typer.echo(f"run {full_id} will stop at its next step")
 

@@ -359,9 +359,10 @@ class Ledger:
         return _kicks(out)
 
     @on_bus("ask the run to stop")
-    def request_cancel(self, run_id: str, reason: str) -> bool:
-        """Ask a live run to stop at its next step boundary. False when it is not live."""
-        return bool(self._cancel(args=[self.keys.prefix, run_id, reason]))
+    def request_cancel(self, run_id: str, reason: str, now_ms: int) -> bool:
+        """Ask a live run to stop at its next step boundary; a sleeping or waiting run is
+        queued again for it (the reaper sends its kick). False when it is not live."""
+        return bool(self._cancel(args=[self.keys.prefix, run_id, reason, now_ms]))
 
     @on_bus("read the run")
     def run(self, run_id: str) -> RunRecord | None:

@@ -104,6 +104,17 @@ local function make_ready(id, now)
   redis.call('ZADD', READY, now, id)
 end
 
+-- A run asked to stop while it sleeps or waits (a wait for a person's answer can last half an
+-- hour) is queued again at once: its next step boundary raises the cancellation.
+local function wake_to_stop(id, now)
+  local st = redis.call('HGET', rk(id), 'status')
+  if st ~= 'sleeping' and st ~= 'waiting' then return end
+  if redis.call('HGET', rk(id), 'wake_kind') == 'wait' then drop_waiter(id) end
+  redis.call('ZREM', TIMERS, id)
+  make_ready(id, now)
+  kick(id, now)
+end
+
 local function slots_of(id)
   local slots = redis.call('HGET', rk(id), 'slots')
   if slots and slots ~= '' then return cjson.decode(slots) end
@@ -161,7 +172,10 @@ local function route(id, now)
   end
   redis.call('RPUSH', fifo, id)
   redis.call('HSET', r, 'status', 'pending', 'updated_at', now)
-  if mode == 'cancel' then redis.call('HSET', rk(holder), 'cancel', id) end
+  if mode == 'cancel' then
+    redis.call('HSET', rk(holder), 'cancel', id)
+    wake_to_stop(holder, now)
+  end
   return 'pending'
 end
 
@@ -503,7 +517,8 @@ return kicks
 """
 )
 
-# ARGV: prefix, run_id, reason. Asks a live run to stop at its next step boundary.
+# ARGV: prefix, run_id, reason, now_ms. Asks a live run to stop at its next step boundary
+# (a sleeping or waiting run is woken for it; its kick is sent by the reaper).
 REQUEST_CANCEL = (
     PRELUDE
     + r"""
@@ -511,6 +526,7 @@ local r = rk(ARGV[2])
 local st = redis.call('HGET', r, 'status')
 if not st or TERMINAL[st] then return 0 end
 redis.call('HSET', r, 'cancel', ARGV[3])
+wake_to_stop(ARGV[2], tonumber(ARGV[4]))
 return 1
 """
 )
