@@ -88,11 +88,13 @@ def slack_press_payload(
     slack_api: FakeSlackApi, decision: str, user: str = "U0USER", action_ts: str = "1.000001"
 ) -> dict[str, Any]:
     """The `block_actions` payload of a press on the request's `decision` button."""
-    request = next(m for m in slack_api.messages if "blocks" in m)
+    posted = next(c for c in slack_api.calls_to("chat.postMessage") if "blocks" in c.params)
+    request = slack_request(slack_api)
+    blocks = posted.params["blocks"]
+    if isinstance(blocks, str):
+        blocks = json.loads(blocks)
     (button,) = [
-        e
-        for e in request["blocks"][1]["elements"]
-        if e["action_id"] == f"harness_approval_{decision}"
+        e for e in blocks[1]["elements"] if e["action_id"] == f"harness_approval_{decision}"
     ]
     return {
         "type": "block_actions",
@@ -110,7 +112,7 @@ def slack_press_payload(
             {
                 "type": "button",
                 "action_id": button["action_id"],
-                "block_id": request["blocks"][1]["block_id"],
+                "block_id": blocks[1]["block_id"],
                 "value": button["value"],
                 "action_ts": action_ts,
             }
