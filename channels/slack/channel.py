@@ -78,6 +78,11 @@ class SlackChannel:
         payload = parse_interaction(body)
         if payload is None:
             return Ignored("interaction without a JSON payload")
+        return self.transform_interaction_payload(payload)
+
+    def transform_interaction_payload(self, payload: Mapping[str, Any]) -> Inbound:
+        """An interaction's JSON payload (from the HTTP route, or a Socket Mode `interactive`
+        envelope) as what to do with it. Never raises."""
         return transform_interaction(payload, self.settings.slack_allowed_channels)
 
     def request_text(self, request: ApprovalRequested) -> str:
