@@ -19,11 +19,11 @@ show on a platform.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from channels.base import Inbound
 from channels.registry import channel_or_none
+from harness.agent.approval_lines import decided, decision_line
 from harness.events import (
     APPROVAL_ANSWERED,
     APPROVAL_CLOSED,
@@ -40,7 +40,6 @@ from harness.events import (
     FunctionCancelled,
 )
 from harness.runtime import Context, event, function
-from harness.runtime.access_store import AccessStore
 from harness.runtime.approval_store import ApprovalStore, Claim
 
 ASK_APPROVAL = "ask-approval"
@@ -48,7 +47,6 @@ ANSWER_APPROVAL = "answer-approval"
 CLOSE_APPROVAL = "close-approval"
 CANCEL_APPROVAL = "cancel-approval"
 CANCELLED_LINE = "🚫 Cancelled: a newer message took over, so nothing was run."
-_DECIDED = {"approve": "✅ Approved", "deny": "❌ Denied", "session": "✅ Allowed for this session"}
 
 
 @runtime_checkable
@@ -109,15 +107,7 @@ def answer_approval(ctx: Context) -> dict[str, Any]:
     request); tell the presser either way."""
     given = ApprovalGiven.from_event(ctx.event)
     store = ApprovalStore(ctx.runtime)
-
-    def decide() -> dict[str, Any]:
-        allowed = given.allowlisted or AccessStore(ctx.runtime).allowed([given.subject])
-        claim = store.decide(
-            given.approval_id, given.decision, given.subject, given.label, allowed=allowed
-        )
-        return vars(claim)
-
-    raw = ctx.step.run("decide", decide)
+    raw = ctx.step.run("decide", lambda: vars(store.answer(given)))
     claim = Claim(**raw)
     if claim.outcome == "recorded":
         answer = ApprovalAnswered(
@@ -192,16 +182,11 @@ def describe(claim: Claim, decision: str) -> tuple[str, str | None]:
     """What to tell the person who pressed, and (when their press counted) the decision line
     to show on the request."""
     if claim.outcome == "recorded":
-        line = f"{_DECIDED.get(decision, decision)} by {claim.by} at {_when(claim.at)}"
-        return _DECIDED.get(decision, decision), line
+        return decided(decision), decision_line(decision, claim.by, claim.at)
     if claim.outcome == "answered":
-        return f"Already answered: {_DECIDED.get(claim.state, claim.state)} by {claim.by}.", None
+        return f"Already answered: {decided(claim.state)} by {claim.by}.", None
     if claim.outcome == "expired":
         return "This request has expired; nothing was changed.", None
     if claim.outcome == "forbidden":
         return "Only the person who asked (or, where configured, an allowed user) may answer.", None
     return "This request is unknown or no longer pending; nothing was changed.", None
-
-
-def _when(at_ms: int) -> str:
-    return datetime.fromtimestamp(at_ms / 1000, UTC).strftime("%H:%M UTC")

@@ -1,10 +1,11 @@
 """Answering an approval request by typing "yes" or "no" in the chat while a run waits.
 
-In steer mode a new message goes to the waiting run's inbox and reaches the model once the run
-goes on. A plain yes or no also answers the session's pending request, as if the person who
-wrote it had pressed the button: the same `agent.approval.given` goes to `answer-approval`,
-which applies the same rules (only an approver, first answer wins). Only such messages start
-this function (its trigger's predicate), so other messages cost nothing.
+A plain yes or no answers the session's pending request, as if the person who wrote it had
+pressed the button: the same `agent.approval.given` goes to `answer-approval`, which applies
+the same rules (only an approver, first answer wins). Only such messages start this function
+(its trigger's predicate), so other messages cost nothing. In steer mode the waiting run sees
+the message too (it ends its wait, see `approval_gate`) and answers the request itself with
+the same rules; whichever comes first counts, and both then agree on the decision.
 """
 
 from __future__ import annotations
@@ -27,10 +28,14 @@ APPROVAL_BY_TEXT = "approval-by-text"
 ANSWER_WORDS = {
     "yes": "approve",
     "y": "approve",
+    "ok": "approve",
     "approve": "approve",
+    "approved": "approve",
     "no": "deny",
     "n": "deny",
+    "nope": "deny",
     "deny": "deny",
+    "denied": "deny",
 }
 _PREDICATE = "str(event.data.message).strip().lower().rstrip('.!') in " + repr(
     tuple(sorted(ANSWER_WORDS))
@@ -52,10 +57,18 @@ def approval_by_text(ctx: Context) -> dict[str, Any]:
     pending = ctx.step.run("pending", store.pending, data.session_key)
     if decision is None or pending is None:
         return {"answered": None}
+    given = typed_answer(data, decision, pending)
+    ctx.step.send_event("answer", Event(name=APPROVAL_GIVEN, data=given.model_dump()))
+    return {"answered": pending}
+
+
+def typed_answer(data: MessageReceived, decision: str, approval_id: str) -> ApprovalGiven:
+    """A typed yes / no as the answer of its sender (their user subject, as the channel
+    verified it) to request `approval_id`."""
     asker = asker_of(data.channel_meta)
     users = [s for s in asker.subjects if ":user:" in s] if asker else []
-    given = ApprovalGiven(
-        approval_id=pending,
+    return ApprovalGiven(
+        approval_id=approval_id,
         decision=decision,  # type: ignore[arg-type]
         subject=users[0] if users else f"{data.channel}:user:{data.sender.id}",
         label=data.sender.name or data.sender.id,
@@ -64,5 +77,3 @@ def approval_by_text(ctx: Context) -> dict[str, Any]:
             chat_id=data.destination.chat_id, thread_id=data.destination.thread_id
         ),
     )
-    ctx.step.send_event("answer", Event(name=APPROVAL_GIVEN, data=given.model_dump()))
-    return {"answered": pending}

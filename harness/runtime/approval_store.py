@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.events import ApprovalGiven
+from harness.runtime.access_store import AccessStore
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.instance import Runtime
 
@@ -154,6 +156,15 @@ class ApprovalStore:
         subject may answer it (one of its approvers, or `allowed` where the request lets any
         allowed person answer); atomic, first answer wins."""
         return self._run(approval_id, decision, subject, label or subject, allowed)
+
+    def answer(self, given: ApprovalGiven) -> Claim:
+        """`decide` for a press or a typed answer: the person counts as allowed (for requests
+        that let any allowed person answer) when the channel's allowlist names them or the
+        owner paired them."""
+        allowed = given.allowlisted or AccessStore(self._runtime).allowed([given.subject])
+        return self.decide(
+            given.approval_id, given.decision, given.subject, given.label, allowed=allowed
+        )
 
     @on_bus("expire an approval request")
     def expire(self, approval_id: str) -> Claim:
