@@ -5,7 +5,8 @@ pressed the button: the same `agent.approval.given` goes to `answer-approval`, w
 the same rules (only an approver, first answer wins). Only such messages start this function
 (its trigger's predicate), so other messages cost nothing. In steer mode the waiting run sees
 the message too (it ends its wait, see `approval_gate`) and answers the request itself with
-the same rules; whichever comes first counts, and both then agree on the decision.
+the same rules; whichever comes first counts, and both then agree on the decision. In cancel
+mode the message cancels the waiting run instead, so this function answers nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from harness.events import (
 )
 from harness.runtime import Context, event, function
 from harness.runtime.approval_store import ApprovalStore
+from harness.settings import get_settings
 
 APPROVAL_BY_TEXT = "approval-by-text"
 ANSWER_WORDS = {
@@ -51,6 +53,8 @@ def decision_of(text: str) -> str | None:
 def approval_by_text(ctx: Context) -> dict[str, Any]:
     """Answer the session's pending approval request with a typed yes or no; nothing when
     no request is pending. Returns the request answered (or None)."""
+    if get_settings().on_new_message == "cancel":
+        return {"answered": None}  # the new message cancels the waiting run, request and all
     data = MessageReceived.from_event(ctx.event)
     decision = decision_of(data.message)
     store = ApprovalStore(ctx.runtime)

@@ -185,3 +185,25 @@ def test_slack_channel_allowed_mode_counts_an_allowed_member_but_not_another(
     # Then the call ran and the request shows Bob approved it
     assert (tmp_path / "workspace" / "functions" / "g.py").read_text() == "g = 1\n"
     assert "Approved by u0bob" in slack_request(slack_api)["text"]
+
+
+@pytest.mark.usefixtures("members", "allowed_answers")
+def test_the_run_records_who_answered_and_when(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a request in the group, answered by Bob
+    run_id = _ask_in_telegram_group(fleet, runtime, model_server)
+    pressed_at = runtime.now_ms()
+    telegram_press(fleet, telegram_api, "d", 40002, user=BOB)
+    drain(runtime)
+    # When the run's journal is read (what `harness runs show` prints)
+    answers = [
+        record["v"]["data"]
+        for key, record in runtime.ledger.journal(run_id).items()
+        if key.startswith("approval:") and record.get("v")
+    ]
+    # Then it holds the decision, who made it and when
+    assert [(a["decision"], a["by"], a["at"]) for a in answers] == [("deny", "Bob", pressed_at)]

@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from harness.agent.approval_text import approval_by_text
 from harness.agent.handlers import HANDLE_MESSAGE
 from harness.runtime import Runtime, run_id_for
 from harness.runtime.access_store import AccessStore
+from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from tests.channels import payloads
 from tests.channels.approval_presses import (
@@ -27,6 +29,14 @@ from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
 
 WRITE = Reply.tool("write", {"path": "functions/s.py", "content": "s = 1\n"})
+
+
+@pytest.fixture(autouse=True)
+def typed_answers(fleet: TestClient, runtime: Runtime, registry: FunctionRegistry) -> None:
+    """`approval-by-text` too, as workers load it: it and the waiting run both see a typed
+    answer, and whichever records it first, the outcome is the same."""
+    registry.register(approval_by_text)
+    runtime.register_functions()
 
 
 def _write(fleet: TestClient, runtime: Runtime, update_id: int, text: str) -> str:
