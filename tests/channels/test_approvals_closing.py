@@ -141,3 +141,40 @@ def test_cancel_mode_new_message_cancels_the_wait_and_the_request_says_so(
     drain(runtime)
     assert telegram_api.callback_answers[-1]["text"].startswith("This request has expired")
     assert not (tmp_path / "workspace" / "functions" / "c.py").exists()
+
+
+def test_forged_callback_naming_no_request_is_told_so_and_changes_nothing(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given a waiting request
+    model_server.script(WRITE, Reply.answer("written"))
+    run_id = _ask_in_private(fleet, runtime, 50021, "write the job")
+    request = telegram_request(telegram_api)
+    # When a client sends Approve for a request id that was never issued
+    update = {
+        "update_id": 50022,
+        "callback_query": {
+            "id": "cb-forged",
+            "from": dict(payloads.ALICE),
+            "chat_instance": "42",
+            "message": {
+                "message_id": request["message_id"],
+                "chat": request["chat"],
+                "date": 1441645600,
+                "text": request["text"],
+            },
+            "data": "ap:0123456789abcdef0123456789abcdef:a",
+        },
+    }
+    response = fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
+    drain(runtime)
+    # Then it is accepted, answered as unknown, and the real request still waits untouched
+    assert response.status_code == 200
+    assert telegram_api.callback_answers[-1]["text"].startswith("This request is unknown")
+    assert _status(runtime, run_id) == "waiting"
+    assert "reply_markup" in telegram_request(telegram_api)
+    assert not (tmp_path / "workspace" / "functions" / "c.py").exists()
