@@ -1,6 +1,6 @@
-"""Steer mode while a request waits, through the real Telegram webhook: a plain yes or no (any
-case, the obvious variants) answers it; anything else reaches the model at once, the request
-still standing, and a later press still counts."""
+"""Steer mode while a request waits, through the real Telegram and Slack webhooks: a plain
+yes or no (any case, the obvious variants) answers it; anything else reaches the model at once,
+the request still standing, and a later press still counts."""
 
 # ruff: noqa: F811  (`fleet` is the webhook fleet fixture of test_e2e_turn, used by name)
 
@@ -21,11 +21,15 @@ from harness.runtime.testing import drain
 from tests.channels import payloads
 from tests.channels.approval_presses import (
     TELEGRAM_HEADERS,
+    slack_mention,
+    slack_request,
+    slack_signed,
     telegram_press,
     telegram_request,
 )
 from tests.channels.test_e2e_turn import fleet  # noqa: F401
 from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 
 WRITE = Reply.tool("write", {"path": "functions/s.py", "content": "s = 1\n"})
@@ -121,3 +125,28 @@ def test_steer_plain_yes_or_no_answers_the_request(
     assert shown in request["text"] and "reply_markup" not in request, request
     # And the model was told of a refusal when she said no
     assert ("denied this write call" in _last_request_text(model_server)) is not runs
+
+
+def test_steer_slack_thread_reply_no_denies_the_request(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    slack_api: FakeSlackApi,
+    tmp_path: Path,
+) -> None:
+    # Given a request in the thread of Ada's mention in #general
+    model_server.script(WRITE, Reply.answer("Understood, not writing it."))
+    slack_mention(fleet)
+    drain(runtime)
+    assert "blocks" in slack_request(slack_api)
+    # When she replies "No" in the thread instead of pressing a button
+    body = json.dumps(payloads.slack_thread_reply(text="No")).encode()
+    headers = {**slack_signed(body), "Content-Type": "application/json"}
+    assert fleet.post("/webhooks/slack", content=body, headers=headers).status_code == 200
+    drain(runtime)
+    # Then nothing was written, the model was told she denied it, and the request says so
+    assert not (tmp_path / "workspace" / "functions" / "s.py").exists()
+    assert "denied this write call" in _last_request_text(model_server)
+    request = slack_request(slack_api)
+    assert "Denied by" in request["text"] and "blocks" not in request, request
+    assert slack_api.messages[-1]["text"] == "Understood, not writing it."
