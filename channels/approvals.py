@@ -5,6 +5,10 @@
                                                  (first answer wins, only its approvers), then
                                                  publish `agent.approval.answered` and show
                                                  the outcome to whoever pressed
+    agent.approval.closed    -> close-approval   rewrite the request to say it expired or was
+                                                 cancelled, removing its buttons
+    function.cancelled       -> cancel-approval  a chat turn cancelled while it waited (cancel
+       (of the chat turn)                        mode): close its pending request
 
 Channels that can show buttons implement `ApprovingChannel`. An answer given through the
 owner's own entry points (`harness chat`, `/api/chat`) arrives as `agent.approval.given` on a
@@ -15,27 +19,34 @@ show on a platform.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from channels.base import Inbound
 from channels.registry import channel_or_none
+from harness.agent.approval_lines import decided, decision_line
 from harness.events import (
     APPROVAL_ANSWERED,
+    APPROVAL_CLOSED,
     APPROVAL_GIVEN,
     APPROVAL_REQUESTED,
+    FUNCTION_CANCELLED,
+    MESSAGE_HANDLER,
     ApprovalAnswered,
+    ApprovalClosed,
     ApprovalGiven,
     ApprovalRequested,
     Destination,
     Event,
+    FunctionCancelled,
 )
 from harness.runtime import Context, event, function
 from harness.runtime.approval_store import ApprovalStore, Claim
 
 ASK_APPROVAL = "ask-approval"
 ANSWER_APPROVAL = "answer-approval"
-_DECIDED = {"approve": "✅ Approved", "deny": "❌ Denied", "session": "✅ Allowed for this session"}
+CLOSE_APPROVAL = "close-approval"
+CANCEL_APPROVAL = "cancel-approval"
+CANCELLED_LINE = "🚫 Cancelled: a newer message took over, so nothing was run."
 
 
 @runtime_checkable
@@ -45,6 +56,10 @@ class ApprovingChannel(Protocol):
     def ask_approval(self, request: ApprovalRequested) -> str:
         """Post the request with Approve / Deny / Allow-for-this-session buttons; return the
         platform's message id. Raises a `PlatformError`."""
+        ...
+
+    def request_text(self, request: ApprovalRequested) -> str:
+        """The text `ask_approval` posts for `request` (to rewrite it later)."""
         ...
 
     def settle_approval(
@@ -80,6 +95,8 @@ def ask_approval(ctx: Context) -> dict[str, Any]:
     if not isinstance(channel, ApprovingChannel):
         return {"posted": None}
     posted = ctx.step.run("post", channel.ask_approval, request)
+    store = ApprovalStore(ctx.runtime)
+    ctx.step.run("note", store.posted, request.approval_id, posted, request.model_dump_json())
     return {"posted": posted}
 
 
@@ -90,10 +107,7 @@ def answer_approval(ctx: Context) -> dict[str, Any]:
     request); tell the presser either way."""
     given = ApprovalGiven.from_event(ctx.event)
     store = ApprovalStore(ctx.runtime)
-    raw = ctx.step.run(
-        "decide",
-        lambda: vars(store.decide(given.approval_id, given.decision, given.subject, given.label)),
-    )
+    raw = ctx.step.run("decide", lambda: vars(store.answer(given)))
     claim = Claim(**raw)
     if claim.outcome == "recorded":
         answer = ApprovalAnswered(
@@ -121,20 +135,58 @@ def answer_approval(ctx: Context) -> dict[str, Any]:
     return {"outcome": claim.outcome, "decision": claim.state, "by": claim.by}
 
 
+@function(id=CLOSE_APPROVAL, trigger=event(APPROVAL_CLOSED), retries=3)
+def close_approval(ctx: Context) -> dict[str, Any]:
+    """Rewrite a request that ended unanswered to show why, without its buttons (best effort:
+    nothing when it was never posted, or its channel cannot show buttons)."""
+    closed = ApprovalClosed.from_event(ctx.event)
+    where = ctx.step.run("where", ApprovalStore(ctx.runtime).where_posted, closed.approval_id)
+    if where is None:
+        return {"closed": None}
+    message_id, raw = where
+    request = ApprovalRequested.model_validate_json(raw)
+    channel = channel_or_none(request.reply.channel)
+    if not isinstance(channel, ApprovingChannel):
+        return {"closed": None}
+    destination = request.reply.destination.model_copy(update={"message_id": message_id})
+    meta = {"request_text": channel.request_text(request)}
+    ctx.step.run("settle", channel.settle_approval, destination, meta, "", closed.reason)
+    return {"closed": message_id}
+
+
+@function(
+    id=CANCEL_APPROVAL,
+    trigger=event(FUNCTION_CANCELLED, if_=f"event.data.function_id == '{MESSAGE_HANDLER}'"),
+    retries=3,
+)
+def cancel_approval(ctx: Context) -> dict[str, Any]:
+    """A chat turn was cancelled (cancel mode, or `harness runs cancel`): expire the request
+    it waited on, if any was still pending, and have it shown as cancelled."""
+    cancelled = FunctionCancelled.from_event(ctx.event)
+    store = ApprovalStore(ctx.runtime)
+    approval_id = ctx.step.run("find", store.of_run, cancelled.run_id)
+    if approval_id is None:
+        return {"closed": None}
+    claim = Claim(**ctx.step.run("expire", lambda: vars(store.expire(approval_id))))
+    if claim.outcome != "recorded" and claim.state != "expired":
+        return {"closed": None}  # answered before the cancel: the request shows that answer
+    closed = ApprovalClosed(approval_id=approval_id, reason=CANCELLED_LINE)
+    ctx.step.send_event(
+        "closed",
+        Event(name=APPROVAL_CLOSED, id=f"approval-closed-{approval_id}", data=closed.model_dump()),
+    )
+    return {"closed": approval_id}
+
+
 def describe(claim: Claim, decision: str) -> tuple[str, str | None]:
     """What to tell the person who pressed, and (when their press counted) the decision line
     to show on the request."""
     if claim.outcome == "recorded":
-        line = f"{_DECIDED.get(decision, decision)} by {claim.by} at {_when(claim.at)}"
-        return _DECIDED.get(decision, decision), line
+        return decided(decision), decision_line(decision, claim.by, claim.at)
     if claim.outcome == "answered":
-        return f"Already answered: {_DECIDED.get(claim.state, claim.state)} by {claim.by}.", None
+        return f"Already answered: {decided(claim.state)} by {claim.by}.", None
     if claim.outcome == "expired":
         return "This request has expired; nothing was changed.", None
     if claim.outcome == "forbidden":
-        return "Only the person who asked may answer this request.", None
+        return "Only the person who asked (or, where configured, an allowed user) may answer.", None
     return "This request is unknown or no longer pending; nothing was changed.", None
-
-
-def _when(at_ms: int) -> str:
-    return datetime.fromtimestamp(at_ms / 1000, UTC).strftime("%H:%M UTC")

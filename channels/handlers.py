@@ -13,12 +13,14 @@ are skipped: their clients read replies from the events stream.
     agent.message.received  -> redeliver-undelivered   replies given up on go out again first
     agent.approval.requested -> ask-approval           the request, with buttons
     agent.approval.given    -> answer-approval         first allowed answer wins (see approvals)
+    agent.approval.closed   -> close-approval          the request shows it expired / was cancelled
+    function.cancelled      -> cancel-approval         a cancelled turn's request is closed
 """
 
 from __future__ import annotations
 
 from channels.acknowledge import acknowledge_message
-from channels.approvals import answer_approval, ask_approval
+from channels.approvals import answer_approval, ask_approval, cancel_approval, close_approval
 from channels.delivery import send_reply
 from channels.notices import reconsider_notice, tell_user_about_failure
 from channels.redelivery import redeliver_undelivered
@@ -31,5 +33,7 @@ FUNCTIONS = (
     redeliver_undelivered,
     ask_approval,
     answer_approval,
+    close_approval,
+    cancel_approval,
 )
 """Every channel function, for tests that register them on their own registry."""

@@ -30,6 +30,7 @@ CRON_TICK = "harness/cron"
 APPROVAL_REQUESTED = "agent.approval.requested"
 APPROVAL_GIVEN = "agent.approval.given"
 APPROVAL_ANSWERED = "agent.approval.answered"
+APPROVAL_CLOSED = "agent.approval.closed"
 
 MESSAGE_HANDLER = "agent-handle-message"
 """The id of the function that answers `agent.message.received` (the agent's turn). Part of
@@ -240,7 +241,8 @@ class ApprovalGiven(EventData):
     """Data of `agent.approval.given`: a person pressed a button (not yet checked: the
     `approval-answer` function decides whether it counts). `subject` is who pressed, as the
     channel verified it (`telegram:user:7`); `channel_meta` what the channel needs to answer
-    the click (callback id, the request's message)."""
+    the click (callback id, the request's message). `allowlisted` is True when the channel's
+    own allowlist (TELEGRAM_ALLOWED_CHATS, SLACK_ALLOWED_CHANNELS) names that person."""
 
     approval_id: str = Field(min_length=1, max_length=64)
     decision: Literal["approve", "deny", "session"]
@@ -249,6 +251,7 @@ class ApprovalGiven(EventData):
     channel: str
     destination: Destination
     channel_meta: dict[str, Any] = Field(default_factory=dict)
+    allowlisted: bool = False
 
 
 class ApprovalAnswered(EventData):
@@ -259,6 +262,14 @@ class ApprovalAnswered(EventData):
     decision: Literal["approve", "deny", "session"]
     by: str
     at: int
+
+
+class ApprovalClosed(EventData):
+    """Data of `agent.approval.closed`: a request ended without an answer (it expired, or its
+    run was cancelled); `reason` is the line to show on the request in the chat."""
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    reason: str
 
 
 BUILTIN_DATA: dict[str, type[EventData]] = {
@@ -272,6 +283,7 @@ BUILTIN_DATA: dict[str, type[EventData]] = {
     APPROVAL_REQUESTED: ApprovalRequested,
     APPROVAL_GIVEN: ApprovalGiven,
     APPROVAL_ANSWERED: ApprovalAnswered,
+    APPROVAL_CLOSED: ApprovalClosed,
 }
 
 

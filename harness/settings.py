@@ -129,6 +129,11 @@ class Settings(ModelSettings, SidecarSettings):
     agent_approval_unattended: Literal["deny", "allow"] = Field(
         default="deny", description="What a risky call does when nobody can be asked."
     )
+    agent_approval_group_answer: Literal["sender", "allowed"] = Field(
+        default="sender",
+        description="Who answers a request in a group: the sender of the message, or also "
+        "any allowed user (in the channel's allowlist or paired).",
+    )
     agent_memory_scope: MemoryScope = Field(
         default="shared",
         description="shared: one memory for the agent; per-chat: one per conversation.",

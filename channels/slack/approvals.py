@@ -44,6 +44,11 @@ def request_blocks(text: str, approval_id: str) -> list[dict[str, Any]]:
     ]
 
 
+def request_text(tool: str, summary: str, timeout: str) -> str:
+    """The request as mrkdwn: what will run, and how long it waits."""
+    return f"🔐 *Approval needed: {tool}*\n```{summary}```\nWaiting up to {timeout} for an answer."
+
+
 def parse_interaction(body: bytes) -> Mapping[str, Any] | None:
     """The JSON `payload` field of a form-encoded interaction body, or None if it has none."""
     try:
@@ -55,9 +60,12 @@ def parse_interaction(body: bytes) -> Mapping[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def transform_interaction(payload: Mapping[str, Any]) -> Inbound:
+def transform_interaction(
+    payload: Mapping[str, Any], allowed: frozenset[str] = frozenset()
+) -> Inbound:
     """A button press as `agent.approval.given` (event id from the team, channel and the
-    action's own timestamp, so Slack's retries are deduplicated), or Ignored. Never raises."""
+    action's own timestamp, so Slack's retries are deduplicated), or Ignored. The presser is
+    `allowlisted` when `allowed` (SLACK_ALLOWED_CHANNELS) names their user id. Never raises."""
     actions = payload.get("actions") or []
     if payload.get("type") != "block_actions" or not actions or not isinstance(actions[0], dict):
         return Ignored("interaction that is not an approval answer")
@@ -85,6 +93,7 @@ def transform_interaction(payload: Mapping[str, Any]) -> Inbound:
             "request_text": str(message.get("text") or ""),
             "thread_ts": _str(message.get("thread_ts")),
         },
+        allowlisted=str(user["id"]) in allowed,
     )
     pressed = action.get("action_ts") or payload.get("trigger_id")
     event_id = f"slack-{team}-{channel}-action-{pressed}"

@@ -11,7 +11,12 @@ from channels.base import ChunkSent, Download, Ignored, Inbound
 from channels.errors import ChannelNotConfiguredError, PlatformError, refuse_oversized
 from channels.lookup import BackgroundLookup
 from channels.slack.api import SlackApi
-from channels.slack.approvals import parse_interaction, request_blocks, transform_interaction
+from channels.slack.approvals import (
+    parse_interaction,
+    request_blocks,
+    request_text,
+    transform_interaction,
+)
 from channels.slack.format import to_chunks
 from channels.slack.settings import SlackSettings
 from channels.slack.setup import set_up
@@ -73,13 +78,21 @@ class SlackChannel:
         payload = parse_interaction(body)
         if payload is None:
             return Ignored("interaction without a JSON payload")
-        return transform_interaction(payload)
+        return self.transform_interaction_payload(payload)
+
+    def transform_interaction_payload(self, payload: Mapping[str, Any]) -> Inbound:
+        """An interaction's JSON payload (from the HTTP route, or a Socket Mode `interactive`
+        envelope) as what to do with it. Never raises."""
+        return transform_interaction(payload, self.settings.slack_allowed_channels)
+
+    def request_text(self, request: ApprovalRequested) -> str:
+        """The request as posted (see `channels.slack.approvals.request_text`)."""
+        return request_text(request.tool, request.summary, request.timeout)
 
     def ask_approval(self, request: ApprovalRequested) -> str:
         """Post the request with its buttons in the conversation's thread."""
         target = request.reply.destination
-        text = f"🔐 *Approval needed: {request.tool}*\n```{request.summary}```\n"
-        text += f"Waiting up to {request.timeout} for an answer."
+        text = self.request_text(request)
         blocks = request_blocks(text, request.approval_id)
         return self.api.post_blocks(target.chat_id, text, blocks, thread_ts=target.thread_id)
 

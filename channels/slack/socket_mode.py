@@ -5,8 +5,9 @@ token with `connections:write`) and reconnects by itself. Each `events_api` enve
 transformed and published exactly as the webhook would (`channels.listener.publish_inbound`),
 then acknowledged. Acknowledging after publishing means a message is never lost: when Redis
 is down the envelope stays unacknowledged and Slack delivers it again, and the event id makes
-that redelivery harmless. Other envelope types (interactivity, slash commands) are
-acknowledged and ignored.
+that redelivery harmless. `interactive` envelopes (approval buttons pressed) are handled like
+the HTTP `/webhooks/slack/interactions` route, the socket standing in for the signature. Other
+envelope types (slash commands) are acknowledged and ignored.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from slack_sdk.socket_mode.client import BaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from channels.base import Channel
+from channels.base import Channel, Ignored, Inbound
 from channels.errors import ChannelNotConfiguredError
 from channels.listener import publish_inbound
 from channels.slack.api import call_slack
@@ -43,15 +44,16 @@ def handle_request(
     request: SocketModeRequest,
     ack: Callable[[str], None],
 ) -> PublishResult | None:
-    """Handle one envelope: for `events_api`, transform its payload and publish it like a
-    webhook; then call `ack(envelope_id)`. Returns the publish result, or None when nothing was
-    published. Raises `BusUnavailableError` before acknowledging when the bus is down."""
-    if request.type != "events_api":
+    """Handle one envelope: for `events_api` (a message) and `interactive` (a button press),
+    transform its payload and publish it like the webhook routes; then call
+    `ack(envelope_id)`. Returns the publish result, or None when nothing was published. Raises
+    `BusUnavailableError` before acknowledging when the bus is down."""
+    if request.type not in ("events_api", "interactive"):
         log.info("slack socket envelope of type %s ignored", request.type)
         ack(request.envelope_id)
         return None
     try:
-        inbound = channel.transform(request.payload, {})
+        inbound = _transform(channel, request)
     except Exception:  # a channel bug must not make Slack redeliver the envelope forever
         log.exception("slack socket: the channel could not transform an event")
         ack(request.envelope_id)
@@ -59,6 +61,16 @@ def handle_request(
     result = publish_inbound(inbound, runtime, source="slack socket event")
     ack(request.envelope_id)
     return result
+
+
+def _transform(channel: Channel, request: SocketModeRequest) -> Inbound:
+    """An `events_api` payload as the Events API webhook reads it; an `interactive` one as the
+    interactions route reads it."""
+    if request.type == "interactive":
+        if not isinstance(channel, SlackChannel):
+            return Ignored("interaction for a channel that takes none")
+        return channel.transform_interaction_payload(request.payload)
+    return channel.transform(request.payload, {})
 
 
 def run_socket_mode(runtime: Runtime, stop: threading.Event, channel: Channel) -> None:

@@ -32,9 +32,16 @@ def request_text(tool: str, summary: str, timeout: str) -> str:
     return f"🔐 Approval needed: {tool}\n\n{summary}\n\nWaiting up to {timeout} for an answer."
 
 
-def transform_callback(update_id: int, query: Mapping[str, Any], bot_id: str) -> Inbound:
+def transform_callback(
+    update_id: int,
+    query: Mapping[str, Any],
+    bot_id: str,
+    allowed_chats: frozenset[str] = frozenset(),
+) -> Inbound:
     """A button press as `agent.approval.given` (event id `telegram-<bot>-<update_id>`, so a
-    redelivery is deduplicated), or Ignored for a press that is not one of ours. Never raises."""
+    redelivery is deduplicated), or Ignored for a press that is not one of ours. The presser
+    is `allowlisted` when `allowed_chats` names them (their private chat's id is theirs).
+    Never raises."""
     data = query.get("data")
     sender = query.get("from") or {}
     message = query.get("message") or {}
@@ -59,6 +66,7 @@ def transform_callback(update_id: int, query: Mapping[str, Any], bot_id: str) ->
             "callback_query_id": str(query.get("id", "")),
             "request_text": str(message.get("text", "")),
         },
+        allowlisted=str(sender["id"]) in allowed_chats,
     )
     return Publish(
         Event(name=APPROVAL_GIVEN, id=f"telegram-{bot_id}-{update_id}", data=given.model_dump())

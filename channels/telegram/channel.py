@@ -204,12 +204,16 @@ class TelegramChannel:
     def complete(self, destination: Destination, channel_meta: Mapping[str, Any]) -> None:
         """Nothing to undo on Telegram: the typing indicator fades by itself."""
 
+    def request_text(self, request: ApprovalRequested) -> str:
+        """The request as posted (see `channels.telegram.approvals.request_text`)."""
+        return request_text(request.tool, request.summary, request.timeout)
+
     def ask_approval(self, request: ApprovalRequested) -> str:
         """Post the request with its inline keyboard (see `channels.approvals`)."""
         target = request.reply.destination
         sent = self.api.send_keyboard(
             target.chat_id,
-            request_text(request.tool, request.summary, request.timeout),
+            self.request_text(request),
             keyboard(request.approval_id),
             reply_to_message_id=target.message_id,
             message_thread_id=target.thread_id,

@@ -69,7 +69,9 @@ def transform_update(
     if not isinstance(update_id, int):
         return Ignored("malformed update: no update_id")
     if isinstance(update.get("callback_query"), Mapping):
-        return transform_callback(update_id, update["callback_query"], bot_id)
+        return transform_callback(
+            update_id, update["callback_query"], bot_id, audience.allowed_chats
+        )
     if not isinstance(message, Mapping):
         kinds = [key for key in update if key != "update_id"]
         kind = kinds[0] if kinds else "empty"

@@ -14,21 +14,28 @@ A run is attended when its reply goes somewhere that says it can answer
 from __future__ import annotations
 
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from harness.access import asker_of
-from harness.agent.approval_policy import ApprovalPolicy, summarize_call
+from harness.agent.approval_lines import decision_line
+from harness.agent.approval_policy import DECISIONS, ApprovalPolicy, summarize_call
+from harness.agent.approval_text import decision_of, typed_answer
 from harness.events import (
     APPROVAL_ANSWERED,
+    APPROVAL_CLOSED,
     APPROVAL_REQUESTED,
     ApprovalAnswered,
+    ApprovalClosed,
     ApprovalRequested,
     Event,
+    MessageReceived,
     ReplyTarget,
 )
 from harness.llm.types import ToolCall
-from harness.runtime.approval_store import ApprovalStore, Claim
+from harness.runtime.approval_store import ApprovalStore, Claim, Others
+from harness.runtime.durations import parse_duration
 from harness.runtime.steps import Context
 from harness.settings import Settings
 
@@ -41,6 +48,36 @@ UNATTENDED_REFUSAL = (
     "or allow it."
 )
 
+PENDING_RESULT = (
+    "Not run yet: this call waits for the person's approval, and they wrote something else "
+    "meanwhile (below). The request (with its buttons) still stands: answer what they wrote. "
+    "If they approve it later, the call runs and you are told its result; do not call it again."
+)
+
+
+@dataclass(frozen=True)
+class DeferredCall:
+    """A tool call whose request still stands after the person wrote something else: the
+    turn answers them, then waits on (`approval_deferral`)."""
+
+    call: ToolCall
+    approval_id: str
+    deadline_ms: int
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What `ask_first` decided. `refusal` is None when the call may run, else the text to give
+    the model as its result. `pending` names a request that still stands after the person
+    wrote something else (steer mode): the call has not run, and `settle` waits on for it,
+    until `deadline_ms`. `arrived` are the messages taken from the run's inbox while waiting:
+    the model must see them (the turn's `steer` hands them on)."""
+
+    refusal: str | None = None
+    pending: str | None = None
+    deadline_ms: int = 0
+    arrived: tuple[Event, ...] = ()
+
 
 def ask_first(
     ctx: Context,
@@ -50,33 +87,42 @@ def ask_first(
     session_key: str | None,
     reply: ReplyTarget | None,
     risky: bool = False,
-) -> str | None:
-    """None when `call` may run (no approval needed, or approved); otherwise the refusal to
-    give the model as the tool's result (denied, timed out, or nobody to ask), with the
-    reason. `risky` is the tool's own declaration (`Tool.risky`). Suspends the run while it
-    waits (raises `Suspended`)."""
+) -> Gate:
+    """Whether `call` may run: at once (no approval needed), once approved, or not (denied,
+    timed out, nobody to ask), with the reason. `risky` is the tool's own declaration
+    (`Tool.risky`). Suspends the run while it waits (raises `Suspended`)."""
     policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
     store = ApprovalStore(ctx.runtime)
 
     if not policy.needs_approval(call.name, call.arguments, risky=risky):
-        return None  # grants only ever relax the policy: no need to read them (or record it)
+        return Gate()  # grants only ever relax the policy: no need to read them (or record it)
 
     def check() -> bool:
         granted = store.grants(session_key) if session_key else []
         return policy.needs_approval(call.name, call.arguments, granted, risky=risky)
 
     if not ctx.step.run("approval-check", check):
-        return None
+        return Gate()
     if reply is None or not reply.channel_meta.get(CAN_ANSWER_META):
-        return None if settings.agent_approval_unattended == "allow" else UNATTENDED_REFUSAL
+        allow = settings.agent_approval_unattended == "allow"
+        return Gate(refusal=None if allow else UNATTENDED_REFUSAL)
     approvers = approvers_of(reply)
+    others: Others = (
+        "allowed"
+        if in_group(reply) and settings.agent_approval_group_answer == "allowed"
+        else "none"
+    )
+    timeout_ms = int(parse_duration(settings.agent_approval_timeout) * 1000)
 
-    def open_request() -> str:
+    def open_request() -> dict[str, Any]:
         approval_id = uuid.uuid4().hex
-        store.open(approval_id, approvers, session_key, ctx.run_id)
-        return approval_id
+        store.open(approval_id, approvers, session_key, ctx.run_id, others)
+        return {"id": approval_id, "deadline": ctx.runtime.now_ms() + timeout_ms}
 
-    approval_id = ctx.step.run("approval-open", open_request)
+    opened = ctx.step.run("approval-open", open_request)
+    if isinstance(opened, str):  # journaled before requests had a deadline
+        opened = {"id": opened, "deadline": ctx.runtime.now_ms() + timeout_ms}
+    approval_id, deadline_ms = str(opened["id"]), int(opened["deadline"])
     request = ApprovalRequested(
         approval_id=approval_id,
         run_id=ctx.run_id,
@@ -90,34 +136,122 @@ def ask_first(
         "approval-ask",
         Event(name=APPROVAL_REQUESTED, id=f"approval-ask-{approval_id}", data=request.model_dump()),
     )
-    event = ctx.step.wait_for_event(
-        "approval",
-        event=APPROVAL_ANSWERED,
-        match="data.approval_id",
-        equals=approval_id,
-        timeout=settings.agent_approval_timeout,
-    )
-    decision: str
-    if event is not None:
-        answer = ApprovalAnswered.from_event(event)
-        decision, by, at = answer.decision, answer.by, answer.at
-    else:
-        claim = Claim(**ctx.step.run("approval-expire", lambda: asdict(store.expire(approval_id))))
-        if claim.outcome == "recorded" or claim.state == "expired":
-            return (
-                f"Not run: nobody approved this {call.name} call within "
-                f"{settings.agent_approval_timeout}, so it was refused. Tell the user, and ask "
-                "again only if they want it."
+    return settle(ctx, settings, call, approval_id, deadline_ms, session_key)
+
+
+def settle(
+    ctx: Context,
+    settings: Settings,
+    call: ToolCall,
+    approval_id: str,
+    deadline_ms: int,
+    session_key: str | None,
+) -> Gate:
+    """Wait for the answer to request `approval_id` until `deadline_ms`. A message that
+    arrives meanwhile (steer mode) ends the wait: a plain yes or no from someone who may
+    answer answers it; anything else leaves the request standing (`Gate.pending`) so the model
+    can see the message. Suspends the run while it waits."""
+    store = ApprovalStore(ctx.runtime)
+    arrived: list[Event] = []
+    while True:
+        left_s = max(deadline_ms - ctx.runtime.now_ms(), 1) / 1000
+        woken = ctx.step.wait_for_event_or_inbox(
+            "approval",
+            event=APPROVAL_ANSWERED,
+            match="data.approval_id",
+            equals=approval_id,
+            timeout=left_s,
+        )
+        if woken.event is not None:
+            answer = ApprovalAnswered.from_event(woken.event)
+            refusal = _apply(ctx, call, answer.decision, answer.by, answer.at, session_key)
+            return Gate(refusal=refusal, arrived=tuple(arrived))
+        if not woken.by_inbox:
+            return Gate(refusal=_expire(ctx, settings, call, approval_id), arrived=tuple(arrived))
+        taken = ctx.step.take_inbox("approval-inbox")
+        arrived.extend(taken)
+        claim = _typed_answer(ctx, store, approval_id, taken)
+        if claim is not None and claim.state in DECISIONS:
+            refusal = _apply(ctx, call, claim.state, claim.by, claim.at, session_key)
+            return Gate(refusal=refusal, arrived=tuple(arrived))
+        if claim is not None and claim.state == "expired":
+            return Gate(refusal=_expire(ctx, settings, call, approval_id), arrived=tuple(arrived))
+        if any(_says_something(MessageReceived.from_event(e)) for e in taken):
+            return Gate(pending=approval_id, deadline_ms=deadline_ms, arrived=tuple(arrived))
+
+
+def _says_something(message: MessageReceived) -> bool:
+    return bool(message.message.strip() or message.attachments)
+
+
+def _typed_answer(
+    ctx: Context, store: ApprovalStore, approval_id: str, taken: list[Event]
+) -> Claim | None:
+    """The first plain yes / no among `taken` as an answer to the request, with the same rules
+    as a press; the claim, or None when there was none (or its writer may not answer)."""
+    for message in (MessageReceived.from_event(e) for e in taken):
+        decision = decision_of(message.message)
+        if decision is None:
+            continue
+        given = typed_answer(message, decision, approval_id)
+        claim = Claim(**ctx.step.run("approval-typed", lambda g=given: asdict(store.answer(g))))
+        if claim.outcome == "forbidden":
+            continue
+        if claim.outcome == "recorded":
+            answered = ApprovalAnswered(
+                approval_id=approval_id, decision=given.decision, by=claim.by, at=claim.at
             )
-        decision, by, at = claim.state, claim.by, claim.at
+            ctx.step.send_event(
+                "approval-answered",
+                Event(
+                    name=APPROVAL_ANSWERED,
+                    id=f"approval-answered-{approval_id}",
+                    data=answered.model_dump(),
+                ),
+            )
+        if claim.state in DECISIONS:
+            _close(ctx, approval_id, decision_line(claim.state, claim.by, claim.at))
+        return claim
+    return None
+
+
+def _apply(
+    ctx: Context, call: ToolCall, decision: str, by: str, at: int, session_key: str | None
+) -> str | None:
+    """The refusal for a denial (None when approved), granting the tool for the session when
+    that was the answer."""
     if decision == "deny":
         return (
             f"Not run: {by} denied this {call.name} call at {_when(at)}. Do not try it another "
             "way; tell the user and ask what they want instead."
         )
     if decision == "session" and session_key:
-        ctx.step.run("approval-grant", store.grant, session_key, call.name)
+        ctx.step.run("approval-grant", ApprovalStore(ctx.runtime).grant, session_key, call.name)
     return None
+
+
+def _expire(ctx: Context, settings: Settings, call: ToolCall, approval_id: str) -> str | None:
+    """Close the request as expired (and say so on it); if an answer beat the timeout, apply
+    that answer instead."""
+    store = ApprovalStore(ctx.runtime)
+    claim = Claim(**ctx.step.run("approval-expire", lambda: asdict(store.expire(approval_id))))
+    if claim.outcome == "recorded" or claim.state == "expired":
+        timeout = settings.agent_approval_timeout
+        _close(ctx, approval_id, f"⌛ Expired: nobody answered within {timeout}.")
+        return (
+            f"Not run: nobody approved this {call.name} call within {timeout}, so it was "
+            "refused. Tell the user, and ask again only if they want it."
+        )
+    return _apply(ctx, call, claim.state, claim.by, claim.at, None)
+
+
+def _close(ctx: Context, approval_id: str, line: str) -> None:
+    """Have the request's message show `line` without its buttons (`close-approval`)."""
+    closed = ApprovalClosed(approval_id=approval_id, reason=line)
+    ctx.step.send_event(
+        "approval-closed",
+        Event(name=APPROVAL_CLOSED, id=f"approval-closed-{approval_id}", data=closed.model_dump()),
+    )
 
 
 def approvers_of(reply: ReplyTarget) -> list[str]:
@@ -127,6 +261,13 @@ def approvers_of(reply: ReplyTarget) -> list[str]:
     if asker is None:
         return []
     return [s for s in asker.subjects if ":user:" in s] or list(asker.subjects)
+
+
+def in_group(reply: ReplyTarget) -> bool:
+    """True when the request's chat is a group (what a pairing code approves there is the
+    chat, not the person)."""
+    asker = asker_of(reply.channel_meta)
+    return asker is not None and ":chat:" in asker.pairing_subject
 
 
 def _when(at_ms: int) -> str:

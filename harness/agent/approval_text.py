@@ -1,10 +1,12 @@
 """Answering an approval request by typing "yes" or "no" in the chat while a run waits.
 
-In steer mode a new message goes to the waiting run's inbox and reaches the model once the run
-goes on. A plain yes or no also answers the session's pending request, as if the person who
-wrote it had pressed the button: the same `agent.approval.given` goes to `answer-approval`,
-which applies the same rules (only an approver, first answer wins). Only such messages start
-this function (its trigger's predicate), so other messages cost nothing.
+A plain yes or no answers the session's pending request, as if the person who wrote it had
+pressed the button: the same `agent.approval.given` goes to `answer-approval`, which applies
+the same rules (only an approver, first answer wins). Only such messages start this function
+(its trigger's predicate), so other messages cost nothing. In steer mode the waiting run sees
+the message too (it ends its wait, see `approval_gate`) and answers the request itself with
+the same rules; whichever comes first counts, and both then agree on the decision. In cancel
+mode the message cancels the waiting run instead, so this function answers nothing.
 """
 
 from __future__ import annotations
@@ -22,15 +24,20 @@ from harness.events import (
 )
 from harness.runtime import Context, event, function
 from harness.runtime.approval_store import ApprovalStore
+from harness.settings import get_settings
 
 APPROVAL_BY_TEXT = "approval-by-text"
 ANSWER_WORDS = {
     "yes": "approve",
     "y": "approve",
+    "ok": "approve",
     "approve": "approve",
+    "approved": "approve",
     "no": "deny",
     "n": "deny",
+    "nope": "deny",
     "deny": "deny",
+    "denied": "deny",
 }
 _PREDICATE = "str(event.data.message).strip().lower().rstrip('.!') in " + repr(
     tuple(sorted(ANSWER_WORDS))
@@ -46,16 +53,26 @@ def decision_of(text: str) -> str | None:
 def approval_by_text(ctx: Context) -> dict[str, Any]:
     """Answer the session's pending approval request with a typed yes or no; nothing when
     no request is pending. Returns the request answered (or None)."""
+    if get_settings().on_new_message == "cancel":
+        return {"answered": None}  # the new message cancels the waiting run, request and all
     data = MessageReceived.from_event(ctx.event)
     decision = decision_of(data.message)
     store = ApprovalStore(ctx.runtime)
     pending = ctx.step.run("pending", store.pending, data.session_key)
     if decision is None or pending is None:
         return {"answered": None}
+    given = typed_answer(data, decision, pending)
+    ctx.step.send_event("answer", Event(name=APPROVAL_GIVEN, data=given.model_dump()))
+    return {"answered": pending}
+
+
+def typed_answer(data: MessageReceived, decision: str, approval_id: str) -> ApprovalGiven:
+    """A typed yes / no as the answer of its sender (their user subject, as the channel
+    verified it) to request `approval_id`."""
     asker = asker_of(data.channel_meta)
     users = [s for s in asker.subjects if ":user:" in s] if asker else []
-    given = ApprovalGiven(
-        approval_id=pending,
+    return ApprovalGiven(
+        approval_id=approval_id,
         decision=decision,  # type: ignore[arg-type]
         subject=users[0] if users else f"{data.channel}:user:{data.sender.id}",
         label=data.sender.name or data.sender.id,
@@ -64,5 +81,3 @@ def approval_by_text(ctx: Context) -> dict[str, Any]:
             chat_id=data.destination.chat_id, thread_id=data.destination.thread_id
         ),
     )
-    ctx.step.send_event("answer", Event(name=APPROVAL_GIVEN, data=given.model_dump()))
-    return {"answered": pending}

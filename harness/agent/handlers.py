@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.access import Admission, admit, asker_of, pairing_text
 from harness.agent.albums import gather_album
+from harness.agent.approval_deferral import settle_deferred
 from harness.agent.attachments import receive
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
@@ -89,17 +90,26 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
     turn.save_user_message(turn.ctx.event, first)
     if turn.deps.provider is None:
         return NOT_CONFIGURED_REPLY, 0
-    outcome = run_agent_loop(
-        turn.load_history(first.text if first else data.message or "(empty message)"),
-        turn.tool_specs,
-        think=turn.think,
-        act=turn.act,
-        steer=turn.steer,
-        record=turn.record,
-        compact=turn.compact,
-        max_iterations=turn.deps.settings.agent_max_iterations,
-    )
-    return outcome.text, outcome.iterations
+    fallback = first.text if first else data.message or "(empty message)"
+    iterations = 0
+    while True:
+        outcome = run_agent_loop(
+            turn.load_history(fallback),
+            turn.tool_specs,
+            think=turn.think,
+            act=turn.act,
+            steer=turn.steer,
+            record=turn.record,
+            compact=turn.compact,
+            max_iterations=turn.deps.settings.agent_max_iterations,
+        )
+        iterations += outcome.iterations
+        if not turn.deferred:
+            return outcome.text, iterations
+        # an approval still stands: say what the model said meanwhile, then wait on for it
+        _send_reply(turn.ctx, outcome.text, turn.reply)
+        while not settle_deferred(turn):  # each round is a durable wait, not a spin
+            pass
 
 
 @function(id=SUBAGENT_FUNCTION, trigger=event(SUBAGENT_EVENT), retries=1)

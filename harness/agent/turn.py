@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 from pydantic import ValidationError
 
 from harness.agent import progress
-from harness.agent.approval_gate import ask_first
+from harness.agent.approval_gate import PENDING_RESULT, DeferredCall, ask_first
 from harness.agent.attachments import receive, steering_message
 from harness.agent.compaction import (
     SUMMARY_PROMPT,
@@ -88,6 +88,8 @@ class DurableTurn:
         self.reply = reply
         self._seq = 0
         self._system_chars = 0
+        self.arrived: list[Event] = []  # messages taken while an approval waited, for `steer`
+        self.deferred: list[DeferredCall] = []  # approvals still pending after such messages
         self.memory_root = memory_root(
             deps.workspace, deps.settings.agent_memory_scope, session_key, deps.private
         )
@@ -277,7 +279,7 @@ class DurableTurn:
     def act(self, call: ToolCall) -> ToolResult:
         """Run one tool call durably, once a person approved it when the policy asks
         (`approval_gate`); every failure or refusal becomes an error result for the model."""
-        refusal = ask_first(
+        gate = ask_first(
             self.ctx,
             self.deps.settings,
             call,
@@ -285,8 +287,16 @@ class DurableTurn:
             reply=self.ask_in,
             risky=self.registry.is_risky(call.name),
         )
-        if refusal is not None:
-            return _error(call, refusal)
+        self.arrived.extend(gate.arrived)
+        if gate.pending is not None:  # the person wrote meanwhile: the request still stands
+            self.deferred.append(DeferredCall(call, gate.pending, gate.deadline_ms))
+            return ToolResult(tool_call_id=call.id, content=PENDING_RESULT)
+        if gate.refusal is not None:
+            return _error(call, gate.refusal)
+        return self.run_call(call)
+
+    def run_call(self, call: ToolCall) -> ToolResult:
+        """Run one tool call durably, without asking (it was approved, or needs no yes)."""
         if call.name in DELEGATION_TOOLS:
             return self._delegate(call)
         if call.name == SEND_FILE:
@@ -351,8 +361,10 @@ class DurableTurn:
 
     # -- steering --------------------------------------------------------------------
     def steer(self) -> list[Message]:
-        """Messages of this chat that arrived while the run was active (the loop records them)."""
-        inbox = self.ctx.step.take_inbox()
+        """Messages of this chat that arrived while the run was active (the loop records them),
+        those an approval's wait took first included."""
+        inbox = [*self.arrived, *self.ctx.step.take_inbox()]
+        self.arrived.clear()
         settings, workspace = self.deps.settings, self.deps.workspace
         messages = []
         for data in (MessageReceived.from_event(e) for e in inbox):

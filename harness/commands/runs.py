@@ -25,6 +25,7 @@ from harness.observe.run_filters import RunFilter, find_runs
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
 from harness.runtime import Runtime, get_runtime
 from harness.runtime.durations import parse_duration
+from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import RunRecord
 from harness.runtime.redelivery import redeliver
 
@@ -240,7 +241,9 @@ def runs_cancel(
     """Ask a live run to stop at its next step boundary."""
     rt = get_runtime()
     full_id = resolve_run_id(rt, run_id)
-    if not rt.ledger.request_cancel(full_id, "cancelled from the command line"):
+    live, kicks = rt.ledger.request_cancel(full_id, "cancelled from the command line", rt.now_ms())
+    kick_all(rt.kicker, kicks)
+    if not live:
         raise RunNotFoundError(f"run {full_id} is not live (it has already ended)")
     typer.echo(f"run {full_id} will stop at its next step")
 

@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.events import ApprovalGiven
+from harness.runtime.access_store import AccessStore
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.instance import Runtime
 
@@ -20,6 +22,7 @@ RECORD_TTL_S = 7 * 24 * 3600
 GRANT_TTL_S = 30 * 24 * 3600
 
 Outcome = Literal["recorded", "answered", "expired", "forbidden", "unknown"]
+Others = Literal["none", "allowed"]
 
 _DECIDE = r"""
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown', '', '', ''} end
@@ -46,6 +49,8 @@ local approvers = cjson.decode(redis.call('HGET', KEYS[1], 'approvers'))
 if #approvers > 0 then
   local ok = false
   for _, who in ipairs(approvers) do if who == ARGV[2] then ok = true end end
+  -- in a group with AGENT_APPROVAL_GROUP_ANSWER=allowed, any allowed member may answer too
+  if redis.call('HGET', KEYS[1], 'others') == 'allowed' and ARGV[5] == '1' then ok = true end
   if not ok then return {'forbidden', state, by, at} end
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'by', ARGV[4], 'at', ARGV[3])
@@ -85,20 +90,51 @@ class ApprovalStore:
         approvers: list[str],
         session_key: str | None = None,
         run_id: str | None = None,
+        others: Others = "none",
     ) -> None:
         """Create the pending request once; idempotent (a replay changes nothing). An empty
         `approvers` means anyone who can reach the request may answer (the owner's own
-        entry points). With `session_key`, it becomes the session's pending request (see
-        `pending`); with `run_id`, answers stop counting once that run has ended."""
+        entry points); `others="allowed"` lets any allowed person answer besides them (a
+        group with `AGENT_APPROVAL_GROUP_ANSWER=allowed`). With `session_key`, it becomes the
+        session's pending request (see `pending`); with `run_id`, answers stop counting once
+        that run has ended, and `of_run` finds it."""
         key = self._record(approval_id)
         redis = self._runtime.redis
         if redis.hsetnx(key, "state", "pending"):
-            redis.hset(key, "approvers", json.dumps(approvers))
+            redis.hset(key, mapping={"approvers": json.dumps(approvers), "others": others})
             if run_id:
                 redis.hset(key, "run", run_id)
+                redis.set(f"{self._prefix}:run:{run_id}", approval_id, ex=RECORD_TTL_S)
             redis.expire(key, RECORD_TTL_S)
             if session_key:
                 redis.set(f"{self._prefix}:pending:{session_key}", approval_id, ex=RECORD_TTL_S)
+
+    @on_bus("note where an approval request was posted")
+    def posted(self, approval_id: str, message_id: str, request_json: str) -> None:
+        """Remember the platform message that shows the request (and the request itself), so
+        it can be rewritten when the request expires or is cancelled. Idempotent."""
+        key = self._record(approval_id)
+        if self._runtime.redis.exists(key):
+            self._runtime.redis.hset(
+                key, mapping={"message_id": message_id, "request": request_json}
+            )
+
+    @on_bus("find where an approval request was posted")
+    def where_posted(self, approval_id: str) -> tuple[str, str] | None:
+        """The message id and request JSON `posted` noted, or None when nothing was posted."""
+        raw = self._runtime.redis.hmget(self._record(approval_id), ["message_id", "request"])
+        message_id, request = (v.decode() if isinstance(v, bytes) else v for v in raw)
+        if not message_id or not request:
+            return None
+        return str(message_id), str(request)
+
+    @on_bus("find a run's approval request")
+    def of_run(self, run_id: str) -> str | None:
+        """The id of the latest request `run_id` opened, or None."""
+        raw = self._runtime.redis.get(f"{self._prefix}:run:{run_id}")
+        if raw is None:
+            return None
+        return raw.decode() if isinstance(raw, bytes) else str(raw)
 
     @on_bus("find a session's pending approval request")
     def pending(self, session_key: str) -> str | None:
@@ -113,20 +149,34 @@ class ApprovalStore:
         return approval_id if state == "pending" else None
 
     @on_bus("answer an approval request")
-    def decide(self, approval_id: str, decision: str, subject: str, label: str) -> Claim:
+    def decide(
+        self, approval_id: str, decision: str, subject: str, label: str, *, allowed: bool = False
+    ) -> Claim:
         """Record `decision` by `subject` (shown as `label`) if the request is pending and the
-        subject may answer it; atomic, first answer wins."""
-        return self._run(approval_id, decision, subject, label or subject)
+        subject may answer it (one of its approvers, or `allowed` where the request lets any
+        allowed person answer); atomic, first answer wins."""
+        return self._run(approval_id, decision, subject, label or subject, allowed)
+
+    def answer(self, given: ApprovalGiven) -> Claim:
+        """`decide` for a press or a typed answer: the person counts as allowed (for requests
+        that let any allowed person answer) when the channel's allowlist names them or the
+        owner paired them."""
+        allowed = given.allowlisted or AccessStore(self._runtime).allowed([given.subject])
+        return self.decide(
+            given.approval_id, given.decision, given.subject, given.label, allowed=allowed
+        )
 
     @on_bus("expire an approval request")
     def expire(self, approval_id: str) -> Claim:
         """Close a pending request as expired; if it was answered first, say so instead."""
         return self._run(approval_id, "expired", "", "")
 
-    def _run(self, approval_id: str, decision: str, subject: str, label: str) -> Claim:
+    def _run(
+        self, approval_id: str, decision: str, subject: str, label: str, allowed: bool = False
+    ) -> Claim:
         now = str(self._runtime.now_ms())
         keys = [self._record(approval_id), self._runtime.keys.run("")]
-        raw = self._decide(keys=keys, args=[decision, subject, now, label])
+        raw = self._decide(keys=keys, args=[decision, subject, now, label, "1" if allowed else "0"])
         outcome, state, by, at = (v.decode() if isinstance(v, bytes) else str(v) for v in raw)
         return Claim(outcome=outcome, state=state, by=by, at=int(at or 0))  # type: ignore[arg-type]
 

@@ -301,11 +301,14 @@ class Ledger:
         wait_event: str = "",
         waiter_bucket: str = "",
         count_attempt: bool = False,
+        wake_on_inbox: bool = False,
     ) -> tuple[int, int]:
         """Park the run and release its lease. Returns (1 parked, 2 already resolved or 0
         stale; the journal's version when parked).
 
-        A run waiting for `wait_event` (kind `wait`) joins the waiters in `waiter_bucket`."""
+        A run waiting for `wait_event` (kind `wait`) joins the waiters in `waiter_bucket`;
+        with `wake_on_inbox`, an event handed to its inbox (steer mode) ends the wait too, and
+        one already there ends it at once (2)."""
         code, version = self._suspend(
             args=[
                 self.keys.prefix,
@@ -319,6 +322,7 @@ class Ledger:
                 waiter_bucket,
                 status,
                 "1" if count_attempt else "0",
+                "1" if wake_on_inbox else "0",
             ]
         )
         return int(code), int(version)
@@ -359,9 +363,13 @@ class Ledger:
         return _kicks(out)
 
     @on_bus("ask the run to stop")
-    def request_cancel(self, run_id: str, reason: str) -> bool:
-        """Ask a live run to stop at its next step boundary. False when it is not live."""
-        return bool(self._cancel(args=[self.keys.prefix, run_id, reason]))
+    def request_cancel(
+        self, run_id: str, reason: str, now_ms: int
+    ) -> tuple[bool, tuple[Kick, ...]]:
+        """Ask a live run to stop at its next step boundary; a sleeping or waiting run is
+        queued again for it. Returns (False when it is not live, the kicks to send)."""
+        out = self._cancel(args=[self.keys.prefix, run_id, reason, now_ms])
+        return bool(out[0]), _kicks(out[1:])
 
     @on_bus("read the run")
     def run(self, run_id: str) -> RunRecord | None:

@@ -104,6 +104,32 @@ local function make_ready(id, now)
   redis.call('ZADD', READY, now, id)
 end
 
+-- A run in a wait that a steering message may end (`wait_for_event(wake_on_inbox=True)`)
+-- resumes when one is handed to it: the wait step is recorded as ended by the inbox.
+local function wake_for_inbox(id, now)
+  local r = rk(id)
+  if redis.call('HGET', r, 'status') ~= 'waiting' or redis.call('HGET', r, 'wake_inbox') ~= '1' then
+    return
+  end
+  if redis.call('HGET', r, 'wake_kind') ~= 'wait' or not drop_waiter(id) then return end
+  local step = redis.call('HGET', r, 'wake_step')
+  jset(id, step, '{' .. stamps(id, now) .. '"k":"wait","v":null,"inbox":true}', true)
+  redis.call('ZREM', TIMERS, id)
+  make_ready(id, now)
+  kick(id, now)
+end
+
+-- A run asked to stop while it sleeps or waits (a wait for a person's answer can last half an
+-- hour) is queued again at once: its next step boundary raises the cancellation.
+local function wake_to_stop(id, now)
+  local st = redis.call('HGET', rk(id), 'status')
+  if st ~= 'sleeping' and st ~= 'waiting' then return end
+  if redis.call('HGET', rk(id), 'wake_kind') == 'wait' then drop_waiter(id) end
+  redis.call('ZREM', TIMERS, id)
+  make_ready(id, now)
+  kick(id, now)
+end
+
 local function slots_of(id)
   local slots = redis.call('HGET', rk(id), 'slots')
   if slots and slots ~= '' then return cjson.decode(slots) end
@@ -157,11 +183,15 @@ local function route(id, now)
   if mode == 'steer' then
     redis.call('RPUSH', ik(holder), id)
     redis.call('HSET', r, 'status', 'steered', 'steered_into', holder, 'updated_at', now)
+    wake_for_inbox(holder, now)
     return 'steered'
   end
   redis.call('RPUSH', fifo, id)
   redis.call('HSET', r, 'status', 'pending', 'updated_at', now)
-  if mode == 'cancel' then redis.call('HSET', rk(holder), 'cancel', id) end
+  if mode == 'cancel' then
+    redis.call('HSET', rk(holder), 'cancel', id)
+    wake_to_stop(holder, now)
+  end
   return 'pending'
 end
 
@@ -367,7 +397,8 @@ return {1, rec}
 )
 
 # ARGV: prefix, run_id, epoch, now_ms, wake_at_ms ('' for none), kind, step_key,
-#       wait_event, waiter_bucket, status, count_attempt ('1' adds one to the run's attempts)
+#       wait_event, waiter_bucket, status, count_attempt ('1' adds one to the run's attempts),
+#       wake_inbox ('1': a wait that an event handed to the run's inbox also ends)
 SUSPEND = (
     PRELUDE
     + r"""
@@ -377,6 +408,12 @@ if not fenced(id, ARGV[3]) then return {0, 0} end
 if (kind == 'wait' or kind == 'invoke') and redis.call('HEXISTS', jk(id), key) == 1 then
   return {2, 0}
 end
+-- a wait a steering message may end: one already handed over ends it at once
+if kind == 'wait' and ARGV[12] == '1' and redis.call('LLEN', ik(id)) > 0 then
+  jset(id, key, '{"s":' .. now .. ',"t":' .. now .. ',"k":"wait","v":null,"inbox":true}', true)
+  return {2, 0}
+end
+redis.call('HSET', r, 'wake_inbox', ARGV[12])
 if kind == 'wait' then add_waiter(id, ARGV[8], ARGV[9]) end
 if ARGV[5] ~= '' then redis.call('ZADD', TIMERS, tonumber(ARGV[5]), id) end
 if ARGV[11] == '1' then redis.call('HINCRBY', r, 'attempt', 1) end
@@ -503,14 +540,16 @@ return kicks
 """
 )
 
-# ARGV: prefix, run_id, reason. Asks a live run to stop at its next step boundary.
+# ARGV: prefix, run_id, reason, now_ms. Asks a live run to stop at its next step boundary
+# (a sleeping or waiting run is queued again for it, and its kick returned).
 REQUEST_CANCEL = (
     PRELUDE
     + r"""
 local r = rk(ARGV[2])
 local st = redis.call('HGET', r, 'status')
-if not st or TERMINAL[st] then return 0 end
+if not st or TERMINAL[st] then return {0} end
 redis.call('HSET', r, 'cancel', ARGV[3])
-return 1
+wake_to_stop(ARGV[2], tonumber(ARGV[4]))
+return {1, unpack(kicks)}
 """
 )

@@ -40,6 +40,15 @@ _MAX_ERROR_CHARS = 2000
 _MAX_BACKOFF_S = 300.0
 
 
+@dataclass(frozen=True)
+class Woken:
+    """How `wait_for_event_or_inbox` ended: with the `event`, by a message handed to the
+    run's inbox (`by_inbox`), or by the timeout (neither)."""
+
+    event: Event | None
+    by_inbox: bool = False
+
+
 class Interrupt(BaseException):
     """Unwinds a handler without running its `except Exception` blocks. Never caught by users."""
 
@@ -331,6 +340,35 @@ class Step:
         `data.order_id` equals `equals`. Values are compared as JSON. Events published before
         this step is first reached are not seen.
         """
+        rec = self._wait(step_id, event, timeout, match, equals, wake_on_inbox=False)
+        return Event.model_validate(rec["v"]) if rec["v"] is not None else None
+
+    def wait_for_event_or_inbox(
+        self,
+        step_id: str,
+        *,
+        event: str,
+        timeout: str | float,
+        match: str | None = None,
+        equals: str | None = None,
+    ) -> Woken:
+        """`wait_for_event`, which an event handed to this run's inbox (a steering message)
+        also ends; one already in the inbox ends it at once. Take the inbox with
+        `take_inbox` after a `Woken(by_inbox=True)`."""
+        rec = self._wait(step_id, event, timeout, match, equals, wake_on_inbox=True)
+        found = Event.model_validate(rec["v"]) if rec["v"] is not None else None
+        return Woken(event=found, by_inbox=bool(rec.get("inbox")))
+
+    def _wait(
+        self,
+        step_id: str,
+        event: str,
+        timeout: str | float,
+        match: str | None,
+        equals: str | None,
+        *,
+        wake_on_inbox: bool,
+    ) -> dict[str, Any]:
         key = self._key(step_id)
         rec = self._recorded(key, "wait")
         if rec is None:
@@ -341,12 +379,12 @@ class Step:
             wake = self._s.runtime.now_ms() + int(parse_duration(timeout) * 1000)
             out = self._suspend(
                 key, "wait", wake, status="waiting", wait_event=event,
-                waiter_bucket=waiters.bucket(match, value),
+                waiter_bucket=waiters.bucket(match, value), wake_on_inbox=wake_on_inbox,
             )  # fmt: skip
             if out != 2:
                 raise Suspended()
             rec = self._resolved_record(key)
-        return Event.model_validate(rec["v"]) if rec["v"] is not None else None
+        return rec
 
     def invoke(
         self,

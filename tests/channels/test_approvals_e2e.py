@@ -258,7 +258,7 @@ def test_typed_question_leaves_the_request_pending(
     update = payloads.tg_private_text(30003, text="yes, but what does it do?")
     fleet.post("/webhooks/telegram", json=update, headers=HEADERS)
     drain(runtime)
-    # Then the request is still waiting for an answer (the message waits for the model)
+    # Then the request is still waiting for an answer (the model answered the question)
     run = runtime.ledger.run(run_id)
     assert run is not None and run.status == "waiting", f"expected waiting, got {run}"
     assert telegram_api.callback_answers == []

@@ -1,0 +1,26 @@
+"""What a settled approval request says in the chat: the decision, who made it, and when.
+
+Shared by the channels (a press that counted) and the gate (a typed yes or no, a timeout), so a
+request reads the same however it was settled.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+DECIDED = {"approve": "✅ Approved", "deny": "❌ Denied", "session": "✅ Allowed for this session"}
+
+
+def decided(decision: str) -> str:
+    """The short label of a decision (`approve` -> "✅ Approved"); unknown ones as they are."""
+    return DECIDED.get(decision, decision)
+
+
+def decision_line(decision: str, by: str, at_ms: int) -> str:
+    """ "✅ Approved by Alice at 07:01 UTC": the line shown on the request once it counted."""
+    return f"{decided(decision)} by {by} at {clock_time(at_ms)}"
+
+
+def clock_time(at_ms: int) -> str:
+    """A time of day in UTC ("07:01 UTC") from ms since the epoch."""
+    return datetime.fromtimestamp(at_ms / 1000, UTC).strftime("%H:%M UTC")
