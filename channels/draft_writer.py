@@ -1,11 +1,13 @@
 """The draft of one turn on its chat platform, drawn by a background thread at the platform's pace.
 
 `show(text)` only stores the latest text and returns: the model's stream never waits on the
-platform. The thread posts the draft once (or, after a retry or a restart, finds the one the
-run already posted in its `DraftLog`), then edits it with the latest text at most once per
-`draft_interval` seconds, skipping the texts that came in between. A 429 pushes the next edit
-back by its `retry_after`; any other platform error stops the drafting for this turn (the
-final reply is still delivered by `send-reply`).
+platform. Where the platform offers an ephemeral preview for the chat (`preview_draft`), the
+thread shows the latest text there, refreshing it every `PREVIEW_REFRESH_S` while nothing new
+comes (a Telegram preview fades after about 30 s); else it posts the draft once (or, after a
+retry or a restart, finds the one the run already posted in its `DraftLog`) and edits it.
+Either way at most once per `draft_interval` seconds, skipping the texts that came in
+between. A 429 pushes the next write back by its `retry_after`; any other platform error
+stops the drafting for this turn (the final reply is still delivered by `send-reply`).
 
     writer = DraftWriter(channel, destination, meta, DraftLog(runtime, run_id))
     writer.show("Hello, wor")
@@ -28,6 +30,8 @@ from harness.events import Destination
 log = logging.getLogger(__name__)
 
 INTERRUPTED_NOTE = "\n\n_(interrupted)_"
+PREVIEW_REFRESH_S = 20.0
+"""How long an unchanged preview is left before it is shown again."""
 CLOSE_WAIT_S = 15.0
 """How long `close` waits for an edit in flight (a platform call times out after 10 s)."""
 
@@ -52,6 +56,7 @@ class DraftWriter:
         self._shown = ""
         self._closing = False
         self._message_id: str | None = None
+        self._previewing = True
         self._not_before = 0.0
         self._thread = threading.Thread(target=self._run, name="draft-writer", daemon=True)
         self._thread.start()
@@ -76,7 +81,7 @@ class DraftWriter:
             self._closing = True
             self._cond.notify_all()
         self._thread.join(CLOSE_WAIT_S)
-        if interrupted and self._message_id is not None and self._shown:
+        if interrupted and self._shown and (self._previewing or self._message_id is not None):
             self._write(self._shown + INTERRUPTED_NOTE)
 
     # -- the thread --------------------------------------------------------------------
@@ -86,26 +91,30 @@ class DraftWriter:
         except BusUnavailableError:
             log.warning("draft not started: the run's draft record is unreachable")
             return
+        self._previewing = self._message_id is None
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._closing or self._latest != self._shown)
+                changed = self._cond.wait_for(
+                    lambda: self._closing or self._latest != self._shown,
+                    timeout=PREVIEW_REFRESH_S if self._previewing and self._shown else None,
+                )
                 while not self._closing and (wait := self._not_before - time.monotonic()) > 0:
                     self._cond.wait(wait)
                 if self._closing:
                     return
-                text = self._latest
+                text = self._latest if changed else self._shown
             if not self._write(text):
                 return
 
     def _write(self, text: str) -> bool:
-        """Post or edit the draft to `text`; False when drafting should stop."""
+        """Preview, post or edit the draft to `text`; False when drafting should stop."""
         try:
-            if self._message_id is None:
-                message_id = self._channel.post_draft(text, self._destination, self._meta)
-                self._message_id = message_id
-                self._drafts.record(message_id)
-            else:
-                self._channel.edit_draft(self._message_id, text, self._destination, self._meta)
+            if self._previewing:
+                self._previewing = self._channel.preview_draft(
+                    self._drafts.key, text, self._destination, self._meta
+                )
+            if not self._previewing:
+                self._post_or_edit(text)
         except RateLimited as exc:
             log.info("draft edit rate limited; next one in %s s", exc.retry_after)
             self._not_before = time.monotonic() + exc.retry_after
@@ -119,3 +128,11 @@ class DraftWriter:
         self._shown = text
         self._not_before = time.monotonic() + self._every
         return True
+
+    def _post_or_edit(self, text: str) -> None:
+        if self._message_id is None:
+            message_id = self._channel.post_draft(text, self._destination, self._meta)
+            self._message_id = message_id
+            self._drafts.record(message_id)
+        else:
+            self._channel.edit_draft(self._message_id, text, self._destination, self._meta)

@@ -1,9 +1,11 @@
 """Streamed drafts: which channels draw the answer as it is written, and where its message is.
 
 A channel that can show a growing draft implements `DraftingChannel`. While the agent's turn
-runs, a `channels.draft_writer.DraftWriter` posts the draft once and edits it as text
-arrives; `send-reply` then finishes that same message with the exact final text
-(`finish_draft`) and posts any further chunks as new messages.
+runs, a `channels.draft_writer.DraftWriter` shows the draft as an ephemeral preview where the
+platform offers one for the chat (`preview_draft`: Telegram's `sendMessageDraft` in private
+chats; then the reply is posted as usual, and the preview goes), else posts the draft once
+and edits it as text arrives; `send-reply` then finishes that same message with the exact
+final text (`finish_draft`) and posts any further chunks as new messages.
 
 The draft's platform message id is kept durably per run (`DraftLog`, in the runtime's
 delivery records) before anything else happens to it, so a retried or resumed run edits the
@@ -35,6 +37,15 @@ class DraftingChannel(Channel, Protocol):
     @property
     def stream_replies(self) -> bool | None:
         """This channel's own STREAM_REPLIES setting; None follows the deployment's."""
+        ...
+
+    def preview_draft(
+        self, key: str, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> bool:
+        """Show `text` as an ephemeral preview (not a message: nothing to finish or delete)
+        identified by `key`, the same for every retry of the run; False when the platform
+        offers no preview for this chat (then the writer posts and edits). Raises a
+        `PlatformError` (`RateLimited` on 429)."""
         ...
 
     def post_draft(

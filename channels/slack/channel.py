@@ -140,6 +140,12 @@ class SlackChannel:
         """SLACK_DRAFT_EVERY, in every kind of conversation."""
         return self.settings.slack_draft_every
 
+    def preview_draft(
+        self, key: str, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> bool:
+        """Slack has no ephemeral previews: always False (drafts are posted and updated)."""
+        return False
+
     def post_draft(
         self, text: str, destination: Destination, channel_meta: Mapping[str, Any]
     ) -> str:

@@ -44,7 +44,21 @@ PRIVATE = Destination(chat_id=str(payloads.PRIVATE_CHAT["id"]), message_id="1365
 @pytest.fixture
 def drafting(telegram_api: FakeTelegramApi) -> Iterator[TelegramChannel]:
     """A Telegram channel that edits drafts every EDIT_EVERY s, against a fake that allows
-    one edit per EDIT_EVERY s per chat and answers 429 to anything faster."""
+    one edit per EDIT_EVERY s per chat and answers 429 to anything faster. Previews
+    (`sendMessageDraft`) are off: these tests are about the message edited in place."""
+    telegram_api.edit_every = EDIT_EVERY
+    settings = telegram_settings(
+        telegram_api, telegram_draft_every=EDIT_EVERY, telegram_draft_previews=False
+    )
+    channel = TelegramChannel(settings)
+    yield channel
+    channel.api.close()
+
+
+@pytest.fixture
+def previewing(telegram_api: FakeTelegramApi) -> Iterator[TelegramChannel]:
+    """A Telegram channel that streams drafts as `sendMessageDraft` previews in private chats
+    (the default), every EDIT_EVERY s."""
     telegram_api.edit_every = EDIT_EVERY
     channel = TelegramChannel(telegram_settings(telegram_api, telegram_draft_every=EDIT_EVERY))
     yield channel
@@ -60,6 +74,28 @@ def fleet(
     tmp_path: Path,
 ) -> Iterator[TestClient]:
     """The webhook route, the agent and the channel functions on one fakeredis runtime."""
+    yield from _fleet(runtime, registry, model_server, drafting, tmp_path)
+
+
+@pytest.fixture
+def preview_fleet(
+    runtime: Runtime,
+    registry: FunctionRegistry,
+    model_server: ModelServer,
+    previewing: TelegramChannel,
+    tmp_path: Path,
+) -> Iterator[TestClient]:
+    """Like `fleet`, with previews on."""
+    yield from _fleet(runtime, registry, model_server, previewing, tmp_path)
+
+
+def _fleet(
+    runtime: Runtime,
+    registry: FunctionRegistry,
+    model_server: ModelServer,
+    drafting: TelegramChannel,
+    tmp_path: Path,
+) -> Iterator[TestClient]:
     for fn in (handle_message, *FUNCTIONS):
         registry.register(fn)
     runtime.register_functions()
@@ -264,3 +300,77 @@ def test_a_429_holds_the_next_edit_back(
     # only one, and the draft keeps its first text
     assert len(telegram_api.calls_to("editMessageText")) == 1
     assert telegram_api.messages[0]["text"] == "One"
+
+
+def test_a_private_chat_sees_previews_then_one_message_with_the_exact_reply(
+    preview_fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a model that writes an answer slowly, and a Bot API that offers sendMessageDraft
+    answer = PARAGRAPH * 6
+    model_server.script(Reply.answer(answer, chunk=8, pace=0.01))
+    # When a private message arrives and the turn and the delivery run
+    _say(preview_fleet)
+    drain(runtime)
+    # Then the answer grew as previews of one draft, each a prefix of the answer
+    previews = telegram_api.calls_to("sendMessageDraft")
+    assert len(previews) >= 2, previews
+    assert {call.params["draft_id"] for call in previews} != {0}
+    assert len({call.params["draft_id"] for call in previews}) == 1
+    # And the reply is one message sent once with the exact final text, never edited, and no
+    # preview is left showing
+    (message,) = telegram_api.messages
+    assert message["raw_text"] == to_chunks(answer.strip())[0].html
+    assert message["reply_to_message"] == {"message_id": 1365}
+    assert telegram_api.calls_to("editMessageText") == []
+    assert telegram_api.drafts == {}
+
+
+def test_a_bot_api_without_previews_falls_back_to_edits_and_remembers(
+    runtime: Runtime, previewing: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a Bot API server that does not know sendMessageDraft
+    telegram_api.drafts_supported = False
+    # When two turns draw drafts in a private chat
+    for run in ("run-a", "run-b"):
+        writer = DraftWriter(previewing, PRIVATE, {"chat_type": "private"}, DraftLog(runtime, run))
+        writer.show(f"Draft of {run}")
+        wait_until(
+            lambda run=run: any(m["text"] == f"Draft of {run}" for m in telegram_api.messages),
+            "the draft to be posted as a message",
+        )
+        writer.close()
+    # Then each draft became a message, and the refused method was tried only once
+    assert [m["text"] for m in telegram_api.messages] == ["Draft of run-a", "Draft of run-b"]
+    assert len(telegram_api.calls_to("sendMessageDraft")) == 1
+
+
+def test_a_group_chat_is_drafted_by_edits_even_with_previews_on(
+    runtime: Runtime, previewing: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a group chat (previews are for private chats only)
+    group = Destination(chat_id="-1001234", message_id="7")
+    writer = DraftWriter(previewing, group, {"chat_type": "supergroup"}, DraftLog(runtime, "g"))
+    # When a draft is drawn
+    writer.show("Group draft")
+    wait_until(lambda: telegram_api.messages, "the draft to be posted")
+    writer.close()
+    # Then it is a message, and no preview was attempted
+    assert telegram_api.messages[0]["text"] == "Group draft"
+    assert telegram_api.calls_to("sendMessageDraft") == []
+
+
+def test_an_interrupted_preview_says_so(
+    runtime: Runtime, previewing: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a preview showing half an answer
+    writer = DraftWriter(previewing, PRIVATE, {"chat_type": "private"}, DraftLog(runtime, "p"))
+    writer.show("Half an ans")
+    wait_until(lambda: telegram_api.drafts, "the preview to be shown")
+    # When the turn is cancelled
+    writer.close(interrupted=True)
+    # Then the preview (which fades by itself) says it was cut short, and no message was sent
+    assert list(telegram_api.drafts.values()) == ["Half an ans\n\n(interrupted)"]
+    assert telegram_api.messages == []
