@@ -14,6 +14,7 @@ retried and deduplicated here like any reply.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from channels.base import Channel
@@ -145,9 +146,15 @@ def _finish_draft(
         return
     if 0 in delivery.posted():
         return
-    message_id = DraftLog(runtime, data.run_id).message_id()
+    drafts = DraftLog(runtime, data.run_id)
+    message_id = drafts.message_id()
     if message_id is None:
         return
+    # The last draft edit may have been a moment ago: wait out only what is left of the
+    # platform's pace (at most one interval), not a 429's whole-second retry_after.
+    wait = min(drafts.held_for(), channel.draft_interval(data.destination))
+    if wait > 0:
+        time.sleep(wait)
     channel.finish_draft(message_id, data.response, data.destination, data.channel_meta)
     delivery.record(0, message_id)
 

@@ -118,6 +118,7 @@ class DraftWriter:
         except RateLimited as exc:
             log.info("draft edit rate limited; next one in %s s", exc.retry_after)
             self._not_before = time.monotonic() + exc.retry_after
+            self._hold(exc.retry_after)
             return True
         except (PlatformError, BusUnavailableError) as exc:
             log.warning("drafting stopped: %s", exc)
@@ -136,3 +137,9 @@ class DraftWriter:
             self._drafts.record(message_id)
         else:
             self._channel.edit_draft(self._message_id, text, self._destination, self._meta)
+        self._hold(self._every)
+
+    def _hold(self, seconds: float) -> None:
+        """Tell the final delivery when the platform takes the next edit of the message."""
+        if self._message_id is not None:
+            self._drafts.hold(seconds)

@@ -23,6 +23,7 @@ from harness.events import Destination
 from harness.runtime import Runtime
 
 _DRAFT_INDEX = 0
+_QUIET_UNTIL = 1
 
 
 @runtime_checkable
@@ -79,9 +80,11 @@ class DraftingChannel(Channel, Protocol):
 
 
 class DraftLog:
-    """Where one run's draft is on the platform. Methods raise `BusUnavailableError`."""
+    """Where one run's draft is on the platform, and until when the platform wants it left
+    alone. Methods raise `BusUnavailableError`."""
 
     def __init__(self, runtime: Runtime, run_id: str) -> None:
+        self._runtime = runtime
         self._records = runtime.deliveries
         self.key = f"draft:{run_id}"
 
@@ -92,6 +95,19 @@ class DraftLog:
     def record(self, message_id: str) -> None:
         """Remember the draft's message id. Idempotent."""
         self._records.record(self.key, _DRAFT_INDEX, message_id)
+
+    def hold(self, seconds: float) -> None:
+        """The platform refuses another edit of the draft for `seconds` from now (its pace
+        after our last edit, or a 429's `retry_after`)."""
+        until = self._runtime.now_ms() + int(seconds * 1000)
+        self._records.record(self.key, _QUIET_UNTIL, str(until))
+
+    def held_for(self) -> float:
+        """Seconds left before the platform takes another edit of the draft (0 when none)."""
+        raw = self._records.posted(self.key).get(_QUIET_UNTIL)
+        if raw is None or not raw.isdigit():
+            return 0.0
+        return max(0.0, (int(raw) - self._runtime.now_ms()) / 1000)
 
 
 def streams_replies(channel: Channel, deployment_default: bool) -> bool:
