@@ -373,3 +373,24 @@ def test_an_interrupted_preview_says_so(
     # Then the preview (which fades by itself) says it was cut short, and no message was sent
     assert list(telegram_api.drafts.values()) == ["Half an ans\n\n(interrupted)"]
     assert telegram_api.messages == []
+
+
+def test_a_running_tool_shows_what_it_does_in_the_draft_then_the_answer_replaces_it(
+    preview_fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a model that first reads a file, then answers
+    model_server.script(
+        Reply.tool("read", {"path": "notes/plan.md"}), Reply.answer(PARAGRAPH, chunk=8)
+    )
+    # When a private message arrives and the turn runs
+    _say(preview_fleet)
+    drain(runtime)
+    # Then the first preview was the status line, the path in code
+    first = telegram_api.calls_to("sendMessageDraft")[0]
+    assert first.params["text"] == "<i>reading</i> <code>notes/plan.md</code>", first
+    # And the reply is the answer alone
+    (message,) = telegram_api.messages
+    assert message["raw_text"] == to_chunks(PARAGRAPH.strip())[0].html
