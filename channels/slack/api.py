@@ -96,16 +96,57 @@ class SlackApi:
         self._names = _TtlCache(user_cache_ttl, clock)
         self._bot_user_id: str | None = None
 
-    def post_message(self, channel: str, text: str, *, thread_ts: str | None = None) -> str:
-        """Post mrkdwn `text` to `channel` (in the thread `thread_ts`, if given); return the new
-        message's ts."""
+    def post_message(
+        self,
+        channel: str,
+        text: str,
+        *,
+        thread_ts: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Post mrkdwn `text` to `channel` (in the thread `thread_ts`, if given), with message
+        `metadata` (`event_type`, `event_payload`) if given; return the new message's ts."""
         response = call_slack(
             "chat.postMessage",
             lambda: self._client.chat_postMessage(
-                channel=channel, text=text, thread_ts=thread_ts, mrkdwn=True, unfurl_links=False
+                channel=channel,
+                text=text,
+                thread_ts=thread_ts,
+                mrkdwn=True,
+                unfurl_links=False,
+                metadata=dict(metadata) if metadata else None,
             ),
         )
         return str(response["ts"])
+
+    def recent_metadata(
+        self, channel: str, *, thread_ts: str | None, event_type: str, limit: int = 100
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """(ts, event_payload) of the recent messages in the thread `thread_ts` (or, without
+        one, in `channel`) whose metadata is of `event_type`, newest first for a channel.
+        Reads at most `limit` messages (`conversations.replies` / `conversations.history`,
+        Tier 3)."""
+        if thread_ts:
+            response = call_slack(
+                "conversations.replies",
+                lambda: self._client.conversations_replies(
+                    channel=channel, ts=thread_ts, include_all_metadata=True, limit=limit
+                ),
+            )
+        else:
+            response = call_slack(
+                "conversations.history",
+                lambda: self._client.conversations_history(
+                    channel=channel, include_all_metadata=True, limit=limit
+                ),
+            )
+        found: list[tuple[str, dict[str, Any]]] = []
+        for message in response.get("messages") or []:
+            metadata = message.get("metadata") or {}
+            payload = metadata.get("event_payload")
+            if metadata.get("event_type") == event_type and isinstance(payload, dict):
+                found.append((str(message.get("ts")), payload))
+        return found
 
     def post_blocks(
         self, channel: str, text: str, blocks: list[dict[str, Any]], *, thread_ts: str | None
