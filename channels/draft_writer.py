@@ -82,7 +82,22 @@ class DraftWriter:
             self._cond.notify_all()
         self._thread.join(CLOSE_WAIT_S)
         if interrupted and self._shown and (self._previewing or self._message_id is not None):
-            self._write(self._shown + INTERRUPTED_NOTE)
+            self._mark_interrupted()
+
+    def _mark_interrupted(self) -> None:
+        """Show the draft as cut short, as soon as the platform takes it: waits out the
+        platform's pace (or a 429's `retry_after`), twice at most, within `CLOSE_WAIT_S`."""
+        text = self._shown + INTERRUPTED_NOTE
+        deadline = time.monotonic() + CLOSE_WAIT_S
+        for _ in range(2):
+            wait = self._not_before - time.monotonic()
+            if wait > 0 and time.monotonic() + wait > deadline:
+                break
+            if wait > 0:
+                time.sleep(wait)
+            if not self._write(text) or self._shown == text:
+                return
+        log.warning("the interrupted draft could not be marked: the platform kept refusing")
 
     # -- the thread --------------------------------------------------------------------
     def _run(self) -> None:

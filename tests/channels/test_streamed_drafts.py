@@ -3,6 +3,7 @@ with the exact final text by `send-reply`."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from channels.delivery import _Attempt, _deliver
 from channels.draft_writer import DraftWriter
 from channels.drafts import DraftLog
 from channels.handlers import FUNCTIONS
+from channels.notices import RECONSIDER_TEXT
 from channels.slack.channel import SlackChannel
 from channels.slack.format import to_chunks as slack_chunks
 from channels.telegram.channel import TelegramChannel
@@ -22,7 +24,9 @@ from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import HANDLE_MESSAGE, handle_message
 from harness.events import Destination, ReplyReady
 from harness.runtime import Runtime, run_id_for, set_runtime
-from harness.runtime.functions import FunctionRegistry
+from harness.runtime.executor import advance
+from harness.runtime.functions import Function, FunctionRegistry, Singleton
+from harness.runtime.kicker import RecordingKicker
 from harness.runtime.testing import drain
 from harness.settings import Settings
 from harness.web import create_app
@@ -89,14 +93,37 @@ def preview_fleet(
     yield from _fleet(runtime, registry, model_server, previewing, tmp_path)
 
 
+@pytest.fixture(params=["edits", "previews"])
+def cancel_fleet(
+    request: pytest.FixtureRequest,
+    runtime: Runtime,
+    registry: FunctionRegistry,
+    model_server: ModelServer,
+    drafting: TelegramChannel,
+    previewing: TelegramChannel,
+    tmp_path: Path,
+) -> Iterator[TestClient]:
+    """Like `fleet` (drafts edited, or previews), with ON_NEW_MESSAGE=cancel, and leases
+    renewed often so that a cancel request reaches the running turn within a fraction of a
+    second, as it would on a worker."""
+    spec = handle_message.spec.model_copy(
+        update={"singleton": Singleton(key="event.data.session_key", mode="cancel")}
+    )
+    agent = Function(spec=spec, handler=handle_message.handler)
+    runtime.lease_ttl = 0.6
+    channel = drafting if request.param == "edits" else previewing
+    yield from _fleet(runtime, registry, model_server, channel, tmp_path, agent=agent)
+
+
 def _fleet(
     runtime: Runtime,
     registry: FunctionRegistry,
     model_server: ModelServer,
     drafting: TelegramChannel,
     tmp_path: Path,
+    agent: Function = handle_message,
 ) -> Iterator[TestClient]:
-    for fn in (handle_message, *FUNCTIONS):
+    for fn in (agent, *FUNCTIONS):
         registry.register(fn)
     runtime.register_functions()
     set_runtime(runtime)
@@ -128,11 +155,12 @@ def send_reply_with_draft(
         channel_registry.reset()
 
 
-def _say(fleet: TestClient, text: str = "Why tides?") -> str:
+def _say(fleet: TestClient, text: str = "Why tides?", update_id: int = 10000) -> str:
     """Deliver a private Telegram message; return the agent's run id."""
+    payload = payloads.tg_private_text(update_id=update_id, text=text)
     response = fleet.post(
         "/webhooks/telegram",
-        json=payloads.tg_private_text(text=text),
+        json=payload,
         headers={"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET},
     )
     assert response.status_code == 200, response.text
@@ -394,3 +422,50 @@ def test_a_running_tool_shows_what_it_does_in_the_draft_then_the_answer_replaces
     # And the reply is the answer alone
     (message,) = telegram_api.messages
     assert message["raw_text"] == to_chunks(PARAGRAPH.strip())[0].html
+
+
+def test_a_new_message_cancels_a_turn_mid_stream_and_leaves_no_half_answer(
+    cancel_fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given ON_NEW_MESSAGE=cancel and a model that writes its first answer slowly
+    model_server.script(
+        Reply.answer(PARAGRAPH * 30, chunk=8, pace=0.02), Reply.answer("Tea it is, then.")
+    )
+    first = _say(cancel_fleet, "Why tides?")
+    kicker = runtime.kicker
+    assert isinstance(kicker, RecordingKicker)
+
+    def second_worker() -> None:
+        # When the person writes again while the first answer is being drawn, and a second
+        # worker takes the new message (which asks the running turn to stop)
+        wait_until(
+            lambda: telegram_api.messages or telegram_api.drafts, "the first draft", timeout=30
+        )
+        _say(cancel_fleet, "Never mind: tea?", update_id=10001)
+        while kicker.pending:
+            kick = kicker.pending.popleft()
+            advance(runtime, kick.run_id, kick.seq)
+
+    helper = threading.Thread(target=second_worker)
+    helper.start()
+    drain(runtime)  # the first worker: the first turn, then whatever it frees
+    helper.join(30)
+    drain(runtime)
+    # Then the first turn was cancelled before its answer was done
+    assert runtime.ledger.run(first).status == "cancelled"  # type: ignore[union-attr]
+    assert len(model_server.requests) == 2
+    # And the chat holds the notice that the new message is being considered, then the second
+    # answer: the first turn's draft became the notice (edits) or was never a message
+    # (previews), so no half answer is left passing for a whole one
+    texts = [m["text"] for m in telegram_api.messages]
+    assert texts == [RECONSIDER_TEXT, "Tea it is, then."], texts
+    if telegram_api.calls_to("editMessageText"):
+        drafted = telegram_api.calls_to("sendMessage")[0].params["text"]
+        assert PARAGRAPH.startswith(drafted[:8]), drafted
+    else:
+        assert telegram_api.calls_to("sendMessageDraft"), "the first answer was never shown"
+    # And no preview is left showing
+    assert telegram_api.drafts == {}
