@@ -12,7 +12,7 @@ from channels import registry as channel_registry
 from channels.handlers import FUNCTIONS
 from channels.slack.channel import DELIVERY_EVENT, SlackChannel
 from channels.slack.format import to_chunks
-from harness.events import REPLY_READY
+from harness.events import REPLY_READY, Destination
 from harness.runtime import Runtime, publish, set_runtime
 from harness.runtime.deliveries import DeliveryRecords
 from harness.runtime.functions import FunctionRegistry
@@ -101,3 +101,19 @@ def test_a_first_attempt_does_not_read_the_thread(bus: Runtime, slack_api: FakeS
     # Then it was posted once, without spending a history call on it
     assert [m["text"] for m in slack_api.messages] == ["Hello"]
     assert slack_api.calls_to("conversations.replies") == []
+
+
+def test_chunks_posted_outside_a_thread_are_found_in_the_channel(
+    slack: SlackChannel, slack_api: FakeSlackApi
+) -> None:
+    # Given a reply posted in a DM, outside any thread, next to another reply's message
+    dm = Destination(chat_id="D024BE91L")
+    slack.send_reply("Other.", dm, {}, "reply-6")
+    slack.send_reply(LONG_REPLY, dm, {}, "reply-7")
+    # When a retry looks for what reply-7 already posted
+    found = slack.find_posted(LONG_REPLY, dm, {}, "reply-7")
+    # Then it finds its three chunks by their metadata, and nothing of the other reply
+    by_ts = {m["ts"]: m for m in slack_api.messages}
+    assert sorted(found) == [0, 1, 2]
+    assert [by_ts[found[i]]["text"] for i in range(3)] == to_chunks(LONG_REPLY)
+    assert slack_api.calls_to("conversations.history")

@@ -469,3 +469,24 @@ def test_a_new_message_cancels_a_turn_mid_stream_and_leaves_no_half_answer(
         assert telegram_api.calls_to("sendMessageDraft"), "the first answer was never shown"
     # And no preview is left showing
     assert telegram_api.drafts == {}
+
+
+def test_an_unchanged_preview_is_shown_again_before_it_fades(
+    runtime: Runtime,
+    previewing: TelegramChannel,
+    telegram_api: FakeTelegramApi,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given previews refreshed after 0.3 s unchanged (instead of 20 s; one fades after ~30 s)
+    monkeypatch.setattr("channels.draft_writer.PREVIEW_REFRESH_S", 0.3)
+    writer = DraftWriter(previewing, PRIVATE, {"chat_type": "private"}, DraftLog(runtime, "l"))
+    # When a status line stays while a long tool runs
+    writer.show("_running bash:_ `make`")
+    wait_until(
+        lambda: len(telegram_api.calls_to("sendMessageDraft")) >= 3, "the preview to be renewed"
+    )
+    writer.close()
+    # Then the same preview was shown again, not a new one
+    calls = telegram_api.calls_to("sendMessageDraft")
+    assert {c.params["text"] for c in calls} == {calls[0].params["text"]}
+    assert {c.params["draft_id"] for c in calls} == {calls[0].params["draft_id"]}
