@@ -117,3 +117,15 @@ def test_chunks_posted_outside_a_thread_are_found_in_the_channel(
     assert sorted(found) == [0, 1, 2]
     assert [by_ts[found[i]]["text"] for i in range(3)] == to_chunks(LONG_REPLY)
     assert slack_api.calls_to("conversations.history")
+
+
+def test_a_long_thread_is_read_page_by_page(slack: SlackChannel, slack_api: FakeSlackApi) -> None:
+    # Given a thread that Slack lists two messages a page, holding a three-chunk reply
+    slack_api.page_limit = 2
+    thread = Destination(chat_id="C123ABC456", thread_id="1355517523.000005")
+    posted = slack.send_reply(LONG_REPLY, thread, {}, "reply-7")
+    # When a retry looks for what the reply already posted
+    found = slack.find_posted(LONG_REPLY, thread, {}, "reply-7")
+    # Then it found every chunk, the last one on the second page
+    assert found == dict(enumerate(posted))
+    assert len(slack_api.calls_to("conversations.replies")) == 2

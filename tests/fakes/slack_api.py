@@ -9,7 +9,8 @@ the token (a `token` inside a JSON body is ignored), `msg_too_long` over 40,000 
 limited to one call per `update_every` seconds for the workspace (Tier 3). A message posted
 with `metadata` keeps it; `conversations.replies` (a thread, oldest first) and
 `conversations.history` (a channel's top-level messages, newest first) return it only with
-`include_all_metadata`. Every call is recorded; `fail_next` scripts failures.
+`include_all_metadata`; a thread comes in pages of `limit` (at most `page_limit`) with a
+`next_cursor`. Every call is recorded; `fail_next` scripts failures.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class FakeSlackApi(FakeHttpServer[Call]):
         super().__init__()
         self.token = token
         self.update_every = 1.2
+        self.page_limit = 1000
         self.rate_limited = 0
         self._last_update = -1e9
         self._state = _State()
@@ -302,7 +304,12 @@ class FakeSlackApi(FakeHttpServer[Call]):
                 for m in self._state.messages
                 if m["channel"] == channel and (m["ts"] == ts or m.get("thread_ts") == ts)
             ]
-        return {"messages": _listed(thread, params), "has_more": False}
+        start = int(params.get("cursor") or 0)
+        size = min(int(params.get("limit") or 100), self.page_limit)
+        page = {"messages": _listed(thread[start : start + size], params)}
+        if start + size < len(thread):
+            page.update(has_more=True, response_metadata={"next_cursor": str(start + size)})
+        return {**page, "has_more": page.get("has_more", False)}
 
     def _m_conversations_history(self, params: dict[str, Any]) -> dict[str, Any]:
         """A channel's top-level messages, newest first."""
