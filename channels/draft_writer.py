@@ -78,8 +78,10 @@ class DraftWriter:
         hangs past `CLOSE_WAIT_S`). With `interrupted`, the draft is left marked as cut short.
         Idempotent; must not raise."""
         with self._cond:
-            self._closing = True
+            closed, self._closing = self._closing, True
             self._cond.notify_all()
+        if closed:
+            return
         self._thread.join(CLOSE_WAIT_S)
         if interrupted and self._shown and (self._previewing or self._message_id is not None):
             self._mark_interrupted()

@@ -20,7 +20,12 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from channels.errors import MessageFormatError, PermanentPlatformError
+from channels.errors import (
+    DestinationError,
+    MessageFormatError,
+    MessageRejected,
+    PermanentPlatformError,
+)
 from channels.telegram.api import TelegramApi
 from channels.telegram.format import Chunk, to_chunks
 from harness.events import Destination
@@ -76,8 +81,9 @@ def draft_id(key: str) -> int:
 class Previews:
     """Whether this bot's drafts go as `sendMessageDraft` previews. Thread-safe.
 
-    On until the Bot API refuses the method for good (`PermanentPlatformError` other than a
-    formatting error): then off for the rest of the process, said once in the log."""
+    On until the Bot API refuses the method for good (a `PermanentPlatformError` that is not
+    about the chat or the text: an unknown method, a bot the method is not offered to): then
+    off for the rest of the process, said once in the log."""
 
     def __init__(self, enabled: bool) -> None:
         self._enabled = enabled
@@ -109,8 +115,8 @@ class Previews:
                 api.send_message_draft(
                     destination.chat_id, draft, chunk.plain, message_thread_id=thread
                 )
-        except MessageFormatError:
-            raise
+        except (MessageFormatError, DestinationError, MessageRejected):
+            raise  # about this chat or this text, not about previews
         except PermanentPlatformError as exc:
             with self._lock:
                 self._enabled = False

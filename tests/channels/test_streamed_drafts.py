@@ -490,3 +490,17 @@ def test_an_unchanged_preview_is_shown_again_before_it_fades(
     calls = telegram_api.calls_to("sendMessageDraft")
     assert {c.params["text"] for c in calls} == {calls[0].params["text"]}
     assert {c.params["draft_id"] for c in calls} == {calls[0].params["draft_id"]}
+
+
+def test_closing_an_interrupted_draft_twice_marks_it_once(
+    runtime: Runtime, previewing: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a preview of half an answer
+    writer = DraftWriter(previewing, PRIVATE, {"chat_type": "private"}, DraftLog(runtime, "x"))
+    writer.show("Half")
+    wait_until(lambda: telegram_api.drafts, "the preview to be shown")
+    # When the turn's draft is closed as interrupted twice (a cancel, then the turn's exit)
+    writer.close(interrupted=True)
+    writer.close(interrupted=True)
+    # Then it says once that it was cut short
+    assert list(telegram_api.drafts.values()) == ["Half\n\n(interrupted)"]
