@@ -504,3 +504,23 @@ def test_closing_an_interrupted_draft_twice_marks_it_once(
     writer.close(interrupted=True)
     # Then it says once that it was cut short
     assert list(telegram_api.drafts.values()) == ["Half\n\n(interrupted)"]
+
+
+def test_a_chat_that_blocked_the_bot_does_not_turn_previews_off_for_the_others(
+    runtime: Runtime, previewing: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given one person who blocked the bot
+    telegram_api.fail_next(status=403, method="sendMessageDraft")
+    blocked = DraftWriter(previewing, PRIVATE, {"chat_type": "private"}, DraftLog(runtime, "b"))
+    blocked.show("Never seen")
+    wait_until(lambda: telegram_api.calls_to("sendMessageDraft"), "the refused preview")
+    blocked.close()
+    # When another private chat's answer is drawn
+    other = Destination(chat_id="424242", message_id="9")
+    writer = DraftWriter(previewing, other, {"chat_type": "private"}, DraftLog(runtime, "o"))
+    writer.show("Seen")
+    wait_until(lambda: telegram_api.drafts, "the other chat's preview")
+    writer.close()
+    # Then it is still a preview, and nothing was posted as a message in either chat
+    assert list(telegram_api.drafts.values()) == ["Seen"]
+    assert telegram_api.messages == []
