@@ -3,9 +3,12 @@
 A scripted model writes a ~1,500-character answer slowly (10 characters every 20 ms, about
 three seconds, like a real model). Each round delivers one Telegram webhook to the web app,
 runs the turn and the delivery in this process on a fakeredis runtime (`drain`), and reads
-from the fake Bot API when the first text became visible (the draft's `sendMessage`) and when
-the whole reply was there (the last `editMessageText`, or the only `sendMessage` without
-streaming). Rounds alternate STREAM_REPLIES on and off. Median over the rounds.
+from the fake Bot API when the first text became visible (the first `sendMessageDraft`
+preview, or the draft's `sendMessage`) and when the whole reply was there (the last
+`sendMessage` or `editMessageText`). Each round runs three ways: drafts as previews
+(`sendMessageDraft`, the default in a private chat), drafts as a message edited in place
+(TELEGRAM_DRAFT_PREVIEWS=false, as in a group) and STREAM_REPLIES=false, whose full reply is
+the floor: the time the answer takes to be written and sent once. Median over the rounds.
 
 Usage: python -m bench.streaming [--rounds 5] [--pace 0.02]
 """
@@ -52,6 +55,13 @@ class TimedTelegram(FakeTelegramApi):
         self._times = threading.Lock()
         self.sent_at: list[float] = []
         self.edited_at: list[float] = []
+        self.previewed_at: list[float] = []
+
+    def _m_sendMessageDraft(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        result = super()._m_sendMessageDraft(params)
+        with self._times:
+            self.previewed_at.append(time.perf_counter())
+        return result
 
     def _m_sendMessage(self, params: dict[str, Any]) -> tuple[Any, str | None]:
         result = super()._m_sendMessage(params)
@@ -66,8 +76,13 @@ class TimedTelegram(FakeTelegramApi):
         return result
 
 
-def one_turn(stream: bool, pace: float, workspace: Path) -> tuple[float, float, int]:
-    """(seconds to first visible text, seconds to the full reply, edits) for one turn."""
+MODES = {"previews": (True, True), "edits": (True, False), "off": (False, False)}
+"""Mode name -> (STREAM_REPLIES, TELEGRAM_DRAFT_PREVIEWS)."""
+
+
+def one_turn(mode: str, pace: float, workspace: Path) -> tuple[float, float, int]:
+    """(seconds to first visible text, seconds to the full reply, draft writes) for one turn."""
+    stream, previews = MODES[mode]
     with ModelServer() as model, TimedTelegram() as telegram:
         registry = FunctionRegistry()
         runtime = Runtime(
@@ -81,7 +96,7 @@ def one_turn(stream: bool, pace: float, workspace: Path) -> tuple[float, float, 
         set_runtime(runtime)
         settings = make_settings(workspace, model, dm_policy="open", stream_replies=stream)
         set_agent_deps(build_deps(settings))
-        channel = TelegramChannel(telegram_settings(telegram))
+        channel = TelegramChannel(telegram_settings(telegram, telegram_draft_previews=previews))
         channel_registry.reset()
         channel_registry.register("telegram", lambda: channel)
         model.script(Reply.answer(ANSWER, chunk=10, pace=pace))
@@ -96,9 +111,9 @@ def one_turn(stream: bool, pace: float, workspace: Path) -> tuple[float, float, 
             response.raise_for_status()
             drain(runtime)
         channel.api.close()
-        first = telegram.sent_at[0] - start
+        first = min([*telegram.previewed_at, *telegram.sent_at]) - start
         full = max([*telegram.sent_at, *telegram.edited_at]) - start
-        return first, full, len(telegram.edited_at)
+        return first, full, len(telegram.edited_at) + len(telegram.previewed_at)
 
 
 def main() -> None:
@@ -107,25 +122,31 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--pace", type=float, default=0.02)
     args = parser.parse_args()
-    results: dict[bool, list[tuple[float, float, int]]] = {True: [], False: []}
+    results: dict[str, list[tuple[float, float, int]]] = {mode: [] for mode in MODES}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.rounds):
-            for stream in (True, False):
-                workspace = Path(tmp) / f"ws-{i}-{stream}"
-                results[stream].append(one_turn(stream, args.pace, workspace))
+            for mode in MODES:
+                workspace = Path(tmp) / f"ws-{i}-{mode}"
+                results[mode].append(one_turn(mode, args.pace, workspace))
     set_agent_deps(None)
     set_runtime(None)
     channel_registry.reset()
     print(f"answer: {len(ANSWER)} characters, 10 per delta every {args.pace * 1000:g} ms")
-    print("| STREAM_REPLIES | first visible text, s | full reply, s | first / full | edits |")
-    print("|---|---|---|---|---|")
-    for stream in (True, False):
-        rows = results[stream]
+    floor = statistics.median(r[1] for r in results["off"])
+    print(
+        "| drafts | first visible text, s | full reply, s | first / floor | full / floor "
+        "| draft writes |"
+    )
+    print("|---|---|---|---|---|---|")
+    for mode, rows in results.items():
         first = statistics.median(r[0] for r in rows)
         full = statistics.median(r[1] for r in rows)
-        edits = statistics.median(r[2] for r in rows)
-        label = "true" if stream else "false"
-        print(f"| {label} | {first:.2f} | {full:.2f} | {first / full:.2f} | {edits:g} |")
+        writes = statistics.median(r[2] for r in rows)
+        print(
+            f"| {mode} | {first:.2f} | {full:.2f} | {first / floor:.2f} | {full / floor:.2f} "
+            f"| {writes:g} |"
+        )
+    print(f"floor (STREAM_REPLIES=false, the full reply): {floor:.2f} s")
 
 
 if __name__ == "__main__":

@@ -155,6 +155,24 @@ class RefreshingChannel(Channel, Protocol):
         ...
 
 
+@runtime_checkable
+class RecoveringChannel(Channel, Protocol):
+    """A channel that tags each chunk it posts with the reply's key and can find those chunks
+    again, so a delivery whose record was lost (a crash between the platform's answer and our
+    write) does not post them twice."""
+
+    def find_posted(
+        self,
+        response: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+        reply_key: str,
+    ) -> dict[int, str]:
+        """Chunk index -> platform message id of the chunks of reply `reply_key` already in
+        `destination` (looking at its recent messages only). Raises a `PlatformError`."""
+        ...
+
+
 @dataclass(frozen=True)
 class Download:
     """A fetched file: its bytes and the content type the platform served it with."""

@@ -16,10 +16,12 @@ retried and deduplicated here like any reply.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
-from channels.base import Channel
+from channels.base import Channel, RecoveringChannel
 from channels.drafts import DraftingChannel, DraftLog
+from channels.errors import PlatformError
 from channels.media.outbox import post_file
 from channels.registry import channel_or_none
 from harness.errors import ConfigurationError, NonRetriableError
@@ -58,6 +60,10 @@ class DeliveryLog:
     def record(self, index: int, message_id: str) -> None:
         """Remember that chunk `index` was posted as `message_id`."""
         self._records.record(self.reply_id, index, message_id)
+
+    def begin(self) -> bool:
+        """Note that an attempt starts; True when an earlier one already did."""
+        return self._records.begin(self.reply_id)
 
 
 DELIVERY_ORDER = Singleton(key="event.data.destination.chat_id", mode="queue")
@@ -145,6 +151,8 @@ def _deliver(attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any]) -> 
     if channel is None:
         raise ConfigurationError(f"channel {data.channel!r} is no longer available")
     delivery = DeliveryLog(attempt.runtime, attempt.reply_id)
+    if delivery.begin():
+        _recover(channel, data, delivery)
     _finish_draft(attempt.runtime, channel, data, delivery)
     already = delivery.posted()
     if already:
@@ -169,6 +177,30 @@ def _deliver(attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any]) -> 
     return [message_id for _, message_id in sorted(delivery.posted().items())]
 
 
+def _recover(channel: Channel, data: ReplyReady, delivery: DeliveryLog) -> None:
+    """An earlier attempt may have posted chunks and died before recording them: where the
+    platform can tell (`RecoveringChannel`), record those it already holds so they are not
+    posted again."""
+    if not isinstance(channel, RecoveringChannel):
+        return
+    try:
+        found = channel.find_posted(
+            data.response, data.destination, data.channel_meta, delivery.reply_id
+        )
+    except PlatformError as exc:  # best effort: at worst the chunk in flight goes twice
+        log.warning(
+            "reply %s: could not look for chunks already posted: %s", delivery.reply_id, exc
+        )
+        return
+    recorded = delivery.posted()
+    for index, message_id in sorted(found.items()):
+        if index not in recorded:
+            log.info(
+                "reply %s: chunk %d was already posted, recording it", delivery.reply_id, index
+            )
+            delivery.record(index, message_id)
+
+
 def _finish_draft(
     runtime: Runtime, channel: Channel, data: ReplyReady, delivery: DeliveryLog
 ) -> None:
@@ -178,9 +210,15 @@ def _finish_draft(
         return
     if 0 in delivery.posted():
         return
-    message_id = DraftLog(runtime, data.run_id).message_id()
+    drafts = DraftLog(runtime, data.run_id)
+    message_id = drafts.message_id()
     if message_id is None:
         return
+    # The last draft edit may have been a moment ago: wait out only what is left of the
+    # platform's pace (at most one interval), not a 429's whole-second retry_after.
+    wait = min(drafts.held_for(), channel.draft_interval(data.destination))
+    if wait > 0:
+        time.sleep(wait)
     channel.finish_draft(message_id, data.response, data.destination, data.channel_meta)
     delivery.record(0, message_id)
 

@@ -1,11 +1,13 @@
 """The draft of one turn on its chat platform, drawn by a background thread at the platform's pace.
 
 `show(text)` only stores the latest text and returns: the model's stream never waits on the
-platform. The thread posts the draft once (or, after a retry or a restart, finds the one the
-run already posted in its `DraftLog`), then edits it with the latest text at most once per
-`draft_interval` seconds, skipping the texts that came in between. A 429 pushes the next edit
-back by its `retry_after`; any other platform error stops the drafting for this turn (the
-final reply is still delivered by `send-reply`).
+platform. Where the platform offers an ephemeral preview for the chat (`preview_draft`), the
+thread shows the latest text there, refreshing it every `PREVIEW_REFRESH_S` while nothing new
+comes (a Telegram preview fades after about 30 s); else it posts the draft once (or, after a
+retry or a restart, finds the one the run already posted in its `DraftLog`) and edits it.
+Either way at most once per `draft_interval` seconds, skipping the texts that came in
+between. A 429 pushes the next write back by its `retry_after`; any other platform error
+stops the drafting for this turn (the final reply is still delivered by `send-reply`).
 
     writer = DraftWriter(channel, destination, meta, DraftLog(runtime, run_id))
     writer.show("Hello, wor")
@@ -28,6 +30,8 @@ from harness.events import Destination
 log = logging.getLogger(__name__)
 
 INTERRUPTED_NOTE = "\n\n_(interrupted)_"
+PREVIEW_REFRESH_S = 20.0
+"""How long an unchanged preview is left before it is shown again."""
 CLOSE_WAIT_S = 15.0
 """How long `close` waits for an edit in flight (a platform call times out after 10 s)."""
 
@@ -52,6 +56,7 @@ class DraftWriter:
         self._shown = ""
         self._closing = False
         self._message_id: str | None = None
+        self._previewing = True
         self._not_before = 0.0
         self._thread = threading.Thread(target=self._run, name="draft-writer", daemon=True)
         self._thread.start()
@@ -73,11 +78,28 @@ class DraftWriter:
         hangs past `CLOSE_WAIT_S`). With `interrupted`, the draft is left marked as cut short.
         Idempotent; must not raise."""
         with self._cond:
-            self._closing = True
+            closed, self._closing = self._closing, True
             self._cond.notify_all()
+        if closed:
+            return
         self._thread.join(CLOSE_WAIT_S)
-        if interrupted and self._message_id is not None and self._shown:
-            self._write(self._shown + INTERRUPTED_NOTE)
+        if interrupted and self._shown and (self._previewing or self._message_id is not None):
+            self._mark_interrupted()
+
+    def _mark_interrupted(self) -> None:
+        """Show the draft as cut short, as soon as the platform takes it: waits out the
+        platform's pace (or a 429's `retry_after`), twice at most, within `CLOSE_WAIT_S`."""
+        text = self._shown + INTERRUPTED_NOTE
+        deadline = time.monotonic() + CLOSE_WAIT_S
+        for _ in range(2):
+            wait = self._not_before - time.monotonic()
+            if wait > 0 and time.monotonic() + wait > deadline:
+                break
+            if wait > 0:
+                time.sleep(wait)
+            if not self._write(text) or self._shown == text:
+                return
+        log.warning("the interrupted draft could not be marked: the platform kept refusing")
 
     # -- the thread --------------------------------------------------------------------
     def _run(self) -> None:
@@ -86,29 +108,34 @@ class DraftWriter:
         except BusUnavailableError:
             log.warning("draft not started: the run's draft record is unreachable")
             return
+        self._previewing = self._message_id is None
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._closing or self._latest != self._shown)
+                changed = self._cond.wait_for(
+                    lambda: self._closing or self._latest != self._shown,
+                    timeout=PREVIEW_REFRESH_S if self._previewing and self._shown else None,
+                )
                 while not self._closing and (wait := self._not_before - time.monotonic()) > 0:
                     self._cond.wait(wait)
                 if self._closing:
                     return
-                text = self._latest
+                text = self._latest if changed else self._shown
             if not self._write(text):
                 return
 
     def _write(self, text: str) -> bool:
-        """Post or edit the draft to `text`; False when drafting should stop."""
+        """Preview, post or edit the draft to `text`; False when drafting should stop."""
         try:
-            if self._message_id is None:
-                message_id = self._channel.post_draft(text, self._destination, self._meta)
-                self._message_id = message_id
-                self._drafts.record(message_id)
-            else:
-                self._channel.edit_draft(self._message_id, text, self._destination, self._meta)
+            if self._previewing:
+                self._previewing = self._channel.preview_draft(
+                    self._drafts.key, text, self._destination, self._meta
+                )
+            if not self._previewing:
+                self._post_or_edit(text)
         except RateLimited as exc:
             log.info("draft edit rate limited; next one in %s s", exc.retry_after)
             self._not_before = time.monotonic() + exc.retry_after
+            self._hold(exc.retry_after)
             return True
         except (PlatformError, BusUnavailableError) as exc:
             log.warning("drafting stopped: %s", exc)
@@ -119,3 +146,17 @@ class DraftWriter:
         self._shown = text
         self._not_before = time.monotonic() + self._every
         return True
+
+    def _post_or_edit(self, text: str) -> None:
+        if self._message_id is None:
+            message_id = self._channel.post_draft(text, self._destination, self._meta)
+            self._message_id = message_id
+            self._drafts.record(message_id)
+        else:
+            self._channel.edit_draft(self._message_id, text, self._destination, self._meta)
+        self._hold(self._every)
+
+    def _hold(self, seconds: float) -> None:
+        """Tell the final delivery when the platform takes the next edit of the message."""
+        if self._message_id is not None:
+            self._drafts.hold(seconds)

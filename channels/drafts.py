@@ -1,9 +1,11 @@
 """Streamed drafts: which channels draw the answer as it is written, and where its message is.
 
 A channel that can show a growing draft implements `DraftingChannel`. While the agent's turn
-runs, a `channels.draft_writer.DraftWriter` posts the draft once and edits it as text
-arrives; `send-reply` then finishes that same message with the exact final text
-(`finish_draft`) and posts any further chunks as new messages.
+runs, a `channels.draft_writer.DraftWriter` shows the draft as an ephemeral preview where the
+platform offers one for the chat (`preview_draft`: Telegram's `sendMessageDraft` in private
+chats; then the reply is posted as usual, and the preview goes), else posts the draft once
+and edits it as text arrives; `send-reply` then finishes that same message with the exact
+final text (`finish_draft`) and posts any further chunks as new messages.
 
 The draft's platform message id is kept durably per run (`DraftLog`, in the runtime's
 delivery records) before anything else happens to it, so a retried or resumed run edits the
@@ -21,6 +23,7 @@ from harness.events import Destination
 from harness.runtime import Runtime
 
 _DRAFT_INDEX = 0
+_QUIET_UNTIL = 1
 
 
 @runtime_checkable
@@ -35,6 +38,15 @@ class DraftingChannel(Channel, Protocol):
     @property
     def stream_replies(self) -> bool | None:
         """This channel's own STREAM_REPLIES setting; None follows the deployment's."""
+        ...
+
+    def preview_draft(
+        self, key: str, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> bool:
+        """Show `text` as an ephemeral preview (not a message: nothing to finish or delete)
+        identified by `key`, the same for every retry of the run; False when the platform
+        offers no preview for this chat (then the writer posts and edits). Raises a
+        `PlatformError` (`RateLimited` on 429)."""
         ...
 
     def post_draft(
@@ -68,9 +80,11 @@ class DraftingChannel(Channel, Protocol):
 
 
 class DraftLog:
-    """Where one run's draft is on the platform. Methods raise `BusUnavailableError`."""
+    """Where one run's draft is on the platform, and until when the platform wants it left
+    alone. Methods raise `BusUnavailableError`."""
 
     def __init__(self, runtime: Runtime, run_id: str) -> None:
+        self._runtime = runtime
         self._records = runtime.deliveries
         self.key = f"draft:{run_id}"
 
@@ -81,6 +95,19 @@ class DraftLog:
     def record(self, message_id: str) -> None:
         """Remember the draft's message id. Idempotent."""
         self._records.record(self.key, _DRAFT_INDEX, message_id)
+
+    def hold(self, seconds: float) -> None:
+        """The platform refuses another edit of the draft for `seconds` from now (its pace
+        after our last edit, or a 429's `retry_after`)."""
+        until = self._runtime.now_ms() + int(seconds * 1000)
+        self._records.record(self.key, _QUIET_UNTIL, str(until))
+
+    def held_for(self) -> float:
+        """Seconds left before the platform takes another edit of the draft (0 when none)."""
+        raw = self._records.posted(self.key).get(_QUIET_UNTIL)
+        if raw is None or not raw.isdigit():
+            return 0.0
+        return max(0.0, (int(raw) - self._runtime.now_ms()) / 1000)
 
 
 def streams_replies(channel: Channel, deployment_default: bool) -> bool:

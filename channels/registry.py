@@ -106,3 +106,15 @@ def _factory(name: str) -> ChannelFactory:
         raise UnknownChannelError(name, names())
     module_name, _, attribute = target.partition(":")
     return cast(ChannelFactory, getattr(importlib.import_module(module_name), attribute))
+
+
+def _plug_into_the_agent() -> None:
+    """Chat turns reach the channels through `harness.agent.platforms` (the agent does not
+    import `channels`): importing the registry installs them there."""
+    from channels.agent_seam import ChannelPlatforms
+    from harness.agent import platforms
+
+    platforms.install(ChannelPlatforms(channel_or_none))
+
+
+_plug_into_the_agent()

@@ -192,8 +192,8 @@ def test_harness_chat_shows_progress_and_the_reply_then_starts_a_new_session(
     # Then the status lines and the replies, streamed as written, are printed in two sessions
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "thinking…" in out and "running ls…" in out, out
-    assert out.index("running ls…") < out.index("You have **SOUL.md**."), out
+    assert "thinking…" in out and "listing the workspace…" in out, out
+    assert out.index("listing the workspace…") < out.index("You have **SOUL.md**."), out
     assert out.count("You have") == 1, "a streamed reply must not be printed twice"
     assert out.index("You have") < out.index("New session") < out.index("Fresh start.")
     first = re.search(r"Chatting in session (cli-[0-9a-f]{12})", out)

@@ -138,3 +138,23 @@ def test_import_graph_sees_function_local_and_relative_imports() -> None:
     # Then it knows modules of both packages, and that a package imports its submodules
     assert "harness.runtime.bus" in graph["harness.runtime"], "package __init__ edges missing"
     assert any(name.startswith("channels.") for name in graph), "channels/ not scanned"
+
+
+ASSEMBLY_POINTS = ("harness.web", "harness.commands", "harness.sidecar")
+"""The parts of `harness` that wire the channels in (the web app's webhook routes, the CLI's
+`setup` and `doctor`, the sidecar's environment); everywhere else `harness` does not know
+`channels`: the channels plug into seams it defines (`harness.agent.platforms`)."""
+
+
+def test_harness_knows_the_channels_only_where_it_assembles_them() -> None:
+    # Given every module of harness/ and what it imports
+    graph = _graph()
+    # When looking for harness modules outside the assembly points that import channels
+    offenders = {
+        module: sorted(target for target in targets if target.split(".")[0] == "channels")
+        for module, targets in graph.items()
+        if module.startswith("harness") and not module.startswith(ASSEMBLY_POINTS)
+    }
+    offenders = {module: targets for module, targets in offenders.items() if targets}
+    # Then there are none: the agent, the runtime and the rest reach channels through seams
+    assert offenders == {}, f"harness modules importing channels: {offenders}"

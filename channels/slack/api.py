@@ -7,6 +7,7 @@ is retried once by slack_sdk's `RateLimitErrorRetryHandler`, honouring Retry-Aft
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -45,6 +46,8 @@ _DESTINATION = frozenset(
     "message_not_found cannot_dm_bot restricted_action".split()
 )
 _CONTENT = frozenset("msg_too_long no_text invalid_blocks too_many_attachments".split())
+MAX_THREAD_PAGES = 10
+"""Pages of a thread read when looking for a reply's chunks (1,000 messages)."""
 _TRANSIENT = frozenset("internal_error fatal_error service_unavailable request_timeout".split())
 
 
@@ -96,16 +99,70 @@ class SlackApi:
         self._names = _TtlCache(user_cache_ttl, clock)
         self._bot_user_id: str | None = None
 
-    def post_message(self, channel: str, text: str, *, thread_ts: str | None = None) -> str:
-        """Post mrkdwn `text` to `channel` (in the thread `thread_ts`, if given); return the new
-        message's ts."""
+    def post_message(
+        self,
+        channel: str,
+        text: str,
+        *,
+        thread_ts: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Post mrkdwn `text` to `channel` (in the thread `thread_ts`, if given), with message
+        `metadata` (`event_type`, `event_payload`) if given; return the new message's ts."""
         response = call_slack(
             "chat.postMessage",
             lambda: self._client.chat_postMessage(
-                channel=channel, text=text, thread_ts=thread_ts, mrkdwn=True, unfurl_links=False
+                channel=channel,
+                text=text,
+                thread_ts=thread_ts,
+                mrkdwn=True,
+                unfurl_links=False,
+                metadata=dict(metadata) if metadata else None,
             ),
         )
         return str(response["ts"])
+
+    def recent_metadata(
+        self, channel: str, *, thread_ts: str | None, event_type: str, limit: int = 100
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """(ts, event_payload) of the messages in the thread `thread_ts` (or, without one, the
+        latest `limit` of `channel`) whose metadata is of `event_type`. A thread is read from
+        its start, `limit` messages a page, `MAX_THREAD_PAGES` pages at most
+        (`conversations.replies` / `conversations.history`, Tier 3)."""
+        messages: list[dict[str, Any]] = []
+        if thread_ts:
+            cursor: str | None = None
+            for _ in range(MAX_THREAD_PAGES):
+                page = call_slack(
+                    "conversations.replies",
+                    functools.partial(
+                        self._client.conversations_replies,
+                        channel=channel,
+                        ts=thread_ts,
+                        include_all_metadata=True,
+                        limit=limit,
+                        cursor=cursor,
+                    ),
+                )
+                messages.extend(page.get("messages") or [])
+                cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                if not page.get("has_more") or not cursor:
+                    break
+        else:
+            response = call_slack(
+                "conversations.history",
+                lambda: self._client.conversations_history(
+                    channel=channel, include_all_metadata=True, limit=limit
+                ),
+            )
+            messages = list(response.get("messages") or [])
+        found: list[tuple[str, dict[str, Any]]] = []
+        for message in messages:
+            metadata = message.get("metadata") or {}
+            payload = metadata.get("event_payload")
+            if metadata.get("event_type") == event_type and isinstance(payload, dict):
+                found.append((str(message.get("ts")), payload))
+        return found
 
     def post_blocks(
         self, channel: str, text: str, blocks: list[dict[str, Any]], *, thread_ts: str | None

@@ -27,6 +27,18 @@ from harness.settings_errors import read_settings
 
 log = logging.getLogger(__name__)
 
+DELIVERY_EVENT = "harness_delivery"
+"""The metadata event type of every reply chunk we post."""
+
+
+def delivery_metadata(reply_key: str, index: int) -> dict[str, Any]:
+    """The message metadata of chunk `index` of reply `reply_key`."""
+    return {
+        "event_type": DELIVERY_EVENT,
+        "event_payload": {"delivery_id": reply_key, "chunk": index},
+    }
+
+
 ACK_REACTION = "eyes"
 DONE_REACTION = "white_check_mark"
 
@@ -131,17 +143,42 @@ class SlackChannel:
         on_chunk_sent: ChunkSent | None = None,
     ) -> list[str]:
         """Post `response` as mrkdwn messages in the destination's thread (see
-        `Channel.send_reply`); returns the posted messages' ts."""
+        `Channel.send_reply`); returns the posted messages' ts. Each message carries metadata
+        naming the reply and the chunk (`find_posted`)."""
         sent: list[str] = []
         for index, chunk in enumerate(to_chunks(response)):
             if index in skip_chunks:
                 continue
-            ts = self.api.post_message(destination.chat_id, chunk, thread_ts=destination.thread_id)
+            ts = self.api.post_message(
+                destination.chat_id,
+                chunk,
+                thread_ts=destination.thread_id,
+                metadata=delivery_metadata(reply_key, index),
+            )
             log.debug("slack reply %s chunk %d posted as %s", reply_key, index, ts)
             sent.append(ts)
             if on_chunk_sent is not None:
                 on_chunk_sent(index, ts)
         return sent
+
+    def find_posted(
+        self,
+        response: str,
+        destination: Destination,
+        channel_meta: Mapping[str, Any],
+        reply_key: str,
+    ) -> dict[int, str]:
+        """The chunks of reply `reply_key` already in the destination's thread (or its
+        channel's latest messages), found by their metadata (`channels.base.RecoveringChannel`)."""
+        found: dict[int, str] = {}
+        tagged = self.api.recent_metadata(
+            destination.chat_id, thread_ts=destination.thread_id, event_type=DELIVERY_EVENT
+        )
+        for ts, payload in tagged:
+            chunk = payload.get("chunk")
+            if payload.get("delivery_id") == reply_key and isinstance(chunk, int):
+                found.setdefault(chunk, ts)
+        return found
 
     # -- streamed drafts (channels.drafts.DraftingChannel) ------------------------------
     @property
@@ -152,6 +189,12 @@ class SlackChannel:
     def draft_interval(self, destination: Destination) -> float:
         """SLACK_DRAFT_EVERY, in every kind of conversation."""
         return self.settings.slack_draft_every
+
+    def preview_draft(
+        self, key: str, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> bool:
+        """Slack has no ephemeral previews: always False (drafts are posted and updated)."""
+        return False
 
     def post_draft(
         self, text: str, destination: Destination, channel_meta: Mapping[str, Any]

@@ -165,6 +165,28 @@ class TelegramApi:
         }
         return dict(self.call("sendMessage", params))
 
+    def send_message_draft(
+        self,
+        chat_id: str,
+        draft_id: int,
+        text: str,
+        *,
+        parse_mode: str | None = None,
+        message_thread_id: str | None = None,
+    ) -> None:
+        """Show `text` as an ephemeral preview of a message being written (`sendMessageDraft`,
+        Bot API 9.3+, private chats only). Previews with the same non-zero `draft_id` replace
+        each other, animated; one fades after about 30 seconds, and the final message must
+        still be sent with `send_message`."""
+        params = {
+            "chat_id": chat_id,
+            "draft_id": draft_id,
+            "text": text,
+            "parse_mode": parse_mode,
+            "message_thread_id": int(message_thread_id) if message_thread_id else None,
+        }
+        self.call("sendMessageDraft", params)
+
     def send_keyboard(
         self,
         chat_id: str,

@@ -53,6 +53,7 @@ class TelegramChannel:
         self._lock = threading.Lock()
         self._username = BackgroundLookup(self._fetch_username, name="telegram getMe")
         self._offset: int | None = None
+        self._previews = draft.Previews(settings.telegram_draft_previews)
 
     @property
     def polling(self) -> bool:
@@ -133,6 +134,16 @@ class TelegramChannel:
     def draft_interval(self, destination: Destination) -> float:
         """See `channels.telegram.draft.edit_interval`."""
         return draft.edit_interval(destination, self.settings.telegram_draft_every)
+
+    def preview_draft(
+        self, key: str, text: str, destination: Destination, channel_meta: Mapping[str, Any]
+    ) -> bool:
+        """In a private chat, show the first message's worth of `text` as a `sendMessageDraft`
+        preview (see `channels.telegram.draft.Previews`); False where previews are not offered."""
+        chunk = draft.first_chunk(text)
+        if chunk is None or not self._previews.offered(destination, channel_meta):
+            return False
+        return self._previews.show(self.api, draft.draft_id(key), chunk, destination)
 
     def post_draft(
         self, text: str, destination: Destination, channel_meta: Mapping[str, Any]

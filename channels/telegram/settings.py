@@ -47,6 +47,12 @@ class TelegramSettings(BaseSettings):
         description="Draw replies as they are written (one message, edited); unset follows "
         "STREAM_REPLIES.",
     )
+    telegram_draft_previews: bool = Field(
+        default=True,
+        description="In private chats, stream drafts as sendMessageDraft previews (Bot API "
+        "9.3+) instead of a message edited in place; falls back by itself when the Bot API "
+        "refuses the method.",
+    )
     telegram_draft_every: float = Field(
         default=1.0,
         gt=0.0,

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from channels.base import FileChannel
-from channels.errors import FileTooLarge, PlatformError, TransientPlatformError
-from channels.registry import channel_or_none
+from harness.agent import platforms
 from harness.agent.documents import describe, human_size
 from harness.agent.inbox import InboxFile, store
 from harness.errors import StepFailedError
@@ -136,21 +134,14 @@ def _download(
 ) -> dict[str, Any]:
     """One attachment into the inbox. Transient platform failures raise (the step retries);
     anything else is a refusal the person is told about."""
-    channel = channel_or_none(data.channel)
-    name = attachment.name
-    if not isinstance(channel, FileChannel):
-        refused = "this chat channel cannot fetch files"
-        return InboxFile(kind=attachment.kind, name=name, refused=refused).model_dump()
+    chat = platforms.installed()
     try:
-        download = channel.download(attachment, max_bytes)
-    except FileTooLarge:
-        refused = f"it is larger than the {human_size(max_bytes)} I accept (MEDIA_MAX_BYTES)"
-        return InboxFile(kind=attachment.kind, name=name, refused=refused).model_dump()
-    except TransientPlatformError:
-        raise
-    except PlatformError as exc:
-        refused = f"the platform would not give it to me ({exc.description})"
-        return InboxFile(kind=attachment.kind, name=name, refused=refused).model_dump()
+        if chat is None:
+            raise platforms.FileRefused("unsupported")
+        download = chat.fetch(data.channel, attachment, max_bytes)
+    except platforms.FileRefused as exc:
+        refused = _refusal(exc, max_bytes)
+        return InboxFile(kind=attachment.kind, name=attachment.name, refused=refused).model_dump()
     kept = store(
         workspace,
         data.session_key,
@@ -161,6 +152,15 @@ def _download(
         download.content_type,
     )
     return kept.model_dump()
+
+
+def _refusal(exc: platforms.FileRefused, max_bytes: int) -> str:
+    """Why a file was not received, for the person."""
+    if exc.kind == "too_large":
+        return f"it is larger than the {human_size(max_bytes)} I accept (MEDIA_MAX_BYTES)"
+    if exc.kind == "refused":
+        return f"the platform would not give it to me ({exc.description})"
+    return "this chat channel cannot fetch files"
 
 
 def _transcript(ctx: Context, file: InboxFile, settings: Settings, workspace: Path) -> str | None:

@@ -1,7 +1,8 @@
 """Where a chat turn's live text goes: the session's progress channel and the platform draft.
 
-`live_turn` builds the turn's `LiveText` from the settings and the reply target, and ends the
-platform draft when the turn's code is left, however it is left:
+`live_turn` builds the turn's `LiveText` from the settings and the reply target, opens the
+platform draft through `harness.agent.platforms` (the agent does not know the channels), and
+ends it when the turn's code is left, however it is left:
 
 - normally, parked (`Suspended`: a retry backoff, a wait) or taken over by another worker
   (`LeaseLost`): the draft stays as it is; the
@@ -17,10 +18,7 @@ import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from channels.draft_writer import DraftWriter
-from channels.drafts import DraftingChannel, DraftLog, streams_replies
-from channels.registry import channel_or_none
-from harness.agent import progress
+from harness.agent import platforms, progress
 from harness.agent.live_text import LiveText
 from harness.events import ReplyTarget
 from harness.runtime import Context
@@ -56,11 +54,8 @@ def live_turn(
     writer.close()
 
 
-def _writer(ctx: Context, settings: Settings, reply: ReplyTarget) -> DraftWriter | None:
-    channel = channel_or_none(reply.channel)
-    if channel is None or not isinstance(channel, DraftingChannel):
+def _writer(ctx: Context, settings: Settings, reply: ReplyTarget) -> platforms.Draft | None:
+    chat = platforms.installed()
+    if chat is None:
         return None
-    if not streams_replies(channel, settings.stream_replies):
-        return None
-    drafts = DraftLog(ctx.runtime, ctx.run_id)
-    return DraftWriter(channel, reply.destination, reply.channel_meta, drafts)
+    return chat.open_draft(ctx.runtime, ctx.run_id, reply, settings.stream_replies)

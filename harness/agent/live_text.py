@@ -90,9 +90,10 @@ class LiveText:
         if pending:
             self._send(text)
 
-    def status(self, label: str) -> None:
-        """Show a short status line ("running bash") in the draft in place of the text."""
-        self._show(f"_{label}…_")
+    def status(self, line: str) -> None:
+        """Show a short status line (Markdown, `tool_status.ToolStatus.markdown`) in the draft
+        in place of the text."""
+        self._show(line)
 
     def _show(self, text: str) -> None:
         if self._sink is None or not text.strip():

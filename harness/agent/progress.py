@@ -3,7 +3,9 @@
 Progress is a courtesy to whoever watches a session (the terminal chat, `POST /api/chat`), not
 part of the run's durable record: it is published fire-and-forget on a pub/sub channel named
 from the key prefix and the session key, lost when nobody listens, and never allowed to
-break a run. A message carries a state and a detail (a tool's name), never tool arguments.
+break a run. A message carries a state, a detail (a tool's name) and, for a tool, its status
+line (`harness.agent.tool_status`: "reading notes/plan.md"), whose argument is short and
+redacted; never a tool's full arguments or output.
 A `writing` message also carries the answer text a think step has streamed so far (see
 `harness.agent.live_text`): the same text the person will read in the reply.
 
@@ -36,8 +38,9 @@ MAX_DETAIL_CHARS = 120
 
 class Progress(BaseModel):
     """One progress message. `state` is `thinking`, `running` (then `detail` is the tool's
-    name) or `writing` (then `text` is everything think step `step` of the run has streamed so
-    far in its attempt `attempt`; a new step or attempt starts a new text). Readers must
+    name and `status` what it does, "running bash: pytest -q") or `writing` (then `text` is
+    everything think step `step` of the run has streamed so far in its attempt `attempt`; a
+    new step or attempt starts a new text). Readers must
     accept states they do not know."""
 
     model_config = ConfigDict(frozen=True)
@@ -45,13 +48,17 @@ class Progress(BaseModel):
     run_id: str
     state: str
     detail: str = Field(default="", max_length=MAX_DETAIL_CHARS)
+    status: str = Field(default="", max_length=MAX_DETAIL_CHARS)
     text: str = ""
     step: int = 0
     attempt: int = 0
 
     @property
     def label(self) -> str:
-        """What a status line shows: `thinking`, `running bash`."""
+        """What a status line shows: `thinking`, `running bash: pytest -q`, `reading
+        notes/plan.md` (`running bash` from a sender that gives no status)."""
+        if self.status:
+            return self.status
         return f"{self.state} {self.detail}" if self.detail else self.state
 
 
@@ -60,11 +67,23 @@ def channel_name(runtime: Runtime, session_key: str) -> str:
     return runtime.keys.progress(session_key)
 
 
-def report(runtime: Runtime, session_key: str, run_id: str, state: str, detail: str = "") -> None:
+def report(
+    runtime: Runtime,
+    session_key: str,
+    run_id: str,
+    state: str,
+    detail: str = "",
+    status: str = "",
+) -> None:
     """Publish one progress message for the session. Best effort: must not raise; a failure
     is logged (without the Redis error's text, which may name hosts) and the run goes on."""
     try:
-        message = Progress(run_id=run_id, state=state, detail=detail[:MAX_DETAIL_CHARS])
+        message = Progress(
+            run_id=run_id,
+            state=state,
+            detail=detail[:MAX_DETAIL_CHARS],
+            status=status[:MAX_DETAIL_CHARS],
+        )
     except ValidationError:
         return
     publish(runtime, session_key, message)
@@ -78,7 +97,9 @@ def publish(runtime: Runtime, session_key: str, message: Progress) -> None:
         log.warning("progress of run %s not published: %s", message.run_id, type(exc).__name__)
 
 
-def report_step(ctx: Context, session_key: str | None, state: str, detail: str = "") -> None:
+def report_step(
+    ctx: Context, session_key: str | None, state: str, detail: str = "", status: str = ""
+) -> None:
     """`report` from inside a step function of a run; does nothing without a session.
 
     Call it inside the function given to `step.run`, not before it: a replay returns the
@@ -92,7 +113,7 @@ def report_step(ctx: Context, session_key: str | None, state: str, detail: str =
     except AttributeError:
         log.warning("progress of run %s not published: no runtime on the context", ctx.run_id)
         return
-    report(runtime, session_key, ctx.run_id, state, detail)
+    report(runtime, session_key, ctx.run_id, state, detail, status)
 
 
 class ProgressSubscription:

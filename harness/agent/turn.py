@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
-from harness.agent import progress
+from harness.agent import progress, tool_status
 from harness.agent.approval_gate import PENDING_RESULT, DeferredCall, ask_first
 from harness.agent.attachments import receive, steering_message
 from harness.agent.compaction import (
@@ -307,9 +307,10 @@ class DurableTurn:
         return ToolResult(tool_call_id=call.id, content=raw["content"], is_error=raw["is_error"])
 
     def _execute(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        progress.report_step(self.ctx, self.session_key, progress.RUNNING, name)
+        status = tool_status.describe(name, arguments)
+        progress.report_step(self.ctx, self.session_key, progress.RUNNING, name, status.line)
         if self.live is not None:
-            self.live.status(f"running {name}")
+            self.live.status(status.markdown)
         tool_ctx = ToolContext(
             workspace=self.deps.workspace,
             cancel=self.ctx.cancelled,

@@ -36,3 +36,14 @@ class DeliveryRecords:
             pipe.execute()
         except redis.RedisError as exc:
             raise BusUnavailableError("could not record a delivered chunk") from exc
+
+    def begin(self, reply_id: str) -> bool:
+        """Note that an attempt to deliver the reply starts; True when an earlier attempt
+        already started (it may have posted chunks it could not record)."""
+        try:
+            first = self._redis.set(
+                self._keys.reply_begun(reply_id), "1", nx=True, ex=DELIVERY_TTL_S
+            )
+        except redis.RedisError as exc:
+            raise BusUnavailableError("could not mark a delivery as begun") from exc
+        return not first

@@ -115,6 +115,10 @@ class Keys:
         """Hash: chunk index -> platform message id, for the chunks of one reply posted so far."""
         return f"{self.prefix}:reply:{reply_id}:chunks"
 
+    def reply_begun(self, reply_id: str) -> str:
+        """String: set by the first attempt to deliver one reply, before it posts anything."""
+        return f"{self.prefix}:reply:{reply_id}:begun"
+
     def undelivered(self) -> str:
         """Hash: original reply id -> an undelivered reply (JSON), until it is redelivered."""
         return f"{self.prefix}:undelivered"

@@ -2,8 +2,9 @@
 
     POST /api/chat  {"message": "hi", "session": null}
     -> 200 text/event-stream, header X-Harness-Session: <session key>
-       event: status   data: {"state": "thinking", "detail": ""}
-       event: status   data: {"state": "running", "detail": "bash"}
+       event: status   data: {"state": "thinking", "detail": "", "label": "thinking"}
+       event: status   data: {"state": "running", "detail": "bash",
+                              "label": "running bash: pytest -q"}
        event: delta    data: {"text": "The ans", "new": true, "step": 2, "attempt": 0}
        event: delta    data: {"text": "wer is", "new": false, "step": 2, "attempt": 0}
        event: reply    data: {"response": "...", "run_id": "...", "session": "..."}
@@ -205,7 +206,8 @@ def _events(exchange: Exchange) -> Generator[str, None, None]:
                         step = {"step": update.step, "attempt": update.attempt}
                         yield _sse("delta", {"text": piece, "new": new, **step})
                 elif isinstance(update, Progress):
-                    yield _sse("status", {"state": update.state, "detail": update.detail})
+                    status = {"state": update.state, "detail": update.detail}
+                    yield _sse("status", {**status, "label": update.label})
                 elif isinstance(update, ApprovalAsked):
                     yield _sse("approval", dataclasses.asdict(update))
                 elif isinstance(update, ChatReply):

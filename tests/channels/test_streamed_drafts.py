@@ -3,6 +3,7 @@ with the exact final text by `send-reply`."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from channels.delivery import _Attempt, _deliver
 from channels.draft_writer import DraftWriter
 from channels.drafts import DraftLog
 from channels.handlers import FUNCTIONS
+from channels.notices import RECONSIDER_TEXT
 from channels.slack.channel import SlackChannel
 from channels.slack.format import to_chunks as slack_chunks
 from channels.telegram.channel import TelegramChannel
@@ -22,7 +24,9 @@ from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import HANDLE_MESSAGE, handle_message
 from harness.events import Destination, ReplyReady
 from harness.runtime import Runtime, run_id_for, set_runtime
-from harness.runtime.functions import FunctionRegistry
+from harness.runtime.executor import advance
+from harness.runtime.functions import Function, FunctionRegistry, Singleton
+from harness.runtime.kicker import RecordingKicker
 from harness.runtime.testing import drain
 from harness.settings import Settings
 from harness.web import create_app
@@ -44,7 +48,21 @@ PRIVATE = Destination(chat_id=str(payloads.PRIVATE_CHAT["id"]), message_id="1365
 @pytest.fixture
 def drafting(telegram_api: FakeTelegramApi) -> Iterator[TelegramChannel]:
     """A Telegram channel that edits drafts every EDIT_EVERY s, against a fake that allows
-    one edit per EDIT_EVERY s per chat and answers 429 to anything faster."""
+    one edit per EDIT_EVERY s per chat and answers 429 to anything faster. Previews
+    (`sendMessageDraft`) are off: these tests are about the message edited in place."""
+    telegram_api.edit_every = EDIT_EVERY
+    settings = telegram_settings(
+        telegram_api, telegram_draft_every=EDIT_EVERY, telegram_draft_previews=False
+    )
+    channel = TelegramChannel(settings)
+    yield channel
+    channel.api.close()
+
+
+@pytest.fixture
+def previewing(telegram_api: FakeTelegramApi) -> Iterator[TelegramChannel]:
+    """A Telegram channel that streams drafts as `sendMessageDraft` previews in private chats
+    (the default), every EDIT_EVERY s."""
     telegram_api.edit_every = EDIT_EVERY
     channel = TelegramChannel(telegram_settings(telegram_api, telegram_draft_every=EDIT_EVERY))
     yield channel
@@ -60,7 +78,52 @@ def fleet(
     tmp_path: Path,
 ) -> Iterator[TestClient]:
     """The webhook route, the agent and the channel functions on one fakeredis runtime."""
-    for fn in (handle_message, *FUNCTIONS):
+    yield from _fleet(runtime, registry, model_server, drafting, tmp_path)
+
+
+@pytest.fixture
+def preview_fleet(
+    runtime: Runtime,
+    registry: FunctionRegistry,
+    model_server: ModelServer,
+    previewing: TelegramChannel,
+    tmp_path: Path,
+) -> Iterator[TestClient]:
+    """Like `fleet`, with previews on."""
+    yield from _fleet(runtime, registry, model_server, previewing, tmp_path)
+
+
+@pytest.fixture(params=["edits", "previews"])
+def cancel_fleet(
+    request: pytest.FixtureRequest,
+    runtime: Runtime,
+    registry: FunctionRegistry,
+    model_server: ModelServer,
+    drafting: TelegramChannel,
+    previewing: TelegramChannel,
+    tmp_path: Path,
+) -> Iterator[TestClient]:
+    """Like `fleet` (drafts edited, or previews), with ON_NEW_MESSAGE=cancel, and leases
+    renewed often so that a cancel request reaches the running turn within a fraction of a
+    second, as it would on a worker."""
+    spec = handle_message.spec.model_copy(
+        update={"singleton": Singleton(key="event.data.session_key", mode="cancel")}
+    )
+    agent = Function(spec=spec, handler=handle_message.handler)
+    runtime.lease_ttl = 0.6
+    channel = drafting if request.param == "edits" else previewing
+    yield from _fleet(runtime, registry, model_server, channel, tmp_path, agent=agent)
+
+
+def _fleet(
+    runtime: Runtime,
+    registry: FunctionRegistry,
+    model_server: ModelServer,
+    drafting: TelegramChannel,
+    tmp_path: Path,
+    agent: Function = handle_message,
+) -> Iterator[TestClient]:
+    for fn in (agent, *FUNCTIONS):
         registry.register(fn)
     runtime.register_functions()
     set_runtime(runtime)
@@ -92,11 +155,12 @@ def send_reply_with_draft(
         channel_registry.reset()
 
 
-def _say(fleet: TestClient, text: str = "Why tides?") -> str:
+def _say(fleet: TestClient, text: str = "Why tides?", update_id: int = 10000) -> str:
     """Deliver a private Telegram message; return the agent's run id."""
+    payload = payloads.tg_private_text(update_id=update_id, text=text)
     response = fleet.post(
         "/webhooks/telegram",
-        json=payloads.tg_private_text(text=text),
+        json=payload,
         headers={"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET},
     )
     assert response.status_code == 200, response.text
@@ -120,12 +184,11 @@ def test_a_slowly_streamed_answer_is_one_draft_edited_within_the_limit_then_fini
     (message,) = telegram_api.messages
     assert message["raw_text"] == to_chunks(answer.strip())[0].html
     assert message["reply_to_message"] == {"message_id": 1365}
-    # And it grew by edits, far fewer than the pieces streamed; the drafting kept to the
-    # limit (only the final edit, which follows the last draft edit at once, may be told by
-    # a 429 to wait, and then waits)
+    # And it grew by edits, far fewer than the pieces streamed, all within the platform's
+    # limit: the final edit waited out the rest of the pace instead of drawing a 429
     edits = telegram_api.calls_to("editMessageText")
     assert 1 <= len(edits) < pieces // 3, f"{len(edits)} edits for {pieces} pieces"
-    assert telegram_api.rate_limited <= 1, f"{telegram_api.rate_limited} edits came too fast"
+    assert telegram_api.rate_limited == 0, f"{telegram_api.rate_limited} edits came too fast"
 
 
 def test_a_reply_longer_than_one_message_finishes_the_draft_and_posts_the_rest(
@@ -264,3 +327,200 @@ def test_a_429_holds_the_next_edit_back(
     # only one, and the draft keeps its first text
     assert len(telegram_api.calls_to("editMessageText")) == 1
     assert telegram_api.messages[0]["text"] == "One"
+
+
+def test_a_private_chat_sees_previews_then_one_message_with_the_exact_reply(
+    preview_fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a model that writes an answer slowly, and a Bot API that offers sendMessageDraft
+    answer = PARAGRAPH * 6
+    model_server.script(Reply.answer(answer, chunk=8, pace=0.01))
+    # When a private message arrives and the turn and the delivery run
+    _say(preview_fleet)
+    drain(runtime)
+    # Then the answer grew as previews of one draft, each a prefix of the answer
+    previews = telegram_api.calls_to("sendMessageDraft")
+    assert len(previews) >= 2, previews
+    assert {call.params["draft_id"] for call in previews} != {0}
+    assert len({call.params["draft_id"] for call in previews}) == 1
+    # And the reply is one message sent once with the exact final text, never edited, and no
+    # preview is left showing
+    (message,) = telegram_api.messages
+    assert message["raw_text"] == to_chunks(answer.strip())[0].html
+    assert message["reply_to_message"] == {"message_id": 1365}
+    assert telegram_api.calls_to("editMessageText") == []
+    assert telegram_api.drafts == {}
+
+
+def test_a_bot_api_without_previews_falls_back_to_edits_and_remembers(
+    runtime: Runtime, previewing: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a Bot API server that does not know sendMessageDraft
+    telegram_api.drafts_supported = False
+    # When two turns draw drafts in a private chat
+    for run in ("run-a", "run-b"):
+        writer = DraftWriter(previewing, PRIVATE, {"chat_type": "private"}, DraftLog(runtime, run))
+        writer.show(f"Draft of {run}")
+        wait_until(
+            lambda run=run: any(m["text"] == f"Draft of {run}" for m in telegram_api.messages),
+            "the draft to be posted as a message",
+        )
+        writer.close()
+    # Then each draft became a message, and the refused method was tried only once
+    assert [m["text"] for m in telegram_api.messages] == ["Draft of run-a", "Draft of run-b"]
+    assert len(telegram_api.calls_to("sendMessageDraft")) == 1
+
+
+def test_a_group_chat_is_drafted_by_edits_even_with_previews_on(
+    runtime: Runtime, previewing: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a group chat (previews are for private chats only)
+    group = Destination(chat_id="-1001234", message_id="7")
+    writer = DraftWriter(previewing, group, {"chat_type": "supergroup"}, DraftLog(runtime, "g"))
+    # When a draft is drawn
+    writer.show("Group draft")
+    wait_until(lambda: telegram_api.messages, "the draft to be posted")
+    writer.close()
+    # Then it is a message, and no preview was attempted
+    assert telegram_api.messages[0]["text"] == "Group draft"
+    assert telegram_api.calls_to("sendMessageDraft") == []
+
+
+def test_an_interrupted_preview_says_so(
+    runtime: Runtime, previewing: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a preview showing half an answer
+    writer = DraftWriter(previewing, PRIVATE, {"chat_type": "private"}, DraftLog(runtime, "p"))
+    writer.show("Half an ans")
+    wait_until(lambda: telegram_api.drafts, "the preview to be shown")
+    # When the turn is cancelled
+    writer.close(interrupted=True)
+    # Then the preview (which fades by itself) says it was cut short, and no message was sent
+    assert list(telegram_api.drafts.values()) == ["Half an ans\n\n(interrupted)"]
+    assert telegram_api.messages == []
+
+
+def test_a_running_tool_shows_what_it_does_in_the_draft_then_the_answer_replaces_it(
+    preview_fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a model that first reads a file, then answers
+    model_server.script(
+        Reply.tool("read", {"path": "notes/plan.md"}), Reply.answer(PARAGRAPH, chunk=8)
+    )
+    # When a private message arrives and the turn runs
+    _say(preview_fleet)
+    drain(runtime)
+    # Then the first preview was the status line, the path in code
+    first = telegram_api.calls_to("sendMessageDraft")[0]
+    assert first.params["text"] == "<i>reading</i> <code>notes/plan.md</code>", first
+    # And the reply is the answer alone
+    (message,) = telegram_api.messages
+    assert message["raw_text"] == to_chunks(PARAGRAPH.strip())[0].html
+
+
+def test_a_new_message_cancels_a_turn_mid_stream_and_leaves_no_half_answer(
+    cancel_fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given ON_NEW_MESSAGE=cancel and a model that writes its first answer slowly
+    model_server.script(
+        Reply.answer(PARAGRAPH * 30, chunk=8, pace=0.02), Reply.answer("Tea it is, then.")
+    )
+    first = _say(cancel_fleet, "Why tides?")
+    kicker = runtime.kicker
+    assert isinstance(kicker, RecordingKicker)
+
+    def second_worker() -> None:
+        # When the person writes again while the first answer is being drawn, and a second
+        # worker takes the new message (which asks the running turn to stop)
+        wait_until(
+            lambda: telegram_api.messages or telegram_api.drafts, "the first draft", timeout=30
+        )
+        _say(cancel_fleet, "Never mind: tea?", update_id=10001)
+        while kicker.pending:
+            kick = kicker.pending.popleft()
+            advance(runtime, kick.run_id, kick.seq)
+
+    helper = threading.Thread(target=second_worker)
+    helper.start()
+    drain(runtime)  # the first worker: the first turn, then whatever it frees
+    helper.join(30)
+    drain(runtime)
+    # Then the first turn was cancelled before its answer was done
+    assert runtime.ledger.run(first).status == "cancelled"  # type: ignore[union-attr]
+    assert len(model_server.requests) == 2
+    # And the chat holds the notice that the new message is being considered, then the second
+    # answer: the first turn's draft became the notice (edits) or was never a message
+    # (previews), so no half answer is left passing for a whole one
+    texts = [m["text"] for m in telegram_api.messages]
+    assert texts == [RECONSIDER_TEXT, "Tea it is, then."], texts
+    if telegram_api.calls_to("editMessageText"):
+        drafted = telegram_api.calls_to("sendMessage")[0].params["text"]
+        assert PARAGRAPH.startswith(drafted[:8]), drafted
+    else:
+        assert telegram_api.calls_to("sendMessageDraft"), "the first answer was never shown"
+    # And no preview is left showing
+    assert telegram_api.drafts == {}
+
+
+def test_an_unchanged_preview_is_shown_again_before_it_fades(
+    runtime: Runtime,
+    previewing: TelegramChannel,
+    telegram_api: FakeTelegramApi,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given previews refreshed after 0.3 s unchanged (instead of 20 s; one fades after ~30 s)
+    monkeypatch.setattr("channels.draft_writer.PREVIEW_REFRESH_S", 0.3)
+    writer = DraftWriter(previewing, PRIVATE, {"chat_type": "private"}, DraftLog(runtime, "l"))
+    # When a status line stays while a long tool runs
+    writer.show("_running bash:_ `make`")
+    wait_until(
+        lambda: len(telegram_api.calls_to("sendMessageDraft")) >= 3, "the preview to be renewed"
+    )
+    writer.close()
+    # Then the same preview was shown again, not a new one
+    calls = telegram_api.calls_to("sendMessageDraft")
+    assert {c.params["text"] for c in calls} == {calls[0].params["text"]}
+    assert {c.params["draft_id"] for c in calls} == {calls[0].params["draft_id"]}
+
+
+def test_closing_an_interrupted_draft_twice_marks_it_once(
+    runtime: Runtime, previewing: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a preview of half an answer
+    writer = DraftWriter(previewing, PRIVATE, {"chat_type": "private"}, DraftLog(runtime, "x"))
+    writer.show("Half")
+    wait_until(lambda: telegram_api.drafts, "the preview to be shown")
+    # When the turn's draft is closed as interrupted twice (a cancel, then the turn's exit)
+    writer.close(interrupted=True)
+    writer.close(interrupted=True)
+    # Then it says once that it was cut short
+    assert list(telegram_api.drafts.values()) == ["Half\n\n(interrupted)"]
+
+
+def test_a_chat_that_blocked_the_bot_does_not_turn_previews_off_for_the_others(
+    runtime: Runtime, previewing: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given one person who blocked the bot
+    telegram_api.fail_next(status=403, method="sendMessageDraft")
+    blocked = DraftWriter(previewing, PRIVATE, {"chat_type": "private"}, DraftLog(runtime, "b"))
+    blocked.show("Never seen")
+    wait_until(lambda: telegram_api.calls_to("sendMessageDraft"), "the refused preview")
+    blocked.close()
+    # When another private chat's answer is drawn
+    other = Destination(chat_id="424242", message_id="9")
+    writer = DraftWriter(previewing, other, {"chat_type": "private"}, DraftLog(runtime, "o"))
+    writer.show("Seen")
+    wait_until(lambda: telegram_api.drafts, "the other chat's preview")
+    writer.close()
+    # Then it is still a preview, and nothing was posted as a message in either chat
+    assert list(telegram_api.drafts.values()) == ["Seen"]
+    assert telegram_api.messages == []

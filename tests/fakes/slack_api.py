@@ -6,8 +6,11 @@
 the token (a `token` inside a JSON body is ignored), `msg_too_long` over 40,000 characters,
 `no_text`, `already_reacted`, `no_reaction`, unknown users. Rate limits are HTTP 429 with
 `Retry-After` in whole seconds; `chat.update` changes a posted message in place and is
-limited to one call per `update_every` seconds for the workspace (Tier 3). Every call is
-recorded; `fail_next` scripts failures.
+limited to one call per `update_every` seconds for the workspace (Tier 3). A message posted
+with `metadata` keeps it; `conversations.replies` (a thread, oldest first) and
+`conversations.history` (a channel's top-level messages, newest first) return it only with
+`include_all_metadata`; a thread comes in pages of `limit` (at most `page_limit`) with a
+`next_cursor`. Every call is recorded; `fail_next` scripts failures.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class FakeSlackApi(FakeHttpServer[Call]):
         super().__init__()
         self.token = token
         self.update_every = 1.2
+        self.page_limit = 1000
         self.rate_limited = 0
         self._last_update = -1e9
         self._state = _State()
@@ -254,6 +258,12 @@ class FakeSlackApi(FakeHttpServer[Call]):
                 message["blocks"] = json.loads(blocks) if isinstance(blocks, str) else blocks
             if params.get("thread_ts"):
                 message["thread_ts"] = str(params["thread_ts"])
+            metadata = params.get("metadata")
+            metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
+            if metadata:
+                if not isinstance(metadata, dict) or not metadata.get("event_type"):
+                    return {"ok": False, "error": "invalid_metadata_format"}
+                message["metadata"] = metadata
             self._state.messages.append({**message, "channel": channel})
         return {"channel": channel, "ts": ts, "message": message}
 
@@ -282,6 +292,32 @@ class FakeSlackApi(FakeHttpServer[Call]):
             else:
                 message.pop("blocks", None)
         return {"channel": channel, "ts": ts, "text": text}
+
+    def _m_conversations_replies(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A thread: its parent (when it is one of the stored messages) and its replies."""
+        channel, ts = str(params.get("channel") or ""), str(params.get("ts") or "")
+        if not ts:
+            return {"ok": False, "error": "thread_not_found"}
+        with self._lock:
+            thread = [
+                m
+                for m in self._state.messages
+                if m["channel"] == channel and (m["ts"] == ts or m.get("thread_ts") == ts)
+            ]
+        start = int(params.get("cursor") or 0)
+        size = min(int(params.get("limit") or 100), self.page_limit)
+        page = {"messages": _listed(thread[start : start + size], params)}
+        if start + size < len(thread):
+            page.update(has_more=True, response_metadata={"next_cursor": str(start + size)})
+        return {**page, "has_more": page.get("has_more", False)}
+
+    def _m_conversations_history(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A channel's top-level messages, newest first."""
+        channel = str(params.get("channel") or "")
+        with self._lock:
+            top = [m for m in self._state.messages if m["channel"] == channel]
+        top = [m for m in top if m.get("thread_ts") in (None, m["ts"])]
+        return {"messages": _listed(list(reversed(top)), params), "has_more": False}
 
     def _m_chat_postEphemeral(self, params: dict[str, Any]) -> dict[str, Any]:
         """An ephemeral message is not stored with the channel's messages (see `calls_to`)."""
@@ -313,6 +349,19 @@ class FakeSlackApi(FakeHttpServer[Call]):
 
 def _reaction_key(params: dict[str, Any]) -> tuple[str, str, str]:
     return str(params.get("channel")), str(params.get("timestamp")), str(params.get("name"))
+
+
+def _listed(messages: list[dict[str, Any]], params: dict[str, Any]) -> list[dict[str, Any]]:
+    """At most `limit` messages as Slack lists them: metadata only with include_all_metadata."""
+    limit = int(params.get("limit") or 100)
+    with_metadata = str(params.get("include_all_metadata")).lower() in ("1", "true")
+    shown = []
+    for message in messages[:limit]:
+        item = {k: v for k, v in message.items() if k != "channel"}
+        if not with_metadata:
+            item.pop("metadata", None)
+        shown.append(item)
+    return shown
 
 
 def _json(body: dict[str, Any]) -> bytes:

@@ -8,8 +8,10 @@ length after parsing, empty text, reaction emoji, webhook URL and secret, and th
 webhook conflict. `editMessageText` changes a sent message in place, refuses an unchanged
 text ("message is not modified") and enforces an edit rate limit per chat (an edit
 `edit_every` seconds after the chat's last message or edit at the soonest, else 429 with
-`retry_after`). Every call is recorded;
-`fail_next` scripts failures.
+`retry_after`). `sendMessageDraft` shows an ephemeral preview in a private chat (a non-zero
+`draft_id`, 1-4,096 characters), kept per (chat, draft) until a message is sent to the chat;
+with `drafts_supported` False it answers 404 like a Bot API server that predates it. Every
+call is recorded; `fail_next` scripts failures.
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ class _State:
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     sent_files: list[dict[str, Any]] = field(default_factory=list)
     callback_answers: list[dict[str, Any]] = field(default_factory=list)
+    drafts: dict[tuple[str, int], str] = field(default_factory=dict)
 
 
 class FakeTelegramApi(FakeHttpServer[Call]):
@@ -133,6 +136,7 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         self.bot_username = bot_username
         self.edit_every = 1.0
         self.rate_limited = 0
+        self.drafts_supported = True
         self._state = _State()
 
     # inspection and scripting -----------------------------------------------------------
@@ -147,6 +151,13 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         """Messages successfully sent, as the Message objects returned (plus `parse_mode`)."""
         with self._lock:
             return list(self._state.messages)
+
+    @property
+    def drafts(self) -> dict[tuple[str, int], str]:
+        """Previews shown now (`sendMessageDraft`), (chat id, draft id) -> visible text; a
+        chat's previews go when a message is sent to it."""
+        with self._lock:
+            return dict(self._state.drafts)
 
     @property
     def webhook(self) -> dict[str, Any] | None:
@@ -356,7 +367,32 @@ class FakeTelegramApi(FakeHttpServer[Call]):
                 message["reply_markup"] = markup
             self._state.messages.append({**message, "raw_text": raw, "parse_mode": parse_mode})
             self._state.last_write[str(chat_id)] = time.monotonic()
+            self._state.drafts = {
+                key: text for key, text in self._state.drafts.items() if key[0] != str(chat_id)
+            }
         return message, None
+
+    def _m_sendMessageDraft(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        """An ephemeral preview of a message being written, in a private chat only."""
+        if not self.drafts_supported:
+            raise ApiError(404, "Not Found")
+        chat_id, draft_id = _int(params.get("chat_id")), _int(params.get("draft_id"))
+        if chat_id <= 0:
+            raise ApiError(400, "Bad Request: message drafts can be sent only to private chats")
+        if draft_id == 0:
+            raise ApiError(400, "Bad Request: draft_id must be non-zero")
+        raw = str(params.get("text") or "")
+        parse_mode = params.get("parse_mode")
+        if parse_mode not in (None, "", "HTML"):
+            raise ApiError(400, f"Bad Request: unsupported parse_mode {parse_mode} in this fake")
+        text = parse_html(raw) if parse_mode == "HTML" else raw
+        if not text.strip():
+            raise ApiError(400, "Bad Request: message text is empty")
+        if utf16_length(text) > 4096:
+            raise ApiError(400, "Bad Request: message is too long")
+        with self._lock:
+            self._state.drafts[(str(chat_id), draft_id)] = text
+        return True, None
 
     def _m_editMessageText(self, params: dict[str, Any]) -> tuple[Any, str | None]:
         """Edit a sent message in place: its text, and its keyboard (gone when not given).

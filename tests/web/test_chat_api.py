@@ -85,9 +85,9 @@ def test_chat_streams_status_events_then_the_reply(
     assert session.startswith("api-"), session
     statuses = [e for e in events if e[0] != "delta"]
     assert statuses[:3] == [
-        ("status", {"state": "thinking", "detail": ""}),
-        ("status", {"state": "running", "detail": "ls"}),
-        ("status", {"state": "thinking", "detail": ""}),
+        ("status", {"state": "thinking", "detail": "", "label": "thinking"}),
+        ("status", {"state": "running", "detail": "ls", "label": "listing the workspace"}),
+        ("status", {"state": "thinking", "detail": "", "label": "thinking"}),
     ], events
     kind, reply = events[-1]
     assert kind == "reply" and reply["response"] == "You have a SOUL.md.", events
