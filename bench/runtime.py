@@ -77,7 +77,7 @@ def measure_latency(url: str, rounds: int, log_dir: Path) -> tuple[list[float], 
         )  # fmt: skip
     client = redis.Redis.from_url(url, decode_responses=True)
     configure(url)
-    rt = Runtime(redis=client, kicker=CeleryKicker(), keys=Keys("bench"))
+    rt = Runtime(redis=client, kicker=CeleryKicker(in_script=True), keys=Keys("bench"))
     try:
         _wait(lambda: client.hexists(rt.keys.functions, "bench-first-line"), "worker start")
         ours: list[float] = []

@@ -38,6 +38,12 @@ class Kicker(Protocol):
         """How many kicks wait in `queue` for a worker, or None when that cannot be told (the
         scheduler then treats the queue as holding none). Must not raise."""
 
+    def script_template(self) -> str:
+        """The broker message of a kick, for the runtime's Lua scripts to push onto the
+        queue's list themselves (the broker being the runtime's Redis), with `@ID@` (a
+        message id), `@RUN@`, `@SEQ@` and `@QUEUE@` (JSON-escaped) to fill in; "" when kicks
+        must go through `kick`. Must not raise."""
+
 
 class RecordingKicker:
     """Keeps kicks in memory, to run a runtime without Celery (see `harness.runtime.testing`)."""
@@ -56,6 +62,10 @@ class RecordingKicker:
     def backlog(self, queue: str) -> int:
         """The pending kicks for `queue`."""
         return sum(1 for k in self.pending if k.queue == queue)
+
+    def script_template(self) -> str:
+        """ "": every kick comes through `kick`, to be remembered."""
+        return ""
 
 
 def kick_all(kicker: Kicker, kicks: Iterable[Kick]) -> None:
