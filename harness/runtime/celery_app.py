@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import uuid
 from collections.abc import Callable
 
@@ -142,7 +143,7 @@ class CeleryKicker:
         """The kick message for the runtime's scripts to push, when this kicker was built
         `in_script` (its broker is the runtime's Redis); else ""."""
         if self._in_script and not self._template:
-            self._template = kick_template()
+            self._template = json.dumps(re.split(r"@(ID|RUN|SEQ|QUEUE)@", kick_template()))
         return self._template
 
     def kick(self, kick: Kick) -> None:

@@ -40,8 +40,9 @@ class Kicker(Protocol):
 
     def script_template(self) -> str:
         """The broker message of a kick, for the runtime's Lua scripts to push onto the
-        queue's list themselves (the broker being the runtime's Redis), with `@ID@` (a
-        message id), `@RUN@`, `@SEQ@` and `@QUEUE@` (JSON-escaped) to fill in; "" when kicks
+        queue's list themselves (the broker being the runtime's Redis): a JSON list of its
+        literal text and, between, the names of the blanks to fill in (`ID`, a message id;
+        `RUN`; `SEQ`; `QUEUE`, JSON-escaped), so a script only joins strings; "" when kicks
         must go through `kick`. Must not raise."""
 
 

@@ -47,20 +47,23 @@ local function kick(id, now)
 end
 
 -- Put the kicks collected so far straight onto their queues' lists on the broker (this same
--- Redis), instead of returning them for the caller to send. `template` is the broker's message
--- for a kick with @ID@ (a message id), @RUN@, @SEQ@ and @QUEUE@ to fill in (see
+-- Redis), instead of returning them for the caller to send. `template` is the JSON list of
+-- the broker's message for a kick split at its blanks: literal text, then a blank's name
+-- (ID, a message id; RUN; SEQ; QUEUE, JSON-escaped), and so on (see
 -- `harness.runtime.kicker.Kicker.script_template`).
-local function literal(text) return (string.gsub(text, '%%', '%%%%')) end
 local function push_kicks(template)
+  local parts = cjson.decode(template)
   for i = 1, #kicks, 3 do
     local id, q, seq = kicks[i], kicks[i + 1], tostring(kicks[i + 2])
-    local qjson = literal(string.sub(cjson.encode(q), 2, -2))
-    local mid = string.sub(cjson.encode(P .. ':' .. id .. ':' .. q .. ':' .. seq), 2, -2)
-    local msg = string.gsub(template, '@ID@', literal(mid))
-    msg = string.gsub(msg, '@RUN@', literal(id))
-    msg = string.gsub(msg, '@SEQ@', seq)
-    msg = string.gsub(msg, '@QUEUE@', qjson)
-    redis.call('LPUSH', q, msg)
+    local fill = {
+      ID = string.sub(cjson.encode(P .. ':' .. id .. ':' .. q .. ':' .. seq), 2, -2),
+      RUN = id, SEQ = seq, QUEUE = string.sub(cjson.encode(q), 2, -2),
+    }
+    local msg = {}
+    for j, part in ipairs(parts) do
+      if j % 2 == 1 then msg[j] = part else msg[j] = fill[part] end
+    end
+    redis.call('LPUSH', q, table.concat(msg))
   end
 end
 
