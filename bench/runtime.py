@@ -5,12 +5,15 @@ Prints, in one run:
     and returning a memoized step on replay, median and p99;
   * publish -> the function's first line in a Celery worker subprocess, median and p99;
   * the floor: a plain Celery no-op task, send -> its first line, same worker, same Redis;
+  * with the append-only file on (a second Redis): a new step against its floor, one Redis
+    round trip (an HSET of a step record's size, and a PING), interleaved step by step;
 and the ratios. Usage: python -m bench.runtime [--rounds 200]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -66,6 +69,40 @@ def measure_steps(url: str, steps: int) -> tuple[list[float], list[float]]:
     return new_times, replay_times
 
 
+def measure_step_floor(url: str, steps: int) -> tuple[list[float], list[float], list[float]]:
+    """On a Redis with the append-only file on: per-step seconds for new steps, interleaved
+    with the floor, one Redis round trip of the same write (an HSET of a step record's size
+    to a hash of its own), and a PING."""
+    registry = FunctionRegistry()
+    new_times: list[float] = []
+    hset_times: list[float] = []
+    ping_times: list[float] = []
+    client = redis.Redis.from_url(url, decode_responses=True)
+    record = json.dumps({"s": 0, "t": 0, "k": "run", "v": 12345})
+
+    @function(id="bench-step-floor", trigger=event("bench/step-floor"), registry=registry)
+    def steps_and_floor(ctx: Context) -> None:
+        for i in range(steps):
+            t0 = time.perf_counter()
+            ctx.step.run(f"noop-{i}", int, i)
+            t1 = time.perf_counter()
+            client.hset("benchfloor:journal", f"noop-{i}", record)
+            t2 = time.perf_counter()
+            client.ping()
+            t3 = time.perf_counter()
+            new_times.append(t1 - t0)
+            hset_times.append(t2 - t1)
+            ping_times.append(t3 - t2)
+
+    rt = Runtime(redis=client, kicker=RecordingKicker(), registry=registry, keys=Keys("benchaof"))
+    rt.register_functions()
+    run_id = publish({"name": "bench/step-floor"}, runtime=rt).run_ids[0]
+    if client.config_get("appendonly").get("appendonly") != "yes":
+        raise RuntimeError("the append-only file is off")
+    advance(rt, run_id)
+    return new_times, hset_times, ping_times
+
+
 def measure_latency(url: str, rounds: int, log_dir: Path) -> tuple[list[float], list[float]]:
     """(harness publish -> first line, celery send -> first line) in seconds, interleaved."""
     env = dict(os.environ, REDIS_URL=url, HARNESS_KEY_PREFIX="bench", LOG_LEVEL="WARNING")
@@ -77,7 +114,7 @@ def measure_latency(url: str, rounds: int, log_dir: Path) -> tuple[list[float], 
         )  # fmt: skip
     client = redis.Redis.from_url(url, decode_responses=True)
     configure(url)
-    rt = Runtime(redis=client, kicker=CeleryKicker(), keys=Keys("bench"))
+    rt = Runtime(redis=client, kicker=CeleryKicker(in_script=True), keys=Keys("bench"))
     try:
         _wait(lambda: client.hexists(rt.keys.functions, "bench-first-line"), "worker start")
         ours: list[float] = []
@@ -124,11 +161,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp), persist=False) as server:
         new, replay = measure_steps(server.url, args.steps)
         ours, floor = measure_latency(server.url, args.rounds, Path(tmp))
+    with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp), persist=True) as server:
+        aof_new, aof_hset, aof_ping = measure_step_floor(server.url, args.steps)
     rows = [
         ("step, new (run + record)", new),
         ("step, memoized (replay)", replay),
         ("publish -> first line", ours),
         ("celery send -> first line (floor)", floor),
+        ("AOF on: step, new (run + record)", aof_new),
+        ("AOF on: HSET of a record (floor)", aof_hset),
+        ("AOF on: PING (floor)", aof_ping),
     ]
     print(f"{'measure':40} {'median ms':>10} {'p99 ms':>10}")
     for name, values in rows:
@@ -137,6 +179,9 @@ def main() -> None:
     median_ratio = statistics.median(ours) / statistics.median(floor)
     print(f"publish->start / celery floor, median: {median_ratio:.2f}x")
     print(f"publish->start / celery floor, p99:    {_pct(ours, 0.99) / _pct(floor, 0.99):.2f}x")
+    step = statistics.median(aof_new)
+    print(f"AOF on: new step / HSET round trip, median: {step / statistics.median(aof_hset):.2f}x")
+    print(f"AOF on: new step / PING round trip, median: {step / statistics.median(aof_ping):.2f}x")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,10 @@ Prints, in one run, on loopback:
 and the ratios. The web server (uvicorn) and a `harness worker` + `harness scheduler` run as
 subprocesses; the fake Telegram API and the scripted model server run in this process.
 
-Usage: python -m bench.webhooks [--requests 400] [--clients 8] [--serial 30]
+The aim for turns per second: at least half the Celery floor divided by the kicks (Celery
+tasks) a turn needs, counted from the runtime's kick counters during the load.
+
+Usage: python -m bench.webhooks [--requests 400] [--clients 8] [--serial 30] [--workers 1]
 """
 
 from __future__ import annotations
@@ -94,15 +97,16 @@ def _wait(check: Callable[[], object], what: str, timeout: float = 60.0) -> None
 
 
 @contextmanager
-def fleet(env: dict[str, str], port: int, log_dir: Path) -> Iterator[None]:
-    """The web server, a worker and a scheduler, stopped on exit."""
+def fleet(env: dict[str, str], port: int, log_dir: Path, workers: int = 1) -> Iterator[None]:
+    """The web server, `workers` workers and a scheduler, stopped on exit."""
     python = sys.executable
+    worker = [python, "-m", "harness.cli", "worker", "--functions", WORKER_FUNCTIONS,
+              "--concurrency", "8"]  # fmt: skip
     commands = {
         "web": [python, "-m", "bench.webhooks", "--serve", "--port", str(port)],
-        "worker": [python, "-m", "harness.cli", "worker", "--functions", WORKER_FUNCTIONS,
-                   "--concurrency", "8"],
+        **{f"worker{n}": worker for n in range(workers)},
         "scheduler": [python, "-m", "harness.cli", "scheduler"],
-    }  # fmt: skip
+    }
     procs = []
     try:
         for name, command in commands.items():
@@ -147,7 +151,15 @@ def _load(
         return list(pool.map(call, range(count)))
 
 
-def measure(args: argparse.Namespace, base: str, telegram: RecordingTelegram) -> dict[str, Any]:
+def _kicks_sent(client: redis.Redis) -> int:
+    """Kicks sent so far, over every queue (each queue numbers its kicks)."""
+    keys = list(client.scan_iter(f"{PREFIX}:kick:sent:*"))
+    return sum(int(v or 0) for v in client.mget(keys)) if keys else 0
+
+
+def measure(
+    args: argparse.Namespace, base: str, telegram: RecordingTelegram, store: redis.Redis
+) -> dict[str, Any]:
     webhook = f"{base}/webhooks/telegram"
     # warm up every path: the web app, the worker's imports, the agent, the fake servers
     with httpx.Client(timeout=30) as client:
@@ -163,10 +175,12 @@ def measure(args: argparse.Namespace, base: str, telegram: RecordingTelegram) ->
             return "health", _timed_get(client, f"{base}/healthz")
         return "hook", _post_update(client, webhook, 1000 + i)
 
+    kicks_before = _kicks_sent(store)
     first_sent = time.perf_counter()
     timings = _load(args.clients, 2 * args.requests, one)
     last_reply = telegram.wait_for_messages(done + args.requests, timeout=120)
     turns_per_s = args.requests / (last_reply - first_sent)
+    kicks_per_turn = (_kicks_sent(store) - kicks_before) / args.requests
     done += args.requests
     hook = [elapsed for kind, elapsed in timings if kind == "hook"]
     health = [elapsed for kind, elapsed in timings if kind == "health"]
@@ -177,7 +191,10 @@ def measure(args: argparse.Namespace, base: str, telegram: RecordingTelegram) ->
             started = time.perf_counter()
             _post_update(client, webhook, 100_000 + i)
             serial.append(telegram.wait_for_messages(done + i + 1) - started)
-    return {"hook": hook, "health": health, "turns_per_s": turns_per_s, "serial": serial}
+    return {
+        "hook": hook, "health": health, "turns_per_s": turns_per_s, "serial": serial,
+        "kicks_per_turn": kicks_per_turn,
+    }  # fmt: skip
 
 
 def _timed_get(client: httpx.Client, url: str) -> float:
@@ -230,6 +247,7 @@ def report(ours: dict[str, Any], floor: dict[str, Any], args: argparse.Namespace
     print()
     print(f"turns per second, under load:            {ours['turns_per_s']:8.1f}")
     print(f"Celery no-op tasks per second (floor):   {floor['tasks_per_s']:8.1f}")
+    print(f"kicks (Celery tasks) per turn:           {ours['kicks_per_turn']:8.2f}")
     print()
     hook, health = ours["hook"], ours["health"]
     print(f"webhook / healthz, median: {statistics.median(hook) / statistics.median(health):.2f}x")
@@ -239,6 +257,11 @@ def report(ours: dict[str, Any], floor: dict[str, Any], args: argparse.Namespace
     throughput_ratio = floor["tasks_per_s"] / ours["turns_per_s"]
     print(f"serial turn / Celery round trip, median: {serial_ratio:.1f}x")
     print(f"Celery floor / turns, throughput:        {throughput_ratio:.1f}x")
+    aim = floor["tasks_per_s"] / ours["kicks_per_turn"]
+    print(
+        f"turns per second / (Celery floor / kicks per turn): {ours['turns_per_s'] / aim:.2f} "
+        f"(aim >= 0.5), {args.workers} worker(s)"
+    )
 
 
 def main() -> None:
@@ -246,6 +269,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--serial", type=int, default=30)
+    parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -262,12 +286,12 @@ def main() -> None:
         model.script(*[Reply.answer("pong") for _ in range(turns * 2)])
         port = _free_port()
         env = _environment(server.url, telegram, model, Path(tmp), port)
-        with fleet(env, port, Path(tmp)):
+        with fleet(env, port, Path(tmp), args.workers):
             base = f"http://127.0.0.1:{port}"
             client = redis.Redis.from_url(server.url, decode_responses=True)
             _wait(lambda: httpx.get(f"{base}/healthz").status_code == 200, "the web server")
             _wait(lambda: client.hexists(Keys(PREFIX).functions, "send-reply"), "the worker")
-            ours = measure(args, base, telegram)
+            ours = measure(args, base, telegram, client)
             floor = celery_floor(server.url, args)
     report(ours, floor, args)
 

@@ -58,6 +58,12 @@ class Settings(ModelSettings, SidecarSettings):
     web_body_timeout: float = Field(
         default=10.0, gt=0.0, description="Seconds to receive a whole request body, else 408."
     )
+    web_header_timeout: float = Field(
+        default=10.0,
+        gt=0.0,
+        description="Seconds to receive a request's line and headers, else 408 and the "
+        "connection closed (a client sending them byte by byte does not hold it open).",
+    )
     harness_api_key: SecretStr | None = Field(
         default=None, description="Bearer token for the HTTP API; unset disables it."
     )

@@ -36,7 +36,7 @@ def build_runtime(settings: Settings) -> Runtime:
         redis=redis.Redis.from_url(
             url, decode_responses=True, health_check_interval=30, socket_connect_timeout=5
         ),
-        kicker=CeleryKicker(),
+        kicker=CeleryKicker(in_script=True),  # the broker is this same Redis
         aredis=AsyncRedis(connection_pool=async_pool(url)),
         keys=Keys(settings.harness_key_prefix),
         lease_ttl=settings.harness_lease_ttl,

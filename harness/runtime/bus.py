@@ -16,7 +16,8 @@ from harness.runtime import waiters
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all, kick_all_async
-from harness.runtime.ledger import RunSeed
+from harness.runtime.ledger import Acceptance, EventPlan, RunSeed
+from harness.runtime.triggers import NEVER_LOADED
 
 log = logging.getLogger(__name__)
 
@@ -78,15 +79,20 @@ def _publish(
     parent: tuple[str, str] | None,
 ) -> PublishResult:
     ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
-    pipe = runtime.redis.pipeline(transaction=False)
-    _lookups(pipe, runtime, ev.name)
-    version, paths, legacy = pipe.execute()
-    plan = _plan(runtime, ev, runtime.triggers.specs_at(version), paths, legacy, target, parent)
-    accepted, kicks = runtime.ledger.accept_event(*plan.args, **plan.options)
-    if not accepted:
-        return _duplicate(ev)
-    kick_all(runtime.kicker, kicks)
-    return plan.result
+    planner = _Planner(runtime, ev, target, parent)
+    for _ in range(MAX_PLANS):
+        outcome = runtime.ledger.accept_event(planner.plan())
+        if outcome.state == "accepted":
+            kick_all(runtime.kicker, outcome.kicks)
+            return planner.result()
+        if outcome.state == "duplicate":
+            return _duplicate(ev)
+        if outcome.state == "stale_functions":
+            runtime.triggers.reload(outcome.functions_version)
+        elif outcome.state == "legacy_waiters":
+            planner.legacy = runtime.redis.hgetall(runtime.keys.waiters(ev.name))  # type: ignore[assignment]
+        planner.learn(outcome)
+    raise BusUnavailableError("the trigger table or the waiters kept changing while publishing")
 
 
 async def publish_async(
@@ -96,71 +102,85 @@ async def publish_async(
 ) -> PublishResult:
     """`publish` for an event loop: every Redis call and kick goes through the runtime's async
     client (`Runtime.aredis`) and kicker, so the loop never blocks on I/O and no thread is
-    involved. Same contract and errors as `publish`; fans out only (no `target`)."""
+    involved. Same contract and errors as `publish`; fans out only (no `target`). Usually one
+    round trip: the publish script also pushes the kicks onto the broker."""
     try:
         ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
         if runtime.aredis is None:
             return _publish(ev, runtime, None, None)
-        pipe = runtime.aredis.pipeline(transaction=False)
-        _lookups(pipe, runtime, ev.name)
-        version, paths, legacy = await pipe.execute()
-        specs = await runtime.triggers.specs_at_async(version)
-        plan = _plan(runtime, ev, specs, paths, legacy, None, None)
-        accepted, kicks = await runtime.ledger.accept_event_async(*plan.args, **plan.options)
-        if not accepted:
-            return _duplicate(ev)
-        await kick_all_async(runtime.kicker, kicks)
-        return plan.result
+        planner = _Planner(runtime, ev, None, None)
+        for _ in range(MAX_PLANS):
+            outcome = await runtime.ledger.accept_event_async(planner.plan())
+            if outcome.state == "accepted":
+                await kick_all_async(runtime.kicker, outcome.kicks)
+                return planner.result()
+            if outcome.state == "duplicate":
+                return _duplicate(ev)
+            if outcome.state == "stale_functions":
+                await runtime.triggers.reload_async(outcome.functions_version)
+            elif outcome.state == "legacy_waiters":
+                legacy = await runtime.aredis.hgetall(runtime.keys.waiters(ev.name))
+                planner.legacy = {str(k): str(v) for k, v in legacy.items()}
+            planner.learn(outcome)
+        raise BusUnavailableError("the trigger table or the waiters kept changing while publishing")
     except redis.RedisError as exc:
         raise BusUnavailableError("the event bus is unavailable") from exc
 
 
-def _lookups(pipe: Any, runtime: Runtime, name: str) -> None:
-    """What a publish reads first, in one round trip: the trigger table's version, the match
-    paths of the name's waiters, and waiters recorded before they were indexed."""
-    pipe.get(runtime.keys.functions_version)
-    pipe.hkeys(runtime.keys.waiter_paths(name))
-    pipe.hgetall(runtime.keys.waiters(name))
+MAX_PLANS = 5  # a plan goes stale only when functions are registered or waiters use a new path
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """The arguments of `Ledger.accept_event` for one event, and the result if accepted."""
+class _Planner:
+    """Plans one event's `EventPlan` from what this process last read (the trigger table's
+    specs, the waiters' match paths), and again after the publish script said what changed."""
 
-    args: tuple[Any, ...]
-    options: dict[str, Any]
-    result: PublishResult
+    def __init__(
+        self, runtime: Runtime, ev: Event, target: str | None, parent: tuple[str, str] | None
+    ) -> None:
+        self.runtime, self.ev, self.target, self.parent = runtime, ev, target, parent
+        self.as_dict = ev.model_dump(mode="json")
+        self.event_json = json.dumps(self.as_dict, separators=(",", ":"))
+        self.legacy: dict[str, str] | None = None
+        self.seeds: list[RunSeed] = []
 
+    def plan(self) -> EventPlan:
+        """The plan from what is known now."""
+        runtime, ev = self.runtime, self.ev
+        version, specs = runtime.triggers.planned()
+        self.seeds = self._seeds(specs)
+        paths = runtime.waiter_paths.of(ev.name)
+        legacy = waiters.legacy_matches(self.legacy, self.as_dict) if self.legacy else []
+        return EventPlan(
+            event_id=ev.id, event_json=self.event_json, event_name=ev.name,
+            now_ms=runtime.now_ms(), runs=self.seeds,
+            waiter_buckets=waiters.buckets_for(paths, self.as_dict), functions_version=version,
+            waiter_paths=paths, dedupe_ttl_s=runtime.dedupe_ttl_s,
+            stream_maxlen=runtime.events_maxlen, kick_template=runtime.kicker.script_template(),
+            legacy_waiters=tuple(legacy), legacy_checked=self.legacy is not None,
+        )  # fmt: skip
 
-def _plan(
-    runtime: Runtime,
-    ev: Event,
-    specs: list[FunctionSpec],
-    paths: list[str],
-    legacy: dict[str, str],
-    target: str | None,
-    parent: tuple[str, str] | None,
-) -> _Plan:
-    as_dict = ev.model_dump(mode="json")
-    if target is not None:
-        spec = next((s for s in specs if s.id == target), None)
+    def learn(self, outcome: Acceptance) -> None:
+        """Remember the waiters' paths the script reported."""
+        if outcome.state == "stale_paths":
+            self.runtime.waiter_paths.learn(self.ev.name, outcome.waiter_paths)
+
+    def result(self) -> PublishResult:
+        """The result of the accepted plan."""
+        return PublishResult(
+            event_id=self.ev.id, duplicate=False, run_ids=tuple(s.id for s in self.seeds)
+        )
+
+    def _seeds(self, specs: list[FunctionSpec]) -> list[RunSeed]:
+        if self.target is None:
+            return [_seed(s, self.ev.id, self.as_dict) for s in specs if s.matches(self.as_dict)]
+        spec = next((s for s in specs if s.id == self.target), None)
         if spec is None:
-            raise FunctionNotFoundError(f"no function with id {target!r} is registered")
+            if self.runtime.triggers.planned()[0] == NEVER_LOADED:
+                return []  # the script will report the table's version; then we know
+            raise FunctionNotFoundError(f"no function with id {self.target!r} is registered")
+        parent = self.parent
         parent_json = json.dumps({"run_id": parent[0], "step": parent[1]}) if parent else ""
-        seeds = [_seed(spec, ev.id, as_dict, parent_json)]
-    else:
-        seeds = [_seed(s, ev.id, as_dict) for s in specs if s.matches(as_dict)]
-    args = (
-        ev.id, json.dumps(as_dict, separators=(",", ":")), ev.name, runtime.now_ms(), seeds,
-        waiters.buckets_for(paths, as_dict),
-    )  # fmt: skip
-    options = {
-        "legacy_waiters": waiters.legacy_matches(legacy, as_dict) if legacy else [],
-        "dedupe_ttl_s": runtime.dedupe_ttl_s,
-        "stream_maxlen": runtime.events_maxlen,
-    }
-    result = PublishResult(event_id=ev.id, duplicate=False, run_ids=tuple(s.id for s in seeds))
-    return _Plan(args, options, result)
+        return [_seed(spec, self.ev.id, self.as_dict, parent_json)]
 
 
 def _duplicate(ev: Event) -> PublishResult:

@@ -10,9 +10,9 @@ an outstanding kick can still arrive.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import logging
+import re
 import uuid
 from collections.abc import Callable
 
@@ -72,26 +72,49 @@ def kick(run_id: str, seq: int = 0) -> str:
 
 def kick_message(kick: Kick) -> bytes:
     """The `harness.kick` task message for `kick` as kombu's Redis transport puts it on the
-    queue's list (protocol 2, JSON body, base64-encoded, the queue's direct exchange)."""
-    task_id = str(uuid.uuid4())
-    message = app.amqp.as_task_v2(task_id, KICK_TASK, args=[kick.run_id, kick.seq])
-    body = base64.b64encode(json.dumps(message.body).encode()).decode()
+    queue's list: `kick_template()` filled in, as the runtime's scripts fill it."""
+    return fill_template(kick_template(), str(uuid.uuid4()), kick).encode()
+
+
+def kick_template() -> str:
+    """The `harness.kick` task message with `@ID@`, `@RUN@`, `@SEQ@` and `@QUEUE@` to fill in:
+    task protocol 2, a JSON body left unencoded (kombu reads a body without `body_encoding` as
+    it is), the queue's direct exchange."""
+    message = app.amqp.as_task_v2("@ID@", KICK_TASK, args=["@RUN@", _SEQ_MARK])
+    body = json.dumps(message.body, separators=(",", ":"))
+    headers = {**message.headers, "argsrepr": "['@RUN@', @SEQ@]"}
     properties = {
         **message.properties,
         "delivery_mode": 2,
-        "delivery_info": {"exchange": kick.queue, "routing_key": kick.queue},
+        "delivery_info": {"exchange": "@QUEUE@", "routing_key": "@QUEUE@"},
         "priority": 0,
-        "body_encoding": "base64",
-        "delivery_tag": str(uuid.uuid4()),
+        "delivery_tag": "@ID@",
     }
     envelope = {
         "body": body,
         "content-encoding": "utf-8",
         "content-type": "application/json",
-        "headers": message.headers,
+        "headers": headers,
         "properties": properties,
     }
-    return json.dumps(envelope).encode()
+    text = json.dumps(envelope, separators=(",", ":"))
+    if text.count(str(_SEQ_MARK)) != 1:
+        raise AssertionError("the kick message changed shape: its sequence number is not unique")
+    return text.replace(str(_SEQ_MARK), "@SEQ@")
+
+
+_SEQ_MARK = 918_273_645_546_372_819  # a number no other field of the message holds
+
+
+def fill_template(template: str, message_id: str, kick: Kick) -> str:
+    """`template` (see `kick_template`) for `kick`, filled in as the Lua scripts fill it."""
+    queue = json.dumps(kick.queue)[1:-1]
+    return (
+        template.replace("@ID@", json.dumps(message_id)[1:-1])
+        .replace("@RUN@", kick.run_id)
+        .replace("@SEQ@", str(kick.seq))
+        .replace("@QUEUE@", queue)
+    )
 
 
 @worker_shutting_down.connect  # type: ignore[untyped-decorator]
@@ -111,8 +134,17 @@ class CeleryKicker:
     through kombu in a thread.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, in_script: bool = False) -> None:
         self._broker: AsyncRedis | None = None
+        self._in_script = in_script
+        self._template = ""
+
+    def script_template(self) -> str:
+        """The kick message for the runtime's scripts to push, when this kicker was built
+        `in_script` (its broker is the runtime's Redis); else ""."""
+        if self._in_script and not self._template:
+            self._template = json.dumps(re.split(r"@(ID|RUN|SEQ|QUEUE)@", kick_template()))
+        return self._template
 
     def kick(self, kick: Kick) -> None:
         """Publish one kick. Broker errors are logged, not raised: the reaper re-kicks."""

@@ -6,7 +6,9 @@ and evaluated by any process that publishes, not only the one that declared the 
 
 from __future__ import annotations
 
-from typing import Any
+import ast
+import functools
+from typing import Any, cast
 
 from simpleeval import EvalWithCompoundTypes, InvalidExpression
 
@@ -39,6 +41,13 @@ def _evaluator(event: dict[str, Any]) -> EvalWithCompoundTypes:
     return EvalWithCompoundTypes(names={"event": event}, functions={"len": len, "str": str})
 
 
+@functools.lru_cache(maxsize=1024)
+def _parsed(expression: str) -> ast.AST:
+    """The expression's tree, parsed once: a publish evaluates the same few predicates for
+    every event, and parsing costs more than evaluating. Trees are only read, so shared."""
+    return cast(ast.AST, EvalWithCompoundTypes.parse(expression))
+
+
 def check_predicate(expression: str) -> str:
     """Validate a trigger predicate by parsing it. Returns it; raises `InvalidFunctionError`."""
     try:
@@ -55,7 +64,7 @@ def evaluate_predicate(expression: str, event: dict[str, Any]) -> bool:
     that does not have the shape a trigger asks for simply does not match. Must not raise.
     """
     try:
-        return bool(_evaluator(event).eval(expression))
+        return bool(_evaluator(event).eval(expression, previously_parsed=_parsed(expression)))
     except (InvalidExpression, KeyError, AttributeError, TypeError, ValueError, SyntaxError):
         return False
     except Exception:

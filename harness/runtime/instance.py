@@ -28,6 +28,7 @@ from harness.runtime.ledger import Ledger
 from harness.runtime.triggers import TriggerTable
 from harness.runtime.undelivered import UndeliveredReplies
 from harness.runtime.usage_store import UsageStore
+from harness.runtime.waiters import KnownPaths
 
 
 @dataclass
@@ -59,6 +60,7 @@ class Runtime:
     broadcast: Broadcast = field(init=False)
     usage: UsageStore = field(init=False)
     journals: JournalCache = field(init=False)
+    waiter_paths: KnownPaths = field(init=False)
     stopping: threading.Event = field(init=False)
 
     def __post_init__(self) -> None:
@@ -70,6 +72,7 @@ class Runtime:
         self.broadcast = Broadcast(self.redis)
         self.usage = UsageStore(self.redis, self.keys, self.usage_retention_s)
         self.journals = JournalCache()
+        self.waiter_paths = KnownPaths()
         self.stopping = threading.Event()
 
     def ping(self) -> None:

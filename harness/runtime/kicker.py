@@ -38,6 +38,13 @@ class Kicker(Protocol):
         """How many kicks wait in `queue` for a worker, or None when that cannot be told (the
         scheduler then treats the queue as holding none). Must not raise."""
 
+    def script_template(self) -> str:
+        """The broker message of a kick, for the runtime's Lua scripts to push onto the
+        queue's list themselves (the broker being the runtime's Redis): a JSON list of its
+        literal text and, between, the names of the blanks to fill in (`ID`, a message id;
+        `RUN`; `SEQ`; `QUEUE`, JSON-escaped), so a script only joins strings; "" when kicks
+        must go through `kick`. Must not raise."""
+
 
 class RecordingKicker:
     """Keeps kicks in memory, to run a runtime without Celery (see `harness.runtime.testing`)."""
@@ -56,6 +63,10 @@ class RecordingKicker:
     def backlog(self, queue: str) -> int:
         """The pending kicks for `queue`."""
         return sum(1 for k in self.pending if k.queue == queue)
+
+    def script_template(self) -> str:
+        """ "": every kick comes through `kick`, to be remembered."""
+        return ""
 
 
 def kick_all(kicker: Kicker, kicks: Iterable[Kick]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 import redis
 
@@ -24,7 +25,8 @@ _held_lock = threading.Lock()
 
 
 class LeaseKeeper:
-    """Renews a run's lease every third of its TTL on a daemon thread until stopped.
+    """Keeps a run's lease while its execution runs (a context manager): the process's one
+    renewer thread renews it every third of its TTL until the block exits.
 
     A refused renewal (someone else owns the run) or a cancel request is passed to the
     run's state, which sets its `abort` event so that an in-flight step can notice.
@@ -32,37 +34,76 @@ class LeaseKeeper:
 
     def __init__(self, state: RunState) -> None:
         self._state = state
-        self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._loop, name=f"lease-{state.run_id}", daemon=True
-        )
 
     def __enter__(self) -> LeaseKeeper:
         with _held_lock:
             _held[id(self)] = self._state
-        self._thread.start()
+        _RENEWER.add(id(self), self._state)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        _RENEWER.remove(id(self))
         with _held_lock:
             _held.pop(id(self), None)
-        self._stop.set()
-        self._thread.join(timeout=5)
+
+
+class _Renewer:
+    """One daemon thread renewing every lease this process keeps, each a third of its TTL
+    after the last: a run costs no thread of its own to start and join. A renewal waits at
+    most the Redis client's socket timeout, well within the two thirds of a TTL left."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._due: dict[int, tuple[float, RunState]] = {}
+        self._thread: threading.Thread | None = None
+
+    def add(self, key: int, state: RunState) -> None:
+        """Renew `state`'s lease from a third of its TTL from now until `remove(key)`."""
+        with self._changed:
+            self._due[key] = (time.monotonic() + state.runtime.lease_ttl / 3, state)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="leases", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def remove(self, key: int) -> None:
+        """Stop renewing; a renewal already under way may still finish."""
+        with self._changed:
+            self._due.pop(key, None)
 
     def _loop(self) -> None:
-        s = self._state
-        ttl_ms = int(s.runtime.lease_ttl * 1000)
-        while not self._stop.wait(s.runtime.lease_ttl / 3):
-            try:
-                ok, cancel = s.runtime.ledger.renew(s.run_id, s.epoch, s.runtime.now_ms(), ttl_ms)
-            except redis.RedisError:
-                log.warning("could not renew the lease of run %s; will try again", s.run_id)
-                continue
-            if not ok:
-                s.request_stop(lost=True)
-                return
-            if cancel:
-                s.request_stop(cancel=cancel)
+        while True:
+            with self._changed:
+                now = time.monotonic()
+                due = [(k, s) for k, (at, s) in self._due.items() if at <= now]
+                for key, state in due:
+                    self._due[key] = (now + state.runtime.lease_ttl / 3, state)
+                if not due:
+                    first = min((at for at, _ in self._due.values()), default=None)
+                    self._changed.wait(None if first is None else first - now)
+                    continue
+            for key, state in due:
+                if not _renew(state):
+                    self.remove(key)
+
+
+def _renew(s: RunState) -> bool:
+    """Renew one lease; False when it is lost (nothing more to renew)."""
+    ttl_ms = int(s.runtime.lease_ttl * 1000)
+    try:
+        ok, cancel = s.runtime.ledger.renew(s.run_id, s.epoch, s.runtime.now_ms(), ttl_ms)
+    except redis.RedisError:
+        log.warning("could not renew the lease of run %s; will try again", s.run_id)
+        return True
+    if not ok:
+        s.request_stop(lost=True)
+        return False
+    if cancel:
+        s.request_stop(cancel=cancel)
+    return True
+
+
+_RENEWER = _Renewer()
 
 
 def hand_back(runtime: Runtime) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -126,6 +125,62 @@ class RunSeed:
     parent: str = ""
 
 
+@dataclass(frozen=True)
+class EventPlan:
+    """An event to record, planned from what the publisher last read: the runs to create
+    (from the trigger table at `functions_version`, "" for none) and the waiter buckets it
+    falls in (among waiters using `waiter_paths`). `legacy_waiters` are the runs it wakes among
+    waiters recorded before waiters were indexed, when `legacy_checked`. `kick_template` is
+    the kicker's `script_template()` ("" to have the kicks returned)."""
+
+    event_id: str
+    event_json: str
+    event_name: str
+    now_ms: int
+    runs: list[RunSeed]
+    waiter_buckets: list[str]
+    functions_version: str
+    waiter_paths: tuple[str, ...]
+    dedupe_ttl_s: int
+    stream_maxlen: int
+    kick_template: str = ""
+    legacy_waiters: tuple[str, ...] = ()
+    legacy_checked: bool = False
+
+
+AcceptState = Literal["accepted", "duplicate", "stale_functions", "stale_paths", "legacy_waiters"]
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """What the publish script did with an `EventPlan`.
+
+    `accepted`: recorded; `kicks` are those left to send (none when the script pushed them).
+    `duplicate`: the id was seen within the dedupe window; nothing was written.
+    Otherwise nothing was written and the plan must be made again: `stale_functions` (the
+    trigger table is at `functions_version` now), `stale_paths` (the name's waiters use
+    `waiter_paths`), `legacy_waiters` (match the name's unindexed waiters, `legacy_checked`).
+    """
+
+    state: AcceptState
+    kicks: tuple[Kick, ...] = ()
+    functions_version: str = ""
+    waiter_paths: tuple[str, ...] = ()
+
+
+def _acceptance(out: list[Any]) -> Acceptance:
+    code = int(out[0])
+    if code == 1:
+        return Acceptance("accepted", kicks=_kicks(out[1:]))
+    if code == 0:
+        return Acceptance("duplicate")
+    if code == 2:
+        return Acceptance("stale_functions", functions_version=str(out[1]))
+    if code == 3:
+        return Acceptance("stale_paths", waiter_paths=tuple(json.loads(out[1])))
+    return Acceptance("legacy_waiters")
+
+
 def _kicks(flat: list[Any]) -> tuple[Kick, ...]:
     """Kicks from a script's flat (run_id, queue, seq, ...) list."""
     return tuple(
@@ -153,86 +208,29 @@ class Ledger:
         self._reap = client.register_script(scripts.REAP)
         self._cancel = client.register_script(scripts.REQUEST_CANCEL)
 
-    def accept_event(
-        self,
-        event_id: str,
-        event_json: str,
-        event_name: str,
-        now_ms: int,
-        runs: list[RunSeed],
-        waiter_buckets: list[str],
-        *,
-        legacy_waiters: Sequence[str] = (),
-        dedupe_ttl_s: int,
-        stream_maxlen: int,
-    ) -> tuple[bool, tuple[Kick, ...]]:
-        """Record an event once: dedupe by id, append to the stream, create runs, wake waiters.
+    def accept_event(self, plan: EventPlan) -> Acceptance:
+        """Record an event once, in one round trip: check the plan is current, dedupe by id,
+        append to the stream, create the planned runs, wake the waiters in its buckets, and
+        push the kicks onto the broker (or return them, without `plan.kick_template`).
 
-        `waiter_buckets` are the waiter buckets of the event's name that it falls in (see
-        `harness.runtime.waiters`); every run waiting in them wakes. `legacy_waiters` are runs
-        that matched among waiters recorded before waiters were indexed.
-        Returns (accepted, kicks). `accepted` is False when the id was seen within the TTL.
-        """
-        out = self._publish(
-            args=self._publish_args(
-                event_id,
-                event_json,
-                event_name,
-                now_ms,
-                runs,
-                waiter_buckets,
-                legacy_waiters,
-                dedupe_ttl_s,
-                stream_maxlen,
-            )
-        )
-        return bool(out[0]), _kicks(out[1:])
+        Nothing is written unless the plan is current: see `Acceptance` for what to read
+        and plan again with otherwise."""
+        return _acceptance(self._publish(args=self._publish_args(plan)))
 
-    async def accept_event_async(
-        self,
-        event_id: str,
-        event_json: str,
-        event_name: str,
-        now_ms: int,
-        runs: list[RunSeed],
-        waiter_buckets: list[str],
-        *,
-        legacy_waiters: Sequence[str] = (),
-        dedupe_ttl_s: int,
-        stream_maxlen: int,
-    ) -> tuple[bool, tuple[Kick, ...]]:
+    async def accept_event_async(self, plan: EventPlan) -> Acceptance:
         """`accept_event` on the async client (blocking on the sync one when there is none)."""
-        args = self._publish_args(
-            event_id,
-            event_json,
-            event_name,
-            now_ms,
-            runs,
-            waiter_buckets,
-            legacy_waiters,
-            dedupe_ttl_s,
-            stream_maxlen,
-        )
+        args = self._publish_args(plan)
         out = await self._apublish(args=args) if self._apublish else self._publish(args=args)
-        return bool(out[0]), _kicks(out[1:])
+        return _acceptance(out)
 
-    def _publish_args(
-        self,
-        event_id: str,
-        event_json: str,
-        event_name: str,
-        now_ms: int,
-        runs: list[RunSeed],
-        waiter_buckets: list[str],
-        legacy_waiters: Sequence[str],
-        dedupe_ttl_s: int,
-        stream_maxlen: int,
-    ) -> list[Any]:
-        seeds = [seed.__dict__ for seed in runs]
+    def _publish_args(self, plan: EventPlan) -> list[Any]:
+        seeds = [seed.__dict__ for seed in plan.runs]
         return [
-            self.keys.prefix, event_id, event_json, now_ms, dedupe_ttl_s, stream_maxlen,
-            event_name, json.dumps(seeds), json.dumps(waiter_buckets),
-            json.dumps(list(legacy_waiters)),
+            self.keys.prefix, plan.event_id, plan.event_json, plan.now_ms, plan.dedupe_ttl_s,
+            plan.stream_maxlen, plan.event_name, json.dumps(seeds),
+            json.dumps(plan.waiter_buckets), json.dumps(list(plan.legacy_waiters)),
+            plan.functions_version, json.dumps(list(plan.waiter_paths)), plan.kick_template,
+            "1" if plan.legacy_checked else "0",
         ]  # fmt: skip
 
     def claim(

@@ -46,6 +46,27 @@ local function kick(id, now)
   send_kick(id, now, 0)
 end
 
+-- Put the kicks collected so far straight onto their queues' lists on the broker (this same
+-- Redis), instead of returning them for the caller to send. `template` is the JSON list of
+-- the broker's message for a kick split at its blanks: literal text, then a blank's name
+-- (ID, a message id; RUN; SEQ; QUEUE, JSON-escaped), and so on (see
+-- `harness.runtime.kicker.Kicker.script_template`).
+local function push_kicks(template)
+  local parts = cjson.decode(template)
+  for i = 1, #kicks, 3 do
+    local id, q, seq = kicks[i], kicks[i + 1], tostring(kicks[i + 2])
+    local fill = {
+      ID = string.sub(cjson.encode(P .. ':' .. id .. ':' .. q .. ':' .. seq), 2, -2),
+      RUN = id, SEQ = seq, QUEUE = string.sub(cjson.encode(q), 2, -2),
+    }
+    local msg = {}
+    for j, part in ipairs(parts) do
+      if j % 2 == 1 then msg[j] = part else msg[j] = fill[part] end
+    end
+    redis.call('LPUSH', q, table.concat(msg))
+  end
+end
+
 -- '"s":<ms>,"t":<ms>,': when a suspended step of run `id` began (its wake_since) and ended
 local function stamps(id, now)
   local since = redis.call('HGET', rk(id), 'wake_since')
@@ -237,6 +258,22 @@ PUBLISH = (
     PRELUDE
     + r"""
 local eid, ev, now, name = ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[7]
+-- The caller planned the runs and the waiter buckets from what it last read (ARGV[11]: the
+-- trigger table's version; ARGV[12]: the match paths of the name's waiters). If either is out
+-- of date, nothing is done and the caller plans again with what this returns: so a publish is
+-- one round trip, and the plan is checked atomically with the write.
+if (redis.call('GET', P .. ':functions:version') or '') ~= ARGV[11] then
+  return {2, redis.call('GET', P .. ':functions:version') or ''}
+end
+local planned = {}
+for _, path in ipairs(cjson.decode(ARGV[12])) do planned[path] = true end
+local paths = redis.call('HKEYS', P .. ':waitpaths:' .. name)
+for _, path in ipairs(paths) do
+  if not planned[path] then return {3, cjson.encode(paths)} end
+end
+if ARGV[14] ~= '1' and redis.call('EXISTS', P .. ':waiters:' .. name) == 1 then
+  return {4}  -- waiters recorded before they were indexed: the caller matches them (ARGV[10])
+end
 if not redis.call('SET', P .. ':evt:' .. eid, now, 'NX', 'EX', tonumber(ARGV[5])) then
   return {0}
 end
@@ -270,6 +307,10 @@ for _, bucket in ipairs(cjson.decode(ARGV[9])) do
 end
 for _, id in ipairs(cjson.decode(ARGV[10])) do
   if redis.call('HDEL', P .. ':waiters:' .. name, id) == 1 then wake(id) end
+end
+if ARGV[13] ~= '' then
+  push_kicks(ARGV[13])
+  return {1}
 end
 return {1, unpack(kicks)}
 """

@@ -11,6 +11,8 @@ import redis.asyncio
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.keys import Keys
 
+NEVER_LOADED = "never loaded"  # no version the table's counter can hold
+
 
 class TriggerTable:
     """Reads and writes function specs. Reads are cached until the table's version changes,
@@ -74,6 +76,23 @@ class TriggerTable:
             return self.specs()
         version = await self._aredis.get(self._keys.functions_version)
         return await self.specs_at_async(version)  # type: ignore[arg-type]
+
+    def planned(self) -> tuple[str, list[FunctionSpec]]:
+        """The specs last loaded and the table version they are of, for a publisher to plan
+        with (the publish script checks the version); `NEVER_LOADED` before any load."""
+        with self._lock:
+            return (NEVER_LOADED if self._version is None else self._version), self._specs
+
+    def reload(self, version: str) -> list[FunctionSpec]:
+        """Load every spec and keep them as of `version` (the one the publish script saw)."""
+        return self._store(version, self._redis.hgetall(self._keys.functions))  # type: ignore[arg-type]
+
+    async def reload_async(self, version: str) -> list[FunctionSpec]:
+        """`reload` on the async client (blocking on the sync one when there is none)."""
+        if self._aredis is None:
+            return self.reload(version)
+        raw = await self._aredis.hgetall(self._keys.functions)
+        return self._store(version, raw)  # type: ignore[arg-type]
 
     def _cached(self, version: str | None) -> list[FunctionSpec] | None:
         with self._lock:

@@ -10,6 +10,7 @@ for other values, and a match is JSON equality.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -43,3 +44,23 @@ def legacy_matches(waiters: dict[str, str], event: dict[str, Any]) -> list[str]:
         if path is None or resolve_path(f"event.{path}", event) == waiter.get("value"):
             matched.append(str(run_id))
     return matched
+
+
+class KnownPaths:
+    """The match paths each event name's waiters were last seen using, kept by a publishing
+    process so it can compute an event's buckets without reading them first (the publish
+    script tells it when a path is missing). A path no waiter uses any more only costs an
+    empty bucket, so paths are never forgotten. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._paths: dict[str, tuple[str, ...]] = {}
+
+    def of(self, name: str) -> tuple[str, ...]:
+        """The paths known for `name`'s waiters, sorted."""
+        return self._paths.get(name, ())
+
+    def learn(self, name: str, paths: Iterable[str]) -> None:
+        """Add `paths` to those known for `name`."""
+        with self._lock:
+            self._paths[name] = tuple(sorted({*self._paths.get(name, ()), *paths}))

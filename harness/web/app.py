@@ -19,6 +19,7 @@ from harness.runtime.worker import BUILTIN_FUNCTION_MODULES
 from harness.settings import Settings, get_settings
 from harness.web import dashboard
 from harness.web.deps import WebContext
+from harness.web.header_timeout import HeaderTimeoutProtocol
 from harness.web.registrar import FunctionRegistrar
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,7 @@ def serve(
         "host": settings.host,
         "port": settings.port,
         "timeout_keep_alive": 5,
+        "http": HeaderTimeoutProtocol,  # reads WEB_HEADER_TIMEOUT in each process
         "log_level": _UVICORN_LEVELS.get(level, level),
     }
     if workers > 1:

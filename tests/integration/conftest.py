@@ -134,4 +134,6 @@ def runtime_for(fleet: Fleet) -> Runtime:
     """A publisher-side runtime talking to the fleet's Redis through Celery kicks."""
     configure(fleet.redis_url)
     client = redis.Redis.from_url(fleet.redis_url, decode_responses=True)
-    return Runtime(redis=client, kicker=CeleryKicker(), keys=Keys(fleet.prefix), lease_ttl=2.0)
+    return Runtime(
+        redis=client, kicker=CeleryKicker(in_script=True), keys=Keys(fleet.prefix), lease_ttl=2.0
+    )

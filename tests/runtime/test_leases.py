@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.executor import advance
@@ -10,6 +11,7 @@ from harness.runtime.functions import FunctionRegistry
 from harness.runtime.kicker import RecordingKicker
 from harness.runtime.leases import hand_back
 from harness.runtime.testing import drain
+from tests.runtime_fixtures import ManualClock
 
 
 def test_handing_back_lets_another_worker_resume_the_run_without_waiting_for_the_lease(
@@ -59,3 +61,58 @@ def test_handing_back_lets_another_worker_resume_the_run_without_waiting_for_the
     record = runtime.ledger.run(run_id)
     assert record is not None and record.result == ["one", "done"]
     assert calls == ["slow", "slow"], "the interrupted step runs again, the completed one not"
+
+
+def test_a_long_step_keeps_its_lease_renewed(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a run whose step outlasts several lease TTLs (0.3 s), watching the lease's end
+    runtime.lease_ttl = 0.3
+    seen: list[int] = []
+
+    def watch(ctx: Context, run_key: str) -> int:
+        deadline = time.monotonic() + 60  # generous: only a lease never renewed fails
+        while len(set(seen)) < 3 and time.monotonic() < deadline:
+            seen.append(int(runtime.redis.hget(run_key, "lease_until") or 0))
+            clock.advance(0.01)  # the runtime's clock, so each renewal moves the lease's end
+            ctx.cancelled.wait(0.02)
+        return len(set(seen))
+
+    @function(id="long", trigger=event("app/long"), registry=registry)
+    def handler(ctx: Context) -> int:
+        return ctx.step.run("watch", watch, ctx, runtime.keys.run(ctx.run_id))
+
+    runtime.register_functions()
+    run_id = publish({"name": "app/long"}, runtime=runtime).run_ids[0]
+
+    # When it runs
+    outcome = advance(runtime, run_id)
+
+    # Then the lease was moved on at least twice while the step ran, and the run completed
+    assert outcome == "completed", outcome
+    assert len(set(seen)) >= 3, f"the lease's end never moved: {sorted(set(seen))}"
+
+
+def test_a_lease_taken_by_another_worker_stops_the_step(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a run whose lease another worker takes while its step runs
+    runtime.lease_ttl = 0.3
+    noticed: list[bool] = []
+
+    def taken(ctx: Context, run_key: str) -> bool:
+        runtime.redis.hincrby(run_key, "epoch", 1)  # what another worker's claim does
+        noticed.append(ctx.cancelled.wait(30))  # generous: only a renewer that never noticed fails
+        return noticed[-1]
+
+    @function(id="taken", trigger=event("app/taken"), registry=registry)
+    def handler(ctx: Context) -> bool:
+        return ctx.step.run("taken", taken, ctx, runtime.keys.run(ctx.run_id))
+
+    runtime.register_functions()
+    run_id = publish({"name": "app/taken"}, runtime=runtime).run_ids[0]
+
+    # When it runs, Then the refused renewal told the step to stop, and nothing was written
+    assert advance(runtime, run_id) == "lease-lost"
+    assert noticed == [True], "the step was not told its lease was lost"
+    assert runtime.ledger.journal(run_id) == {}

@@ -1,0 +1,148 @@
+"""A publish is one round trip: planned from what the publisher last read, checked by the
+publish script, which also pushes the kicks onto the broker. A plan gone stale (functions
+registered, waiters on a new path) is made again, never recorded wrong."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+from kombu import Connection
+
+from harness.runtime import Context, Runtime, event, function, publish
+from harness.runtime.bus import publish_async
+from harness.runtime.celery_app import CeleryKicker, kick_message
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.keys import Keys
+from harness.runtime.kicker import Kick
+from harness.runtime.testing import drain
+
+
+class CountingRedis(redis.Redis):
+    """A real client that counts the commands it sends (a script call is one)."""
+
+    sent: list[str]
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.sent.append(str(args[0]))
+        return super().execute_command(*args, **options)
+
+
+@pytest.fixture
+def counting(redis_url: str) -> Iterator[CountingRedis]:
+    client = CountingRedis.from_url(redis_url, decode_responses=True)
+    client.sent = []
+    yield client
+    client.flushdb()
+    client.close()
+
+
+def _ping_function(registry: FunctionRegistry) -> None:
+    @function(id="pinged", trigger=event("app/ping"), registry=registry)
+    def pinged(ctx: Context) -> None:
+        return None
+
+
+def test_a_publish_with_a_current_plan_is_one_round_trip(
+    counting: CountingRedis, registry: FunctionRegistry
+) -> None:
+    # Given a publisher that has published the name once (and so knows the table and paths)
+    _ping_function(registry)
+    runtime = Runtime(redis=counting, kicker=CeleryKicker(in_script=True), registry=registry)
+    runtime.register_functions()
+    publish({"name": "app/ping"}, runtime=runtime)
+    counting.sent.clear()
+
+    # When it publishes again
+    result = publish({"name": "app/ping"}, runtime=runtime)
+
+    # Then that took one command, which created the run and queued its kick on the broker
+    assert counting.sent == ["EVALSHA"], counting.sent
+    assert len(result.run_ids) == 1
+    assert counting.llen("harness") == 2
+
+
+def test_kicks_pushed_by_the_script_are_messages_kombu_decodes(
+    redis_url: str, counting: CountingRedis, registry: FunctionRegistry
+) -> None:
+    # Given a runtime whose kicks the publish script pushes onto the broker (this Redis)
+    _ping_function(registry)
+    runtime = Runtime(
+        redis=counting, kicker=CeleryKicker(in_script=True), registry=registry, keys=Keys("pp")
+    )
+    runtime.register_functions()
+
+    # When an event creates a run
+    run_id = publish({"name": "app/ping"}, runtime=runtime).run_ids[0]
+
+    # Then kombu reads a `harness.kick` message for that run and its kick number off the queue
+    seq = int(counting.hget(runtime.keys.run(run_id), "kick_seq") or 0)
+    with Connection(redis_url) as conn:
+        queue = conn.SimpleQueue("harness", no_ack=True)
+        message = queue.get(timeout=5)
+        assert message.headers["task"] == "harness.kick"
+        assert message.payload[0] == [run_id, seq], message.payload
+        assert message.delivery_info["routing_key"] == "harness"
+        queue.close()
+    assert seq == 1
+
+
+def test_kick_message_fills_the_same_template_as_the_scripts() -> None:
+    # Given a kick to an unusual queue name
+    kick = Kick("rabc", 'q"uoted%', 7)
+
+    # When the kicker renders it itself
+    message = json.loads(kick_message(kick))
+
+    # Then it is valid JSON naming the run, its number and the queue, with a JSON body
+    assert json.loads(message["body"])[0] == ["rabc", 7]
+    assert message["properties"]["delivery_info"]["routing_key"] == 'q"uoted%'
+    assert message["headers"]["id"] == message["properties"]["delivery_tag"]
+
+
+def test_a_waiter_on_a_path_the_publisher_has_not_seen_wakes(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a publisher that published `app/approved` while nobody waited for it
+    got: list[Any] = []
+
+    @function(id="approver", trigger=event("app/created"), registry=registry)
+    def approver(ctx: Context) -> None:
+        answer = ctx.step.wait_for_event("ok", event="app/approved", match="data.n", timeout="1h")
+        got.append(answer.data["n"] if answer else None)
+
+    runtime.register_functions()
+    publish({"name": "app/approved", "data": {"n": 1}}, runtime=runtime)
+    assert runtime.waiter_paths.of("app/approved") == ()
+    # and then a run started waiting on the path `data.n`
+    publish({"name": "app/created", "data": {"n": 1}}, runtime=runtime)
+    drain(runtime)
+
+    # When the approval is published with the publisher's old plan
+    publish({"name": "app/approved", "data": {"n": 1}}, runtime=runtime)
+    drain(runtime)
+
+    # Then the script refused the stale plan, the publisher learnt the path, and the run woke
+    assert runtime.waiter_paths.of("app/approved") == ("data.n",)
+    assert got == [1]
+
+
+def test_functions_registered_after_a_publish_receive_the_next_event(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a publisher whose trigger table was read before a function was registered
+    publish({"name": "app/ping"}, runtime=runtime)
+    other = FunctionRegistry()
+    _ping_function(other)
+    Runtime(redis=runtime.redis, kicker=runtime.kicker, registry=other).register_functions()
+
+    # When it publishes from its event loop
+    result = asyncio.run(publish_async({"name": "app/ping"}, runtime=runtime))
+
+    # Then the new function got its run: the stale table was reloaded, not used
+    assert len(result.run_ids) == 1
+    assert runtime.ledger.run(result.run_ids[0]).function_id == "pinged"  # type: ignore[union-attr]
