@@ -17,6 +17,7 @@ import redis
 from redis.asyncio import Redis as AsyncRedis
 
 from harness.errors import BusUnavailableError
+from harness.observe.tracing import NO_TRACER, Tracer
 from harness.runtime.broadcast import Broadcast
 from harness.runtime.cursors import Cursors
 from harness.runtime.deliveries import DeliveryRecords
@@ -35,7 +36,9 @@ class Runtime:
     """Everything a publisher, worker or scheduler needs. Cheap to share across threads.
 
     `aredis`, a client of the same Redis for one event loop, serves the async paths (a web
-    process's webhooks, events API and health); without one they use `redis`, blocking."""
+    process's webhooks, events API and health); without one they use `redis`, blocking.
+    `tracer` gives each run execution and step a span (`harness.observe.tracing`; off by
+    default)."""
 
     redis: redis.Redis
     kicker: Kicker
@@ -48,6 +51,7 @@ class Runtime:
     retention_s: int = 7 * 86_400
     usage_retention_s: int = 90 * 86_400
     record_previews: bool = True
+    tracer: Tracer = NO_TRACER
     clock: Callable[[], float] = time.time
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     aredis: AsyncRedis | None = None

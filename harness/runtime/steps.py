@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from harness.errors import (
     BusUnavailableError,
@@ -25,6 +25,7 @@ from harness.errors import (
     StepResultError,
 )
 from harness.events import Event
+from harness.observe.tracing import NO_RUN, RunSpan, StepSpan
 from harness.redaction import redact
 from harness.runtime import log_context, waiters
 from harness.runtime.bus import publish
@@ -76,6 +77,7 @@ class RunState:
     lease_lost: bool = False
     abort: threading.Event = field(default_factory=threading.Event)
     counters: dict[str, int] = field(default_factory=dict)
+    span: RunSpan = NO_RUN
 
     def request_stop(self, *, cancel: str = "", lost: bool = False) -> None:
         """Note a cancel request or a lost lease and wake anything watching `abort`."""
@@ -199,14 +201,30 @@ class Step:
         self._boundary()
         self._s.attempt = failures
         log_context.STEP.set(key)
+        span = self._s.span.step(key, "run", failures + 1)
+        try:
+            return self._run_once(key, step_id, span, failures, fn, args, kwargs)
+        finally:
+            span.end()
+
+    def _run_once(
+        self,
+        key: str,
+        step_id: str,
+        span: StepSpan,
+        failures: int,
+        fn: Callable[..., T],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> T:
         started = self._s.runtime.now_ms()
         try:
             value = fn(*args, **kwargs)
         except NonRetriableError as exc:
-            self._fail(key, step_id, exc, failures + 1, started, final=True)
+            self._fail(key, step_id, exc, failures + 1, started, span, final=True)
         except Exception as exc:
             final = failures >= self._s.spec.retries
-            self._fail(key, step_id, exc, failures + 1, started, final=final)
+            self._fail(key, step_id, exc, failures + 1, started, span, final=final)
         stamps = self._stamps(started) + f',"n":{failures + 1}'
         try:
             encoded = json.dumps(value, separators=(",", ":"), allow_nan=False)
@@ -215,6 +233,7 @@ class Step:
                 f"step {step_id!r} returned a {type(value).__name__}, which cannot be stored as "
                 f"JSON ({exc}); return plain data: dict, list, str, int, float, bool or None"
             )
+            span.failed(message, "StepResultError", final=True)
             self._commit(
                 key, "{" + stamps + ',"k":"run","final":true,"e":' + json.dumps(message) + "}"
             )
@@ -223,6 +242,7 @@ class Step:
         extra = step_preview(args, kwargs, value, usage) if self._s.runtime.record_previews else ""
         self._commit(key, "{" + stamps + ',"k":"run","v":' + encoded + extra + "}")
         if usage is not None:
+            span.model_call(cast(dict[str, Any], value), usage)
             self._add_usage(usage)
         return json.loads(encoded)  # type: ignore[no-any-return]
 
@@ -249,10 +269,12 @@ class Step:
         exc: Exception,
         failures: int,
         started_ms: int,
+        span: StepSpan,
         *,
         final: bool,
     ) -> None:
         text = _error_text(exc)
+        span.failed(text, type(exc).__name__, final=final)
         record = {
             "k": "run",
             "e": text,
@@ -289,11 +311,13 @@ class Step:
         )
         raw.setdefault("id", f"{self._s.run_id}:{key}")
         started = self._s.runtime.now_ms()
-        result = publish(raw, runtime=self._s.runtime)
-        self._commit(
-            key,
-            "{" + self._stamps(started) + ',"k":"send","v":' + json.dumps(result.event_id) + "}",
-        )
+        span = self._s.span.step(key, "send", 1)
+        try:
+            result = publish(raw, runtime=self._s.runtime)
+            stamps = self._stamps(started)
+            self._commit(key, "{" + stamps + ',"k":"send","v":' + json.dumps(result.event_id) + "}")
+        finally:
+            span.end()
         return result.event_id
 
     def sleep(self, step_id: str, duration: str | float) -> None:
