@@ -147,12 +147,14 @@ class Step:
         if self._s.cancel_reason:
             raise Cancelled(self._s.cancel_reason)
 
-    def _commit(self, key: str, record: str) -> None:
+    def _commit(self, key: str, record: str, entry: dict[str, Any] | None = None) -> None:
+        """Write `record` (JSON) as step `key`'s journal entry, and keep `entry` (default: the
+        record parsed) as this execution's copy of it."""
         ok, cancel = self._s.runtime.ledger.commit_step(self._s.run_id, self._s.epoch, key, record)
         if not ok:
             self._s.request_stop(lost=True)
             raise LeaseLost()
-        self._s.journal[key] = json.loads(record)
+        self._s.journal[key] = json.loads(record) if entry is None else entry
         if cancel:
             self._s.request_stop(cancel=cancel)
 
@@ -225,7 +227,8 @@ class Step:
         except Exception as exc:
             final = failures >= self._s.spec.retries
             self._fail(key, step_id, exc, failures + 1, started, span, final=final)
-        stamps = self._stamps(started) + f',"n":{failures + 1}'
+        ended = self._s.runtime.now_ms()
+        stamps = f'"s":{started},"t":{ended},"n":{failures + 1}'
         try:
             encoded = json.dumps(value, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -239,8 +242,13 @@ class Step:
             )
             raise StepResultError(message) from exc
         usage = usage_of(value)
-        extra = step_preview(args, kwargs, value, usage) if self._s.runtime.record_previews else ""
-        self._commit(key, "{" + stamps + ',"k":"run","v":' + encoded + extra + "}")
+        extra = step_preview(args, kwargs, usage) if self._s.runtime.record_previews else ""
+        record = "{" + stamps + ',"k":"run","v":' + encoded + extra + "}"
+        # The journal keeps its own copy of the value (the caller may change what it gets);
+        # the previews are not parsed back, nothing in this execution reads them.
+        entry = {"s": started, "t": ended, "n": failures + 1, "k": "run",
+                 "v": json.loads(encoded)}  # fmt: skip
+        self._commit(key, record, entry)
         if usage is not None:
             span.model_call(cast(dict[str, Any], value), usage)
             self._add_usage(usage)

@@ -100,10 +100,11 @@ def test_secrets_in_tool_output_and_errors_never_reach_the_records(agent: AgentR
     agent.model.script(Reply.tool("leaks_secrets"), Reply.answer("ok"))
     # When the agent runs it
     run_id = agent.say("show env")
-    # Then neither secret is in the step's record
-    raw = json.dumps(agent.runtime.ledger.journal(run_id)["tool:0"]["o"])
+    # Then neither secret is in the step's previews, as people see them
+    detail = step_detail("tool:0", agent.runtime.ledger.journal(run_id)["tool:0"])
+    raw = detail.input + detail.output
     assert PLANTED_KEY not in raw and PLANTED_SETTING not in raw, raw
-    assert "[REDACTED]" in raw
+    assert "[REDACTED]" in detail.output
 
 
 def test_secret_in_a_step_error_is_redacted_in_the_journal_and_run(
