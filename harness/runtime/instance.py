@@ -26,6 +26,7 @@ from harness.runtime.journals import JournalCache
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kicker
 from harness.runtime.ledger import Ledger
+from harness.runtime.run_index import RunIndex
 from harness.runtime.triggers import TriggerTable
 from harness.runtime.undelivered import UndeliveredReplies
 from harness.runtime.usage_store import UsageStore
@@ -56,6 +57,7 @@ class Runtime:
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     aredis: AsyncRedis | None = None
     ledger: Ledger = field(init=False)
+    run_index: RunIndex = field(init=False)
     triggers: TriggerTable = field(init=False)
     deliveries: DeliveryRecords = field(init=False)
     undelivered: UndeliveredReplies = field(init=False)
@@ -67,6 +69,7 @@ class Runtime:
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.redis, self.keys, self.aredis)
+        self.run_index = RunIndex(self.redis, self.keys)
         self.triggers = TriggerTable(self.redis, self.keys, self.aredis)
         self.deliveries = DeliveryRecords(self.redis, self.keys)
         self.undelivered = UndeliveredReplies(self.redis, self.keys)

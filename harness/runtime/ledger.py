@@ -124,6 +124,7 @@ class RunSeed:
     mode: str = ""
     slots: str = ""
     parent: str = ""
+    session: str = ""
 
 
 def _kicks(flat: list[Any]) -> tuple[Kick, ...]:

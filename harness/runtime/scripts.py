@@ -99,7 +99,34 @@ local function jset(id, key, rec, only_new)
   redis.call('HSET', rk(id), 'jlast', key)
 end
 
+-- Runs are indexed by function, chat session and status: sorted sets of run ids scored by
+-- creation time (runs:fn:<id>, runs:session:<key>, runs:status:<status>), so a filtered
+-- listing reads only the runs that match. runs:indexes names the function and session
+-- indexes, for the retention trim. Every status write goes through index_status first.
+local function index_status(id, new)
+  local r = rk(id)
+  local old = redis.call('HGET', r, 'status')
+  if old == new then return end
+  local created = redis.call('HGET', r, 'created_at')
+  if not created then return end
+  if old then redis.call('ZREM', P .. ':runs:status:' .. old, id) end
+  redis.call('ZADD', P .. ':runs:status:' .. new, created, id)
+end
+
+local function index_new_run(id, function_id, session, now)
+  local fn, st = P .. ':runs:fn:' .. function_id, P .. ':runs:status:queued'
+  redis.call('ZADD', fn, now, id)
+  redis.call('ZADD', st, now, id)
+  redis.call('SADD', P .. ':runs:indexes', fn)
+  if session and session ~= '' then
+    local sk = P .. ':runs:session:' .. session
+    redis.call('ZADD', sk, now, id)
+    redis.call('SADD', P .. ':runs:indexes', sk)
+  end
+end
+
 local function make_ready(id, now)
+  index_status(id, 'queued')
   redis.call('HSET', rk(id), 'status', 'queued', 'updated_at', now)
   redis.call('ZADD', READY, now, id)
 end
@@ -144,6 +171,7 @@ local function route(id, now)
     end
     -- a line waits behind a holder that vanished: join it at the back and move it on
     redis.call('RPUSH', fifo, id)
+    index_status(id, 'pending')
     redis.call('HSET', r, 'status', 'pending', 'updated_at', now)
     redis.call('ZREM', READY, id)
     local nxt = redis.call('LPOP', fifo)
@@ -156,10 +184,12 @@ local function route(id, now)
   local mode = redis.call('HGET', r, 'mode')
   if mode == 'steer' then
     redis.call('RPUSH', ik(holder), id)
+    index_status(id, 'steered')
     redis.call('HSET', r, 'status', 'steered', 'steered_into', holder, 'updated_at', now)
     return 'steered'
   end
   redis.call('RPUSH', fifo, id)
+  index_status(id, 'pending')
   redis.call('HSET', r, 'status', 'pending', 'updated_at', now)
   if mode == 'cancel' then redis.call('HSET', rk(holder), 'cancel', id) end
   return 'pending'
@@ -176,6 +206,7 @@ local function release_singleton(id, now)
   local left = redis.call('LRANGE', ik(id), 0, -1)
   for i = #left, 1, -1 do
     redis.call('LPUSH', fifo, left[i])
+    index_status(left[i], 'pending')
     redis.call('HSET', rk(left[i]), 'status', 'pending', 'steered_into', '')
   end
   redis.call('DEL', ik(id))
@@ -193,6 +224,7 @@ local function release_singleton(id, now)
     -- the new holder takes every later event as steering, so they are seen, in order, at once
     for _, r in ipairs(redis.call('LRANGE', fifo, 0, -1)) do
       redis.call('RPUSH', ik(nxt), r)
+      index_status(r, 'steered')
       redis.call('HSET', rk(r), 'status', 'steered', 'steered_into', nxt)
     end
     redis.call('DEL', fifo)
@@ -201,7 +233,7 @@ end
 """
 
 # ARGV: prefix, event_id, event_json, now_ms, dedupe_ttl_s, stream_maxlen, event_name,
-#       runs_json [{id, function_id, queue, singleton, mode, slots, parent}],
+#       runs_json [{id, function_id, queue, singleton, mode, slots, parent, session}],
 #       buckets_json [waiter buckets the event falls in], legacy_waiters_json [run ids]
 PUBLISH = (
     PRELUDE
@@ -220,6 +252,7 @@ for _, run in ipairs(cjson.decode(ARGV[8])) do
       'updated_at', now, 'queue', run.queue, 'singleton', run.singleton, 'mode', run.mode,
       'slots', run.slots, 'parent', run.parent, 'cancel', '')
     redis.call('ZADD', P .. ':runs', now, run.id)
+    index_new_run(run.id, run.function_id, run.session, now)
     if route(run.id, now) == 'own' then
       redis.call('ZADD', READY, now, run.id)
       kick(run.id, now)
@@ -286,6 +319,7 @@ for _, s in ipairs(slots) do
   if (not redis.call('ZSCORE', z, id)) and redis.call('ZCARD', z) >= tonumber(s[2]) then
     redis.call('ZREM', READY, id)
     redis.call('ZADD', TIMERS, now + tonumber(ARGV[6]), id)
+    index_status(id, 'sleeping')
     redis.call('HSET', r, 'status', 'sleeping', 'wake_kind', 'throttle', 'updated_at', now)
     return {'throttled'}
   end
@@ -293,6 +327,7 @@ end
 for _, s in ipairs(slots) do redis.call('ZADD', P .. ':slot:' .. s[1], now + ttl, id) end
 
 local epoch = redis.call('HINCRBY', r, 'epoch', 1)
+index_status(id, 'running')
 redis.call('HSET', r, 'status', 'running', 'owner', owner, 'lease_until', now + ttl,
   'updated_at', now)
 redis.call('HSETNX', r, 'started_at', now)
@@ -354,6 +389,7 @@ for _, rid in ipairs(redis.call('LRANGE', ik(id), 0, -1)) do
   local ev = redis.call('HGET', rk(rid), 'event')
   if ev then
     table.insert(events, ev)
+    index_status(rid, 'completed')
     redis.call('HSET', rk(rid), 'status', 'completed', 'ended_at', now, 'updated_at', now,
       'result', cjson.encode({merged_into = id}))
   end
@@ -380,6 +416,7 @@ end
 if kind == 'wait' then add_waiter(id, ARGV[8], ARGV[9]) end
 if ARGV[5] ~= '' then redis.call('ZADD', TIMERS, tonumber(ARGV[5]), id) end
 if ARGV[11] == '1' then redis.call('HINCRBY', r, 'attempt', 1) end
+index_status(id, ARGV[10])
 redis.call('HSET', r, 'status', ARGV[10], 'wake_kind', kind, 'wake_step', key, 'owner', '',
   'lease_until', 0, 'updated_at', now, 'wake_since', now)
 redis.call('ZREM', LEASES, id)
@@ -411,6 +448,7 @@ FINISH = (
 local id, now, status, result, err = ARGV[2], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7]
 local r = rk(id)
 if not fenced(id, ARGV[3]) then return {0} end
+index_status(id, status)
 redis.call('HSET', r, 'status', status, 'result', result, 'error', err, 'ended_at', now,
   'owner', '', 'lease_until', 0, 'updated_at', now)
 redis.call('ZREM', LEASES, id); redis.call('ZREM', READY, id); redis.call('ZREM', TIMERS, id)
