@@ -92,6 +92,14 @@ def _walk(value: Any, out: list[str], budget: list[int]) -> None:
         budget[0] -= len(text)
 
 
+def event_preview(event: Mapping[str, Any]) -> str:
+    """What triggered a run, for people: `<name>  <preview of its data>`, bounded by
+    `PREVIEW_CHARS` and redacted like every preview. Never raises."""
+    name = str(event.get("name", "")) if isinstance(event, Mapping) else ""
+    data = event.get("data") if isinstance(event, Mapping) else event
+    return f"{name}  {preview(data, PREVIEW_CHARS - len(name) - 2)}".strip()
+
+
 def usage_of(value: Any) -> dict[str, Any] | None:
     """A model step's usage as `{"model", "in", "out", "cr", "cw"}`, when `value` looks like a
     model's answer (a dict with `model` and a `usage` of token counts); None otherwise."""
