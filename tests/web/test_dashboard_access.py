@@ -58,3 +58,16 @@ def test_run_page_shows_the_trigger_event_preview_redacted(
     (trigger,) = BeautifulSoup(page_html, "html.parser").select("#trigger")
     assert "app/page" in trigger.text and "hello [REDACTED]" in trigger.text, trigger.text
     assert token not in page_html
+
+
+def test_run_list_and_its_live_stream_refuse_a_since_that_is_not_a_duration(
+    runtime: Runtime,
+) -> None:
+    # Given a signed-in script / When it asks for runs since "soon"
+    client = _client(runtime, "secret-key-1")
+    auth = {"Authorization": "Bearer secret-key-1"}
+    pages = [client.get(f"/dashboard{path}?since=soon", headers=auth) for path in ("", "/live")]
+    # Then both answer 400, saying what is wrong with `since`
+    for page in pages:
+        assert page.status_code == 400, page.text
+        assert "since" in page.text and "soon" in page.text, page.text
