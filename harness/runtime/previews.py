@@ -18,9 +18,6 @@ from typing import Any
 from harness.redaction import redact
 
 PREVIEW_CHARS = 400
-# What a step was given is previewed on every step, on the step's own time (a budget of 10%
-# of a step's cost, docs/benchmarks.md); what it returned, only when someone reads it.
-INPUT_PREVIEW_CHARS = 240
 # ASCII markers: text that stays ASCII is lower-cased and searched several times faster by
 # the redaction that follows, and is stored and sent as is.
 _ELLIPSIS = "..."
@@ -32,7 +29,7 @@ def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
     the interesting one). Never raises."""
     parts: list[str] = []
     try:
-        _walk(value, parts, [limit + 40])  # slack: a secret cut at the limit still matches
+        _walk(value, parts, limit + 40)  # slack: a secret cut at the limit still matches
     except Exception:  # a preview must never fail the step it describes
         parts = [repr(type(value))]
     text = redact("".join(parts))
@@ -49,47 +46,57 @@ def _scalar(value: bool | int | float | None) -> str:
     return repr(value)  # int and float as JSON writes them (NaN and Infinity by name)
 
 
-def _walk(value: Any, out: list[str], budget: list[int]) -> None:
-    # `quote` (the json module's C string encoder) rather than `json.dumps`, which builds an
-    # encoder per call: a preview is taken on every step.
-    if budget[0] <= 0:
-        return
-    if isinstance(value, str):
-        text = quote(value[: budget[0]])
+_SEQUENCES = (list, tuple)
+_SCALARS = (bool, int, float)
+
+
+def _walk(value: Any, out: list[str], budget: int) -> int:
+    """Append `value`'s text to `out`, stopping once `budget` characters are spent; returns
+    what is left of the budget. `quote` (the json module's C string encoder) rather than
+    `json.dumps`, which builds an encoder per call: a preview is taken on every step."""
+    if budget <= 0:
+        return budget
+    kind = type(value)
+    if kind is str:
+        text = quote(value[:budget])
         out.append(text)
-        budget[0] -= len(text)
-    elif isinstance(value, dict):
+        return budget - len(text)
+    if kind is dict:
         out.append("{")
-        for index, (key, item) in enumerate(value.items()):
-            if budget[0] <= 0:
+        first = True
+        for key, item in value.items():
+            if budget <= 0:
                 out.append(_ELLIPSIS)
                 break
-            name = str(key)
-            out.append(("," if index else "") + quote(name) + ":")
-            budget[0] -= len(name) + 3
-            _walk(item, out, budget)
+            name = quote(str(key))
+            out.append(name + ":" if first else "," + name + ":")
+            first = False
+            budget = _walk(item, out, budget - len(name) - 1)
         out.append("}")
-    elif isinstance(value, list | tuple):
-        items = value
+        return budget
+    if kind in _SEQUENCES:
         out.append("[")
+        items = value
         if len(items) > 3:
             out.append(f"...{len(items) - 2} more,")
             items = items[-2:]
         for index, item in enumerate(items):
             if index:
                 out.append(",")
-            _walk(item, out, budget)
+            budget = _walk(item, out, budget)
         out.append("]")
-    elif value is None or isinstance(value, bool | int | float):
+        return budget
+    if value is None or kind in _SCALARS:
         text = _scalar(value)
         out.append(text)
-        budget[0] -= len(text)
-    elif hasattr(value, "model_dump"):
-        _walk(value.model_dump(mode="json", exclude_defaults=True), out, budget)
-    else:
-        text = str(value)[: budget[0]]
-        out.append(text)
-        budget[0] -= len(text)
+        return budget - len(text)
+    if isinstance(value, str | dict | list | tuple | bool | int | float):  # subclasses
+        return _walk(json.loads(json.dumps(value)), out, budget)
+    if hasattr(value, "model_dump"):
+        return _walk(value.model_dump(mode="json", exclude_defaults=True), out, budget)
+    text = str(value)[:budget]
+    out.append(text)
+    return budget - len(text)
 
 
 def event_preview(event: Mapping[str, Any]) -> str:
@@ -121,14 +128,14 @@ def step_preview(
     args: tuple[Any, ...], kwargs: dict[str, Any], usage: dict[str, Any] | None
 ) -> str:
     """The journal fields a completed step adds for people: `,"i":…` (what it was given,
-    bounded by `INPUT_PREVIEW_CHARS`) and, for a model's answer, `,"u":{…}`. Never raises.
+    bounded by `PREVIEW_CHARS`) and, for a model's answer, `,"u":{…}`. Never raises.
 
     There is no output preview: the step's value is in the record already (`v`, for replay),
     so a reader previews it (`output_preview`) instead of every step writing a second copy."""
     given: Any = list(args) if not kwargs else [*args, kwargs]
     if len(given) == 1:
         given = given[0]
-    text = ',"i":' + quote(preview(given, INPUT_PREVIEW_CHARS))
+    text = ',"i":' + quote(preview(given))
     if usage is not None:
         text += ',"u":' + json.dumps(usage, separators=(",", ":"))
     return text
