@@ -173,6 +173,8 @@ class Step:
             raise LeaseLost()
         if out == 1:  # parked: keep the journal for the resume (this execution ends here)
             s.runtime.journals.keep(s.run_id, version, s.journal)
+            if kind != "retry":  # a retry's step has its own span; this shows where it parked
+                s.span.step(key, kind, 1).end()
         return out
 
     def _resolved_record(self, key: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig
 from tests.fakes.model_server import Reply
 from tests.observe.test_records import PLANTED_KEY, PLANTED_SETTING, LeaksSecrets
+from tests.runtime_fixtures import ManualClock
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -202,3 +203,36 @@ def test_a_run_without_an_endpoint_imports_nothing_of_opentelemetry(redis_url: s
     assert report["status"] == "completed", report
     assert report["ours"] == [], report
     assert report["loaded"] == [], report
+
+
+def test_a_suspended_run_gives_one_run_span_per_execution_and_marks_where_it_parked(
+    runtime: Runtime, registry: FunctionRegistry, exported: InMemorySpanExporter, clock: ManualClock
+) -> None:
+    # Given a run that sleeps between two steps
+    @function(id="sleepy-trace", trigger=event("app/sleepy"), retries=0, registry=registry)
+    def sleepy(ctx: Context) -> int:
+        ctx.step.run("before", lambda: 1)
+        ctx.step.sleep("nap", "5s")
+        return int(ctx.step.run("after", lambda: 2))
+
+    runtime.register_functions()
+    publish({"name": "app/sleepy"}, runtime=runtime)
+    # When it runs, parks, and is woken after the sleep
+    drain(runtime)
+    clock.advance(6)
+    drain(runtime)
+    spans = exported.get_finished_spans()
+    # Then there are two executions: one suspended at the sleep, one completed
+    runs = [s for s in spans if s.name == "run sleepy-trace"]
+    outcomes = [(s.attributes or {}).get("harness.run.outcome") for s in runs]
+    assert outcomes == ["suspended", "completed"], outcomes
+    first, second = runs
+    children = {
+        run.context.span_id: sorted(
+            s.name for s in spans if s.parent and s.parent.span_id == run.context.span_id
+        )
+        for run in runs
+    }
+    # And the replayed step gives no span in the second execution
+    assert children[first.context.span_id] == ["step before:0", "step nap:0"], children
+    assert children[second.context.span_id] == ["step after:0"], children
