@@ -43,13 +43,17 @@ class Keys:
         """Sorted set of one chat session's run ids by creation time."""
         return f"{self.prefix}:runs:session:{session_key}"
 
+    def runs_of_parent(self, run_id: str) -> str:
+        """Sorted set of the ids of the runs `run_id` started (`step.invoke`), by creation."""
+        return f"{self.prefix}:runs:parent:{run_id}"
+
     def runs_in_status(self, status: str) -> str:
         """Sorted set of the ids of runs now in `status`, by creation time."""
         return f"{self.prefix}:runs:status:{status}"
 
     @property
     def run_indexes(self) -> str:
-        """Set: names of the function and session run indexes, for the retention trim."""
+        """Set: names of the function, session and parent run indexes, for the trim."""
         return f"{self.prefix}:runs:indexes"
 
     @property

@@ -1,9 +1,9 @@
-"""Finding runs by function, chat session and status without reading every run.
+"""Finding runs by function, chat session, status or parent without reading every run.
 
-The Lua scripts (`scripts.py`) keep one sorted set of run ids per function, per session and
-per status, scored by creation time, and move a run between status sets whenever its status
-changes. This module reads them (newest first, from a creation time on), trims them with the
-run retention, and indexes runs created before the indexes existed.
+The Lua scripts (`scripts.py`) keep one sorted set of run ids per function, per session, per
+status and per parent run, scored by creation time, and move a run between status sets
+whenever its status changes. This module reads them (newest first, from a creation time on),
+trims them with the run retention, and indexes runs created before the indexes existed.
 """
 
 from __future__ import annotations
@@ -86,10 +86,14 @@ class RunIndex:
             start += _BATCH
             pipe = self.redis.pipeline(transaction=False)
             for run_id in ids:
-                pipe.hmget(self.keys.run(run_id), "function_id", "status", "created_at", "event")
+                pipe.hmget(
+                    self.keys.run(run_id), "function_id", "status", "created_at", "event", "parent"
+                )
             rows = pipe.execute()
             pipe = self.redis.pipeline(transaction=False)
-            for run_id, (function_id, status, created, event) in zip(ids, rows, strict=True):
+            for run_id, (function_id, status, created, event, parent) in zip(
+                ids, rows, strict=True
+            ):
                 if not function_id or not status:
                     continue
                 score = int(created or 0)
@@ -100,6 +104,10 @@ class RunIndex:
                 if session:
                     pipe.zadd(self.keys.runs_of_session(session), {run_id: score})
                     pipe.sadd(self.keys.run_indexes, self.keys.runs_of_session(session))
+                if parent:
+                    parent_key = self.keys.runs_of_parent(json.loads(parent)["run_id"])
+                    pipe.zadd(parent_key, {run_id: score})
+                    pipe.sadd(self.keys.run_indexes, parent_key)
                 done += 1
             pipe.execute()
         self.redis.set(self.keys.run_indexes_built, "1")

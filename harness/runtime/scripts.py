@@ -99,10 +99,11 @@ local function jset(id, key, rec, only_new)
   redis.call('HSET', rk(id), 'jlast', key)
 end
 
--- Runs are indexed by function, chat session and status: sorted sets of run ids scored by
--- creation time (runs:fn:<id>, runs:session:<key>, runs:status:<status>), so a filtered
--- listing reads only the runs that match. runs:indexes names the function and session
--- indexes, for the retention trim. Every status write goes through index_status first.
+-- Runs are indexed by function, chat session, status and parent run: sorted sets of run ids
+-- scored by creation time (runs:fn:<id>, runs:session:<key>, runs:status:<status>,
+-- runs:parent:<run id>), so a filtered listing or a run's sub-runs read only the runs that
+-- match. runs:indexes names the function, session and parent indexes, for the retention trim.
+-- Every status write goes through index_status first.
 local function index_status(id, new)
   local r = rk(id)
   local old = redis.call('HGET', r, 'status')
@@ -113,15 +114,19 @@ local function index_status(id, new)
   redis.call('ZADD', P .. ':runs:status:' .. new, created, id)
 end
 
-local function index_new_run(id, function_id, session, now)
-  local fn, st = P .. ':runs:fn:' .. function_id, P .. ':runs:status:queued'
-  redis.call('ZADD', fn, now, id)
-  redis.call('ZADD', st, now, id)
-  redis.call('SADD', P .. ':runs:indexes', fn)
-  if session and session ~= '' then
-    local sk = P .. ':runs:session:' .. session
-    redis.call('ZADD', sk, now, id)
-    redis.call('SADD', P .. ':runs:indexes', sk)
+local function index_in(key, id, now)
+  redis.call('ZADD', key, now, id)
+  redis.call('SADD', P .. ':runs:indexes', key)
+end
+
+local function index_new_run(run, now)
+  index_in(P .. ':runs:fn:' .. run.function_id, run.id, now)
+  redis.call('ZADD', P .. ':runs:status:queued', now, run.id)
+  if run.session and run.session ~= '' then
+    index_in(P .. ':runs:session:' .. run.session, run.id, now)
+  end
+  if run.parent and run.parent ~= '' then
+    index_in(P .. ':runs:parent:' .. cjson.decode(run.parent).run_id, run.id, now)
   end
 end
 
@@ -252,7 +257,7 @@ for _, run in ipairs(cjson.decode(ARGV[8])) do
       'updated_at', now, 'queue', run.queue, 'singleton', run.singleton, 'mode', run.mode,
       'slots', run.slots, 'parent', run.parent, 'cancel', '')
     redis.call('ZADD', P .. ':runs', now, run.id)
-    index_new_run(run.id, run.function_id, run.session, now)
+    index_new_run(run, now)
     if route(run.id, now) == 'own' then
       redis.call('ZADD', READY, now, run.id)
       kick(run.id, now)

@@ -8,6 +8,7 @@ from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.scheduler import trim_history
 from harness.runtime.testing import drain
+from harness.web.dashboard.views import run_page
 from tests.runtime_fixtures import ManualClock
 
 SCAN = 10  # far fewer than the newer runs, so only an index can reach the old one
@@ -121,3 +122,29 @@ def test_trim_builds_indexes_for_older_runs_and_forgets_expired_ones(
     assert runtime.run_index.sizes([runtime.keys.runs_of_function("old-fn")]) == [0]
     assert runtime.run_index.sizes([runtime.keys.runs_in_status("completed")]) == [0]
     assert runtime.redis.scard(runtime.keys.run_indexes) == 0
+
+
+def test_a_runs_sub_runs_come_from_its_parent_index_and_survive_a_rebuild(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a run that invokes another function, and the indexes rebuilt from the records
+    @function(id="child-fn", trigger=event("app/child"), retries=0, registry=registry)
+    def child(ctx: Context) -> int:
+        return 2
+
+    @function(id="parent-fn", trigger=event("app/parent"), retries=0, registry=registry)
+    def parent(ctx: Context) -> int:
+        return int(ctx.step.invoke("kid", "child-fn", {"n": 1}))
+
+    runtime.register_functions()
+    parent_id = publish({"name": "app/parent"}, runtime=runtime).run_ids[0]
+    drain(runtime)
+    for key in runtime.redis.scan_iter(f"{runtime.keys.prefix}:runs:*"):
+        runtime.redis.delete(key)
+    trim_history(runtime)
+    # When the parent's page is gathered
+    page = run_page(runtime, parent_id)
+    # Then it lists the child run, found through the parent index
+    assert page is not None and [r.function_id for r in page.children] == ["child-fn"]
+    indexed = runtime.run_index.newest(runtime.keys.runs_of_parent(parent_id), 0, 0, 10)
+    assert indexed == [page.children[0].id]

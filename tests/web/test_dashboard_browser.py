@@ -154,8 +154,13 @@ def test_run_list_shows_new_runs_and_status_changes_without_reload(
     browser.execute_script("window.notReloaded = true;")
 
     def status_cell(run_id: str) -> str:
-        cells = browser.find_elements(By.CSS_SELECTOR, f'tr[data-run="{run_id}"] td.status')
-        return cells[0].text if cells else ""
+        # Read in one script call: the rows are replaced as updates arrive, so an element
+        # found first and read after could already be gone (stale).
+        script = (
+            "var c = document.querySelector('tr[data-run=\"' + arguments[0] + '\"] td.status');"
+            "return c ? c.textContent : '';"
+        )
+        return str(browser.execute_script(script, run_id))
 
     # When a run starts
     run_id = publish({"name": "app/list", "data": {}}, runtime=rt).run_ids[0]

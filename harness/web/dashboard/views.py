@@ -51,7 +51,9 @@ def run_page(runtime: Runtime, run_id: str) -> RunPage | None:
     view = run_view(record)
     details = {key: step_detail(key, entry) for key, entry in journal.items()}
     tokens, cost = run_cost(list(details.values()))
-    children = [r for r in runtime.ledger.recent(500) if r.parent and r.parent.run_id == run_id]
+    children = runtime.run_index.records(
+        runtime.run_index.newest(runtime.keys.runs_of_parent(run_id), 0, 0, 200)
+    )
     return RunPage(
         run=view,
         session=session_of(record.event),
