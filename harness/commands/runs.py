@@ -27,6 +27,7 @@ from harness.runtime import Runtime, get_runtime
 from harness.runtime.durations import parse_duration
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import RunRecord
+from harness.runtime.previews import event_preview
 from harness.runtime.redelivery import redeliver
 
 runs_app = typer.Typer(help="Recent runs and their steps.", invoke_without_command=True)
@@ -201,10 +202,12 @@ def runs_show(
              "status": s.status, "attempts": s.attempts, **extra.get(s.key, {})}
             for s in steps
         ]  # fmt: skip
-        typer.echo(json.dumps({"run": _run_json(record), "steps": ordered}, indent=2))
+        shown = {"run": _run_json(record), "trigger": event_preview(record.event), "steps": ordered}
+        typer.echo(json.dumps(shown, indent=2))
         return
     for line in _header(view):
         typer.echo(line)
+    typer.echo(f"trigger   {event_preview(record.event)}")
     tokens, cost = run_cost(list(details.values()))
     if tokens:
         typer.echo(f"tokens    {tokens}  cost {money(cost)}")

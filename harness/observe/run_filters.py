@@ -1,5 +1,11 @@
 """Which runs `harness runs` and the dashboard list: newest first, filtered by function,
-session, status and start time. Filters are applied to the newest `scan` runs."""
+session, status and start time.
+
+A filter reads the run index of one of its fields (`harness.runtime.run_index`), the one
+with the fewest runs, so it reads only runs that match that field however old they are;
+the other fields are checked on the records read. `scan` bounds how many ids one listing
+reads, for a combination of filters whose smallest index holds many runs matching it alone.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from harness.runtime.instance import Runtime
 from harness.runtime.ledger import RunRecord
 from harness.runtime.usage_store import session_of
 
-SCAN = 2000
+SCAN = 20_000
 
 
 @dataclass(frozen=True)
@@ -31,10 +37,38 @@ class RunFilter:
         )
 
 
-def find_runs(runtime: Runtime, wanted: RunFilter, limit: int = 20) -> list[RunRecord]:
-    """Up to `limit` retained runs passing `wanted`, newest first. Raises
-    `BusUnavailableError` when Redis is down."""
-    if wanted == RunFilter():
-        return runtime.ledger.recent(limit)
-    found = [r for r in runtime.ledger.recent(SCAN) if wanted.matches(r)]
+def _index_key(runtime: Runtime, wanted: RunFilter) -> str:
+    """The index to read: the smallest of those of the fields set; all runs when none is."""
+    keys = runtime.keys
+    candidates = [
+        key
+        for key, value in (
+            (keys.runs_of_function(wanted.function), wanted.function),
+            (keys.runs_of_session(wanted.session), wanted.session),
+            (keys.runs_in_status(wanted.status), wanted.status),
+        )
+        if value
+    ]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else keys.runs
+    sizes = runtime.run_index.sizes(candidates)
+    return min(zip(sizes, candidates, strict=True))[1]
+
+
+def find_runs(
+    runtime: Runtime, wanted: RunFilter, limit: int = 20, scan: int = SCAN
+) -> list[RunRecord]:
+    """Up to `limit` retained runs passing `wanted`, newest first, reading at most `scan`
+    run ids. Raises `BusUnavailableError` when Redis is down."""
+    index = _index_key(runtime, wanted)
+    found: list[RunRecord] = []
+    offset = 0
+    page = max(limit, 50)
+    while len(found) < limit and offset < scan:
+        ids = runtime.run_index.newest(index, wanted.since_ms, offset, min(page, scan - offset))
+        if not ids:
+            break
+        offset += len(ids)
+        found += [r for r in runtime.run_index.records(ids) if wanted.matches(r)]
+        page = min(page * 4, 2000)
     return found[:limit]

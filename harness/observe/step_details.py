@@ -1,7 +1,8 @@
 """What a person sees of one step beyond its timing: previews, error, tokens and cost.
 
-Reads the fields `Step.run` writes to a journal entry (`i`, `o` previews, `e` error, `u`
-usage). Cost comes from the price table now, so an unpriced model shows None ("unknown").
+Reads the fields `Step.run` writes to a journal entry (`i` input preview, `e` error, `u`
+usage) and previews the step's value (`v`) as its output. Cost comes from the price table
+now, so an unpriced model shows None ("unknown").
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pydantic import BaseModel
 
 from harness.llm.pricing import known_cost_usd
 from harness.llm.types import Usage
+from harness.runtime.previews import output_preview
 
 
 class ModelUsage(BaseModel, frozen=True):
@@ -55,7 +57,7 @@ def step_detail(key: str, entry: Mapping[str, Any]) -> StepDetail:
     return StepDetail(
         key=key,
         input=str(entry.get("i", "")),
-        output=str(entry.get("o", "")),
+        output=output_preview(entry),
         error=str(entry.get("e", "")),
         usage=model_usage(raw_usage) if isinstance(raw_usage, Mapping) else None,
     )

@@ -13,6 +13,7 @@ import redis
 from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
 
+from harness.observe.tracing import tracer_from_env
 from harness.runtime.celery_app import CeleryKicker, configure
 from harness.runtime.connection import resolve_redis_url
 from harness.runtime.instance import Runtime
@@ -44,6 +45,7 @@ def build_runtime(settings: Settings) -> Runtime:
         events_maxlen=settings.harness_events_maxlen,
         retention_s=settings.run_retention_days * 86_400,
         usage_retention_s=settings.usage_retention_days * 86_400,
+        tracer=tracer_from_env(),
     )
 
 

@@ -18,6 +18,7 @@ from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all, kick_all_async
 from harness.runtime.ledger import Acceptance, EventPlan, RunSeed
 from harness.runtime.triggers import NEVER_LOADED
+from harness.runtime.usage_store import session_of
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ def _seed(spec: FunctionSpec, event_id: str, event: dict[str, Any], parent: str 
         mode=spec.singleton.mode if spec.singleton else "",
         slots=json.dumps(spec.concurrency_slots(event)) if spec.concurrency else "",
         parent=parent,
+        session=session_of(event),
     )
 
 

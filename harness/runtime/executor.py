@@ -82,9 +82,16 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
     )
     if claim.cancel:
         state.request_stop(cancel=claim.cancel)
-    enter_run(run_id, fn.spec.id, session_of(claim.event))
-    with LeaseKeeper(state):
-        return _execute(fn, state)
+    session = session_of(claim.event)
+    enter_run(run_id, fn.spec.id, session)
+    state.span = runtime.tracer.run(run_id, fn.spec.id, session, claim.attempt)
+    outcome = "error"
+    try:
+        with LeaseKeeper(state):
+            outcome = _execute(fn, state)
+    finally:
+        state.span.finish(outcome)
+    return outcome
 
 
 def _pass_on(runtime: Runtime, run_id: str, kick_seq: int) -> str:
@@ -169,6 +176,7 @@ def _retry_or_fail(state: RunState, exc: Exception, function_id: str) -> str:
 
 def _fail(state: RunState, exc: BaseException, function_id: str) -> str:
     error = redact(f"{type(exc).__name__}: {exc}")[:2000]
+    state.span.finish("failed", error)
     log.error("run %s of %s failed: %s", state.run_id, function_id, error)
     if state.event.get("name") != FUNCTION_FAILED:  # a failing failure handler must not loop
         failed = FunctionFailed(

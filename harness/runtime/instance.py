@@ -17,6 +17,7 @@ import redis
 from redis.asyncio import Redis as AsyncRedis
 
 from harness.errors import BusUnavailableError
+from harness.observe.tracing import NO_TRACER, Tracer
 from harness.runtime.broadcast import Broadcast
 from harness.runtime.cursors import Cursors
 from harness.runtime.deliveries import DeliveryRecords
@@ -25,6 +26,7 @@ from harness.runtime.journals import JournalCache
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kicker
 from harness.runtime.ledger import Ledger
+from harness.runtime.run_index import RunIndex
 from harness.runtime.triggers import TriggerTable
 from harness.runtime.undelivered import UndeliveredReplies
 from harness.runtime.usage_store import UsageStore
@@ -36,7 +38,9 @@ class Runtime:
     """Everything a publisher, worker or scheduler needs. Cheap to share across threads.
 
     `aredis`, a client of the same Redis for one event loop, serves the async paths (a web
-    process's webhooks, events API and health); without one they use `redis`, blocking."""
+    process's webhooks, events API and health); without one they use `redis`, blocking.
+    `tracer` gives each run execution and step a span (`harness.observe.tracing`; off by
+    default)."""
 
     redis: redis.Redis
     kicker: Kicker
@@ -49,10 +53,12 @@ class Runtime:
     retention_s: int = 7 * 86_400
     usage_retention_s: int = 90 * 86_400
     record_previews: bool = True
+    tracer: Tracer = NO_TRACER
     clock: Callable[[], float] = time.time
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     aredis: AsyncRedis | None = None
     ledger: Ledger = field(init=False)
+    run_index: RunIndex = field(init=False)
     triggers: TriggerTable = field(init=False)
     deliveries: DeliveryRecords = field(init=False)
     undelivered: UndeliveredReplies = field(init=False)
@@ -65,6 +71,7 @@ class Runtime:
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.redis, self.keys, self.aredis)
+        self.run_index = RunIndex(self.redis, self.keys)
         self.triggers = TriggerTable(self.redis, self.keys, self.aredis)
         self.deliveries = DeliveryRecords(self.redis, self.keys)
         self.undelivered = UndeliveredReplies(self.redis, self.keys)

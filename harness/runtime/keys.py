@@ -35,6 +35,32 @@ class Keys:
         """Sorted set of run ids by creation time, for listing."""
         return f"{self.prefix}:runs"
 
+    def runs_of_function(self, function_id: str) -> str:
+        """Sorted set of one function's run ids by creation time (written by the scripts)."""
+        return f"{self.prefix}:runs:fn:{function_id}"
+
+    def runs_of_session(self, session_key: str) -> str:
+        """Sorted set of one chat session's run ids by creation time."""
+        return f"{self.prefix}:runs:session:{session_key}"
+
+    def runs_of_parent(self, run_id: str) -> str:
+        """Sorted set of the ids of the runs `run_id` started (`step.invoke`), by creation."""
+        return f"{self.prefix}:runs:parent:{run_id}"
+
+    def runs_in_status(self, status: str) -> str:
+        """Sorted set of the ids of runs now in `status`, by creation time."""
+        return f"{self.prefix}:runs:status:{status}"
+
+    @property
+    def run_indexes(self) -> str:
+        """Set: names of the function, session and parent run indexes, for the trim."""
+        return f"{self.prefix}:runs:indexes"
+
+    @property
+    def run_indexes_built(self) -> str:
+        """String, set once every run older than the indexes has been indexed."""
+        return f"{self.prefix}:runs:indexes:built"
+
     @property
     def ready(self) -> str:
         """Sorted set of queued runs by the time they were last kicked."""

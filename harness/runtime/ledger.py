@@ -123,6 +123,7 @@ class RunSeed:
     mode: str = ""
     slots: str = ""
     parent: str = ""
+    session: str = ""
 
 
 @dataclass(frozen=True)

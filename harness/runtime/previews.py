@@ -1,19 +1,26 @@
-"""Bounded, redacted previews of what a step took and returned, kept in its journal record.
+"""Bounded, redacted previews of what a step took and returned.
 
 A preview is for a person reading a run (`harness runs show`, the dashboard), never for
-replay: replay reads the step's full value. `preview(value)` walks the value only as far as
-its budget allows, so a think step's long conversation costs the same as a short one.
+replay: replay reads the step's full value. What a step was given is previewed when it is
+recorded (`step_preview`, kept in the journal entry); what it returned is previewed when it
+is read (`output_preview`), from the value the entry keeps anyway. `preview(value)` walks
+the value only as far as its budget allows, so a long conversation costs what a short one
+does.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from json.encoder import encode_basestring as quote
 from typing import Any
 
 from harness.redaction import redact
 
 PREVIEW_CHARS = 400
-_ELLIPSIS = "…"
+# ASCII markers: text that stays ASCII is lower-cased and searched several times faster by
+# the redaction that follows, and is stored and sent as is.
+_ELLIPSIS = "..."
 
 
 def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
@@ -22,51 +29,82 @@ def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
     the interesting one). Never raises."""
     parts: list[str] = []
     try:
-        _walk(value, parts, [limit + 40])
+        _walk(value, parts, limit + 40)  # slack: a secret cut at the limit still matches
     except Exception:  # a preview must never fail the step it describes
         parts = [repr(type(value))]
     text = redact("".join(parts))
-    return text if len(text) <= limit else text[: limit - 1] + _ELLIPSIS
+    return text if len(text) <= limit else text[: limit - len(_ELLIPSIS)] + _ELLIPSIS
 
 
-def _walk(value: Any, out: list[str], budget: list[int]) -> None:
-    if budget[0] <= 0:
-        return
-    if isinstance(value, str):
-        text = json.dumps(value[: budget[0]], ensure_ascii=False)
+def _scalar(value: bool | int | float | None) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return repr(value)  # int and float as JSON writes them (NaN and Infinity by name)
+
+
+_SEQUENCES = (list, tuple)
+_SCALARS = (bool, int, float)
+
+
+def _walk(value: Any, out: list[str], budget: int) -> int:
+    """Append `value`'s text to `out`, stopping once `budget` characters are spent; returns
+    what is left of the budget. `quote` (the json module's C string encoder) rather than
+    `json.dumps`, which builds an encoder per call: a preview is taken on every step."""
+    if budget <= 0:
+        return budget
+    kind = type(value)
+    if kind is str:
+        text = quote(value[:budget])
         out.append(text)
-        budget[0] -= len(text)
-    elif isinstance(value, dict):
+        return budget - len(text)
+    if kind is dict:
         out.append("{")
-        for index, (key, item) in enumerate(value.items()):
-            if budget[0] <= 0:
+        first = True
+        for key, item in value.items():
+            if budget <= 0:
                 out.append(_ELLIPSIS)
                 break
-            out.append(("," if index else "") + json.dumps(str(key)) + ":")
-            budget[0] -= len(str(key)) + 3
-            _walk(item, out, budget)
+            name = quote(str(key))
+            out.append(name + ":" if first else "," + name + ":")
+            first = False
+            budget = _walk(item, out, budget - len(name) - 1)
         out.append("}")
-    elif isinstance(value, list | tuple):
-        items = list(value)
+        return budget
+    if kind in _SEQUENCES:
         out.append("[")
+        items = value
         if len(items) > 3:
-            out.append(f"…{len(items) - 2} more,")
+            out.append(f"...{len(items) - 2} more,")
             items = items[-2:]
         for index, item in enumerate(items):
             if index:
                 out.append(",")
-            _walk(item, out, budget)
+            budget = _walk(item, out, budget)
         out.append("]")
-    elif value is None or isinstance(value, bool | int | float):
-        text = json.dumps(value)
+        return budget
+    if value is None or kind in _SCALARS:
+        text = _scalar(value)
         out.append(text)
-        budget[0] -= len(text)
-    elif hasattr(value, "model_dump"):
-        _walk(value.model_dump(mode="json", exclude_defaults=True), out, budget)
-    else:
-        text = str(value)[: budget[0]]
-        out.append(text)
-        budget[0] -= len(text)
+        return budget - len(text)
+    if isinstance(value, str | dict | list | tuple | bool | int | float):  # subclasses
+        return _walk(json.loads(json.dumps(value)), out, budget)
+    if hasattr(value, "model_dump"):
+        return _walk(value.model_dump(mode="json", exclude_defaults=True), out, budget)
+    text = str(value)[:budget]
+    out.append(text)
+    return budget - len(text)
+
+
+def event_preview(event: Mapping[str, Any]) -> str:
+    """What triggered a run, for people: `<name>  <preview of its data>`, bounded by
+    `PREVIEW_CHARS` and redacted like every preview. Never raises."""
+    name = str(event.get("name", "")) if isinstance(event, Mapping) else ""
+    data = event.get("data") if isinstance(event, Mapping) else event
+    return f"{name}  {preview(data, PREVIEW_CHARS - len(name) - 2)}".strip()
 
 
 def usage_of(value: Any) -> dict[str, Any] | None:
@@ -87,14 +125,26 @@ def usage_of(value: Any) -> dict[str, Any] | None:
 
 
 def step_preview(
-    args: tuple[Any, ...], kwargs: dict[str, Any], value: Any, usage: dict[str, Any] | None
+    args: tuple[Any, ...], kwargs: dict[str, Any], usage: dict[str, Any] | None
 ) -> str:
-    """The journal fields a completed step adds for people: `,"i":…,"o":…` and, for a model's
-    answer, `,"u":{…}`. Each preview is bounded by `PREVIEW_CHARS`. Never raises."""
+    """The journal fields a completed step adds for people: `,"i":…` (what it was given,
+    bounded by `PREVIEW_CHARS`) and, for a model's answer, `,"u":{…}`. Never raises.
+
+    There is no output preview: the step's value is in the record already (`v`, for replay),
+    so a reader previews it (`output_preview`) instead of every step writing a second copy."""
     given: Any = list(args) if not kwargs else [*args, kwargs]
     if len(given) == 1:
         given = given[0]
-    text = ',"i":' + json.dumps(preview(given)) + ',"o":' + json.dumps(preview(value))
+    text = ',"i":' + quote(preview(given))
     if usage is not None:
         text += ',"u":' + json.dumps(usage, separators=(",", ":"))
     return text
+
+
+def output_preview(entry: Mapping[str, Any]) -> str:
+    """The bounded, redacted preview of what a journal entry's step returned: its `o` field
+    (records written before outputs were previewed on reading), else a preview of its value;
+    "" for a step without one. Never raises."""
+    if "o" in entry:
+        return str(entry["o"])
+    return preview(entry["v"]) if "v" in entry else ""

@@ -37,9 +37,11 @@ def reap_once(runtime: Runtime) -> int:
 
 
 def trim_history(runtime: Runtime) -> None:
-    """Forget run index entries older than the retention period (their records expired)."""
-    cutoff = runtime.now_ms() - runtime.retention_s * 1000
-    runtime.redis.zremrangebyscore(runtime.keys.runs, "-inf", cutoff)
+    """Forget run index entries older than the retention period (their records expired);
+    the first time, index the runs created before the indexes by function, session and
+    status existed."""
+    runtime.run_index.build()
+    runtime.run_index.trim(runtime.now_ms() - runtime.retention_s * 1000)
 
 
 def run_scheduler(runtime: Runtime, interval: float, stop: threading.Event) -> None:

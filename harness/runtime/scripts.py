@@ -120,7 +120,39 @@ local function jset(id, key, rec, only_new)
   redis.call('HSET', rk(id), 'jlast', key)
 end
 
+-- Runs are indexed by function, chat session, status and parent run: sorted sets of run ids
+-- scored by creation time (runs:fn:<id>, runs:session:<key>, runs:status:<status>,
+-- runs:parent:<run id>), so a filtered listing or a run's sub-runs read only the runs that
+-- match. runs:indexes names the function, session and parent indexes, for the retention trim.
+-- Every status write goes through index_status first.
+local function index_status(id, new)
+  local r = rk(id)
+  local old = redis.call('HGET', r, 'status')
+  if old == new then return end
+  local created = redis.call('HGET', r, 'created_at')
+  if not created then return end
+  if old then redis.call('ZREM', P .. ':runs:status:' .. old, id) end
+  redis.call('ZADD', P .. ':runs:status:' .. new, created, id)
+end
+
+local function index_in(key, id, now)
+  redis.call('ZADD', key, now, id)
+  redis.call('SADD', P .. ':runs:indexes', key)
+end
+
+local function index_new_run(run, now)
+  index_in(P .. ':runs:fn:' .. run.function_id, run.id, now)
+  redis.call('ZADD', P .. ':runs:status:queued', now, run.id)
+  if run.session and run.session ~= '' then
+    index_in(P .. ':runs:session:' .. run.session, run.id, now)
+  end
+  if run.parent and run.parent ~= '' then
+    index_in(P .. ':runs:parent:' .. cjson.decode(run.parent).run_id, run.id, now)
+  end
+end
+
 local function make_ready(id, now)
+  index_status(id, 'queued')
   redis.call('HSET', rk(id), 'status', 'queued', 'updated_at', now)
   redis.call('ZADD', READY, now, id)
 end
@@ -191,6 +223,7 @@ local function route(id, now)
     end
     -- a line waits behind a holder that vanished: join it at the back and move it on
     redis.call('RPUSH', fifo, id)
+    index_status(id, 'pending')
     redis.call('HSET', r, 'status', 'pending', 'updated_at', now)
     redis.call('ZREM', READY, id)
     local nxt = redis.call('LPOP', fifo)
@@ -203,11 +236,13 @@ local function route(id, now)
   local mode = redis.call('HGET', r, 'mode')
   if mode == 'steer' then
     redis.call('RPUSH', ik(holder), id)
+    index_status(id, 'steered')
     redis.call('HSET', r, 'status', 'steered', 'steered_into', holder, 'updated_at', now)
     wake_for_inbox(holder, now)
     return 'steered'
   end
   redis.call('RPUSH', fifo, id)
+  index_status(id, 'pending')
   redis.call('HSET', r, 'status', 'pending', 'updated_at', now)
   if mode == 'cancel' then
     redis.call('HSET', rk(holder), 'cancel', id)
@@ -227,6 +262,7 @@ local function release_singleton(id, now)
   local left = redis.call('LRANGE', ik(id), 0, -1)
   for i = #left, 1, -1 do
     redis.call('LPUSH', fifo, left[i])
+    index_status(left[i], 'pending')
     redis.call('HSET', rk(left[i]), 'status', 'pending', 'steered_into', '')
   end
   redis.call('DEL', ik(id))
@@ -244,6 +280,7 @@ local function release_singleton(id, now)
     -- the new holder takes every later event as steering, so they are seen, in order, at once
     for _, r in ipairs(redis.call('LRANGE', fifo, 0, -1)) do
       redis.call('RPUSH', ik(nxt), r)
+      index_status(r, 'steered')
       redis.call('HSET', rk(r), 'status', 'steered', 'steered_into', nxt)
     end
     redis.call('DEL', fifo)
@@ -252,7 +289,7 @@ end
 """
 
 # ARGV: prefix, event_id, event_json, now_ms, dedupe_ttl_s, stream_maxlen, event_name,
-#       runs_json [{id, function_id, queue, singleton, mode, slots, parent}],
+#       runs_json [{id, function_id, queue, singleton, mode, slots, parent, session}],
 #       buckets_json [waiter buckets the event falls in], legacy_waiters_json [run ids]
 PUBLISH = (
     PRELUDE
@@ -287,6 +324,7 @@ for _, run in ipairs(cjson.decode(ARGV[8])) do
       'updated_at', now, 'queue', run.queue, 'singleton', run.singleton, 'mode', run.mode,
       'slots', run.slots, 'parent', run.parent, 'cancel', '')
     redis.call('ZADD', P .. ':runs', now, run.id)
+    index_new_run(run, now)
     if route(run.id, now) == 'own' then
       redis.call('ZADD', READY, now, run.id)
       kick(run.id, now)
@@ -357,6 +395,7 @@ for _, s in ipairs(slots) do
   if (not redis.call('ZSCORE', z, id)) and redis.call('ZCARD', z) >= tonumber(s[2]) then
     redis.call('ZREM', READY, id)
     redis.call('ZADD', TIMERS, now + tonumber(ARGV[6]), id)
+    index_status(id, 'sleeping')
     redis.call('HSET', r, 'status', 'sleeping', 'wake_kind', 'throttle', 'updated_at', now)
     return {'throttled'}
   end
@@ -364,6 +403,7 @@ end
 for _, s in ipairs(slots) do redis.call('ZADD', P .. ':slot:' .. s[1], now + ttl, id) end
 
 local epoch = redis.call('HINCRBY', r, 'epoch', 1)
+index_status(id, 'running')
 redis.call('HSET', r, 'status', 'running', 'owner', owner, 'lease_until', now + ttl,
   'updated_at', now)
 redis.call('HSETNX', r, 'started_at', now)
@@ -425,6 +465,7 @@ for _, rid in ipairs(redis.call('LRANGE', ik(id), 0, -1)) do
   local ev = redis.call('HGET', rk(rid), 'event')
   if ev then
     table.insert(events, ev)
+    index_status(rid, 'completed')
     redis.call('HSET', rk(rid), 'status', 'completed', 'ended_at', now, 'updated_at', now,
       'result', cjson.encode({merged_into = id}))
   end
@@ -458,6 +499,7 @@ redis.call('HSET', r, 'wake_inbox', ARGV[12])
 if kind == 'wait' then add_waiter(id, ARGV[8], ARGV[9]) end
 if ARGV[5] ~= '' then redis.call('ZADD', TIMERS, tonumber(ARGV[5]), id) end
 if ARGV[11] == '1' then redis.call('HINCRBY', r, 'attempt', 1) end
+index_status(id, ARGV[10])
 redis.call('HSET', r, 'status', ARGV[10], 'wake_kind', kind, 'wake_step', key, 'owner', '',
   'lease_until', 0, 'updated_at', now, 'wake_since', now)
 redis.call('ZREM', LEASES, id)
@@ -489,6 +531,7 @@ FINISH = (
 local id, now, status, result, err = ARGV[2], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7]
 local r = rk(id)
 if not fenced(id, ARGV[3]) then return {0} end
+index_status(id, status)
 redis.call('HSET', r, 'status', status, 'result', result, 'error', err, 'ended_at', now,
   'owner', '', 'lease_until', 0, 'updated_at', now)
 redis.call('ZREM', LEASES, id); redis.call('ZREM', READY, id); redis.call('ZREM', TIMERS, id)

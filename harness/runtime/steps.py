@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from harness.errors import (
     BusUnavailableError,
@@ -25,6 +25,7 @@ from harness.errors import (
     StepResultError,
 )
 from harness.events import Event
+from harness.observe.tracing import NO_RUN, RunSpan, StepSpan
 from harness.redaction import redact
 from harness.runtime import log_context, waiters
 from harness.runtime.bus import publish
@@ -85,6 +86,7 @@ class RunState:
     lease_lost: bool = False
     abort: threading.Event = field(default_factory=threading.Event)
     counters: dict[str, int] = field(default_factory=dict)
+    span: RunSpan = NO_RUN
 
     def request_stop(self, *, cancel: str = "", lost: bool = False) -> None:
         """Note a cancel request or a lost lease and wake anything watching `abort`."""
@@ -154,12 +156,14 @@ class Step:
         if self._s.cancel_reason:
             raise Cancelled(self._s.cancel_reason)
 
-    def _commit(self, key: str, record: str) -> None:
+    def _commit(self, key: str, record: str, entry: dict[str, Any] | None = None) -> None:
+        """Write `record` (JSON) as step `key`'s journal entry, and keep `entry` (default: the
+        record parsed) as this execution's copy of it."""
         ok, cancel = self._s.runtime.ledger.commit_step(self._s.run_id, self._s.epoch, key, record)
         if not ok:
             self._s.request_stop(lost=True)
             raise LeaseLost()
-        self._s.journal[key] = json.loads(record)
+        self._s.journal[key] = json.loads(record) if entry is None else entry
         if cancel:
             self._s.request_stop(cancel=cancel)
 
@@ -178,6 +182,8 @@ class Step:
             raise LeaseLost()
         if out == 1:  # parked: keep the journal for the resume (this execution ends here)
             s.runtime.journals.keep(s.run_id, version, s.journal)
+            if kind != "retry":  # a retry's step has its own span; this shows where it parked
+                s.span.step(key, kind, 1).end()
         return out
 
     def _resolved_record(self, key: str) -> dict[str, Any]:
@@ -208,15 +214,32 @@ class Step:
         self._boundary()
         self._s.attempt = failures
         log_context.STEP.set(key)
+        span = self._s.span.step(key, "run", failures + 1)
+        try:
+            return self._run_once(key, step_id, span, failures, fn, args, kwargs)
+        finally:
+            span.end()
+
+    def _run_once(
+        self,
+        key: str,
+        step_id: str,
+        span: StepSpan,
+        failures: int,
+        fn: Callable[..., T],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> T:
         started = self._s.runtime.now_ms()
         try:
             value = fn(*args, **kwargs)
         except NonRetriableError as exc:
-            self._fail(key, step_id, exc, failures + 1, started, final=True)
+            self._fail(key, step_id, exc, failures + 1, started, span, final=True)
         except Exception as exc:
             final = failures >= self._s.spec.retries
-            self._fail(key, step_id, exc, failures + 1, started, final=final)
-        stamps = self._stamps(started) + f',"n":{failures + 1}'
+            self._fail(key, step_id, exc, failures + 1, started, span, final=final)
+        ended = self._s.runtime.now_ms()
+        stamps = f'"s":{started},"t":{ended},"n":{failures + 1}'
         try:
             encoded = json.dumps(value, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError) as exc:
@@ -224,14 +247,21 @@ class Step:
                 f"step {step_id!r} returned a {type(value).__name__}, which cannot be stored as "
                 f"JSON ({exc}); return plain data: dict, list, str, int, float, bool or None"
             )
+            span.failed(message, "StepResultError", final=True)
             self._commit(
                 key, "{" + stamps + ',"k":"run","final":true,"e":' + json.dumps(message) + "}"
             )
             raise StepResultError(message) from exc
         usage = usage_of(value)
-        extra = step_preview(args, kwargs, value, usage) if self._s.runtime.record_previews else ""
-        self._commit(key, "{" + stamps + ',"k":"run","v":' + encoded + extra + "}")
+        extra = step_preview(args, kwargs, usage) if self._s.runtime.record_previews else ""
+        record = "{" + stamps + ',"k":"run","v":' + encoded + extra + "}"
+        # The journal keeps its own copy of the value (the caller may change what it gets);
+        # the previews are not parsed back, nothing in this execution reads them.
+        entry = {"s": started, "t": ended, "n": failures + 1, "k": "run",
+                 "v": json.loads(encoded)}  # fmt: skip
+        self._commit(key, record, entry)
         if usage is not None:
+            span.model_call(cast(dict[str, Any], value), usage)
             self._add_usage(usage)
         return json.loads(encoded)  # type: ignore[no-any-return]
 
@@ -258,10 +288,12 @@ class Step:
         exc: Exception,
         failures: int,
         started_ms: int,
+        span: StepSpan,
         *,
         final: bool,
     ) -> None:
         text = _error_text(exc)
+        span.failed(text, type(exc).__name__, final=final)
         record = {
             "k": "run",
             "e": text,
@@ -298,11 +330,13 @@ class Step:
         )
         raw.setdefault("id", f"{self._s.run_id}:{key}")
         started = self._s.runtime.now_ms()
-        result = publish(raw, runtime=self._s.runtime)
-        self._commit(
-            key,
-            "{" + self._stamps(started) + ',"k":"send","v":' + json.dumps(result.event_id) + "}",
-        )
+        span = self._s.span.step(key, "send", 1)
+        try:
+            result = publish(raw, runtime=self._s.runtime)
+            stamps = self._stamps(started)
+            self._commit(key, "{" + stamps + ',"k":"send","v":' + json.dumps(result.event_id) + "}")
+        finally:
+            span.end()
         return result.event_id
 
     def sleep(self, step_id: str, duration: str | float) -> None:

@@ -14,7 +14,7 @@ from harness.observe.usage_report import totals
 from harness.redaction import register_secret
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry
-from harness.runtime.previews import PREVIEW_CHARS
+from harness.runtime.previews import PREVIEW_CHARS, output_preview, preview
 from harness.runtime.testing import drain
 from harness.tools.base import Tool, ToolContext, ToolParams
 from tests.agent.conftest import AgentRig
@@ -100,10 +100,11 @@ def test_secrets_in_tool_output_and_errors_never_reach_the_records(agent: AgentR
     agent.model.script(Reply.tool("leaks_secrets"), Reply.answer("ok"))
     # When the agent runs it
     run_id = agent.say("show env")
-    # Then neither secret is in the step's record
-    raw = json.dumps(agent.runtime.ledger.journal(run_id)["tool:0"]["o"])
+    # Then neither secret is in the step's previews, as people see them
+    detail = step_detail("tool:0", agent.runtime.ledger.journal(run_id)["tool:0"])
+    raw = detail.input + detail.output
     assert PLANTED_KEY not in raw and PLANTED_SETTING not in raw, raw
-    assert "[REDACTED]" in raw
+    assert "[REDACTED]" in detail.output
 
 
 def test_secret_in_a_step_error_is_redacted_in_the_journal_and_run(
@@ -209,3 +210,19 @@ def test_finished_runs_expire_after_the_run_retention(
     # Then its record and journal expire in 2 days
     for key in (runtime.keys.run(run_id), runtime.keys.journal(run_id)):
         assert 0 < runtime.redis.ttl(key) <= 2 * 86_400, key
+
+
+def test_previews_redact_a_secret_cut_by_the_limit_and_read_outputs_from_the_value() -> None:
+    # Given a Telegram token that starts just before the preview's limit
+    token = "123456789:" + "AAH" + "q" * 32
+    text = "a" * (PREVIEW_CHARS - 20) + " " + token
+    # When it is previewed, Then no part of the token's secret half is shown
+    shown = preview(text)
+    assert len(shown) <= PREVIEW_CHARS and "AAHqq" not in shown, shown[-40:]
+    # Given journal entries with and without a stored output preview
+    old = {"k": "run", "v": {"a": 1}, "o": "as recorded"}
+    new = {"k": "run", "v": {"key": "value", "n": [1, 2, 3, 4, 5]}}
+    # Then an old one shows what it recorded, a new one a preview of its value
+    assert output_preview(old) == "as recorded"
+    assert output_preview(new) == '{"key":"value","n":[...3 more,4,5]}'
+    assert output_preview({"k": "run", "e": "boom"}) == ""

@@ -137,3 +137,27 @@ def test_json_log_lines_carry_the_run_and_redact_secrets() -> None:
     assert line["run_id"] == "r123" and line["function"] == "agent-handle-message"
     assert line["session_key"] == "chat-9" and line["level"] == "WARNING"
     assert "sk-ant" not in line["message"] and "[REDACTED]" in line["message"]
+
+
+def test_runs_show_previews_the_trigger_event_bounded_and_redacted(
+    cli_runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a run triggered by an event carrying an API key and a long text
+    @function(id="triggered", trigger=event("app/trig"), registry=registry)
+    def triggered(ctx: Context) -> int:
+        return 1
+
+    cli_runtime.register_functions()
+    key = "sk-ant-api03-TRIGGERSECRETvalue1234567890"
+    data = {"note": f"use {key}", "body": "y" * 5000}
+    run_id = publish({"name": "app/trig", "data": data}, runtime=cli_runtime).run_ids[0]
+    drain(cli_runtime)
+    # When the run is shown, as text and as JSON
+    text = CliRunner().invoke(app, ["runs", "show", run_id]).output
+    shown = json.loads(CliRunner().invoke(app, ["runs", "show", run_id, "--json"]).output)
+    # Then both name the event and preview its data, redacted and bounded
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("trigger")]
+    assert "app/trig" in line and "[REDACTED]" in line and "yyyy" in line, line
+    assert key not in text and key not in shown["trigger"]
+    assert shown["trigger"] == line.removeprefix("trigger").strip()
+    assert len(shown["trigger"]) <= 400, len(shown["trigger"])

@@ -137,3 +137,40 @@ def test_dashboard_lists_runs_and_updates_a_live_run_without_reload(
     assert browser.execute_script("return window.notReloaded === true;"), "the page reloaded"
     assert browser.save_screenshot(str(tmp_path / "run.png"))
     assert (tmp_path / "run.png").stat().st_size > 1000
+
+
+def test_run_list_shows_new_runs_and_status_changes_without_reload(
+    site: str, browser: webdriver.Chrome, rt: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given the run list open in the browser, and a function whose step waits for the test
+    release = threading.Event()
+
+    @function(id="list-live", trigger=event("app/list"), retries=0, registry=registry)
+    def list_live(ctx: Context) -> str:
+        return str(ctx.step.run("hold", lambda: release.wait(30) and "done"))
+
+    rt.register_functions()
+    _sign_in(browser, site)
+    browser.execute_script("window.notReloaded = true;")
+
+    def status_cell(run_id: str) -> str:
+        # Read in one script call: the rows are replaced as updates arrive, so an element
+        # found first and read after could already be gone (stale).
+        script = (
+            "var c = document.querySelector('tr[data-run=\"' + arguments[0] + '\"] td.status');"
+            "return c ? c.textContent : '';"
+        )
+        return str(browser.execute_script(script, run_id))
+
+    # When a run starts
+    run_id = publish({"name": "app/list", "data": {}}, runtime=rt).run_ids[0]
+    worker = threading.Thread(target=drain, args=(rt,), daemon=True)
+    worker.start()
+    # Then its row appears, running
+    wait_until(lambda: status_cell(run_id) == "running", "the new run's row, running")
+    # When it finishes
+    release.set()
+    worker.join(timeout=30)
+    # Then its row turns completed, and the page never reloaded
+    wait_until(lambda: status_cell(run_id) == "completed", "the row to turn completed")
+    assert browser.execute_script("return window.notReloaded === true;"), "the page reloaded"

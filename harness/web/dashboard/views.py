@@ -15,6 +15,7 @@ from harness.observe.usage_report import UsageTotal, totals
 from harness.runtime.functions import CronTrigger
 from harness.runtime.instance import Runtime
 from harness.runtime.ledger import RunRecord
+from harness.runtime.previews import event_preview
 from harness.runtime.usage_store import session_of
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -22,11 +23,13 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 
 @dataclass(frozen=True)
 class RunPage:
-    """One run with its steps, their details, its cost and its sub-runs."""
+    """One run with its trigger (a bounded, redacted preview), its steps, their details, its
+    cost and its sub-runs."""
 
     run: RunView
     session: str
     parent: str
+    trigger: str
     steps: list[StepView]
     details: dict[str, StepDetail]
     tokens: int
@@ -48,11 +51,14 @@ def run_page(runtime: Runtime, run_id: str) -> RunPage | None:
     view = run_view(record)
     details = {key: step_detail(key, entry) for key, entry in journal.items()}
     tokens, cost = run_cost(list(details.values()))
-    children = [r for r in runtime.ledger.recent(500) if r.parent and r.parent.run_id == run_id]
+    children = runtime.run_index.records(
+        runtime.run_index.newest(runtime.keys.runs_of_parent(run_id), 0, 0, 200)
+    )
     return RunPage(
         run=view,
         session=session_of(record.event),
         parent=record.parent.run_id if record.parent else "",
+        trigger=event_preview(record.event),
         steps=step_views(view, journal),
         details=details,
         tokens=tokens,
