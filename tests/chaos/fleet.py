@@ -50,8 +50,10 @@ START_TIMEOUT_S = 60.0
 @dataclass
 class ModelFaults:
     """How often the scripted model misbehaves, per request: 429, 500, or a hang well past
-    `MODEL_TIMEOUT_S`. Drawn from a seeded generator."""
+    `MODEL_TIMEOUT_S`, drawn from a seeded generator; and how long a good answer stalls after
+    its first streamed event (`latency`: a model takes its time, so runs are caught midway)."""
 
+    latency: float = 0.0
     rate_limited: float = 0.0
     server_error: float = 0.0
     hang: float = 0.0
@@ -116,10 +118,10 @@ def answer_by_token(faults: ModelFaults) -> Any:
         else:
             return Reply.answer("no token in this conversation")
         if tool_done:
-            return Reply.answer(f"re {token}")
+            return Reply.answer(f"re {token}", delay=faults.latency)
         command = f'echo "{token} $PPID" >> {TOOL_LOG}'
         call = ScriptedCall("bash", {"command": command}, id=f"toolu_{token.replace('-', '_')}")
-        return Reply.tools(call)
+        return Reply.tools(call, delay=faults.latency)
 
     return respond
 
@@ -212,7 +214,7 @@ class ChaosFleet:
         return [
             r.id
             for r in self.runtime().ledger.recent(limit=1_000_000)
-            if r.status in ("running", "pending") and r.owner.endswith(f":{pid}")
+            if r.status in ("running", "pending") and _held_by(r.owner, pid)
         ]
 
     def wait_taken_over(self, run_ids: list[str], pid: int, timeout: float = 60) -> float:
@@ -224,7 +226,7 @@ class ChaosFleet:
         def released() -> bool:
             for run_id in run_ids:
                 record = ledger.run(run_id)
-                if record is not None and record.owner.endswith(f":{pid}") and (
+                if record is not None and _held_by(record.owner, pid) and (
                     record.status in ("running", "pending")
                 ):
                     return False
@@ -253,6 +255,12 @@ class ChaosFleet:
             token, _, pid = line.partition(" ")
             rows.append((token, int(pid or 0)))
         return rows
+
+
+def _held_by(owner: str, pid: int) -> bool:
+    """Whether a lease owner (`host:pid:attempt`) is the process `pid`."""
+    parts = owner.rsplit(":", 2)
+    return len(parts) == 3 and parts[1] == str(pid)
 
 
 def _ready(url: str) -> bool:
