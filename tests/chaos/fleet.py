@@ -226,8 +226,10 @@ class ChaosFleet:
         def released() -> bool:
             for run_id in run_ids:
                 record = ledger.run(run_id)
-                if record is not None and _held_by(record.owner, pid) and (
-                    record.status in ("running", "pending")
+                if (
+                    record is not None
+                    and _held_by(record.owner, pid)
+                    and (record.status in ("running", "pending"))
                 ):
                     return False
             return True

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -86,7 +87,9 @@ class Report:
 def _runs(chaos: ChaosFleet) -> list[RunRecord]:
     rt = chaos.runtime()
     return [
-        r for r in rt.ledger.recent(limit=1_000_000) if r.function_id in (HANDLE_MESSAGE, SEND_REPLY)
+        r
+        for r in rt.ledger.recent(limit=1_000_000)
+        if r.function_id in (HANDLE_MESSAGE, SEND_REPLY)
     ]
 
 
@@ -129,8 +132,10 @@ def _check_replies(chaos: ChaosFleet, outcome: Outcome, report: Report) -> None:
         got: list[str] = []
         previous: tuple[str, float] | None = None
         for text, at in sent.get(chat, []):
-            if previous is not None and previous[0] == text and _killed_between(
-                chaos, previous[1], at
+            if (
+                previous is not None
+                and previous[0] == text
+                and _killed_between(chaos, previous[1], at)
             ):
                 report.reposted_after_kill += 1
             else:
@@ -175,7 +180,7 @@ def _check_runs(chaos: ChaosFleet, report: Report) -> None:
         by_session.setdefault(session, []).append(run)
     for session, runs in by_session.items():
         runs.sort(key=lambda r: r.started_at)
-        for before, after in zip(runs, runs[1:], strict=False):
+        for before, after in itertools.pairwise(runs):
             if after.started_at < before.ended_at:
                 report.overlapping_runs.append(
                     f"{session}: {before.id} [{before.started_at}, {before.ended_at}] and "

@@ -51,12 +51,14 @@ def update(chat: int, n: int) -> dict[str, Any]:
 class Plan:
     """`chats` conversations of `messages` messages each. With `redeliver`, every message is
     delivered twice and a third of them three times, and with `shuffle` half the chats send
-    two neighbouring messages swapped."""
+    two neighbouring messages swapped. `pause` spaces a chat's messages (0.5 to 1.5 times it,
+    at random), like a person typing, so that the load lasts."""
 
     chats: int
     messages: int
     redeliver: bool = False
     shuffle: bool = False
+    pause: float = 0.0
     seed: int = 0
 
     def deliveries(self, chat: int, rng: random.Random) -> list[int]:
@@ -128,10 +130,16 @@ async def _drive(base_url: str, plan: Plan, concurrency: int, outcome: Outcome) 
     deadline = time.monotonic() + SEND_DEADLINE_S
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
 
+    pauses = {
+        chat: [plan.pause * (0.5 + rng.random()) for _ in posts] for chat, posts in schedule.items()
+    }
+
     async def conversation(client: httpx.AsyncClient, chat: int) -> None:
-        for n in schedule[chat]:
+        for n, pause in zip(schedule[chat], pauses[chat], strict=True):
             async with gate:
                 await _post_until_accepted(client, url, chat, n, outcome, deadline)
+            if plan.pause:
+                await asyncio.sleep(pause)
 
     started = time.monotonic()
     async with httpx.AsyncClient(timeout=10, limits=limits) as client:
