@@ -26,9 +26,9 @@ class Scale:
 
 SCALES = {
     "ci": Scale(
-        name="ci", workers=2, kill_chats=30, kill_messages=3, kills=3, redis_chats=20,
-        redeliver_chats=20, fault_chats=20, load_sessions=60, load_messages=5,
-        fuzz_examples=150,
+        name="ci", workers=2, kill_chats=24, kill_messages=3, kills=3, redis_chats=16,
+        redeliver_chats=16, fault_chats=20, load_sessions=40, load_messages=5,
+        fuzz_examples=120,
     ),
     "full": Scale(
         name="full", workers=3, kill_chats=200, kill_messages=3, kills=10, redis_chats=100,
