@@ -21,13 +21,14 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import redis
 
 from harness.embedded_redis import EmbeddedRedis
@@ -165,10 +166,11 @@ class ChaosFleet:
 
     def start_web(self) -> None:
         self.fleet.start("web", "web", "--port", str(self.port), "--host", "127.0.0.1")
-        wait_until(
+        wait_explained(
             lambda: _ready(self.web_url),
-            timeout=START_TIMEOUT_S,
-            what=f"the web server to be ready\n{self.fleet.logs()}",
+            "the web server to be ready",
+            self.fleet.logs,
+            START_TIMEOUT_S,
         )
 
     def start_worker(self, name: str | None = None) -> str:
@@ -194,10 +196,11 @@ class ChaosFleet:
     def wait_workers_ready(self, count: int) -> None:
         """Until `count` workers beat in the fleet's presence records."""
         rt = self.runtime()
-        wait_until(
+        wait_explained(
             lambda: len(live_members(rt, "worker")) >= count,
-            timeout=START_TIMEOUT_S,
-            what=f"{count} workers to be up\n{self.fleet.logs()}",
+            f"{count} workers to be up",
+            self.fleet.logs,
+            START_TIMEOUT_S,
         )
 
     def signal_worker(self, name: str, sig: signal.Signals) -> int:
@@ -257,6 +260,16 @@ class ChaosFleet:
             token, _, pid = line.partition(" ")
             rows.append((token, int(pid or 0)))
         return rows
+
+
+def wait_explained(
+    check: Callable[[], object], what: str, explain: Callable[[], str], timeout: float
+) -> None:
+    """`wait_until`, whose failure adds `explain()` as it is at the deadline (logs, progress)."""
+    try:
+        wait_until(check, what=what, timeout=timeout, interval=0.2)
+    except pytest.fail.Exception as exc:
+        pytest.fail(f"{exc}\n{explain()}")
 
 
 def _held_by(owner: str, pid: int) -> bool:

@@ -23,12 +23,13 @@ from channels.delivery import SEND_REPLY
 from harness.agent.handlers import HANDLE_MESSAGE
 from harness.runtime.ledger import RunRecord
 from harness.runtime.undelivered import UndeliveredReplies
-from tests.chaos.fleet import ChaosFleet
+from tests.chaos.fleet import ChaosFleet, wait_explained
 from tests.chaos.load import Outcome
-from tests.waiting import wait_until
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 SETTLE_TIMEOUT_S = 240.0
+SETTLE_PER_MESSAGE_S = 0.5
+"""Waiting for the fleet to settle allows `SETTLE_TIMEOUT_S` plus this much per message."""
 
 
 @dataclass
@@ -93,7 +94,7 @@ def _runs(chaos: ChaosFleet) -> list[RunRecord]:
     ]
 
 
-def wait_settled(chaos: ChaosFleet, outcome: Outcome, timeout: float = SETTLE_TIMEOUT_S) -> None:
+def wait_settled(chaos: ChaosFleet, outcome: Outcome, timeout: float | None = None) -> None:
     """Until there is a reply for every accepted message and every turn and delivery run
     has ended (so nothing more will be sent)."""
 
@@ -109,7 +110,9 @@ def wait_settled(chaos: ChaosFleet, outcome: Outcome, timeout: float = SETTLE_TI
         sent = len(chaos.telegram.messages)
         return f"{sent} replies for {outcome.accepted_count} accepted; runs {dict(states)}"
 
-    wait_until(settled, timeout=timeout, interval=0.5, what=f"the fleet to settle\n{progress()}")
+    if timeout is None:
+        timeout = SETTLE_TIMEOUT_S + SETTLE_PER_MESSAGE_S * outcome.accepted_count
+    wait_explained(settled, "the fleet to settle", progress, timeout)
 
 
 def check(chaos: ChaosFleet, outcome: Outcome) -> Report:

@@ -24,7 +24,7 @@ from tests.channels.conftest import TELEGRAM_SECRET
 
 FIRST_CHAT = 1000
 RETRY_PAUSE_S = 0.2
-SEND_DEADLINE_S = 180.0
+SEND_DEADLINE_S = 900.0
 
 
 def token(chat: int, n: int) -> str:

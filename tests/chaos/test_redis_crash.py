@@ -24,7 +24,7 @@ def test_redis_killed_and_restarted_from_its_append_only_file_loses_nothing(
         sender = Sender(chaos.web_url, plan)
         wait_until(
             lambda: sender.outcome.accepted_count >= total // 3,
-            timeout=180,
+            timeout=600,
             what="a third of the messages to be accepted",
         )
         # When Redis is killed outright, stays down while webhooks keep coming, and restarts
@@ -44,7 +44,7 @@ def test_redis_killed_and_restarted_from_its_append_only_file_loses_nothing(
         wait_until(
             lambda: len(chaos.telegram.messages) > replies_at_restart,
             timeout=120,
-            what=f"a reply after Redis came back\n{chaos.fleet.logs()}",
+            what="a reply after Redis came back",
         )
         first_reply_s = time.monotonic() - restarted
         outcome = sender.join()

@@ -29,7 +29,7 @@ def test_workers_killed_at_random_moments_lose_and_double_nothing(
             threshold = int(total * (k + rng.random()) / (scale.kills + 1))
             wait_until(
                 lambda t=threshold: len(chaos.telegram.messages) >= t,
-                timeout=180,
+                timeout=600,
                 what=f"{threshold} replies before kill {k}",
             )
             victim = rng.choice(chaos.workers())
@@ -60,7 +60,7 @@ def test_rolling_sigterm_restart_hands_runs_over_without_losing_or_doubling(
         for i, old in enumerate(list(chaos.workers())):
             wait_until(
                 lambda i=i: len(chaos.telegram.messages) >= total * (i + 1) // (scale.workers + 3),
-                timeout=180,
+                timeout=600,
                 what="replies before the next restart",
             )
             pid = chaos.fleet.procs[old].pid
