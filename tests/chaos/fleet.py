@@ -17,7 +17,6 @@ import random
 import re
 import signal
 import socket
-import subprocess
 import threading
 import time
 import uuid
@@ -342,6 +341,3 @@ def chaos_fleet(
 def elapsed_since(start: float) -> float:
     """Seconds since `start` (a `time.monotonic()` reading), for figures."""
     return time.monotonic() - start
-
-
-__all__ = ["ChaosFleet", "ModelFaults", "chaos_fleet", "elapsed_since", "subprocess"]
