@@ -50,9 +50,11 @@ def test_redis_killed_and_restarted_from_its_append_only_file_loses_nothing(
         outcome = sender.join()
         # Then the refused webhooks were redelivered and every invariant holds
         report = assert_invariants(chaos, outcome)
+        logs = chaos.fleet.log_dir.glob("*.log")
+        tracebacks = sum(path.read_text(errors="replace").count("Traceback") for path in logs)
     refused = outcome.statuses[503] + outcome.statuses[0]
     print(f"\nRedis SIGKILL + restart: {report.figures()}; webhooks refused during the outage "
           f"{refused} (503: {outcome.statuses[503]}); first reply {first_reply_s:.1f} s after "
-          "the restart")  # fmt: skip
+          f"the restart; tracebacks in the fleet's logs {tracebacks}")  # fmt: skip
     assert report.accepted == total
     assert refused > 0, "no webhook arrived while Redis was down: the outage was not exercised"
