@@ -29,6 +29,8 @@ class ModelSettingsLike(Protocol):
     @property
     def agent_max_tokens(self) -> int: ...
     @property
+    def agent_model_timeout(self) -> float: ...
+    @property
     def anthropic_api_key(self) -> SecretStr | None: ...
     @property
     def anthropic_base_url(self) -> str | None: ...
@@ -78,6 +80,7 @@ def _build(settings: ModelSettingsLike, name: str, model: str | None) -> ModelPr
             model=_text(model) or DEFAULT_MODELS[name],
             base_url=url,
             max_tokens=settings.agent_max_tokens,
+            timeout=settings.agent_model_timeout,
         )
     if name == "openai":
         key, url = _secret(settings.openai_api_key), _text(settings.openai_base_url)
@@ -89,6 +92,7 @@ def _build(settings: ModelSettingsLike, name: str, model: str | None) -> ModelPr
             base_url=url,
             max_tokens=settings.agent_max_tokens,
             max_tokens_field=settings.openai_max_tokens_field,
+            timeout=settings.agent_model_timeout,
         )
     raise ConfigurationError(f"LLM_PROVIDER must be 'anthropic' or 'openai', not {name!r}")
 

@@ -26,6 +26,12 @@ class ModelSettings(BaseSettings):
         default=None, description="Model name; unset means the provider's default."
     )
     agent_max_tokens: int = Field(default=8192, ge=1, description="Output tokens per call.")
+    agent_model_timeout: float = Field(
+        default=600.0,
+        gt=0.0,
+        description="Seconds a model call may wait to connect or for its next streamed bytes "
+        "before it fails as transient (and its step is retried).",
+    )
     anthropic_api_key: SecretStr | None = Field(default=None)
     anthropic_base_url: str | None = Field(default=None)
     openai_api_key: SecretStr | None = Field(default=None)

@@ -16,12 +16,13 @@ import re
 import uuid
 from collections.abc import Callable
 
+import redis
 from celery import Celery
 from celery.signals import worker_shutting_down
 from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
 
-from harness.errors import ConfigurationError
+from harness.errors import BusUnavailableError, ConfigurationError
 from harness.runtime.executor import advance
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import KICK_TASK, Kick
@@ -64,10 +65,25 @@ def kick(run_id: str, seq: int = 0) -> str:
     """Advance one run in this worker. Duplicates and stale kicks are no-ops. `seq` is the
     kick's number in its queue (absent in kicks sent before kicks were numbered).
 
+    Redis failing meanwhile (down, restarting) is one warning line, not a traceback: the run
+    keeps its state in Redis and the reaper kicks it again once Redis is back (the task's
+    message is already acknowledged, so raising would retry nothing either).
+
     Raises `ConfigurationError` when `configure` was given no runtime provider."""
     if _runtime_provider is None:
         raise ConfigurationError("the kick task has no runtime: call configure(url, provider)")
-    return advance(_runtime_provider(), run_id, seq)
+    try:
+        return advance(_runtime_provider(), run_id, seq)
+    except (redis.RedisError, BusUnavailableError) as exc:
+        log.warning(
+            "run %s: Redis failed while advancing it (%s); the reaper kicks it again",
+            run_id, type(exc).__name__,
+        )  # fmt: skip
+        return REDIS_FAILED
+
+
+REDIS_FAILED = "redis-failed"
+"""What the kick task returns when Redis failed while it advanced the run."""
 
 
 def kick_message(kick: Kick) -> bytes:

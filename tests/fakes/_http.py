@@ -9,6 +9,7 @@ so that long polls can wait on it.
 from __future__ import annotations
 
 import json
+import random
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -46,6 +47,7 @@ class FakeHttpServer(Generic[CallT]):
         self._lock = threading.Condition()
         self._calls: list[CallT] = []
         self._failures: list[Failure] = []
+        self._random_failure: tuple[float, Failure, random.Random] | None = None
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -96,12 +98,24 @@ class FakeHttpServer(Generic[CallT]):
             for index, failure in enumerate(self._failures):
                 if failure.method in (None, call.method):
                     return self._failures.pop(index)
+            if self._random_failure is not None:
+                rate, failure, rng = self._random_failure
+                if failure.method in (None, call.method) and rng.random() < rate:
+                    return failure
         return None
 
     def recover(self) -> None:
-        """Drop every scripted failure not yet taken: the platform is healthy again."""
+        """Drop every scripted failure not yet taken and stop failing at random: the platform
+        is healthy again."""
         with self._lock:
             self._failures.clear()
+            self._random_failure = None
+
+    def _fail_at_random(self, rate: float, failure: Failure, seed: int) -> None:
+        """Fail each later call to `failure.method` (to any, when None) with probability
+        `rate`, drawn from a generator seeded with `seed` (a failed run can be replayed)."""
+        with self._lock:
+            self._random_failure = (rate, failure, random.Random(seed))
 
     def _queue_failures(self, count: int, failure: Failure) -> None:
         with self._lock:

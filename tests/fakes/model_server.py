@@ -7,7 +7,9 @@ client at `server.url` (Anthropic) or `server.openai_url`, and reads `server.req
 what was sent. Like the real services it answers 401 without the right key and 400 for
 malformed conversations (checked in `model_wire`, which also renders the replies); those
 rejections do not consume a scripted reply and are listed in `server.rejections`. A request
-with nothing scripted gets a 500 and is counted in `server.unscripted`.
+with nothing scripted gets a 500 and is counted in `server.unscripted`, unless a responder is
+set (`server.respond_with(fn)`): then `fn(api, body)` builds the reply from the request, which
+lets many concurrent conversations each get an answer of their own (the chaos suite).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -114,6 +116,10 @@ class Reply:
         return cls(status=400, overflow=True, error_message=message)
 
 
+Responder = Callable[[str, Any], "Reply"]
+"""Builds a reply from a request: `(api, parsed body) -> Reply` (see `respond_with`)."""
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     """A request as the server received it."""
@@ -152,6 +158,7 @@ class ModelServer:
         self.stopping = threading.Event()
         self.thinking_tool_ids: dict[str, str] = {}  # tool_use id -> model that thought
         self._ids = itertools.count(1)
+        self._responder: Responder | None = None
         self._http = _HTTPServer(self)
         self._thread = threading.Thread(
             target=self._http.serve_forever, kwargs={"poll_interval": 0.01}, name="model-server"
@@ -177,6 +184,12 @@ class ModelServer:
         """Queue replies; each model request takes the oldest."""
         with self._lock:
             self._replies.extend(replies)
+
+    def respond_with(self, responder: Responder | None) -> None:
+        """Answer requests that find no scripted reply with `responder(api, body)`, where
+        `api` is "anthropic" or "openai" and `body` the parsed request; None stops that."""
+        with self._lock:
+            self._responder = responder
 
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> bool:
         """Block until at least `count` requests arrived; False on timeout."""
@@ -220,12 +233,15 @@ class ModelServer:
             self._requests.append(request)
             self._lock.notify_all()
 
-    def next_reply(self) -> Reply | None:
+    def next_reply(self, api: str = "anthropic", body: Any = None) -> Reply | None:
         with self._lock:
-            if not self._replies:
+            if self._replies:
+                return self._replies.popleft()
+            responder = self._responder
+            if responder is None:
                 self.unscripted += 1
                 return None
-            return self._replies.popleft()
+        return responder(api, body)
 
     def reject(self, problem: str) -> None:
         with self._lock:
@@ -295,7 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
             fake.reject(problem)
             self._send_json(400, error_body(api, 400, problem, None, None))
             return
-        reply = fake.next_reply()
+        reply = fake.next_reply(api, body)
         if reply is None:
             message = "model server: no scripted reply left"
             self._send_json(500, error_body(api, 500, message, None, None))

@@ -11,7 +11,8 @@ text ("message is not modified") and enforces an edit rate limit per chat (an ed
 `retry_after`). `sendMessageDraft` shows an ephemeral preview in a private chat (a non-zero
 `draft_id`, 1-4,096 characters), kept per (chat, draft) until a message is sent to the chat;
 with `drafts_supported` False it answers 404 like a Bot API server that predates it. Every
-call is recorded; `fail_next` scripts failures.
+call is recorded; `fail_next` scripts failures and `fail_at_random` makes a share of calls
+fail.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ def utf16_length(text: str) -> int:
 @dataclass
 class _State:
     messages: list[dict[str, Any]] = field(default_factory=list)
+    sent_at: list[float] = field(default_factory=list)
     updates: list[dict[str, Any]] = field(default_factory=list)
     reactions: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     webhook: dict[str, Any] | None = None
@@ -158,6 +160,10 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         chat's previews go when a message is sent to it."""
         with self._lock:
             return dict(self._state.drafts)
+    def message_times(self) -> list[float]:
+        """When each of `messages` was sent (`time.time()`), in the same order."""
+        with self._lock:
+            return list(self._state.sent_at)
 
     @property
     def webhook(self) -> dict[str, Any] | None:
@@ -186,6 +192,23 @@ class FakeTelegramApi(FakeHttpServer[Call]):
             retry_after = 1
         text = description or _STATUS_TEXT.get(status, f"Error {status}")
         self._queue_failures(count, Failure(status, text, retry_after, method))
+
+    def fail_at_random(
+        self,
+        rate: float,
+        *,
+        status: int = 500,
+        method: str | None = "sendMessage",
+        retry_after: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        """Fail each later call to `method` (to any, when None) with probability `rate` and
+        `status` (a 429 carries `retry_after`, default 1), until `recover()`. The call fails
+        before it takes effect: a failed sendMessage posted nothing."""
+        if status == 429 and retry_after is None:
+            retry_after = 1
+        text = _STATUS_TEXT.get(status, f"Error {status}")
+        self._fail_at_random(rate, Failure(status, text, retry_after, method), seed)
 
     def push_update(self, update: dict[str, Any]) -> None:
         """Queue an update for getUpdates and wake a pending long poll."""
@@ -366,6 +389,7 @@ class FakeTelegramApi(FakeHttpServer[Call]):
                 _check_keyboard(markup)
                 message["reply_markup"] = markup
             self._state.messages.append({**message, "raw_text": raw, "parse_mode": parse_mode})
+            self._state.sent_at.append(time.time())
             self._state.last_write[str(chat_id)] = time.monotonic()
             self._state.drafts = {
                 key: text for key, text in self._state.drafts.items() if key[0] != str(chat_id)

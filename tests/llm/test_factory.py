@@ -8,16 +8,19 @@ from typing import Any
 import pytest
 
 from harness.llm.anthropic import AnthropicProvider
-from harness.llm.errors import PermanentModelError
+from harness.llm.errors import PermanentModelError, TransientModelError
 from harness.llm.factory import build_fallback_provider, build_provider
 from harness.llm.openai import OpenAIProvider
 from harness.llm.provider import ModelProvider
 from harness.llm.settings import ModelSettings
+from harness.llm.types import Message
+from tests.fakes.model_server import ModelServer, Reply
 
 ENV_NAMES = [
     "LLM_PROVIDER",
     "AGENT_MODEL",
     "AGENT_MAX_TOKENS",
+    "AGENT_MODEL_TIMEOUT",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
     "OPENAI_API_KEY",
@@ -120,3 +123,22 @@ def test_build_fallback_provider_with_only_a_model_keeps_the_main_provider(
 
     assert isinstance(fallback, AnthropicProvider)
     assert fallback.model == "claude-haiku-5-5"
+
+
+@pytest.mark.parametrize("provider_name", ["anthropic", "openai"])
+def test_a_model_answer_that_stalls_past_agent_model_timeout_fails_as_transient(
+    built: list[ModelProvider], model_server: ModelServer, provider_name: str
+) -> None:
+    # Given a provider built with a half-second AGENT_MODEL_TIMEOUT
+    url = model_server.url if provider_name == "anthropic" else model_server.openai_url
+    settings = _settings(
+        llm_provider=provider_name,
+        agent_model_timeout=0.5,
+        **{f"{provider_name}_api_key": model_server.api_key, f"{provider_name}_base_url": url},
+    )
+    provider = _keep(built, build_provider(settings))
+    # When the model stops sending after its first streamed event
+    model_server.script(Reply.answer("too late", delay=30))
+    # Then the call fails as transient (its step is retried) instead of waiting on
+    with pytest.raises(TransientModelError):
+        provider.complete(system="s", messages=[Message.user("hi")])

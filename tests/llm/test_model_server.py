@@ -165,3 +165,24 @@ def test_model_server_rejects_openai_tool_names_outside_the_pattern(
         gpt.chat.completions.create(
             model="gpt-5.4-mini", messages=[{"role": "user", "content": "hi"}], tools=[bad]
         )
+
+
+def test_model_server_responder_answers_what_nothing_scripted_covers(
+    claude: anthropic.Anthropic, model_server: ModelServer
+) -> None:
+    # Given a responder that echoes the last user message, and one scripted reply
+    def echo(api: str, body: Any) -> Reply:
+        return Reply.answer(f"{api}: {body['messages'][-1]['content']}")
+
+    model_server.respond_with(echo)
+    model_server.script(Reply.answer("scripted first"))
+    ask = {"model": CLAUDE, "max_tokens": 10}
+    # When two requests arrive
+    first = claude.messages.create(**ask, messages=[{"role": "user", "content": "one"}])
+    second = claude.messages.create(**ask, messages=[{"role": "user", "content": "two"}])
+    # Then the script goes first, and the responder builds the next answer from the request
+    assert [first.content[0].text, second.content[0].text] == [  # type: ignore[union-attr]
+        "scripted first",
+        "anthropic: two",
+    ]
+    assert model_server.unscripted == 0
