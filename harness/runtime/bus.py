@@ -96,7 +96,10 @@ async def publish_async(
 ) -> PublishResult:
     """`publish` for an event loop: every Redis call and kick goes through the runtime's async
     client (`Runtime.aredis`) and kicker, so the loop never blocks on I/O and no thread is
-    involved. Same contract and errors as `publish`; fans out only (no `target`)."""
+    involved. Same contract and errors as `publish`; fans out only (no `target`). With
+    `runtime.wait_replicas` > 0 it returns once that many replicas hold the event, and raises
+    `ReplicationTimeoutError` (a `BusUnavailableError`: the web answers 503) when fewer did
+    (this needs `runtime.aredis`, which the assembled runtime always has)."""
     try:
         ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
         if runtime.aredis is None:
@@ -106,7 +109,10 @@ async def publish_async(
         version, paths, legacy = await pipe.execute()
         specs = await runtime.triggers.specs_at_async(version)
         plan = _plan(runtime, ev, specs, paths, legacy, None, None)
-        accepted, kicks = await runtime.ledger.accept_event_async(*plan.args, **plan.options)
+        accepted, kicks = await runtime.ledger.accept_event_async(
+            *plan.args, **plan.options,
+            replicas=runtime.wait_replicas, replicas_timeout_ms=runtime.wait_timeout_ms,
+        )  # fmt: skip
         if not accepted:
             return _duplicate(ev)
         await kick_all_async(runtime.kicker, kicks)

@@ -21,6 +21,7 @@ import harness.runtime.scripts as scripts
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kick
+from harness.runtime.replication import publish_replicated, publish_replicated_async
 
 RunStatus = Literal[
     "queued", "pending", "running", "sleeping", "waiting", "steered",
@@ -141,6 +142,7 @@ class Ledger:
     ) -> None:
         self.redis = client
         self.keys = keys
+        self._aclient = aclient
         self._publish = client.register_script(scripts.PUBLISH)
         self._apublish = aclient.register_script(scripts.PUBLISH) if aclient else None
         self._claim = client.register_script(scripts.CLAIM)
@@ -200,8 +202,14 @@ class Ledger:
         legacy_waiters: Sequence[str] = (),
         dedupe_ttl_s: int,
         stream_maxlen: int,
+        replicas: int = 0,
+        replicas_timeout_ms: int = 1000,
     ) -> tuple[bool, tuple[Kick, ...]]:
-        """`accept_event` on the async client (blocking on the sync one when there is none)."""
+        """`accept_event` on the async client (blocking on the sync one when there is none).
+
+        With `replicas` > 0, returns only once that many replicas hold the event (Redis WAIT,
+        see `harness.runtime.replication`); raises `ReplicationTimeoutError` when fewer did
+        within `replicas_timeout_ms`."""
         args = self._publish_args(
             event_id,
             event_json,
@@ -213,7 +221,25 @@ class Ledger:
             dedupe_ttl_s,
             stream_maxlen,
         )
-        out = await self._apublish(args=args) if self._apublish else self._publish(args=args)
+        mark, timeout = self.keys.replication_mark, replicas_timeout_ms
+        if replicas > 0 and self._aclient is not None and self._apublish is not None:
+            out = await publish_replicated_async(
+                self._aclient, self._apublish, args,
+                replicas=replicas, timeout_ms=timeout, mark_key=mark,
+            )  # fmt: skip
+        elif replicas > 0:
+            out = publish_replicated(
+                self.redis,
+                self._publish,
+                args,
+                replicas=replicas,
+                timeout_ms=timeout,
+                mark_key=mark,
+            )
+        elif self._apublish is not None:
+            out = await self._apublish(args=args)
+        else:
+            out = self._publish(args=args)
         return bool(out[0]), _kicks(out[1:])
 
     def _publish_args(
