@@ -91,7 +91,7 @@ class SentinelCluster:
 
     def master_port(self) -> int:
         """The port the Sentinels name as the master now."""
-        host, port = self.target.master_address()
+        _host, port = self.target.master_address()
         return port
 
     def kill(self, name: str) -> None:
