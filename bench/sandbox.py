@@ -5,12 +5,13 @@ Prints, in one run, the time to run `true` three ways, median and p90 over N rou
   * bwrap: the same command through `harness.tools.sandbox.sandboxed` (bwrap, rlimits);
   * tool: a whole `bash` tool call through the registry, sandbox on (adds output pumping);
 and the ratios against the floor. The three are interleaved round by round, so machine noise
-hits them alike. Usage: python -m bench.sandbox [--rounds 200]
+hits them alike. Usage: python -m bench.sandbox [--rounds 200] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -38,7 +39,9 @@ def main() -> None:
     """Run the benchmark and print a table; exit 1 if the sandbox cannot run here."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=200)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--json", type=Path, help="also write every timing (s) here")
+    args = parser.parse_args()
+    rounds = args.rounds
     if sandbox_mode("bwrap") != "bwrap":
         sys.exit(f"the bwrap sandbox cannot run here (bwrap: {bwrap_binary()})")
     policy = ShellPolicy("bwrap")
@@ -85,6 +88,8 @@ def main() -> None:
         median = statistics.median(timings[name])
         p90 = _pct(timings[name], 0.9)
         print(f"{label:<34}{median * 1000:>10.2f}{p90 * 1000:>10.2f}{median / base:>9.2f}x")
+    if args.json:
+        args.json.write_text(json.dumps(timings))
 
 
 if __name__ == "__main__":

@@ -10,12 +10,14 @@ Prints, in one run, on loopback:
 and the ratios. The web server (uvicorn) and a `harness worker` + `harness scheduler` run as
 subprocesses; the fake Telegram API and the scripted model server run in this process.
 
-Usage: python -m bench.webhooks [--requests 400] [--clients 8] [--serial 30]
+Usage: python -m bench.webhooks [--requests 400] [--clients 8] [--serial 30] [--workers 1]
+       [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import statistics
@@ -94,13 +96,13 @@ def _wait(check: Callable[[], object], what: str, timeout: float = 60.0) -> None
 
 
 @contextmanager
-def fleet(env: dict[str, str], port: int, log_dir: Path) -> Iterator[None]:
-    """The web server, a worker and a scheduler, stopped on exit."""
+def fleet(env: dict[str, str], port: int, log_dir: Path, workers: int = 1) -> Iterator[None]:
+    """The web server, `workers` workers and a scheduler, stopped on exit."""
     python = sys.executable
     commands = {
         "web": [python, "-m", "bench.webhooks", "--serve", "--port", str(port)],
-        "worker": [python, "-m", "harness.cli", "worker", "--functions", WORKER_FUNCTIONS,
-                   "--concurrency", "8"],
+        **{f"worker{i}": [python, "-m", "harness.cli", "worker", "--functions", WORKER_FUNCTIONS,
+                          "--concurrency", "8"] for i in range(workers)},
         "scheduler": [python, "-m", "harness.cli", "scheduler"],
     }  # fmt: skip
     procs = []
@@ -246,6 +248,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--serial", type=int, default=30)
+    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument("--json", type=Path, help="also write every measurement here")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -262,14 +266,23 @@ def main() -> None:
         model.script(*[Reply.answer("pong") for _ in range(turns * 2)])
         port = _free_port()
         env = _environment(server.url, telegram, model, Path(tmp), port)
-        with fleet(env, port, Path(tmp)):
+        with fleet(env, port, Path(tmp), args.workers):
             base = f"http://127.0.0.1:{port}"
             client = redis.Redis.from_url(server.url, decode_responses=True)
             _wait(lambda: httpx.get(f"{base}/healthz").status_code == 200, "the web server")
             _wait(lambda: client.hexists(Keys(PREFIX).functions, "send-reply"), "the worker")
+            _wait(lambda: _workers(client) >= args.workers, "every worker")
             ours = measure(args, base, telegram)
             floor = celery_floor(server.url, args)
     report(ours, floor, args)
+    if args.json:
+        args.json.write_text(json.dumps({"workers": args.workers, **ours, "floor": floor}))
+
+
+def _workers(client: redis.Redis) -> int:
+    """Workers that announced themselves (`harness.runtime.presence`)."""
+    infos = client.hvals(Keys(PREFIX).presence_info)
+    return sum(json.loads(info).get("role") == "worker" for info in infos)
 
 
 def _environment(
