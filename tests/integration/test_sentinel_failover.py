@@ -141,6 +141,7 @@ def _post_until_accepted(client: httpx.Client, url: str, n: int, refused: list[i
     raise AssertionError(f"message {n} was not accepted within {START_WAIT_S}s")
 
 
+@pytest.mark.timeout(300)
 def test_fleet_keeps_answering_after_the_master_is_killed(
     cluster: SentinelCluster, tmp_path: Path
 ) -> None:
