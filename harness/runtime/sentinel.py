@@ -40,7 +40,7 @@ class SentinelTarget:
 
     def describe(self) -> str:
         """`sentinel://host:port,host:port/master`, without passwords."""
-        hosts = ",".join(f"{host}:{port}" for host, port in self.sentinels)
+        hosts = ",".join(f"{_host(host)}:{port}" for host, port in self.sentinels)
         return f"sentinel://{hosts}/{self.master}"
 
     def _sentinel_kwargs(self) -> dict[str, Any]:
@@ -77,7 +77,7 @@ class SentinelTarget:
         """Celery's broker URL for kombu's Sentinel transport: one `sentinel://` per Sentinel,
         the master's password in each (kombu reads it from there)."""
         auth = f":{quote(self.password, safe='')}@" if self.password else ""
-        return ";".join(f"sentinel://{auth}{host}:{port}/0" for host, port in self.sentinels)
+        return ";".join(f"sentinel://{auth}{_host(host)}:{port}/0" for host, port in self.sentinels)
 
     def broker_options(self) -> dict[str, Any]:
         """Celery's `broker_transport_options` for that URL."""
@@ -140,6 +140,11 @@ def sentinel_target(settings: Settings) -> SentinelTarget | None:
         password=password.get_secret_value() if password else None,
         sentinel_password=sentinel_password.get_secret_value() if sentinel_password else None,
     )
+
+
+def _host(host: str) -> str:
+    """`host` as it goes in a URL: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host else host
 
 
 def _address(item: str) -> tuple[str, int]:
