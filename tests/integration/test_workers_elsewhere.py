@@ -5,6 +5,7 @@ shared mount at the same path); both take runs."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -27,10 +28,10 @@ RUNS = 16
 
 
 def _start_elsewhere(
-    folder: Path, redis_url: str, prefix: str, workspace: Path
+    folder: Path, redis_url: str, prefix: str, workspace: Path, *command: str
 ) -> subprocess.Popen[bytes]:
-    """A worker started from `folder`, configured only by the `.env` written there."""
-    folder.mkdir(parents=True)
+    """`harness <command>` started from `folder`, configured only by the `.env` written there."""
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / ".env").write_text(
         f"REDIS_URL={redis_url}\nHARNESS_KEY_PREFIX={prefix}\nAGENT_WORKSPACE={workspace}\n"
         "HARNESS_FUNCTION_MODULES=tests.integration.functions\nLOG_LEVEL=INFO\n"
@@ -41,22 +42,29 @@ def _start_elsewhere(
         if not k.startswith(("PYTEST", "REDIS_", "HARNESS_", "AGENT_"))
     }
     env["PYTHONPATH"] = str(ROOT)  # the code is installed on every host; here, the checkout
-    with (folder / "worker.log").open("wb") as log:
+    with (folder / f"{command[0]}.log").open("wb") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "harness.cli", "worker", "--concurrency", "1"],
+            [sys.executable, "-m", "harness.cli", *command],
             cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
 
 
 @pytest.fixture
 def two_hosts(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, Path, list[Path]]]:
-    """Two workers in separate folders sharing one Redis, one key prefix and one workspace."""
+    """Two workers in separate folders sharing one Redis, one key prefix and one workspace,
+    and a scheduler (it re-kicks a run whose kick another test's worker dropped)."""
     prefix = f"else{uuid.uuid4().hex[:8]}"
     workspace = tmp_path / "shared-workspace"
     folders = [tmp_path / "host-a", tmp_path / "host-b"]
-    procs = [_start_elsewhere(f, redis_url, prefix, workspace) for f in folders]
+    worker = ("worker", "--concurrency", "1")
+    procs = [_start_elsewhere(f, redis_url, prefix, workspace, *worker) for f in folders]
+    procs.append(_start_elsewhere(folders[0], redis_url, prefix, workspace, "scheduler"))
     try:
         yield prefix, workspace, folders
+    except BaseException:
+        for log in sorted(tmp_path.glob("host-*/*.log")):
+            print(f"--- {log}\n{log.read_text(errors='replace')[-3000:]}")
+        raise
     finally:
         for proc in procs:
             proc.terminate()
@@ -74,9 +82,12 @@ def test_workers_started_from_separate_folders_share_the_runs(
     runtime = Runtime(redis=client, kicker=CeleryKicker(), keys=Keys(prefix))
     # Given both workers up (each registered its functions from its own .env)
     wait_until(
-        lambda: len(client.hgetall(Keys(prefix).presence_info)) >= 2
+        lambda: sum(
+            json.loads(info).get("role") == "worker"
+            for info in client.hvals(Keys(prefix).presence_info)
+        ) >= 2
         and client.hexists(Keys(prefix).functions, "it-where"),
-        what="two workers to join the fleet", timeout=FLEET_WAIT_S,
+        what="two workers to join the fleet", timeout=2 * FLEET_WAIT_S,
     )  # fmt: skip
     # When runs are published
     for n in range(RUNS):
@@ -84,7 +95,7 @@ def test_workers_started_from_separate_folders_share_the_runs(
     # Then all of them run, on both workers, and each worker resolved the shared workspace
     places = wait_until(
         lambda: (found := client.lrange("it:where", 0, -1)) and len(found) >= RUNS and found,
-        what=f"{RUNS} runs to complete", timeout=FLEET_WAIT_S,
+        what=f"{RUNS} runs to complete", timeout=2 * FLEET_WAIT_S,
     )  # fmt: skip
     cwds = {place.split("|")[0] for place in places}
     workspaces = {place.split("|")[1] for place in places}
