@@ -17,6 +17,7 @@ matplotlib.use("Agg")  # files only, no display
 
 import matplotlib.pyplot as plt  # (after the backend is chosen)
 
+plt.rcParams.update({"axes.titlesize": 10, "axes.labelsize": 9})
 MS = 1000.0
 TIMES = "\N{MULTIPLICATION SIGN}"
 
@@ -133,7 +134,7 @@ def step_overhead(data: dict[str, Any], out: Path, base: Path, machine: str) -> 
         ax.annotate(note, (medians[key], i), va="center", fontsize=8)
     ax.set_xscale("log")
     ax.set_xlabel("median, ms (log)")
-    ax.set_title("Step overhead against a Redis round trip and the Celery floor")
+    ax.set_title("Step overhead against a Redis PING and the Celery floor")
     _save(fig, out, machine)
     rows = []
     for key, label in labels.items():
