@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+from redis.asyncio import Redis as AsyncRedis
 
 from harness.errors import BusUnavailableError, FunctionNotFoundError
 from harness.events import Event, parse_event, validate_event
@@ -17,6 +18,7 @@ from harness.runtime.functions import FunctionSpec
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all, kick_all_async
 from harness.runtime.ledger import RunSeed
+from harness.runtime.replication import acknowledge
 
 log = logging.getLogger(__name__)
 
@@ -109,16 +111,30 @@ async def publish_async(
         version, paths, legacy = await pipe.execute()
         specs = await runtime.triggers.specs_at_async(version)
         plan = _plan(runtime, ev, specs, paths, legacy, None, None)
-        accepted, kicks = await runtime.ledger.accept_event_async(
-            *plan.args, **plan.options,
-            replicas=runtime.wait_replicas, replicas_timeout_ms=runtime.wait_timeout_ms,
-        )  # fmt: skip
-        if not accepted:
-            return _duplicate(ev)
-        await kick_all_async(runtime.kicker, kicks)
-        return plan.result
+        if runtime.wait_replicas > 0:
+            accepted = await _accept_replicated(runtime, runtime.aredis, plan)
+        else:
+            accepted, kicks = await runtime.ledger.accept_event_async(*plan.args, **plan.options)
+            await kick_all_async(runtime.kicker, kicks)
+        return plan.result if accepted else _duplicate(ev)
     except redis.RedisError as exc:
         raise BusUnavailableError("the event bus is unavailable") from exc
+
+
+async def _accept_replicated(runtime: Runtime, aredis: AsyncRedis, plan: _Plan) -> bool:
+    """Accept on one connection, kick, then WAIT on that connection for the replicas (see
+    `harness.runtime.replication`). The kicks go out even when the WAIT then times out: the
+    runs exist on the master, and if it survives they should not wait for the reaper."""
+    async with aredis.client() as connection:
+        accepted, kicks = await runtime.ledger.accept_event_async(
+            *plan.args, **plan.options, client=connection
+        )
+        await kick_all_async(runtime.kicker, kicks)
+        await acknowledge(
+            connection, wrote=accepted, replicas=runtime.wait_replicas,
+            timeout_ms=runtime.wait_timeout_ms, mark_key=runtime.keys.replication_mark,
+        )  # fmt: skip
+    return accepted
 
 
 def _lookups(pipe: Any, runtime: Runtime, name: str) -> None:

@@ -21,7 +21,6 @@ import harness.runtime.scripts as scripts
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kick
-from harness.runtime.replication import publish_replicated, publish_replicated_async
 
 RunStatus = Literal[
     "queued", "pending", "running", "sleeping", "waiting", "steered",
@@ -142,7 +141,6 @@ class Ledger:
     ) -> None:
         self.redis = client
         self.keys = keys
-        self._aclient = aclient
         self._publish = client.register_script(scripts.PUBLISH)
         self._apublish = aclient.register_script(scripts.PUBLISH) if aclient else None
         self._claim = client.register_script(scripts.CLAIM)
@@ -202,14 +200,10 @@ class Ledger:
         legacy_waiters: Sequence[str] = (),
         dedupe_ttl_s: int,
         stream_maxlen: int,
-        replicas: int = 0,
-        replicas_timeout_ms: int = 1000,
+        client: redis.asyncio.Redis | None = None,
     ) -> tuple[bool, tuple[Kick, ...]]:
-        """`accept_event` on the async client (blocking on the sync one when there is none).
-
-        With `replicas` > 0, returns only once that many replicas hold the event (Redis WAIT,
-        see `harness.runtime.replication`); raises `ReplicationTimeoutError` when fewer did
-        within `replicas_timeout_ms`."""
+        """`accept_event` on the async client (blocking on the sync one when there is none);
+        on `client` when given (one connection of that client, for a WAIT after it)."""
         args = self._publish_args(
             event_id,
             event_json,
@@ -221,25 +215,10 @@ class Ledger:
             dedupe_ttl_s,
             stream_maxlen,
         )
-        mark, timeout = self.keys.replication_mark, replicas_timeout_ms
-        if replicas > 0 and self._aclient is not None and self._apublish is not None:
-            out = await publish_replicated_async(
-                self._aclient, self._apublish, args,
-                replicas=replicas, timeout_ms=timeout, mark_key=mark,
-            )  # fmt: skip
-        elif replicas > 0:
-            out = publish_replicated(
-                self.redis,
-                self._publish,
-                args,
-                replicas=replicas,
-                timeout_ms=timeout,
-                mark_key=mark,
-            )
-        elif self._apublish is not None:
-            out = await self._apublish(args=args)
-        else:
+        if self._apublish is None:
             out = self._publish(args=args)
+        else:
+            out = await self._apublish(args=args, client=client)
         return bool(out[0]), _kicks(out[1:])
 
     def _publish_args(
