@@ -3,9 +3,9 @@
 hand-written sections around it are left alone) with its PNGs under `docs/benchmarks/`.
 
 Each benchmark runs as a subprocess of its own command (`python -m bench.X ... --json FILE`),
-so the report measures exactly what the command prints. A benchmark that fails is reported
-as failed, with the end of its output, and the others still run. Every figure names the
-machine and shows a ratio against a floor measured in the same run.
+so the report measures exactly what the command prints. A benchmark that fails is tried once
+more, then reported as failed with the end of its output; the others still run. Every figure
+names the machine and shows a ratio against a floor measured in the same run.
 
 Usage: python -m bench.report [--quick] [--markdown docs/benchmarks.md]
                               [--figures docs/benchmarks] [--only runtime,agent,...]
@@ -103,7 +103,19 @@ class Outcome:
 
 
 def run(module: str, args: tuple[str, ...], work: Path, timeout_s: float, tag: str = "") -> Outcome:
-    """`python -m bench.<module> *args --json FILE`; its output goes to `work/<name>.log`."""
+    """`python -m bench.<module> *args --json FILE`, tried twice: on a machine shared with
+    other work a subprocess fleet can miss a benchmark's own start-up deadline once."""
+    outcome = _run_once(module, args, work, timeout_s, tag)
+    if outcome.error:
+        print(f"  failed ({outcome.error}); once more", flush=True)
+        outcome = _run_once(module, args, work, timeout_s, tag)
+    return outcome
+
+
+def _run_once(
+    module: str, args: tuple[str, ...], work: Path, timeout_s: float, tag: str
+) -> Outcome:
+    """One run; its output goes to `work/<name>.log`."""
     name = f"{module}{tag}"
     result_file, log_file = work / f"{name}.json", work / f"{name}.log"
     command = [sys.executable, "-m", f"bench.{module}", *args, "--json", str(result_file)]
