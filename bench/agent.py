@@ -9,12 +9,13 @@
    time per request); our time = run wall time - model time, so it includes converting and
    sending the history.
 
-Usage: python -m bench.agent [--turns 200] [--iterations 40]
+Usage: python -m bench.agent [--turns 200] [--iterations 40] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import tempfile
 import time
@@ -121,6 +122,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json", type=Path, help="also write every measurement here")
     args = parser.parse_args()
     forbid_real_model_calls()
     raw = conversation_tokens(args.turns, managed=False)
@@ -138,6 +140,10 @@ def main() -> None:
     print(f"  harness code (steps, session, tools, prompt): median {ours_ms:.2f} ms")
     print(f"  model call (the scripted server, at the wire): median {model_ms:.2f} ms")
     print(f"  ratio harness / model call: {ours_ms / model_ms:.2f}")
+    if args.json:
+        measured = {"tokens_raw": raw, "tokens_managed": managed, "iteration_harness_s": ours,
+                    "iteration_model_s": model}  # fmt: skip
+        args.json.write_text(json.dumps(measured))
 
 
 if __name__ == "__main__":

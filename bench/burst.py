@@ -7,7 +7,7 @@ client in this process sends `--bursts` bursts of `--concurrency` simultaneous P
 alternating, and times every request. The aims: our p99 at most 50 ms, and our throughput at
 least half the floor's.
 
-Usage: python -m bench.burst [--concurrency 100] [--bursts 20] [--workers 1]
+Usage: python -m bench.burst [--concurrency 100] [--bursts 20] [--workers 1] [--json PATH]
 """
 
 from __future__ import annotations
@@ -157,6 +157,7 @@ def main() -> None:
     parser.add_argument("--bursts", type=int, default=20)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--floor", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--json", type=Path, help="also write every request's seconds here")
     args = parser.parse_args()
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -197,6 +198,8 @@ def main() -> None:
             for proc in procs:
                 proc.wait(timeout=20)
     report(out, args)
+    if args.json:
+        args.json.write_text(json.dumps(out))
 
 
 def _wait_up(url: str) -> None:

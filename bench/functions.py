@@ -36,3 +36,18 @@ def noop(tag: str) -> None:
 @function(id="bench-kicks", trigger=event("bench/kicks"), retries=0)
 def kicked(ctx: Context) -> None:
     """A no-op run for the kick-storm benchmark."""
+
+
+def _recovering_step(tag: str, index: int, seconds: float) -> int:
+    _redis().rpush(f"bench:recovery:{tag}", f"{index} {os.getpid()} {time.time()!r}")
+    time.sleep(seconds)
+    return index
+
+
+@function(id="bench-recovery", trigger=event("bench/recovery"), retries=3)
+def recovering(ctx: Context) -> None:
+    """`data.steps` steps of `data.seconds` each; each execution of a step records its index,
+    its worker's pid and when it started in `bench:recovery:<tag>`."""
+    data = ctx.event.data
+    for i in range(int(data["steps"])):
+        ctx.step.run("work", _recovering_step, data["tag"], i, float(data["seconds"]))

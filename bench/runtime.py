@@ -5,9 +5,10 @@ Prints, in one run:
     and returning a memoized step on replay, median and p99;
   * publish -> the function's first line in a Celery worker subprocess, median and p99;
   * the floor: a plain Celery no-op task, send -> its first line, same worker, same Redis;
+  * one Redis round trip (PING), the floor of a step;
   * with the append-only file on (a second Redis): a new step against its floor, one Redis
     round trip (an HSET of a step record's size, and a PING), interleaved step by step;
-and the ratios. Usage: python -m bench.runtime [--rounds 200]
+and the ratios. Usage: python -m bench.runtime [--rounds 200] [--json PATH]
 """
 
 from __future__ import annotations
@@ -103,6 +104,18 @@ def measure_step_floor(url: str, steps: int) -> tuple[list[float], list[float], 
     return new_times, hset_times, ping_times
 
 
+def measure_ping(url: str, rounds: int) -> list[float]:
+    """Seconds of one PING round trip to the same Redis, `rounds` times."""
+    client = redis.Redis.from_url(url)
+    client.ping()
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        client.ping()
+        times.append(time.perf_counter() - t0)
+    return times
+
+
 def measure_latency(url: str, rounds: int, log_dir: Path) -> tuple[list[float], list[float]]:
     """(harness publish -> first line, celery send -> first line) in seconds, interleaved."""
     env = dict(os.environ, REDIS_URL=url, HARNESS_KEY_PREFIX="bench", LOG_LEVEL="WARNING")
@@ -157,21 +170,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--json", type=Path, help="also write every measurement (s) here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp), persist=False) as server:
         new, replay = measure_steps(server.url, args.steps)
+        ping = measure_ping(server.url, args.steps)
         ours, floor = measure_latency(server.url, args.rounds, Path(tmp))
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp), persist=True) as server:
         aof_new, aof_hset, aof_ping = measure_step_floor(server.url, args.steps)
     rows = [
         ("step, new (run + record)", new),
         ("step, memoized (replay)", replay),
+        ("Redis PING round trip (floor)", ping),
         ("publish -> first line", ours),
         ("celery send -> first line (floor)", floor),
         ("AOF on: step, new (run + record)", aof_new),
         ("AOF on: HSET of a record (floor)", aof_hset),
         ("AOF on: PING (floor)", aof_ping),
     ]
+    if args.json:
+        names = (
+            "step_new", "step_replay", "redis_ping", "publish_first_line", "celery_first_line",
+            "aof_step_new", "aof_hset", "aof_ping",
+        )  # fmt: skip
+        args.json.write_text(json.dumps(dict(zip(names, (v for _, v in rows), strict=True))))
     print(f"{'measure':40} {'median ms':>10} {'p99 ms':>10}")
     for name, values in rows:
         median, p99 = statistics.median(values) * 1000, _pct(values, 0.99) * 1000

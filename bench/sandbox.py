@@ -9,12 +9,13 @@ and the ratios against the floor, plus the median CPU time (user + system) of th
 each one started, which a busy machine stretches less than wall time. A mode that cannot run
 here is left out and said so. The measures are interleaved round by round, so machine noise
 hits them alike.
-Usage: python -m bench.sandbox [--rounds 200]
+Usage: python -m bench.sandbox [--rounds 200] [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
 import statistics
 import subprocess
@@ -82,7 +83,9 @@ def main() -> None:
     """Run the benchmark and print a table; exit 1 if no sandbox can run here."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=200)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--json", type=Path, help="also write every timing (s) here")
+    args = parser.parse_args()
+    rounds = args.rounds
     modes: list[SandboxSetting] = []
     for mode in ("bwrap", "landlock"):
         if sandbox_mode(mode) == mode:
@@ -127,6 +130,8 @@ def main() -> None:
             f"{label:<34}{median * 1000:>10.2f}{p90 * 1000:>10.2f}{median / base:>9.2f}x"
             f"{used:>10.1f}"
         )
+    if args.json:
+        args.json.write_text(json.dumps(timings))
 
 
 if __name__ == "__main__":

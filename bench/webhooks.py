@@ -14,11 +14,13 @@ The aim for turns per second: at least half the Celery floor divided by the kick
 tasks) a turn needs, counted from the runtime's kick counters during the load.
 
 Usage: python -m bench.webhooks [--requests 400] [--clients 8] [--serial 30] [--workers 1]
+       [--json PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import statistics
@@ -269,7 +271,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--serial", type=int, default=30)
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=1, help="worker processes")
+    parser.add_argument("--json", type=Path, help="also write every measurement here")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -291,9 +294,18 @@ def main() -> None:
             client = redis.Redis.from_url(server.url, decode_responses=True)
             _wait(lambda: httpx.get(f"{base}/healthz").status_code == 200, "the web server")
             _wait(lambda: client.hexists(Keys(PREFIX).functions, "send-reply"), "the worker")
+            _wait(lambda: _workers(client) >= args.workers, "every worker")
             ours = measure(args, base, telegram, client)
             floor = celery_floor(server.url, args)
     report(ours, floor, args)
+    if args.json:
+        args.json.write_text(json.dumps({"workers": args.workers, **ours, "floor": floor}))
+
+
+def _workers(client: redis.Redis) -> int:
+    """Workers that announced themselves (`harness.runtime.presence`)."""
+    infos = client.hvals(Keys(PREFIX).presence_info)
+    return sum(json.loads(info).get("role") == "worker" for info in infos)
 
 
 def _environment(

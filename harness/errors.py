@@ -8,6 +8,7 @@ HarnessError
 │   ├── InvalidSettingsError          settings failed validation: one readable line per variable
 │   └── ChannelNotConfiguredError     [channels/errors.py] a channel's settings are missing
 ├── BusUnavailableError           the event bus (Redis) failed; raised by the runtime's seam
+│   ├── ReplicationTimeoutError       fewer replicas than REDIS_WAIT_REPLICAS acknowledged in time
 │   └── ChatUnavailableError          [harness/chat_client.py] + ChatError
 ├── InvalidEventError             an event failed validation; nothing was published (+ ValueError)
 │   └── InvalidEventDataError         a handler got data that does not fit its model
@@ -63,6 +64,11 @@ class ConfigurationError(HarnessError):
 class BusUnavailableError(HarnessError):
     """The event bus (Redis) could not be reached or answered with an error. What was asked
     may or may not have happened; asking again is safe for idempotent operations."""
+
+
+class ReplicationTimeoutError(BusUnavailableError):
+    """An accepted event reached fewer replicas than `REDIS_WAIT_REPLICAS` within the timeout:
+    it is on the master but could be lost at a failover. Publishing it again is safe."""
 
 
 class InvalidSettingsError(ConfigurationError):

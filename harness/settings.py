@@ -42,6 +42,31 @@ class Settings(ModelSettings, SidecarSettings):
         default=None,
         description="Redis to use; unset starts an embedded Redis in the state folder.",
     )
+    redis_sentinels: str = Field(
+        default="",
+        description="Comma-separated host:port of Redis Sentinels; set, every Redis client "
+        "and Celery's broker find the master through them (REDIS_URL is then unused).",
+    )
+    redis_sentinel_master: str = Field(
+        default="", description="The master's name in Sentinel (required with REDIS_SENTINELS)."
+    )
+    redis_sentinel_password: SecretStr | None = Field(
+        default=None, description="Password of the Sentinels themselves, if they require one."
+    )
+    redis_password: SecretStr | None = Field(
+        default=None,
+        description="Password of the master found through Sentinel (with REDIS_URL, put it "
+        "in the URL instead).",
+    )
+    redis_wait_replicas: int = Field(
+        default=0,
+        ge=0,
+        description="Replicas that must hold a message before its webhook is answered 200 "
+        "(Redis WAIT); fewer within REDIS_WAIT_TIMEOUT_MS answers 503 and the platform retries.",
+    )
+    redis_wait_timeout_ms: int = Field(
+        default=1000, ge=1, description="How long a webhook waits for REDIS_WAIT_REPLICAS."
+    )
     agent_workspace: Path = Field(default=Path("./workspace"))
     harness_state_dir: Path | None = Field(
         default=None,

@@ -112,7 +112,9 @@ def run_fleet(
         manager = Manager(printer=printer)
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         state = state_dir(settings)
-        if settings.redis_url:
+        if settings.redis_sentinels.strip():
+            env["REDIS_URL"] = ""  # the processes find the master through Sentinel
+        elif settings.redis_url:
             env["REDIS_URL"] = settings.redis_url
         else:
             migrate_legacy_redis(workspace, state)

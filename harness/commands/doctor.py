@@ -53,21 +53,30 @@ def check_fleet() -> list[Check]:
     from harness.runtime import get_runtime
     from harness.runtime.connection import resolve_redis_url
     from harness.runtime.presence import live_members
+    from harness.runtime.sentinel import sentinel_target
 
     settings = get_settings()
     try:
-        url = resolve_redis_url(settings)
+        sentinel = sentinel_target(settings)
+        url = resolve_redis_url(settings) if sentinel is None else ""
     except ConfigurationError as exc:
         return [Check("redis", "fail", "no Redis configured or running", str(exc))]
     which = "REDIS_URL" if settings.redis_url else "embedded"
     shown = f"{redact_url(url)} ({which})"
+    if sentinel is not None:
+        shown = f"master {sentinel.master!r} via {sentinel.describe()}"
     try:
+        if sentinel is not None:
+            host, port = sentinel.master_address()
+            shown = f"master {sentinel.master!r} at {host}:{port} via {sentinel.describe()}"
         runtime = get_runtime()
         runtime.ping()
         workers = live_members(runtime, role="worker")
         schedulers = live_members(runtime, role="scheduler")
     except BusUnavailableError as exc:
         fix = "start the fleet with `harness up`, or point REDIS_URL at a running Redis"
+        if sentinel is not None:
+            fix = "check REDIS_SENTINELS, REDIS_SENTINEL_MASTER and the Sentinels' passwords"
         return [Check("redis", "fail", f"cannot reach {shown}: {exc}", fix)]
     checks = [Check("redis", "ok", shown)]
     if workers:

@@ -18,6 +18,7 @@ from harness.runtime.celery_app import CeleryKicker, configure
 from harness.runtime.connection import resolve_redis_url
 from harness.runtime.instance import Runtime
 from harness.runtime.keys import Keys
+from harness.runtime.sentinel import sentinel_target
 from harness.settings import Settings, get_settings
 
 _default: Runtime | None = None
@@ -25,20 +26,36 @@ _default_lock = threading.Lock()
 
 
 def build_runtime(settings: Settings) -> Runtime:
-    """A runtime on the Redis `settings` name, kicking through Celery on the same Redis.
+    """A runtime on the Redis `settings` name (through Sentinel when `REDIS_SENTINELS` is
+    set), kicking through Celery on the same Redis.
 
     Points the Celery app at that broker, and its kick task at `get_runtime`. Connects
     lazily: building never touches the network. Raises `ConfigurationError` when no Redis
     is configured or running.
     """
-    url = resolve_redis_url(settings)
-    configure(url, runtime_provider=get_runtime)
-    return Runtime(
-        redis=redis.Redis.from_url(
+    sentinel = sentinel_target(settings)
+    if sentinel is not None:
+        configure(
+            sentinel.broker_url(), runtime_provider=get_runtime,
+            transport_options=sentinel.broker_options(),
+        )  # fmt: skip
+        client = sentinel.sync_client()
+        aclient = sentinel.async_client(ASYNC_CONNECTIONS, ASYNC_WAIT_S)
+        kicker = CeleryKicker(
+            broker_factory=lambda: sentinel.async_client(ASYNC_CONNECTIONS, ASYNC_WAIT_S)
+        )
+    else:
+        url = resolve_redis_url(settings)
+        configure(url, runtime_provider=get_runtime)
+        client = redis.Redis.from_url(
             url, decode_responses=True, health_check_interval=30, socket_connect_timeout=5
-        ),
-        kicker=CeleryKicker(in_script=True),  # the broker is this same Redis
-        aredis=AsyncRedis(connection_pool=async_pool(url)),
+        )
+        aclient = AsyncRedis(connection_pool=async_pool(url))
+        kicker = CeleryKicker(in_script=True)  # the broker is this same Redis
+    return Runtime(
+        redis=client,
+        kicker=kicker,
+        aredis=aclient,
         keys=Keys(settings.harness_key_prefix),
         lease_ttl=settings.harness_lease_ttl,
         retry_backoff=settings.harness_retry_backoff,
@@ -46,10 +63,13 @@ def build_runtime(settings: Settings) -> Runtime:
         retention_s=settings.run_retention_days * 86_400,
         usage_retention_s=settings.usage_retention_days * 86_400,
         tracer=tracer_from_env(),
+        wait_replicas=settings.redis_wait_replicas,
+        wait_timeout_ms=settings.redis_wait_timeout_ms,
     )
 
 
 ASYNC_CONNECTIONS = 64
+ASYNC_WAIT_S = 10.0
 
 
 def async_pool(url: str) -> BlockingConnectionPool:
@@ -57,7 +77,7 @@ def async_pool(url: str) -> BlockingConnectionPool:
     them waits for one (up to 10 s) instead of failing, so a burst of webhooks queues in the
     web process rather than answering 503."""
     return BlockingConnectionPool.from_url(
-        url, max_connections=ASYNC_CONNECTIONS, timeout=10, decode_responses=True,
+        url, max_connections=ASYNC_CONNECTIONS, timeout=ASYNC_WAIT_S, decode_responses=True,
         health_check_interval=30,
     )  # fmt: skip
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+from redis.asyncio import Redis as AsyncRedis
 
 from harness.errors import BusUnavailableError, FunctionNotFoundError
 from harness.events import Event, parse_event, validate_event
@@ -17,6 +18,7 @@ from harness.runtime.functions import FunctionSpec
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all, kick_all_async
 from harness.runtime.ledger import Acceptance, EventPlan, RunSeed
+from harness.runtime.replication import acknowledge
 from harness.runtime.triggers import NEVER_LOADED
 from harness.runtime.usage_store import session_of
 
@@ -105,16 +107,24 @@ async def publish_async(
     """`publish` for an event loop: every Redis call and kick goes through the runtime's async
     client (`Runtime.aredis`) and kicker, so the loop never blocks on I/O and no thread is
     involved. Same contract and errors as `publish`; fans out only (no `target`). Usually one
-    round trip: the publish script also pushes the kicks onto the broker."""
+    round trip: the publish script also pushes the kicks onto the broker. With
+    `runtime.wait_replicas` > 0 it returns once that many replicas hold the event, and raises
+    `ReplicationTimeoutError` (a `BusUnavailableError`: the web answers 503) when fewer did
+    (this needs `runtime.aredis`, which the assembled runtime always has)."""
     try:
         ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
         if runtime.aredis is None:
             return _publish(ev, runtime, None, None)
         planner = _Planner(runtime, ev, None, None)
         for _ in range(MAX_PLANS):
-            outcome = await runtime.ledger.accept_event_async(planner.plan())
+            plan = planner.plan()
+            if runtime.wait_replicas > 0:
+                outcome = await _accept_replicated(runtime, runtime.aredis, plan)
+            else:
+                outcome = await runtime.ledger.accept_event_async(plan)
+                if outcome.state == "accepted":
+                    await kick_all_async(runtime.kicker, outcome.kicks)
             if outcome.state == "accepted":
-                await kick_all_async(runtime.kicker, outcome.kicks)
                 return planner.result()
             if outcome.state == "duplicate":
                 return _duplicate(ev)
@@ -130,6 +140,24 @@ async def publish_async(
 
 
 MAX_PLANS = 5  # a plan goes stale only when functions are registered or waiters use a new path
+
+
+async def _accept_replicated(runtime: Runtime, aredis: AsyncRedis, plan: EventPlan) -> Acceptance:
+    """Accept on one connection, kick, then WAIT on that connection for the replicas (see
+    `harness.runtime.replication`). The kicks go out even when the WAIT then times out: the
+    runs exist on the master, and if it survives they should not wait for the reaper. A stale
+    plan wrote nothing, so it returns at once for the caller to plan again."""
+    async with aredis.client() as connection:
+        outcome = await runtime.ledger.accept_event_async(plan, client=connection)
+        if outcome.state not in ("accepted", "duplicate"):
+            return outcome
+        if outcome.state == "accepted":
+            await kick_all_async(runtime.kicker, outcome.kicks)
+        await acknowledge(
+            connection, wrote=outcome.state == "accepted", replicas=runtime.wait_replicas,
+            timeout_ms=runtime.wait_timeout_ms, mark_key=runtime.keys.replication_mark,
+        )  # fmt: skip
+    return outcome
 
 
 class _Planner:

@@ -15,6 +15,7 @@ import logging
 import re
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import redis
 from celery import Celery
@@ -47,14 +48,20 @@ app.conf.update(
 _runtime_provider: Callable[[], Runtime] | None = None
 
 
-def configure(broker_url: str, runtime_provider: Callable[[], Runtime] | None = None) -> Celery:
+def configure(
+    broker_url: str,
+    runtime_provider: Callable[[], Runtime] | None = None,
+    transport_options: dict[str, Any] | None = None,
+) -> Celery:
     """Point the app at a broker. Call before sending or consuming.
 
     A consuming process also passes `runtime_provider`, the runtime its kick task advances
     runs in (`harness.runtime.assembly` passes `get_runtime`); senders need none.
+    `transport_options` are kombu's (Sentinel's `master_name`); None clears them.
     """
     global _runtime_provider
     app.conf.broker_url = broker_url
+    app.conf.broker_transport_options = transport_options or {}
     if runtime_provider is not None:
         _runtime_provider = runtime_provider
     return app
@@ -147,11 +154,18 @@ class CeleryKicker:
     `kick_async` writes the message straight onto the broker's list for the queue with an
     async Redis client (the broker is the runtime's Redis), as kombu's Redis transport would,
     so an event loop never waits on kombu's blocking client; with another broker it sends
-    through kombu in a thread.
+    through kombu in a thread. `broker_factory` builds that client when the broker URL alone
+    cannot (Sentinel); it is called once, on the first async kick.
     """
 
-    def __init__(self, *, in_script: bool = False) -> None:
+    def __init__(
+        self,
+        broker_factory: Callable[[], AsyncRedis] | None = None,
+        *,
+        in_script: bool = False,
+    ) -> None:
         self._broker: AsyncRedis | None = None
+        self._broker_factory = broker_factory
         self._in_script = in_script
         self._template = ""
 
@@ -174,12 +188,14 @@ class CeleryKicker:
     async def kick_async(self, kick: Kick) -> None:
         """`kick` without blocking the event loop. Broker errors are logged, not raised."""
         url = str(app.conf.broker_url or "")
-        if not url.startswith(("redis://", "rediss://", "unix://")):
-            await asyncio.to_thread(self.kick, kick)
-            return
-        if self._broker is None:
+        if self._broker is None and self._broker_factory is not None:
+            self._broker = self._broker_factory()
+        elif self._broker is None and url.startswith(("redis://", "rediss://", "unix://")):
             pool = BlockingConnectionPool.from_url(url, max_connections=64, timeout=10)
             self._broker = AsyncRedis(connection_pool=pool)
+        if self._broker is None:
+            await asyncio.to_thread(self.kick, kick)
+            return
         try:
             await self._broker.lpush(kick.queue, kick_message(kick))
         except Exception as exc:  # redis raises several types on broker trouble

@@ -40,7 +40,8 @@ class Runtime:
     `aredis`, a client of the same Redis for one event loop, serves the async paths (a web
     process's webhooks, events API and health); without one they use `redis`, blocking.
     `tracer` gives each run execution and step a span (`harness.observe.tracing`; off by
-    default)."""
+    default). `wait_replicas` > 0 makes `publish_async` return only once that many replicas
+    hold the event (`REDIS_WAIT_REPLICAS`)."""
 
     redis: redis.Redis
     kicker: Kicker
@@ -57,6 +58,8 @@ class Runtime:
     clock: Callable[[], float] = time.time
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     aredis: AsyncRedis | None = None
+    wait_replicas: int = 0
+    wait_timeout_ms: int = 1000
     ledger: Ledger = field(init=False)
     run_index: RunIndex = field(init=False)
     triggers: TriggerTable = field(init=False)

@@ -31,6 +31,11 @@ class Keys:
         return f"{self.prefix}:events"
 
     @property
+    def replication_mark(self) -> str:
+        """String written before a WAIT that must cover earlier writes (see `replication`)."""
+        return f"{self.prefix}:replication-mark"
+
+    @property
     def runs(self) -> str:
         """Sorted set of run ids by creation time, for listing."""
         return f"{self.prefix}:runs"

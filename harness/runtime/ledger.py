@@ -218,11 +218,15 @@ class Ledger:
         and plan again with otherwise."""
         return _acceptance(self._publish(args=self._publish_args(plan)))
 
-    async def accept_event_async(self, plan: EventPlan) -> Acceptance:
-        """`accept_event` on the async client (blocking on the sync one when there is none)."""
+    async def accept_event_async(
+        self, plan: EventPlan, *, client: redis.asyncio.Redis | None = None
+    ) -> Acceptance:
+        """`accept_event` on the async client (blocking on the sync one when there is none);
+        on `client` when given (one connection of that client, for a WAIT after it)."""
         args = self._publish_args(plan)
-        out = await self._apublish(args=args) if self._apublish else self._publish(args=args)
-        return _acceptance(out)
+        if self._apublish is None:
+            return _acceptance(self._publish(args=args))
+        return _acceptance(await self._apublish(args=args, client=client))
 
     def _publish_args(self, plan: EventPlan) -> list[Any]:
         seeds = [seed.__dict__ for seed in plan.runs]

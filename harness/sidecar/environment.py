@@ -3,7 +3,8 @@ limits, and the one place where an OS sandbox will wrap their command.
 
 The environment is built from an allowlist, then every variable whose name mentions a key,
 token, secret or password is dropped anyway, and so is every variable of a `SecretStr`
-setting. The bus URL (`REDIS_URL`) is kept: functions need it to publish events. A function
+setting. The bus URL (`REDIS_URL`, or the Sentinel settings and their passwords) is kept:
+functions need it to publish events. A function
 talks to people through events, never with the platform tokens themselves.
 """
 
@@ -65,8 +66,8 @@ def child_environment(
         and name not in secret
         and (name in KEEP_ALWAYS or not _SECRET_NAME.search(name))
     }
+    env.update(redis_environment(settings, redis_url))
     env.update(
-        REDIS_URL=redis_url,
         AGENT_WORKSPACE=str(settings.agent_workspace.resolve()),
         HARNESS_KEY_PREFIX=settings.harness_key_prefix,
         HARNESS_LEASE_TTL=str(settings.harness_lease_ttl),
@@ -82,6 +83,22 @@ def child_environment(
         MALLOC_ARENA_MAX="2",  # glibc reserves 64 MiB per thread otherwise, against RLIMIT_AS
     )
     env.setdefault("PATH", os.defpath)
+    return env
+
+
+def redis_environment(settings: Settings, redis_url: str) -> dict[str, str]:
+    """How the child reaches Redis: `REDIS_URL`, or the Sentinel settings (passwords included:
+    a function needs the bus, as it needs the password inside `REDIS_URL`)."""
+    if not settings.redis_sentinels.strip():
+        return {"REDIS_URL": redis_url}
+    env = {
+        "REDIS_SENTINELS": settings.redis_sentinels,
+        "REDIS_SENTINEL_MASTER": settings.redis_sentinel_master,
+    }
+    if settings.redis_password is not None:
+        env["REDIS_PASSWORD"] = settings.redis_password.get_secret_value()
+    if settings.redis_sentinel_password is not None:
+        env["REDIS_SENTINEL_PASSWORD"] = settings.redis_sentinel_password.get_secret_value()
     return env
 
 

@@ -76,7 +76,8 @@ class Sidecar:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.folder = settings.agent_workspace.resolve() / "functions"
-        self.env = child_environment(settings, resolve_redis_url(settings), os.environ)
+        url = "" if settings.redis_sentinels.strip() else resolve_redis_url(settings)
+        self.env = child_environment(settings, url, os.environ)
         self.validator = Validator(
             self.folder, self.env, warm=True, sandbox=settings.sidecar_sandbox
         )

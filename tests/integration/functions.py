@@ -13,6 +13,7 @@ from functools import cache
 import redis
 
 from harness.runtime import Context, Singleton, event, function
+from harness.settings import get_settings
 
 
 @cache
@@ -86,3 +87,15 @@ def waiter(ctx: Context) -> str:
         "approval", event="it/approved", match="data.order", timeout="20s"
     )
     return approval.data["by"] if approval else "timeout"
+
+
+@function(id="it-where", trigger=event("it/where"))
+def where(ctx: Context) -> str:
+    """Records, in `it:where`, the working directory of the worker that ran it and the
+    workspace it resolved, read from its settings (a worker started elsewhere reads its own
+    `.env`, not the test's environment)."""
+    settings = get_settings()
+    place = f"{os.getcwd()}|{settings.agent_workspace.resolve()}"
+    redis.Redis.from_url(settings.redis_url or "", decode_responses=True).rpush("it:where", place)
+    time.sleep(float(ctx.event.data.get("seconds", 0.2)))
+    return place

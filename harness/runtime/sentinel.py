@@ -1,0 +1,157 @@
+"""Reaching Redis through Sentinel: the master's address is asked of the Sentinels, never fixed.
+
+`REDIS_SENTINELS` (`host:port,host:port`) and `REDIS_SENTINEL_MASTER` name a monitored master.
+Every client built here (the runtime's sync and async clients, the kicker's broker client,
+and Celery's broker through kombu's `sentinel://` transport) asks the Sentinels where the
+master is before it connects, and again after a connection to it fails, so after a failover
+the next attempt reaches the promoted replica. What callers see during the failover itself is
+the ordinary connection error, handled like any Redis outage (503 + Retry-After at the web,
+retries in workers and the scheduler).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import redis
+import redis.asyncio.sentinel
+import redis.sentinel
+from redis.asyncio import BlockingConnectionPool
+from redis.asyncio import Redis as AsyncRedis
+
+from harness.errors import BusUnavailableError, ConfigurationError
+from harness.settings import Settings
+
+SOCKET_TIMEOUT_S = 5.0
+"""Connect and read timeout towards the Sentinels, so a dead one costs seconds, not forever."""
+
+
+@dataclass(frozen=True)
+class SentinelTarget:
+    """A master monitored by Sentinels, and the passwords to reach both. Building clients from
+    it never touches the network."""
+
+    sentinels: tuple[tuple[str, int], ...]
+    master: str
+    password: str | None = None
+    sentinel_password: str | None = None
+
+    def describe(self) -> str:
+        """`sentinel://host:port,host:port/master`, without passwords."""
+        hosts = ",".join(f"{_host(host)}:{port}" for host, port in self.sentinels)
+        return f"sentinel://{hosts}/{self.master}"
+
+    def _sentinel_kwargs(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"socket_timeout": SOCKET_TIMEOUT_S}
+        if self.sentinel_password:
+            options["password"] = self.sentinel_password
+        return options
+
+    def sync_client(self) -> redis.Redis:
+        """A blocking client of the current master (decoded strings)."""
+        manager = redis.sentinel.Sentinel(  # type: ignore[no-untyped-call]
+            list(self.sentinels), sentinel_kwargs=self._sentinel_kwargs(),
+            password=self.password, socket_connect_timeout=5, health_check_interval=30,
+        )  # fmt: skip
+        client: redis.Redis = manager.master_for(  # type: ignore[no-untyped-call]
+            self.master, connection_pool_class=_SentinelPool, decode_responses=True
+        )
+        return client
+
+    def async_client(self, max_connections: int, timeout: float) -> AsyncRedis:
+        """An async client of the current master whose pool holds at most `max_connections`;
+        a request beyond them waits up to `timeout` seconds for one, as `async_pool` does."""
+        manager = redis.asyncio.sentinel.Sentinel(  # type: ignore[no-untyped-call]
+            list(self.sentinels), sentinel_kwargs=self._sentinel_kwargs(),
+            password=self.password, socket_connect_timeout=5, health_check_interval=30,
+        )  # fmt: skip
+        client: AsyncRedis = manager.master_for(
+            self.master, connection_pool_class=_BlockingSentinelPool, decode_responses=True,
+            max_connections=max_connections, timeout=timeout,
+        )  # fmt: skip
+        return client
+
+    def broker_url(self) -> str:
+        """Celery's broker URL for kombu's Sentinel transport: one `sentinel://` per Sentinel,
+        the master's password in each (kombu reads it from there)."""
+        auth = f":{quote(self.password, safe='')}@" if self.password else ""
+        return ";".join(f"sentinel://{auth}{_host(host)}:{port}/0" for host, port in self.sentinels)
+
+    def broker_options(self) -> dict[str, Any]:
+        """Celery's `broker_transport_options` for that URL."""
+        return {"master_name": self.master, "sentinel_kwargs": self._sentinel_kwargs()}
+
+    def master_address(self) -> tuple[str, int]:
+        """Where the Sentinels say the master is now. Raises `BusUnavailableError` when no
+        Sentinel answers or none knows the master."""
+        manager = redis.sentinel.Sentinel(  # type: ignore[no-untyped-call]
+            list(self.sentinels), sentinel_kwargs=self._sentinel_kwargs()
+        )
+        try:
+            host, port = manager.discover_master(self.master)  # type: ignore[no-untyped-call]
+        except redis.RedisError as exc:  # MasterNotFoundError is one
+            raise BusUnavailableError(f"no Sentinel knows master {self.master!r} ({exc})") from exc
+        finally:
+            for sentinel in manager.sentinels:
+                sentinel.close()
+        return str(host), int(port)
+
+
+class _SentinelPool(redis.sentinel.SentinelConnectionPool):
+    """Sentinel's pool whose `disconnect` (closing the client) also closes the connections
+    to the Sentinels themselves, which redis-py leaves open."""
+
+    def disconnect(self, inuse_connections: bool = True) -> None:
+        super().disconnect(inuse_connections)
+        for sentinel in self.sentinel_manager.sentinels:
+            sentinel.close()
+
+
+class _BlockingSentinelPool(redis.asyncio.sentinel.SentinelConnectionPool, BlockingConnectionPool):
+    """Sentinel's pool with `BlockingConnectionPool`'s bound: the Sentinel pool finds the
+    master, the blocking pool makes the 65th concurrent request wait instead of failing.
+    Its `disconnect` also closes the connections to the Sentinels, as `_SentinelPool`'s."""
+
+    async def disconnect(self, inuse_connections: bool = True) -> None:
+        await super().disconnect(inuse_connections)
+        for sentinel in self.sentinel_manager.sentinels:
+            await sentinel.aclose()
+
+
+def sentinel_target(settings: Settings) -> SentinelTarget | None:
+    """The Sentinel setup `settings` name, or None when `REDIS_SENTINELS` is unset.
+
+    Raises `ConfigurationError` (one line) for a malformed list or a missing master name."""
+    listed = [item.strip() for item in settings.redis_sentinels.split(",") if item.strip()]
+    if not listed:
+        return None
+    if not settings.redis_sentinel_master.strip():
+        raise ConfigurationError(
+            "REDIS_SENTINELS is set but REDIS_SENTINEL_MASTER is not: name the monitored "
+            "master, e.g. REDIS_SENTINEL_MASTER=mymaster"
+        )
+    password = settings.redis_password
+    sentinel_password = settings.redis_sentinel_password
+    return SentinelTarget(
+        sentinels=tuple(_address(item) for item in listed),
+        master=settings.redis_sentinel_master.strip(),
+        password=password.get_secret_value() if password else None,
+        sentinel_password=sentinel_password.get_secret_value() if sentinel_password else None,
+    )
+
+
+def _host(host: str) -> str:
+    """`host` as it goes in a URL: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host else host
+
+
+def _address(item: str) -> tuple[str, int]:
+    host, _, port = item.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigurationError(
+            f"REDIS_SENTINELS: {item!r} is not host:port "
+            "(e.g. REDIS_SENTINELS=10.0.0.1:26379,10.0.0.2:26379)"
+        )
+    return host.strip("[]"), int(port)

@@ -1,0 +1,156 @@
+"""A Redis master, one replica and three Sentinels on loopback, from the tests' own
+`redis-server` binary (Sentinel mode is the same binary with `--sentinel`).
+
+The Sentinels declare a master down after 1 s and give a failover 3 s, so a SIGKILLed master
+is replaced within seconds. Every process runs in a session of its own and is killed on
+`stop()`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+from harness.embedded_redis import find_redis_server
+from harness.runtime.sentinel import SentinelTarget
+from tests.waiting import wait_until
+
+MASTER_NAME = "harnessmaster"
+START_WAIT_S = 30.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class SentinelCluster:
+    """The processes, by name (`master`, `replica`, `sentinel0`..`sentinel2`), and their ports."""
+
+    root: Path
+    ports: dict[str, int] = field(default_factory=dict)
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    @property
+    def target(self) -> SentinelTarget:
+        """What the fleet is given: the three Sentinels and the master's name."""
+        sentinels = tuple(("127.0.0.1", self.ports[f"sentinel{i}"]) for i in range(3))
+        return SentinelTarget(sentinels=sentinels, master=MASTER_NAME)
+
+    @property
+    def sentinels_setting(self) -> str:
+        """`REDIS_SENTINELS` for this cluster."""
+        return ",".join(f"{host}:{port}" for host, port in self.target.sentinels)
+
+    def client(self, name: str) -> redis.Redis:
+        """A client straight to one server (no Sentinel), decoded, without retries."""
+        return redis.Redis(
+            port=self.ports[name], decode_responses=True, socket_timeout=5, retry=None
+        )
+
+    def start(self) -> SentinelCluster:
+        """Start master and replica, wait for the replica to sync, then the Sentinels, and
+        wait until each knows the replica and the two other Sentinels."""
+        try:
+            self._server("master")
+            self._server("replica", "--replicaof", "127.0.0.1", str(self.ports["master"]))
+            wait_until(
+                lambda: (
+                    self.client("replica").info("replication").get("master_link_status") == "up"
+                ),
+                what="the replica to sync with the master",
+                timeout=START_WAIT_S,
+            )
+            for i in range(3):
+                self._sentinel(f"sentinel{i}")
+            for i in range(3):
+                wait_until(
+                    lambda i=i: self._sentinel_ready(f"sentinel{i}"),  # type: ignore[misc]
+                    what=f"sentinel{i} to know the replica and the other Sentinels",
+                    timeout=START_WAIT_S,
+                )
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _sentinel_ready(self, name: str) -> bool:
+        try:
+            info = self.client(name).sentinel_master(MASTER_NAME)
+        except redis.RedisError:
+            return False
+        return int(info.get("num-slaves", 0)) == 1 and int(info.get("num-other-sentinels", 0)) == 2
+
+    def master_port(self) -> int:
+        """The port the Sentinels name as the master now."""
+        _host, port = self.target.master_address()
+        return port
+
+    def kill(self, name: str) -> None:
+        """SIGKILL one process (no shutdown, no save: a crash)."""
+        proc = self.procs[name]
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    def stop_server(self, name: str) -> None:
+        """Stop one server cleanly (SIGTERM) and wait for it."""
+        proc = self.procs[name]
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        """Kill every process still running. Idempotent."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+    def _spawn(self, name: str, args: list[str]) -> None:
+        with (self.root / f"{name}.log").open("wb") as log:
+            self.procs[name] = subprocess.Popen(
+                args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        wait_until(lambda: self._answers(name), what=f"{name} to answer PING", timeout=10)
+
+    def _answers(self, name: str) -> bool:
+        if self.procs[name].poll() is not None:
+            log = (self.root / f"{name}.log").read_text()[-2000:]
+            raise RuntimeError(f"{name} exited with {self.procs[name].returncode}:\n{log}")
+        try:
+            return bool(self.client(name).ping())
+        except redis.RedisError:
+            return False
+
+    def _server(self, name: str, *extra: str) -> None:
+        port = self.ports[name] = _free_port()
+        folder = self.root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        self._spawn(
+            name,
+            [
+                find_redis_server(), "--bind", "127.0.0.1", "--port", str(port),
+                "--dir", str(folder), "--save", "", "--appendonly", "no",
+                "--daemonize", "no", *extra,
+            ],
+        )  # fmt: skip
+
+    def _sentinel(self, name: str) -> None:
+        port = self.ports[name] = _free_port()
+        config = self.root / f"{name}.conf"  # a Sentinel rewrites its config: its own file
+        config.write_text(
+            f"port {port}\nbind 127.0.0.1\ndir {self.root}\n"
+            f"sentinel monitor {MASTER_NAME} 127.0.0.1 {self.ports['master']} 2\n"
+            f"sentinel down-after-milliseconds {MASTER_NAME} 1000\n"
+            f"sentinel failover-timeout {MASTER_NAME} 3000\n"
+            f"sentinel parallel-syncs {MASTER_NAME} 1\n"
+        )
+        self._spawn(name, [find_redis_server(), str(config), "--sentinel"])
