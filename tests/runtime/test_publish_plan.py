@@ -35,6 +35,7 @@ class CountingRedis(redis.Redis):
 @pytest.fixture
 def counting(redis_url: str) -> Iterator[CountingRedis]:
     client = CountingRedis.from_url(redis_url, decode_responses=True)
+    client.flushdb()  # the broker's queue may hold other tests' kicks
     client.sent = []
     yield client
     client.flushdb()
