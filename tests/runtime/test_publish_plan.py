@@ -35,8 +35,9 @@ class CountingRedis(redis.Redis):
 @pytest.fixture
 def counting(redis_url: str) -> Iterator[CountingRedis]:
     client = CountingRedis.from_url(redis_url, decode_responses=True)
-    client.flushdb()  # the broker's queue may hold other tests' kicks
     client.sent = []
+    client.flushdb()  # the broker's queue may hold other tests' kicks
+    client.sent.clear()
     yield client
     client.flushdb()
     client.close()
