@@ -1,7 +1,9 @@
-"""`acknowledge-message`: show the user their message arrived (typing / :eyes:), refreshed on
-channels whose acknowledgement fades until the agent's turn replies or ends.
+"""`acknowledge-message`: first send again the chat's replies that delivery gave up on, then
+show the user their message arrived (typing / :eyes:), refreshed on channels whose
+acknowledgement fades until the agent's turn replies or ends.
 
-Best effort: a failure here is logged, never told to the user. The agent's turn is found
+The redelivery is a step of this run rather than a run of its own, so a turn needs one Celery
+task fewer. Best effort: a failure here is logged, never told to the user. The agent's turn is found
 by its run id, `run_id_for(MESSAGE_HANDLER, message event id)`, with the handler's function
 id taken from the message contract in `harness.events`, so channels never import the agent.
 """
@@ -23,6 +25,7 @@ from harness.events import (
     ReplyReady,
 )
 from harness.runtime import Context, Runtime, event, function, run_id_for
+from harness.runtime.redelivery import redeliver_chat
 from harness.settings import get_settings
 
 ACKNOWLEDGE = "acknowledge-message"
@@ -31,21 +34,29 @@ ACKNOWLEDGE_FOR_S = 600.0
 _TURN_OVER = frozenset({"completed", "failed", "cancelled", "steered"})
 
 
-@function(id=ACKNOWLEDGE, trigger=event(MESSAGE_RECEIVED), retries=0)
+@function(id=ACKNOWLEDGE, trigger=event(MESSAGE_RECEIVED), retries=3)
 def acknowledge_message(ctx: Context) -> dict[str, Any]:
-    """Show the user their message arrived; on a channel whose acknowledgement fades
-    (`RefreshingChannel`), repeat it every `acknowledge_every` seconds until the agent's run
-    for this message has replied or ended, for at most `ACKNOWLEDGE_FOR_S`. Best effort."""
+    """Publish a redelivery (through `send-reply`, so in order) for every reply of the
+    message's chat that delivery gave up on, for every message, whatever its channel or
+    sender; then show the user their message arrived and, on a channel whose acknowledgement
+    fades (`RefreshingChannel`), repeat it every `acknowledge_every` seconds until the agent's
+    run for this message has replied or ended, for at most `ACKNOWLEDGE_FOR_S`.
+
+    The result's `redelivered` lists the redelivery event ids. A retry publishes the same ids,
+    which the bus ignores; the acknowledgement itself is best effort."""
     data = MessageReceived.from_event(ctx.event)
+    chat_id = data.destination.chat_id
+    redelivered = ctx.step.run("redeliver", redeliver_chat, ctx.runtime, data.channel, chat_id)
     channel = channel_or_none(data.channel)
     if channel is None:
-        return {"acknowledged": False}
+        return {"acknowledged": False, "redelivered": redelivered}
     asker = asker_of(data.channel_meta)
     if asker is not None and not ctx.step.run("may-serve", _may_serve, ctx.runtime, asker):
-        return {"acknowledged": False}  # a stranger sees nothing but the pairing code
+        # a stranger sees nothing but the pairing code
+        return {"acknowledged": False, "redelivered": redelivered}
     ctx.step.run("acknowledge", _acknowledge, data.channel, data.destination, data.channel_meta)
     if not isinstance(channel, RefreshingChannel):
-        return {"acknowledged": True, "refreshes": 0}
+        return {"acknowledged": True, "refreshes": 0, "redelivered": redelivered}
     # The agent's run for this message: its function id is part of the message contract.
     agent_run = run_id_for(MESSAGE_HANDLER, ctx.event.id)
     every = channel.acknowledge_every
@@ -69,7 +80,7 @@ def acknowledge_message(ctx: Context) -> dict[str, Any]:
         ):
             break
         refreshes += 1
-    return {"acknowledged": True, "refreshes": refreshes}
+    return {"acknowledged": True, "refreshes": refreshes, "redelivered": redelivered}
 
 
 def _may_serve(runtime: Runtime, asker: Asker) -> bool:

@@ -4,13 +4,14 @@ Each function finds its channel in `channels.registry` by the event's `channel` 
 knows a platform. Events of channels that are not registered (the terminal `cli`, the HTTP API)
 are skipped: their clients read replies from the events stream.
 
-    agent.message.received  -> acknowledge-message     typing / :eyes:, refreshed until the reply
+    agent.message.received  -> acknowledge-message     replies given up on go out again first,
+                                                       then typing / :eyes:, refreshed until
+                                                       the reply
     agent.reply.ready       -> send-reply              post the chunks once each, then complete
     agent.file.ready        -> send-reply              post a file the agent sends, once, in
                                                        order with the chat's replies
     function.failed         -> global-failure-handler  "Sorry - something went wrong", once
     function.cancelled      -> reconsider-notice       "Got your new message - reconsidering."
-    agent.message.received  -> redeliver-undelivered   replies given up on go out again first
     agent.approval.requested -> ask-approval           the request, with buttons
     agent.approval.given    -> answer-approval         first allowed answer wins (see approvals)
     agent.approval.closed   -> close-approval          the request shows it expired / was cancelled
@@ -23,14 +24,12 @@ from channels.acknowledge import acknowledge_message
 from channels.approvals import answer_approval, ask_approval, cancel_approval, close_approval
 from channels.delivery import send_reply
 from channels.notices import reconsider_notice, tell_user_about_failure
-from channels.redelivery import redeliver_undelivered
 
 FUNCTIONS = (
     acknowledge_message,
     send_reply,
     tell_user_about_failure,
     reconsider_notice,
-    redeliver_undelivered,
     ask_approval,
     answer_approval,
     close_approval,

@@ -62,6 +62,7 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
         THROTTLE_MS,
         kick_seq,
         runtime.journals.version(run_id),
+        runtime.kicker.script_template(),
     )
     kick_all(runtime.kicker, claim.kicks)
     if claim.state != "ok":
@@ -206,7 +207,7 @@ def _finish(state: RunState, status: str, *, result_json: str = "null", error: s
     rt = state.runtime
     ok, kicks = rt.ledger.finish(
         state.run_id, state.epoch, rt.now_ms(), status=status, result_json=result_json,
-        error=error, retention_s=rt.retention_s,
+        error=error, retention_s=rt.retention_s, kick_template=rt.kicker.script_template(),
     )  # fmt: skip
     kick_all(rt.kicker, kicks)
     return status if ok else "lease-lost"

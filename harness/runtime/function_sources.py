@@ -147,3 +147,17 @@ def recent_failures(runtime: Runtime, source: str, limit: int = MAX_FAILURES) ->
     key = runtime.keys.function_failures(source)
     raw: list[str] = runtime.redis.lrange(key, 0, limit - 1)  # type: ignore[assignment]
     return [RunFailure.model_validate_json(item) for item in raw]
+
+
+@on_bus("read the load errors and failed runs")
+def errors_and_failures(
+    runtime: Runtime, source: str, limit: int = MAX_FAILURES
+) -> tuple[list[LoadError], list[RunFailure]]:
+    """`load_errors` and `recent_failures` of `source` in one round trip (the agent reads both
+    for every model call). Raises on Redis errors."""
+    pipe = runtime.redis.pipeline(transaction=False)
+    pipe.get(runtime.keys.load_errors(source))
+    pipe.lrange(runtime.keys.function_failures(source), 0, limit - 1)
+    raw_errors, raw_failures = pipe.execute()
+    errors = _ERRORS.validate_json(raw_errors) if raw_errors else []
+    return errors, [RunFailure.model_validate_json(item) for item in raw_failures]

@@ -247,16 +247,19 @@ class Ledger:
         throttle_ms: int,
         kick_seq: int = 0,
         journal_version: int = -1,
+        kick_template: str = "",
     ) -> Claim:
         """Try to take the run's lease (epoch + 1). See `Claim` for the outcomes.
 
         `kick_seq` is the sequence number of the kick being handled (0 for none): the run's
         kick stops being outstanding whatever the outcome. `journal_version` is the version of
-        the journal the claimant keeps (-1: none), so that only what changed is sent."""
+        the journal the claimant keeps (-1: none), so that only what changed is sent. With a
+        `kick_template` (the kicker's `script_template()`) the kicks the claim causes (moving
+        a singleton's line on) are pushed onto the broker by the script, not returned."""
         out = self._claim(
             args=[
                 self.keys.prefix, run_id, owner, now_ms, ttl_ms, throttle_ms, kick_seq,
-                journal_version,
+                journal_version, kick_template,
             ]
         )  # fmt: skip
         state = str(out[0])
@@ -340,11 +343,17 @@ class Ledger:
         result_json: str = "null",
         error: str = "",
         retention_s: int,
+        kick_template: str = "",
     ) -> tuple[bool, tuple[Kick, ...]]:
-        """End the run, wake its parent, pass on its singleton lock. Returns (ok, kicks)."""
+        """End the run, wake its parent, pass on its singleton lock. Returns (ok, kicks); with
+        a `kick_template` (the kicker's `script_template()`) the script pushes the kicks onto
+        the broker itself, in the same round trip, and none are returned."""
         out = self._finish(
-            args=[self.keys.prefix, run_id, epoch, now_ms, status, result_json, error, retention_s]
-        )
+            args=[
+                self.keys.prefix, run_id, epoch, now_ms, status, result_json, error, retention_s,
+                kick_template,
+            ]
+        )  # fmt: skip
         return bool(out[0]), _kicks(out[1:])
 
     def release(self, run_id: str, epoch: str, now_ms: int) -> tuple[bool, tuple[Kick, ...]]:

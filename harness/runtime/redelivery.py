@@ -1,5 +1,5 @@
 """Delivering a reply again after `send-reply` gave up on it: publish its redelivery event,
-then forget it. Used when the person writes next (`redeliver-undelivered`) and by
+then forget it. Used when the person writes next (`acknowledge-message`) and by
 `harness runs redeliver`."""
 
 from __future__ import annotations

@@ -356,6 +356,7 @@ return {1, unpack(kicks)}
 
 # ARGV: prefix, run_id, owner, now_ms, ttl_ms, throttle_ms, kick_seq (0: not from a kick),
 #       journal_version (of the claimant's copy of the journal; -1: none)
+#       kick_template ("" to return the kicks; else they are pushed onto the broker here)
 CLAIM = (
     PRELUDE
     + r"""
@@ -385,7 +386,13 @@ local sk = redis.call('HGET', r, 'singleton')
 if sk and sk ~= '' and redis.call('GET', P .. ':sk:' .. sk) ~= id then
   -- normally settled when the run was created; this covers a lock that changed hands since
   local res = route(id, now)
-  if res ~= 'own' then return {res, '', unpack(kicks)} end
+  if res ~= 'own' then
+    if (ARGV[9] or '') ~= '' then
+      push_kicks(ARGV[9])
+      return {res, ''}
+    end
+    return {res, '', unpack(kicks)}
+  end
 end
 
 local slots = slots_of(id)
@@ -524,7 +531,8 @@ return {1, unpack(kicks)}
 """
 )
 
-# ARGV: prefix, run_id, epoch, now_ms, status, result_json, error, retention_s
+# ARGV: prefix, run_id, epoch, now_ms, status, result_json, error, retention_s,
+#       kick_template ("" to return the kicks; else they are pushed onto the broker here)
 FINISH = (
     PRELUDE
     + r"""
@@ -558,6 +566,10 @@ end
 release_singleton(id, now)
 local keep = tonumber(ARGV[8])
 redis.call('EXPIRE', r, keep); redis.call('EXPIRE', jk(id), keep)
+if (ARGV[9] or '') ~= '' then
+  push_kicks(ARGV[9])
+  return {1}
+end
 return {1, unpack(kicks)}
 """
 )

@@ -19,6 +19,7 @@ from harness.runtime.function_sources import (
     FILE_SOURCE,
     LoadError,
     RunFailure,
+    errors_and_failures,
     load_errors,
     origins,
     recent_failures,
@@ -116,9 +117,9 @@ def _last_runs(runtime: Runtime) -> dict[str, LastRun]:
 def agent_notes(runtime: Runtime) -> str:
     """Load errors and failed runs (last 24 h) of the agent's functions, at most
     `NOTE_ITEMS` of each, or "" when there is nothing to say. Raises on Redis errors."""
-    errors = load_errors(runtime, FILE_SOURCE)
+    errors, recent = errors_and_failures(runtime, FILE_SOURCE)
     since = runtime.now_ms() - FAILURE_WINDOW_MS
-    failures = [f for f in recent_failures(runtime, FILE_SOURCE) if f.at_ms >= since]
+    failures = [f for f in recent if f.at_ms >= since]
     if not errors and not failures:
         return ""
     lines = ["## Your functions (functions/)"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import functools
 import json
 import logging
 import re
@@ -104,8 +105,11 @@ class Tool(ABC, Generic[P]):
     risky: bool = False
 
     def json_schema(self) -> dict[str, Any]:
-        """The JSON Schema given to the model; by default generated from `parameters`."""
-        return self.parameters.model_json_schema()
+        """The JSON Schema given to the model; by default generated from `parameters`, once
+        per parameter model (pydantic regenerates it on every call); each call returns a
+        fresh copy the caller may change."""
+        schema: dict[str, Any] = json.loads(_schema_json(self.parameters))
+        return schema
 
     def timeout_for(self, params: P) -> float:
         """Return the seconds the registry lets this call run; override when a parameter sets it."""
@@ -114,6 +118,12 @@ class Tool(ABC, Generic[P]):
     @abstractmethod
     def run(self, params: P, ctx: ToolContext) -> str:
         """Do the work and return text for the model. Must honour `ctx.cancel` if it can block."""
+
+
+@functools.lru_cache(maxsize=512)
+def _schema_json(parameters: type[BaseModel]) -> str:
+    """`parameters`' JSON Schema as JSON text, generated once per model class."""
+    return json.dumps(parameters.model_json_schema())
 
 
 class ToolSource(Protocol):

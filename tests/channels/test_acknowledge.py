@@ -94,7 +94,7 @@ def test_acknowledge_telegram_typing_is_refreshed_until_the_reply(
     clock.advance(4)
     drain(bus)
     assert typing_count(telegram_api) == 3
-    assert ack_result(bus) == {"acknowledged": True, "refreshes": 2}
+    assert ack_result(bus) == {"acknowledged": True, "refreshes": 2, "redelivered": []}
     assert [m["text"] for m in telegram_api.messages] == ["done"]
 
 
@@ -115,7 +115,7 @@ def test_acknowledge_stops_when_the_reply_came_before_it_waited(
     drain(bus)
     # Then it sees that the turn is over and does not show typing again
     assert typing_count(telegram_api) == 1
-    assert ack_result(bus) == {"acknowledged": True, "refreshes": 0}
+    assert ack_result(bus) == {"acknowledged": True, "refreshes": 0, "redelivered": []}
 
 
 def test_acknowledge_gives_up_after_ten_minutes(
@@ -132,7 +132,7 @@ def test_acknowledge_gives_up_after_ten_minutes(
     # Then typing was refreshed for ten minutes and then no more
     refreshes = int(ACKNOWLEDGE_FOR_S // telegram.acknowledge_every)
     assert typing_count(telegram_api) == 1 + refreshes
-    assert ack_result(bus) == {"acknowledged": True, "refreshes": refreshes}
+    assert ack_result(bus) == {"acknowledged": True, "refreshes": refreshes, "redelivered": []}
 
 
 def test_acknowledge_slack_reacts_with_eyes_once(
@@ -146,7 +146,7 @@ def test_acknowledge_slack_reacts_with_eyes_once(
     drain(bus)
     assert slack_api.reactions == {("C123ABC456", "1515449522.000016", "eyes")}
     assert len(slack_api.calls_to("reactions.add")) == 1
-    assert ack_result(bus) == {"acknowledged": True, "refreshes": 0}
+    assert ack_result(bus) == {"acknowledged": True, "refreshes": 0, "redelivered": []}
 
 
 def test_acknowledge_a_message_from_a_channel_without_a_platform_does_nothing(
@@ -155,7 +155,7 @@ def test_acknowledge_a_message_from_a_channel_without_a_platform_does_nothing(
     use_channel("telegram", telegram)
     publish(message("cli", {"chat_id": "cli-default"}), runtime=bus)
     drain(bus)
-    assert ack_result(bus) == {"acknowledged": False}
+    assert ack_result(bus) == {"acknowledged": False, "redelivered": []}
     assert telegram_api.calls == []
 
 
@@ -172,5 +172,5 @@ def test_acknowledge_shows_a_stranger_nothing(
     publish(stranger, runtime=bus)
     drain(bus)
     # Then no typing indicator went to the stranger
-    assert ack_result(bus) == {"acknowledged": False}
+    assert ack_result(bus) == {"acknowledged": False, "redelivered": []}
     assert telegram_api.calls_to("sendChatAction") == []

@@ -16,7 +16,8 @@ from kombu import Connection
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.bus import publish_async
 from harness.runtime.celery_app import CeleryKicker, kick_message
-from harness.runtime.functions import FunctionRegistry
+from harness.runtime.executor import advance
+from harness.runtime.functions import FunctionRegistry, Singleton
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kick
 from harness.runtime.testing import drain
@@ -148,3 +149,37 @@ def test_functions_registered_after_a_publish_receive_the_next_event(
     # Then the new function got its run: the stale table was reloaded, not used
     assert len(result.run_ids) == 1
     assert runtime.ledger.run(result.run_ids[0]).function_id == "pinged"  # type: ignore[union-attr]
+
+
+def test_finish_pushes_the_next_runs_kick_onto_the_broker_itself(
+    redis_url: str, counting: CountingRedis, registry: FunctionRegistry
+) -> None:
+    # Given two runs of one chat (a singleton), the second queued behind the first, on a
+    # runtime whose scripts push kicks onto the broker (this Redis)
+    @function(
+        id="chat-turn",
+        trigger=event("app/said"),
+        singleton=Singleton(key="event.data.chat"),
+        registry=registry,
+    )
+    def turn(ctx: Context) -> None:
+        return None
+
+    runtime = Runtime(redis=counting, kicker=CeleryKicker(in_script=True), registry=registry)
+    runtime.register_functions()
+    first = publish({"name": "app/said", "data": {"chat": "c1"}}, runtime=runtime).run_ids[0]
+    second = publish({"name": "app/said", "data": {"chat": "c1"}}, runtime=runtime).run_ids[0]
+    counting.delete("harness")  # the kicks of the publishes
+
+    # When a worker runs the first to its end
+    assert advance(runtime, first) == "completed"
+
+    # Then the finish script itself queued the second run's kick, a message kombu decodes
+    seq = int(counting.hget(runtime.keys.run(second), "kick_seq") or 0)
+    with Connection(redis_url) as conn:
+        queue = conn.SimpleQueue("harness", no_ack=True)
+        message = queue.get(timeout=5)
+        assert message.headers["task"] == "harness.kick"
+        assert message.payload[0] == [second, seq], message.payload
+        queue.close()
+    assert seq > 0

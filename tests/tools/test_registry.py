@@ -63,6 +63,18 @@ def test_registry_specs_use_each_tools_generated_schema() -> None:
     assert all(spec.description for spec in specs.values())
 
 
+def test_a_tools_schema_is_a_fresh_copy_each_time() -> None:
+    # Given the schema of a tool, changed by its caller (a provider adapting it)
+    tool = RaisingTool(RuntimeError("unused"))
+    first = tool.json_schema()
+    first["properties"]["text"]["title"] = "changed"
+    first["extra"] = True
+    # When it is asked for again
+    second = tool.json_schema()
+    # Then it is the model's schema, untouched by the first caller's changes
+    assert second == EchoParams.model_json_schema()
+
+
 def test_default_registry_without_shell_leaves_out_bash() -> None:
     assert "bash" not in default_registry(allow_shell=False).names()
 
