@@ -23,6 +23,7 @@ from harness.errors import RunNotFoundError
 from harness.observe.rerun import rerun
 from harness.observe.run_filters import RunFilter, find_runs
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
+from harness.redaction import redact
 from harness.runtime import Runtime, get_runtime
 from harness.runtime.durations import parse_duration
 from harness.runtime.kicker import kick_all
@@ -96,7 +97,21 @@ def print_rows(header: Sequence[str], rows: Sequence[Sequence[str]], no_wrap: in
 
 
 def _run_json(record: RunRecord) -> dict[str, Any]:
-    return record.model_dump(mode="json")
+    """The run's record for `--json`, every string in it (the trigger event, the result, the
+    error) redacted like the logs."""
+    redacted: dict[str, Any] = _redacted(record.model_dump(mode="json"))
+    return redacted
+
+
+def _redacted(value: Any) -> Any:
+    """`value` (JSON data) with every string, keys included, passed through `redact`."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(str(k)): _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 @runs_app.callback()

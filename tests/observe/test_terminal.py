@@ -158,6 +158,8 @@ def test_runs_show_previews_the_trigger_event_bounded_and_redacted(
     # Then both name the event and preview its data, redacted and bounded
     (line,) = [ln for ln in text.splitlines() if ln.startswith("trigger")]
     assert "app/trig" in line and "[REDACTED]" in line and "yyyy" in line, line
-    assert key not in text and key not in shown["trigger"]
+    assert key not in text and key not in json.dumps(shown)
+    listed = CliRunner().invoke(app, ["runs", "--json"]).output
+    assert run_id in listed and key not in listed
     assert shown["trigger"] == line.removeprefix("trigger").strip()
     assert len(shown["trigger"]) <= 400, len(shown["trigger"])
