@@ -1,7 +1,7 @@
 """pytest plugin: one real Redis server per test session, for integration tests.
 
-    redis_url     session-scoped URL of an embedded, non-persistent `redis-server`
-    redis_client  a client on it (decoded strings); FLUSHALL after each test
+redis_url     session-scoped URL of an embedded, non-persistent `redis-server`
+redis_client  a client on it (decoded strings); FLUSHALL after each test
 """
 
 from __future__ import annotations

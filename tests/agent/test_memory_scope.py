@@ -14,9 +14,7 @@ from tests.fakes.model_server import Reply
 
 
 def _per_chat(agent: AgentRig) -> None:
-    deps = build_deps(
-        make_settings(agent.workspace, agent.model, agent_memory_scope="per-chat")
-    )
+    deps = build_deps(make_settings(agent.workspace, agent.model, agent_memory_scope="per-chat"))
     set_agent_deps(deps)
     agent.deps = deps
 

@@ -160,6 +160,7 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         chat's previews go when a message is sent to it."""
         with self._lock:
             return dict(self._state.drafts)
+
     def message_times(self) -> list[float]:
         """When each of `messages` was sent (`time.time()`), in the same order."""
         with self._lock:

@@ -83,9 +83,7 @@ def test_another_worker_resumes_a_parked_run_from_the_whole_journal(
     _register_long_run(registry, runtime, calls)
     run_id = _park_and_wake(runtime, clock)
     # When a worker that kept nothing resumes it
-    other = Runtime(
-        redis=runtime.redis, kicker=RecordingKicker(), registry=registry, clock=clock
-    )
+    other = Runtime(redis=runtime.redis, kicker=RecordingKicker(), registry=registry, clock=clock)
     other.kicker.pending.extend(runtime.kicker.pending)  # type: ignore[attr-defined]
     outcomes = drain(other)
     # Then it completes the same way, no step having run twice
