@@ -10,8 +10,11 @@ functions are left out; the other files are unaffected.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
+import shutil
 import sys
+import tempfile
 import traceback
 import types
 from collections.abc import Callable, Collection, Mapping
@@ -116,6 +119,7 @@ def load_folder(
     is called with each file name before it is imported.
     """
     folder = folder.resolve()
+    _never_cached_bytecode()
     _install_package(folder)
     files, disabled = function_files(folder)
     loaded = LoadedFolder(report=LoadReport(disabled=disabled))
@@ -169,6 +173,19 @@ def _id_problem(
             return fn, f"function id {fn.id!r} is already declared in {taken[fn.id]}"
         seen.add(fn.id)
     return None
+
+
+def _never_cached_bytecode() -> None:
+    """Compile the agent's files from their source on every load: no `__pycache__` is written
+    into the workspace, and none found there is read. Python trusts a cached file by its
+    source's modification time (whole seconds) and size, so an edit that keeps the size
+    within the same second (`"v1"` to `"v2"`) would otherwise go on running the old code.
+    Bytecode is looked for under an empty private folder instead, and never written."""
+    sys.dont_write_bytecode = True
+    if sys.pycache_prefix is None:
+        empty = tempfile.mkdtemp(prefix="harness-no-bytecode-")
+        sys.pycache_prefix = empty
+        atexit.register(shutil.rmtree, empty, ignore_errors=True)
 
 
 def _install_package(folder: Path) -> None:
