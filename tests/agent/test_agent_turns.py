@@ -91,7 +91,8 @@ def test_bad_tool_calls_go_back_to_the_model_as_errors(agent: AgentRig) -> None:
 
 @pytest.mark.xfail(
     strict=False,
-    reason="order-dependent since the 2026-12-01 merges: in the full suite the SIGINT the tool sends does not surface as KeyboardInterrupt; passes alone; under investigation",
+    reason="order-dependent since the 2026-12-01 merges: in the full suite the tool's "
+    "SIGINT does not surface as KeyboardInterrupt; passes alone; under investigation",
 )
 def test_crash_mid_loop_replays_without_calling_the_model_again(
     agent: AgentRig, clock: ManualClock
