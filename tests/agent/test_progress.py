@@ -66,11 +66,6 @@ def test_progress_of_another_session_is_not_received(agent: AgentRig) -> None:
     assert received == [], f"expected nothing for chat-2, got {received}"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="order-dependent since the 2026-12-01 merges: in the full suite the tool's "
-    "SIGINT does not surface as KeyboardInterrupt; passes alone; under investigation",
-)
 def test_a_replayed_step_does_not_report_its_progress_again(
     agent: AgentRig, clock: ManualClock
 ) -> None:

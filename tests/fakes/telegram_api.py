@@ -161,6 +161,7 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         with self._lock:
             return dict(self._state.drafts)
 
+    @property
     def message_times(self) -> list[float]:
         """When each of `messages` was sent (`time.time()`), in the same order."""
         with self._lock:
