@@ -31,6 +31,7 @@ from harness.embedded_redis import EmbeddedRedis
 from harness.runtime import Runtime, publish
 from harness.runtime.celery_app import CeleryKicker, configure
 from harness.runtime.keys import Keys
+from tests.processes import stop_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "benchrec"
@@ -67,15 +68,7 @@ class Fleet:
         return self.start("worker", "--functions", "bench.functions", "--concurrency", "2")
 
     def stop(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_groups(self.procs.values(), timeout=20)
 
 
 def _steps(client: redis.Redis, tag: str) -> list[tuple[int, int, float]]:

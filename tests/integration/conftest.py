@@ -4,7 +4,6 @@ scheduler subprocesses started with `python -m harness.cli`."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import uuid
@@ -18,6 +17,7 @@ import redis
 from harness.runtime import Runtime
 from harness.runtime.celery_app import CeleryKicker, configure
 from harness.runtime.keys import Keys
+from tests.processes import stop_groups
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,15 +73,7 @@ class Fleet:
         )
 
     def stop(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_groups(self.procs.values(), timeout=10)
 
 
 def _start_fleet(

@@ -7,7 +7,6 @@ from the ledger: no side channel is needed between the test and the child proces
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -25,6 +24,7 @@ from harness.runtime.celery_app import CeleryKicker, configure
 from harness.runtime.keys import Keys
 from harness.runtime.ledger import RunRecord
 from tests.integration.conftest import ROOT
+from tests.processes import stop_groups
 from tests.waiting import wait_until
 
 T = TypeVar("T")
@@ -82,15 +82,7 @@ class SidecarFleet:
         )
 
     def stop(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_groups(self.procs.values(), timeout=20)
 
     def runtime(self) -> Runtime:
         configure(self.redis_url)

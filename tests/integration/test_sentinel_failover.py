@@ -11,7 +11,6 @@ replica yet can be lost (asynchronous replication): the test reports how many.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from tests.channels.payloads import tg_private_text
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.integration.sentinel_cluster import MASTER_NAME, SentinelCluster
+from tests.processes import stop_groups
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -98,15 +98,7 @@ class _Processes:
         )
 
     def stop(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_groups(self.procs.values(), timeout=15)
 
 
 @pytest.fixture

@@ -1,0 +1,24 @@
+"""Stopping the process groups that tests and benchmarks start (`start_new_session=True`)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Iterable
+
+
+def stop_groups(procs: Iterable[subprocess.Popen[bytes]], timeout: float) -> None:
+    """SIGTERM the process group of each process still running, then wait up to `timeout`
+    seconds for each; a group still running after that gets SIGKILL. Every process has ended
+    when this returns."""
+    procs = list(procs)
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
