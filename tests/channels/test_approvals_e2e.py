@@ -12,13 +12,18 @@ import pytest
 from fastapi.testclient import TestClient
 
 from harness.agent.approval_text import approval_by_text
-from harness.agent.handlers import HANDLE_MESSAGE, run_subagent
-from harness.runtime import Runtime, run_id_for
-from harness.runtime.access_store import AccessStore
+from harness.agent.handlers import run_subagent
+from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from tests.channels import payloads
-from tests.channels.approval_presses import MALLORY, TELEGRAM_HEADERS, telegram_press
+from tests.channels.approval_presses import (
+    MALLORY,
+    TELEGRAM_HEADERS,
+    run_status,
+    telegram_press,
+    write_in_private,
+)
 from tests.channels.test_e2e_turn import fleet  # noqa: F401
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
@@ -35,13 +40,8 @@ def _ask(fleet: TestClient, runtime: Runtime, model: ModelServer, *after: Reply)
 
 
 def _ask_with(fleet: TestClient, runtime: Runtime, model: ModelServer, *script: Reply) -> str:
-    AccessStore(runtime).grant(f"telegram:user:{ALICE_ID}", "Alice", "test")
     model.script(*script)
-    update = payloads.tg_private_text(30001)
-    response = fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
-    assert response.status_code == 200, response.text
-    drain(runtime)
-    return run_id_for(HANDLE_MESSAGE, response.json()["event_id"])
+    return write_in_private(fleet, runtime, 30001, "Hello there")
 
 
 def _tool_results(model: ModelServer) -> list[str]:
@@ -72,8 +72,7 @@ def test_approval_request_shows_buttons_and_the_run_waits(
         "✅ Allow for this session",
     ]
     # And the run waits without a worker, and the model has not been called again
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "waiting", f"expected waiting, got {run}"
+    assert run_status(runtime, run_id) == "waiting"
     assert len(model_server.requests) == 1
 
 
@@ -91,8 +90,7 @@ def test_approved_call_runs_and_the_request_shows_who_approved(
     drain(runtime)
     # Then the file was written and the turn finished with the model's answer
     assert (tmp_path / "workspace" / "functions" / "hello.py").read_text() == "print('hi')\n"
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "completed", f"got {run}"
+    assert run_status(runtime, run_id) == "completed"
     assert telegram_api.messages[-1]["text"] == "written"
     # And the press was answered, and the request edited to show the decision without buttons
     assert [a["text"] for a in telegram_api.callback_answers] == ["✅ Approved"]
@@ -143,8 +141,7 @@ def test_press_by_someone_else_is_refused_and_the_run_keeps_waiting(
     drain(runtime)
     # Then she is told she may not answer, and the run still waits
     assert telegram_api.callback_answers[-1]["text"].startswith("Only the person who asked")
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "waiting", f"expected waiting, got {run}"
+    assert run_status(runtime, run_id) == "waiting"
 
 
 def test_unanswered_request_times_out_and_the_model_is_told(
@@ -162,8 +159,7 @@ def test_unanswered_request_times_out_and_the_model_is_told(
     # Then the model was told nobody approved it, and the turn finished
     (result,) = _tool_results(model_server)
     assert "nobody approved" in result, result
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "completed", f"got {run}"
+    assert run_status(runtime, run_id) == "completed"
     # And a late press is told the request expired
     telegram_press(fleet, telegram_api, "a", 30009)
     drain(runtime)
@@ -212,8 +208,7 @@ def test_typed_yes_answers_the_pending_request(
     drain(runtime)
     # Then the call ran and the turn finished
     assert (tmp_path / "workspace" / "functions" / "hello.py").exists()
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "completed", f"got {run}"
+    assert run_status(runtime, run_id) == "completed"
 
 
 @pytest.mark.usefixtures("typed_answers")
@@ -227,8 +222,7 @@ def test_typed_question_leaves_the_request_pending(
     fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
     drain(runtime)
     # Then the request is still waiting for an answer (the model answered the question)
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "waiting", f"expected waiting, got {run}"
+    assert run_status(runtime, run_id) == "waiting"
     assert telegram_api.callback_answers == []
 
 
