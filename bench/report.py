@@ -71,7 +71,59 @@ QUICK = Budget(
     sandbox=("--rounds", "10"),
     timeout_s=300,
 )
-SECTIONS = ("webhooks", "burst", "runtime", "agent", "recovery", "sidecar", "sandbox")
+
+
+@dataclass(frozen=True)
+class Section:
+    """One row of the report: the benchmark `bench.<name>` (also its `--only` name and its
+    `Budget` field), run once, or once per worker count with `per_worker_count` (its JSON is
+    then the list of the runs'); `render` turns the JSON into Markdown, as a plot saved to
+    `<figure>.png` (`render(data, png, link_base, machine)`) or, with no `figure`, a table
+    (`render(data)`); `note` follows the command under the heading."""
+
+    name: str
+    title: str
+    render: Callable[..., str]
+    figure: str | None = None
+    note: str = ""
+    per_worker_count: bool = False
+
+
+TABLE = (
+    Section(
+        "webhooks",
+        "Turns per second against workers",
+        figures.turns_per_worker,
+        figure="turns_per_worker",
+        note="Each worker process has 8 threads; the scripted model answers at once; the "
+        "floor is a Celery no-op task sent to the same workers",
+        per_worker_count=True,
+    ),
+    Section(
+        "burst",
+        "Webhook latency at 100 concurrent",
+        figures.webhook_latency,
+        figure="webhook_latency",
+    ),
+    Section("runtime", "Step overhead", figures.step_overhead, figure="step_overhead"),
+    Section(
+        "agent",
+        "Tokens per turn over a long conversation",
+        figures.tokens_per_turn,
+        figure="tokens_per_turn",
+    ),
+    Section(
+        "recovery",
+        "Recovery after SIGTERM and SIGKILL",
+        figures.recovery,
+        figure="recovery",
+        note="Two workers and a scheduler; runs of 1-second steps",
+    ),
+    Section("sidecar", "Sidecar reload", figures.sidecar_table),
+    Section("sandbox", "Shell sandbox", figures.sandbox_table),
+)
+"""The report's sections, in the order they run and appear."""
+SECTIONS = tuple(section.name for section in TABLE)
 
 
 def machine() -> str:
@@ -134,13 +186,36 @@ def _run_once(
     return Outcome(data=json.loads(result_file.read_text()))
 
 
+def _measure(section: Section, budget: Budget, work: Path) -> tuple[str, Outcome]:
+    """Run `section`'s benchmark; the command to show under its heading, and the outcome (the
+    first failure, when one of several runs failed)."""
+    args: tuple[str, ...] = getattr(budget, section.name)
+    command = f"python -m bench.{section.name} {' '.join(args)}"
+    t = budget.timeout_s
+    if not section.per_worker_count:
+        return command, run(section.name, args, work, t)
+    runs = [
+        run(section.name, (*args, "--workers", str(n)), work, t, f"-{n}")
+        for n in budget.worker_counts
+    ]
+    failed = next((r for r in runs if r.error), None)
+    return f"{command} --workers N", failed or Outcome(data=[r.data for r in runs])
+
+
 def _section(
-    title: str, command: str, outcome: Outcome, render: Callable[[Any], str], note: str = ""
+    section: Section,
+    command: str,
+    outcome: Outcome,
+    figure: Callable[[str], tuple[Path, Path, str]],
 ) -> str:
-    head = f"### {title}\n\n`{command}`" + (f". {note}" if note else "")
+    """The section's Markdown: heading, command and note, then its plot or table (`figure`
+    gives a plot's `render` arguments after the data), or why it was not measured."""
+    head = f"### {section.title}\n\n`{command}`" + (f". {section.note}" if section.note else "")
     if outcome.error:
         return f"{head}\n\nNot measured: {outcome.error}\n"
-    return f"{head}\n\n{render(outcome.data)}\n"
+    if section.figure is None:
+        return f"{head}\n\n{section.render(outcome.data)}\n"
+    return f"{head}\n\n{section.render(outcome.data, *figure(section.figure))}\n"
 
 
 def build(budget: Budget, figures_dir: Path, link_base: Path, only: set[str], quick: bool) -> str:
@@ -150,70 +225,16 @@ def build(budget: Budget, figures_dir: Path, link_base: Path, only: set[str], qu
     load_before = os.getloadavg()
     started = datetime.datetime.now(datetime.UTC)
     parts: list[str] = []
-    t = budget.timeout_s
 
-    def png(name: str) -> Path:
-        return figures_dir / f"{name}.png"
+    def figure(name: str) -> tuple[Path, Path, str]:
+        return figures_dir / f"{name}.png", link_base, host
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        if "webhooks" in only:
-            runs = [
-                run("webhooks", (*budget.webhooks, "--workers", str(n)), work, t, f"-{n}")
-                for n in budget.worker_counts
-            ]
-            failed = next((r for r in runs if r.error), None)
-            outcome = failed or Outcome(data=[r.data for r in runs])
-            parts.append(_section(
-                "Turns per second against workers",
-                f"python -m bench.webhooks {' '.join(budget.webhooks)} --workers N", outcome,
-                lambda d: figures.turns_per_worker(d, png("turns_per_worker"), link_base, host),
-                "Each worker process has 8 threads; the scripted model answers at once; the "
-                "floor is a Celery no-op task sent to the same workers",
-            ))  # fmt: skip
-        if "burst" in only:
-            parts.append(_section(
-                "Webhook latency at 100 concurrent",
-                f"python -m bench.burst {' '.join(budget.burst)}",
-                run("burst", budget.burst, work, t),
-                lambda d: figures.webhook_latency(d, png("webhook_latency"), link_base, host),
-            ))  # fmt: skip
-        if "runtime" in only:
-            parts.append(_section(
-                "Step overhead",
-                f"python -m bench.runtime {' '.join(budget.runtime)}",
-                run("runtime", budget.runtime, work, t),
-                lambda d: figures.step_overhead(d, png("step_overhead"), link_base, host),
-            ))  # fmt: skip
-        if "agent" in only:
-            parts.append(_section(
-                "Tokens per turn over a long conversation",
-                f"python -m bench.agent {' '.join(budget.agent)}",
-                run("agent", budget.agent, work, t),
-                lambda d: figures.tokens_per_turn(d, png("tokens_per_turn"), link_base, host),
-            ))  # fmt: skip
-        if "recovery" in only:
-            parts.append(_section(
-                "Recovery after SIGTERM and SIGKILL",
-                f"python -m bench.recovery {' '.join(budget.recovery)}",
-                run("recovery", budget.recovery, work, t),
-                lambda d: figures.recovery(d, png("recovery"), link_base, host),
-                "Two workers and a scheduler; runs of 1-second steps",
-            ))  # fmt: skip
-        if "sidecar" in only:
-            parts.append(_section(
-                "Sidecar reload",
-                f"python -m bench.sidecar {' '.join(budget.sidecar)}",
-                run("sidecar", budget.sidecar, work, t),
-                figures.sidecar_table,
-            ))  # fmt: skip
-        if "sandbox" in only:
-            parts.append(_section(
-                "Shell sandbox",
-                f"python -m bench.sandbox {' '.join(budget.sandbox)}",
-                run("sandbox", budget.sandbox, work, t),
-                figures.sandbox_table,
-            ))  # fmt: skip
+        for section in TABLE:
+            if section.name in only:
+                command, outcome = _measure(section, budget, work)
+                parts.append(_section(section, command, outcome, figure))
     load_after = os.getloadavg()
     minutes = (datetime.datetime.now(datetime.UTC) - started).total_seconds() / 60
     mode = " --quick" if quick else ""

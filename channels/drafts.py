@@ -7,10 +7,10 @@ chats; then the reply is posted as usual, and the preview goes), else posts the 
 and edits it as text arrives; `send-reply` then finishes that same message with the exact
 final text (`finish_draft`) and posts any further chunks as new messages.
 
-The draft's platform message id is kept durably per run (`DraftLog`, in the runtime's
-delivery records) before anything else happens to it, so a retried or resumed run edits the
-draft it already posted instead of posting a second one, and the final delivery finds it from
-any worker.
+The draft's platform message id is kept durably per run (`DraftLog`, in the runtime's draft
+records, apart from the delivery records of replies) before anything else happens to it, so a
+retried or resumed run edits the draft it already posted instead of posting a second one, and
+the final delivery finds it from any worker.
 """
 
 from __future__ import annotations
@@ -21,9 +21,6 @@ from typing import Any, Protocol, runtime_checkable
 from channels.base import Channel
 from harness.events import Destination
 from harness.runtime import Runtime
-
-_DRAFT_INDEX = 0
-_QUIET_UNTIL = 1
 
 
 @runtime_checkable
@@ -85,29 +82,27 @@ class DraftLog:
 
     def __init__(self, runtime: Runtime, run_id: str) -> None:
         self._runtime = runtime
-        self._records = runtime.deliveries
-        self.key = f"draft:{run_id}"
+        self._records = runtime.drafts
+        self._run_id = run_id
+        self.key = f"draft:{run_id}"  # names the run's preview, the same at every retry
 
     def message_id(self) -> str | None:
         """The draft's platform message id, or None when the run has posted no draft."""
-        return self._records.posted(self.key).get(_DRAFT_INDEX)
+        return self._records.get(self._run_id).message_id
 
     def record(self, message_id: str) -> None:
         """Remember the draft's message id. Idempotent."""
-        self._records.record(self.key, _DRAFT_INDEX, message_id)
+        self._records.record_message(self._run_id, message_id)
 
     def hold(self, seconds: float) -> None:
         """The platform refuses another edit of the draft for `seconds` from now (its pace
         after our last edit, or a 429's `retry_after`)."""
-        until = self._runtime.now_ms() + int(seconds * 1000)
-        self._records.record(self.key, _QUIET_UNTIL, str(until))
+        self._records.hold_until(self._run_id, self._runtime.now_ms() + int(seconds * 1000))
 
     def held_for(self) -> float:
         """Seconds left before the platform takes another edit of the draft (0 when none)."""
-        raw = self._records.posted(self.key).get(_QUIET_UNTIL)
-        if raw is None or not raw.isdigit():
-            return 0.0
-        return max(0.0, (int(raw) - self._runtime.now_ms()) / 1000)
+        until = self._records.get(self._run_id).quiet_until_ms
+        return max(0.0, (until - self._runtime.now_ms()) / 1000)
 
 
 def streams_replies(channel: Channel, deployment_default: bool) -> bool:

@@ -21,6 +21,7 @@ from harness.observe.tracing import NO_TRACER, Tracer
 from harness.runtime.broadcast import Broadcast
 from harness.runtime.cursors import Cursors
 from harness.runtime.deliveries import DeliveryRecords
+from harness.runtime.draft_records import DraftRecords
 from harness.runtime.functions import REGISTRY, FunctionRegistry
 from harness.runtime.journals import JournalCache
 from harness.runtime.keys import Keys
@@ -64,6 +65,7 @@ class Runtime:
     run_index: RunIndex = field(init=False)
     triggers: TriggerTable = field(init=False)
     deliveries: DeliveryRecords = field(init=False)
+    drafts: DraftRecords = field(init=False)
     undelivered: UndeliveredReplies = field(init=False)
     cursors: Cursors = field(init=False)
     broadcast: Broadcast = field(init=False)
@@ -77,6 +79,7 @@ class Runtime:
         self.run_index = RunIndex(self.redis, self.keys)
         self.triggers = TriggerTable(self.redis, self.keys, self.aredis)
         self.deliveries = DeliveryRecords(self.redis, self.keys)
+        self.drafts = DraftRecords(self.redis, self.keys)
         self.undelivered = UndeliveredReplies(self.redis, self.keys)
         self.cursors = Cursors(self.redis, self.keys)
         self.broadcast = Broadcast(self.redis)

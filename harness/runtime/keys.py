@@ -146,6 +146,11 @@ class Keys:
         """Hash: chunk index -> platform message id, for the chunks of one reply posted so far."""
         return f"{self.prefix}:reply:{reply_id}:chunks"
 
+    def draft(self, run_id: str) -> str:
+        """Hash: where one run's streamed draft is (`message_id`) and until when the platform
+        wants it left alone (`quiet_until_ms`)."""
+        return f"{self.prefix}:draft:{run_id}"
+
     def reply_begun(self, reply_id: str) -> str:
         """String: set by the first attempt to deliver one reply, before it posts anything."""
         return f"{self.prefix}:reply:{reply_id}:begun"

@@ -1,6 +1,7 @@
 """Pressing the buttons of an approval request the way the platforms deliver it: a Telegram
 `callback_query` update on the webhook, a signed Slack `block_actions` interaction (or its
-payload alone, as Socket Mode hands it over)."""
+payload alone, as Socket Mode hands it over); and the message that makes a run ask, and the
+run's status, that the approval tests share."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from urllib.parse import urlencode
 
 from fastapi.testclient import TestClient
 
+from harness.agent.handlers import HANDLE_MESSAGE
+from harness.runtime import Runtime, run_id_for
+from harness.runtime.access_store import AccessStore
+from harness.runtime.testing import drain
 from tests.channels import payloads
 from tests.channels.conftest import SLACK_SIGNING_SECRET, TELEGRAM_SECRET
 from tests.fakes.slack_api import FakeSlackApi
@@ -22,6 +27,24 @@ TELEGRAM_HEADERS = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
 SLACK_CHANNEL = "C123ABC456"
 BOB = {"id": 2222222, "is_bot": False, "first_name": "Bob"}
 MALLORY = {"id": 6666666, "is_bot": False, "first_name": "Mallory"}
+
+
+def write_in_private(fleet: TestClient, runtime: Runtime, update_id: int, text: str) -> str:
+    """Alice, paired, writes `text` in her private chat on Telegram; the fleet runs until the
+    turn waits or ends. Returns the turn's run id."""
+    AccessStore(runtime).grant(f"telegram:user:{payloads.ALICE['id']}", "Alice", "test")
+    update = payloads.tg_private_text(update_id, text=text)
+    response = fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
+    assert response.status_code == 200, response.text
+    drain(runtime)
+    return run_id_for(HANDLE_MESSAGE, response.json()["event_id"])
+
+
+def run_status(runtime: Runtime, run_id: str) -> str:
+    """The run's status in the ledger; fails the test when the run is unknown."""
+    run = runtime.ledger.run(run_id)
+    assert run is not None, f"run {run_id} is unknown"
+    return run.status
 
 
 def telegram_request(telegram_api: FakeTelegramApi) -> dict[str, Any]:

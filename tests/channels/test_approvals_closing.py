@@ -11,19 +11,20 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from harness.agent.handlers import HANDLE_MESSAGE, handle_message
-from harness.runtime import Runtime, Singleton, run_id_for
-from harness.runtime.access_store import AccessStore
+from harness.agent.handlers import handle_message
+from harness.runtime import Runtime, Singleton
 from harness.runtime.functions import Function, FunctionRegistry
 from harness.runtime.testing import drain
 from tests.channels import payloads
 from tests.channels.approval_presses import (
     TELEGRAM_HEADERS,
+    run_status,
     slack_mention,
     slack_press,
     slack_request,
     telegram_press,
     telegram_request,
+    write_in_private,
 )
 from tests.channels.test_e2e_turn import fleet  # noqa: F401
 from tests.fakes.model_server import ModelServer, Reply
@@ -35,22 +36,6 @@ WRITE = Reply.tool("write", {"path": "functions/c.py", "content": "c = 1\n"})
 ALICE = f"telegram:user:{payloads.ALICE['id']}"
 
 
-def _ask_in_private(fleet: TestClient, runtime: Runtime, update_id: int, text: str) -> str:
-    """Alice (paired) writes in her private chat. The run's id, once it waits or ends."""
-    AccessStore(runtime).grant(ALICE, "Alice", "test")
-    update = payloads.tg_private_text(update_id, text=text)
-    response = fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
-    assert response.status_code == 200, response.text
-    drain(runtime)
-    return run_id_for(HANDLE_MESSAGE, response.json()["event_id"])
-
-
-def _status(runtime: Runtime, run_id: str) -> str:
-    run = runtime.ledger.run(run_id)
-    assert run is not None, f"run {run_id} is unknown"
-    return run.status
-
-
 def test_telegram_request_shows_it_expired_and_a_late_press_is_told_so(
     fleet: TestClient,
     runtime: Runtime,
@@ -60,7 +45,7 @@ def test_telegram_request_shows_it_expired_and_a_late_press_is_told_so(
 ) -> None:
     # Given a waiting request with its buttons
     model_server.script(WRITE, Reply.answer("nobody answered"))
-    run_id = _ask_in_private(fleet, runtime, 50001, "write the job")
+    run_id = write_in_private(fleet, runtime, 50001, "write the job")
     assert "reply_markup" in telegram_request(telegram_api)
     # When its timeout (30 minutes) passes
     clock.advance(31 * 60)
@@ -69,7 +54,7 @@ def test_telegram_request_shows_it_expired_and_a_late_press_is_told_so(
     request = telegram_request(telegram_api)
     assert "Expired: nobody answered within 30m" in request["text"], request["text"]
     assert "reply_markup" not in request
-    assert _status(runtime, run_id) == "completed"
+    assert run_status(runtime, run_id) == "completed"
     # And a late press (from a client still showing the buttons) is told it expired
     telegram_press(fleet, telegram_api, "a", 50002)
     drain(runtime)
@@ -124,13 +109,13 @@ def test_cancel_mode_new_message_cancels_the_wait_and_the_request_says_so(
 ) -> None:
     # Given a turn waiting for Alice's approval
     model_server.script(WRITE, Reply.answer("What now?"))
-    first = _ask_in_private(fleet, runtime, 50011, "write the job")
-    assert _status(runtime, first) == "waiting"
+    first = write_in_private(fleet, runtime, 50011, "write the job")
+    assert run_status(runtime, first) == "waiting"
     # When she writes something else before answering (no time passes)
-    second = _ask_in_private(fleet, runtime, 50012, "actually, never mind")
+    second = write_in_private(fleet, runtime, 50012, "actually, never mind")
     # Then the waiting turn was cancelled and the new one answered
-    assert _status(runtime, first) == "cancelled"
-    assert _status(runtime, second) == "completed"
+    assert run_status(runtime, first) == "cancelled"
+    assert run_status(runtime, second) == "completed"
     assert telegram_api.messages[-1]["text"] == "What now?"
     # And the request shows it was cancelled, without buttons, and nothing was written
     request = telegram_request(telegram_api)
@@ -152,7 +137,7 @@ def test_forged_callback_naming_no_request_is_told_so_and_changes_nothing(
 ) -> None:
     # Given a waiting request
     model_server.script(WRITE, Reply.answer("written"))
-    run_id = _ask_in_private(fleet, runtime, 50021, "write the job")
+    run_id = write_in_private(fleet, runtime, 50021, "write the job")
     request = telegram_request(telegram_api)
     # When a client sends Approve for a request id that was never issued
     update = {
@@ -175,6 +160,6 @@ def test_forged_callback_naming_no_request_is_told_so_and_changes_nothing(
     # Then it is accepted, answered as unknown, and the real request still waits untouched
     assert response.status_code == 200
     assert telegram_api.callback_answers[-1]["text"].startswith("This request is unknown")
-    assert _status(runtime, run_id) == "waiting"
+    assert run_status(runtime, run_id) == "waiting"
     assert "reply_markup" in telegram_request(telegram_api)
     assert not (tmp_path / "workspace" / "functions" / "c.py").exists()

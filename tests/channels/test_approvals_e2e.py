@@ -7,25 +7,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
 from harness.agent.approval_text import approval_by_text
-from harness.agent.handlers import HANDLE_MESSAGE, run_subagent
-from harness.runtime import Runtime, run_id_for
-from harness.runtime.access_store import AccessStore
+from harness.agent.handlers import run_subagent
+from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from tests.channels import payloads
-from tests.channels.conftest import TELEGRAM_SECRET
+from tests.channels.approval_presses import (
+    MALLORY,
+    TELEGRAM_HEADERS,
+    run_status,
+    telegram_press,
+    write_in_private,
+)
 from tests.channels.test_e2e_turn import fleet  # noqa: F401
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
 
-HEADERS = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
 RISKY = Reply.tool("write", {"path": "functions/hello.py", "content": "print('hi')\n"})
 ALICE_ID = payloads.ALICE["id"]
 
@@ -37,44 +40,8 @@ def _ask(fleet: TestClient, runtime: Runtime, model: ModelServer, *after: Reply)
 
 
 def _ask_with(fleet: TestClient, runtime: Runtime, model: ModelServer, *script: Reply) -> str:
-    AccessStore(runtime).grant(f"telegram:user:{ALICE_ID}", "Alice", "test")
     model.script(*script)
-    update = payloads.tg_private_text(30001)
-    response = fleet.post("/webhooks/telegram", json=update, headers=HEADERS)
-    assert response.status_code == 200, response.text
-    drain(runtime)
-    return run_id_for(HANDLE_MESSAGE, response.json()["event_id"])
-
-
-def _press(
-    fleet: TestClient, telegram_api: FakeTelegramApi, code: str, update_id: int, user: Any = None
-) -> None:
-    """Press a button of the first request, as a Telegram client still showing it would."""
-    request = telegram_api.messages[0]
-    sent = next(c for c in telegram_api.calls_to("sendMessage") if "reply_markup" in c.params)
-    (button,) = [
-        b
-        for row in sent.params["reply_markup"]["inline_keyboard"]
-        for b in row
-        if b["callback_data"].endswith(f":{code}")
-    ]
-    update = {
-        "update_id": update_id,
-        "callback_query": {
-            "id": f"cb-{update_id}",
-            "from": user or dict(payloads.ALICE),
-            "chat_instance": "42",
-            "message": {
-                "message_id": request["message_id"],
-                "chat": request["chat"],
-                "date": 1441645600,
-                "text": request["text"],
-            },
-            "data": button["callback_data"],
-        },
-    }
-    response = fleet.post("/webhooks/telegram", json=update, headers=HEADERS)
-    assert response.status_code == 200, response.text
+    return write_in_private(fleet, runtime, 30001, "Hello there")
 
 
 def _tool_results(model: ModelServer) -> list[str]:
@@ -105,8 +72,7 @@ def test_approval_request_shows_buttons_and_the_run_waits(
         "✅ Allow for this session",
     ]
     # And the run waits without a worker, and the model has not been called again
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "waiting", f"expected waiting, got {run}"
+    assert run_status(runtime, run_id) == "waiting"
     assert len(model_server.requests) == 1
 
 
@@ -120,12 +86,11 @@ def test_approved_call_runs_and_the_request_shows_who_approved(
     # Given a waiting request
     run_id = _ask(fleet, runtime, model_server, Reply.answer("written"))
     # When Alice presses Approve
-    _press(fleet, telegram_api, "a", 30002)
+    telegram_press(fleet, telegram_api, "a", 30002)
     drain(runtime)
     # Then the file was written and the turn finished with the model's answer
     assert (tmp_path / "workspace" / "functions" / "hello.py").read_text() == "print('hi')\n"
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "completed", f"got {run}"
+    assert run_status(runtime, run_id) == "completed"
     assert telegram_api.messages[-1]["text"] == "written"
     # And the press was answered, and the request edited to show the decision without buttons
     assert [a["text"] for a in telegram_api.callback_answers] == ["✅ Approved"]
@@ -143,7 +108,7 @@ def test_denied_call_does_not_run_and_the_model_sees_the_refusal(
     # Given a waiting request
     _ask(fleet, runtime, model_server, Reply.answer("ok, I won't"))
     # When Alice presses Deny
-    _press(fleet, telegram_api, "d", 30002)
+    telegram_press(fleet, telegram_api, "d", 30002)
     drain(runtime)
     # Then nothing was written, and the model was told who denied it
     assert not (tmp_path / "workspace" / "functions" / "hello.py").exists()
@@ -156,10 +121,10 @@ def test_second_press_changes_nothing_and_is_told_so(
 ) -> None:
     # Given a request Alice approved
     _ask(fleet, runtime, model_server, Reply.answer("written"))
-    _press(fleet, telegram_api, "a", 30002)
+    telegram_press(fleet, telegram_api, "a", 30002)
     drain(runtime)
     # When she then presses Deny on the same message
-    _press(fleet, telegram_api, "d", 30003)
+    telegram_press(fleet, telegram_api, "d", 30003)
     drain(runtime)
     # Then she is told it was already answered, and the model saw one result, not a refusal
     assert telegram_api.callback_answers[-1]["text"].startswith("Already answered: ✅ Approved")
@@ -172,13 +137,11 @@ def test_press_by_someone_else_is_refused_and_the_run_keeps_waiting(
     # Given a request Alice's message caused
     run_id = _ask(fleet, runtime, model_server, Reply.answer("written"))
     # When Mallory (not the asker) presses Approve with a forged callback
-    mallory = {"id": 6666666, "is_bot": False, "first_name": "Mallory"}
-    _press(fleet, telegram_api, "a", 30002, user=mallory)
+    telegram_press(fleet, telegram_api, "a", 30002, user=MALLORY)
     drain(runtime)
     # Then she is told she may not answer, and the run still waits
     assert telegram_api.callback_answers[-1]["text"].startswith("Only the person who asked")
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "waiting", f"expected waiting, got {run}"
+    assert run_status(runtime, run_id) == "waiting"
 
 
 def test_unanswered_request_times_out_and_the_model_is_told(
@@ -196,10 +159,9 @@ def test_unanswered_request_times_out_and_the_model_is_told(
     # Then the model was told nobody approved it, and the turn finished
     (result,) = _tool_results(model_server)
     assert "nobody approved" in result, result
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "completed", f"got {run}"
+    assert run_status(runtime, run_id) == "completed"
     # And a late press is told the request expired
-    _press(fleet, telegram_api, "a", 30009)
+    telegram_press(fleet, telegram_api, "a", 30009)
     drain(runtime)
     assert telegram_api.callback_answers[-1]["text"].startswith("This request has expired")
 
@@ -209,12 +171,12 @@ def test_allow_for_session_lets_the_next_call_of_that_tool_run_without_asking(
 ) -> None:
     # Given Alice allowed writes for this session
     _ask(fleet, runtime, model_server, Reply.answer("written"))
-    _press(fleet, telegram_api, "s", 30002)
+    telegram_press(fleet, telegram_api, "s", 30002)
     drain(runtime)
     asked = len(telegram_api.calls_to("sendMessage"))
     # When the model writes in functions/ again in a later turn
     model_server.script(RISKY, Reply.answer("again"))
-    fleet.post("/webhooks/telegram", json=payloads.tg_private_text(30010), headers=HEADERS)
+    fleet.post("/webhooks/telegram", json=payloads.tg_private_text(30010), headers=TELEGRAM_HEADERS)
     drain(runtime)
     # Then no new request was posted and the turn finished
     assert [c.params["text"] for c in telegram_api.calls_to("sendMessage")[asked:]] == ["again"]
@@ -240,12 +202,13 @@ def test_typed_yes_answers_the_pending_request(
     run_id = _ask(fleet, runtime, model_server, Reply.answer("written"))
     # When Alice types "Yes!" in the chat instead of pressing a button
     update = payloads.tg_private_text(30003, text="Yes!")
-    assert fleet.post("/webhooks/telegram", json=update, headers=HEADERS).status_code == 200
+    assert (
+        fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS).status_code == 200
+    )
     drain(runtime)
     # Then the call ran and the turn finished
     assert (tmp_path / "workspace" / "functions" / "hello.py").exists()
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "completed", f"got {run}"
+    assert run_status(runtime, run_id) == "completed"
 
 
 @pytest.mark.usefixtures("typed_answers")
@@ -256,11 +219,10 @@ def test_typed_question_leaves_the_request_pending(
     run_id = _ask(fleet, runtime, model_server, Reply.answer("written"))
     # When Alice types something that is not a yes or a no
     update = payloads.tg_private_text(30003, text="yes, but what does it do?")
-    fleet.post("/webhooks/telegram", json=update, headers=HEADERS)
+    fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
     drain(runtime)
     # Then the request is still waiting for an answer (the model answered the question)
-    run = runtime.ledger.run(run_id)
-    assert run is not None and run.status == "waiting", f"expected waiting, got {run}"
+    assert run_status(runtime, run_id) == "waiting"
     assert telegram_api.callback_answers == []
 
 
@@ -285,7 +247,7 @@ def test_sub_agent_asks_in_its_parents_chat(
         Reply.answer("Your job is written."),
     )
     # When Alice approves the request posted in her chat
-    _press(fleet, telegram_api, "a", 30002)
+    telegram_press(fleet, telegram_api, "a", 30002)
     drain(runtime)
     # Then the sub-agent's write ran and the parent answered
     assert (tmp_path / "workspace" / "functions" / "hello.py").exists()

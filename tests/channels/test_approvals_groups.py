@@ -23,6 +23,7 @@ from tests.channels.approval_presses import (
     BOB,
     MALLORY,
     TELEGRAM_HEADERS,
+    run_status,
     slack_mention,
     slack_press,
     slack_request,
@@ -71,12 +72,6 @@ def _ask_in_telegram_group(fleet: TestClient, runtime: Runtime, model: ModelServ
     return run_id_for(HANDLE_MESSAGE, response.json()["event_id"])
 
 
-def _status(runtime: Runtime, run_id: str) -> str:
-    run = runtime.ledger.run(run_id)
-    assert run is not None, f"run {run_id} is unknown"
-    return run.status
-
-
 @pytest.mark.usefixtures("members")
 def test_telegram_group_by_default_another_allowed_member_cannot_answer(
     fleet: TestClient,
@@ -92,7 +87,7 @@ def test_telegram_group_by_default_another_allowed_member_cannot_answer(
     drain(runtime)
     # Then he is told it is not his to answer, nothing ran, and the request keeps its buttons
     assert telegram_api.callback_answers[-1]["text"].startswith("Only the person who asked")
-    assert _status(runtime, run_id) == "waiting"
+    assert run_status(runtime, run_id) == "waiting"
     assert not (tmp_path / "workspace" / "functions" / "g.py").exists()
     assert "reply_markup" in telegram_request(telegram_api)
 
@@ -112,7 +107,7 @@ def test_telegram_group_allowed_mode_an_allowed_members_press_counts(
     drain(runtime)
     # Then the call ran, the turn finished, and the request shows Bob approved it
     assert (tmp_path / "workspace" / "functions" / "g.py").read_text() == "g = 1\n"
-    assert _status(runtime, run_id) == "completed"
+    assert run_status(runtime, run_id) == "completed"
     assert "Approved by Bob" in telegram_request(telegram_api)["text"]
 
 
@@ -131,7 +126,7 @@ def test_telegram_group_allowed_mode_a_member_not_allowed_never_counts(
     drain(runtime)
     # Then she is refused and the run still waits, with nothing written
     assert telegram_api.callback_answers[-1]["text"].startswith("Only the person who asked")
-    assert _status(runtime, run_id) == "waiting"
+    assert run_status(runtime, run_id) == "waiting"
     assert not (tmp_path / "workspace" / "functions" / "g.py").exists()
 
 

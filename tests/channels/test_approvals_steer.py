@@ -13,19 +13,18 @@ import pytest
 from fastapi.testclient import TestClient
 
 from harness.agent.approval_text import approval_by_text
-from harness.agent.handlers import HANDLE_MESSAGE
-from harness.runtime import Runtime, run_id_for
-from harness.runtime.access_store import AccessStore
+from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from tests.channels import payloads
 from tests.channels.approval_presses import (
-    TELEGRAM_HEADERS,
+    run_status,
     slack_mention,
     slack_request,
     slack_signed,
     telegram_press,
     telegram_request,
+    write_in_private,
 )
 from tests.channels.test_e2e_turn import fleet  # noqa: F401
 from tests.fakes.model_server import ModelServer, Reply
@@ -41,22 +40,6 @@ def typed_answers(fleet: TestClient, runtime: Runtime, registry: FunctionRegistr
     answer, and whichever records it first, the outcome is the same."""
     registry.register(approval_by_text)
     runtime.register_functions()
-
-
-def _write(fleet: TestClient, runtime: Runtime, update_id: int, text: str) -> str:
-    """Alice (paired) writes in her private chat; the run's id."""
-    AccessStore(runtime).grant(f"telegram:user:{payloads.ALICE['id']}", "Alice", "test")
-    update = payloads.tg_private_text(update_id, text=text)
-    response = fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
-    assert response.status_code == 200, response.text
-    drain(runtime)
-    return run_id_for(HANDLE_MESSAGE, response.json()["event_id"])
-
-
-def _status(runtime: Runtime, run_id: str) -> str:
-    run = runtime.ledger.run(run_id)
-    assert run is not None, f"run {run_id} is unknown"
-    return run.status
 
 
 def _last_request_text(model: ModelServer) -> str:
@@ -75,17 +58,17 @@ def test_steer_other_message_reaches_the_model_and_the_request_still_stands(
     model_server.script(
         WRITE, Reply.answer("It creates functions/s.py."), Reply.answer("Done: written.")
     )
-    run_id = _write(fleet, runtime, 60001, "write the job")
+    run_id = write_in_private(fleet, runtime, 60001, "write the job")
     assert len(model_server.requests) == 1
     # When she asks a question instead of answering
-    _write(fleet, runtime, 60002, "What does it do exactly?")
+    write_in_private(fleet, runtime, 60002, "What does it do exactly?")
     # Then the model saw her question (and that the call has not run) and its answer was sent
     assert len(model_server.requests) == 2
     seen = _last_request_text(model_server)
     assert "What does it do exactly?" in seen and "Not run yet" in seen, seen
     assert telegram_api.messages[-1]["text"] == "It creates functions/s.py."
     # And the request still stands: the run waits, nothing was written, the buttons remain
-    assert _status(runtime, run_id) == "waiting"
+    assert run_status(runtime, run_id) == "waiting"
     assert not (tmp_path / "workspace" / "functions" / "s.py").exists()
     assert "reply_markup" in telegram_request(telegram_api)
     # When she then presses Approve
@@ -95,7 +78,7 @@ def test_steer_other_message_reaches_the_model_and_the_request_still_stands(
     assert (tmp_path / "workspace" / "functions" / "s.py").read_text() == "s = 1\n"
     assert "Approved, and it ran" in _last_request_text(model_server)
     assert telegram_api.messages[-1]["text"] == "Done: written."
-    assert _status(runtime, run_id) == "completed"
+    assert run_status(runtime, run_id) == "completed"
 
 
 @pytest.mark.parametrize(
@@ -113,12 +96,12 @@ def test_steer_plain_yes_or_no_answers_the_request(
 ) -> None:
     # Given a turn waiting for Alice's approval of a write
     model_server.script(WRITE, Reply.answer("ok"))
-    run_id = _write(fleet, runtime, 60011, "write the job")
+    run_id = write_in_private(fleet, runtime, 60011, "write the job")
     # When she types a plain answer instead of pressing a button
-    _write(fleet, runtime, 60012, typed)
+    write_in_private(fleet, runtime, 60012, typed)
     # Then it counted as her decision: the call ran (or not), the turn finished
     assert (tmp_path / "workspace" / "functions" / "s.py").exists() is runs
-    assert _status(runtime, run_id) == "completed"
+    assert run_status(runtime, run_id) == "completed"
     # And the request shows the decision and who made it, without buttons
     request = telegram_request(telegram_api)
     shown = "Approved by Alice" if runs else "Denied by Alice"

@@ -191,6 +191,28 @@ def test_a_slowly_streamed_answer_is_one_draft_edited_within_the_limit_then_fini
     assert telegram_api.rate_limited == 0, f"{telegram_api.rate_limited} edits came too fast"
 
 
+def test_delivery_records_hold_only_the_messages_a_streamed_turn_posted(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a streamed answer whose draft was edited, so the platform's pace held it between
+    # edits
+    model_server.script(Reply.answer(PARAGRAPH * 4, chunk=8, pace=0.01))
+    # When the turn runs and its reply is delivered
+    _say(fleet)
+    drain(runtime)
+    # Then every chunk a delivery record names is a message on the platform: the draft's
+    # hold is kept apart, not as a chunk of a reply
+    assert telegram_api.calls_to("editMessageText"), "the draft was never edited"
+    on_platform = {str(m["message_id"]) for m in telegram_api.messages}
+    pattern = runtime.keys.reply_chunks("*")
+    for key in runtime.redis.scan_iter(match=pattern):
+        chunks = {str(v) for v in runtime.redis.hvals(key)}
+        assert chunks <= on_platform, f"{key!r} names {chunks - on_platform}, not messages"
+
+
 def test_a_reply_longer_than_one_message_finishes_the_draft_and_posts_the_rest(
     fleet: TestClient,
     runtime: Runtime,
