@@ -80,7 +80,7 @@ def main() -> None:
                 rounds.append(_overhead(times_off, times_on))
             a, b = statistics.median(off) * 1000, statistics.median(on) * 1000
             print(f"{name:13s} without records {a:.3f} ms  with records {b:.3f} ms  "
-                  f"(+{_overhead(off, on):.1f}%; rounds {min(rounds):+.1f}% to "
+                  f"({_overhead(off, on):+.1f}%; rounds {min(rounds):+.1f}% to "
                   f"{max(rounds):+.1f}%)")  # fmt: skip
 
 
