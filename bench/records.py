@@ -4,7 +4,8 @@ Each round is one run of `--steps` new steps that alternate, step by step, betwe
 off and on (`Runtime.record_previews`), so both see the same machine load: the floor (records
 off) is measured in the same run as what it is compared with. Done for a no-op step and for
 a step taking and returning a tool-call-sized payload (~1 KB, of "x"s and of prose); prints
-the median per-step time of each mode over all rounds, and the difference.
+the median per-step time of each mode over all rounds, the difference, and the range of the
+difference over the rounds.
 Usage: python -m bench.records [--steps 2000 --rounds 5]
 """
 
@@ -60,7 +61,8 @@ def measure(url: str, steps: int, payload: Any, tag: str) -> tuple[list[float], 
 
 
 def main() -> None:
-    """Print the median step time with and without records, and the difference."""
+    """Print, per payload, the median step time without and with records over all rounds,
+    the overhead of that median, and the range of the overhead over the rounds."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
@@ -70,13 +72,21 @@ def main() -> None:
         for case, (name, payload) in enumerate(cases):
             on: list[float] = []
             off: list[float] = []
+            rounds: list[float] = []
             for i in range(args.rounds):
                 times_off, times_on = measure(server.url, args.steps, payload, f"{case}-{i}")
                 off += times_off
                 on += times_on
+                rounds.append(_overhead(times_off, times_on))
             a, b = statistics.median(off) * 1000, statistics.median(on) * 1000
             print(f"{name:13s} without records {a:.3f} ms  with records {b:.3f} ms  "
-                  f"(+{(b - a) / a * 100:.1f}%)")  # fmt: skip
+                  f"({_overhead(off, on):+.1f}%; rounds {min(rounds):+.1f}% to "
+                  f"{max(rounds):+.1f}%)")  # fmt: skip
+
+
+def _overhead(off: list[float], on: list[float]) -> float:
+    """How much longer the median step with records took than the one without, in %."""
+    return (statistics.median(on) / statistics.median(off) - 1) * 100
 
 
 if __name__ == "__main__":

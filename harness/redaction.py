@@ -3,52 +3,50 @@
 `redact(text)` replaces well-known credential shapes (Anthropic and OpenAI keys, Slack and
 Telegram tokens, GitHub and AWS keys, `Bearer ...`, `password=...`) and every value
 registered with `register_secret` (the settings marked secret register theirs) with
-`[REDACTED]`. It is pure, never raises, and cheap on text with no secret in it.
+`[REDACTED]`. It is pure, never raises, and cheap on text with no secret in it: a shape's
+pattern runs only on text that passes a test every match of that shape passes, and the
+tests start with one-character searches (a memchr, about ten times cheaper than searching
+for a longer literal) that rule out several shapes at once.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 MASK = "[REDACTED]"
 _MIN_SECRET_CHARS = 6
 
-
-def _digit_before_colon(lowered: str) -> bool:
-    """True when some ':' follows a digit: what every Telegram token has. Much cheaper than
-    the token pattern on JSON text, where ':' alone is everywhere."""
-    at = lowered.find(":")
-    while at > 0:
-        if lowered[at - 1].isdigit():
-            return True
-        at = lowered.find(":", at + 1)
-    return False
-
-
-# (a lower-case literal every match contains, or a cheap test every match passes; the
-# pattern): a pattern runs only on text that passes its guard, so text without any secret
-# costs a few substring checks.
-_GUARDED: tuple[tuple[str | Callable[[str], bool], re.Pattern[str]], ...] = tuple(
-    (guard, re.compile(pattern))
-    for guard, pattern in (
-        ("sk-", r"sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"),  # Anthropic, OpenAI
-        ("xox", r"xox[abposr]-[A-Za-z0-9\-]{8,}"),  # Slack bot / user tokens
-        ("xapp-", r"xapp-[A-Za-z0-9\-]{8,}"),  # Slack app-level tokens
-        (_digit_before_colon, r"\b\d{6,12}:[A-Za-z0-9_\-]{30,}"),  # Telegram bot tokens
-        ("_", r"gh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
-        ("akia", r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
+# The credential shapes, in the order `redact` applies them.
+SHAPES: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern)
+    for name, pattern in (
+        ("openai", r"sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"),  # Anthropic, OpenAI
+        ("slack", r"xox[abposr]-[A-Za-z0-9\-]{8,}"),  # Slack bot / user tokens
+        ("slack-app", r"xapp-[A-Za-z0-9\-]{8,}"),  # Slack app-level tokens
+        ("github", r"gh[pousr]_[A-Za-z0-9]{20,}"),
+        ("aws", r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
         ("bearer", r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{12,}=*"),
-        ("pass", r"(?i:(?:password|passwd)\s*[=:]\s*)[^\s'\",;&]{6,}"),
+        ("password", r"(?i:(?:password|passwd)\s*[=:]\s*)[^\s'\",;&]{6,}"),
         ("secret", r"(?i:secret\s*[=:]\s*)[^\s'\",;&]{6,}"),
-        ("key", r"(?i:api[_-]?key\s*[=:]\s*)[^\s'\",;&]{6,}"),
+        ("api-key", r"(?i:api[_-]?key\s*[=:]\s*)[^\s'\",;&]{6,}"),
         ("token", r"(?i:token\s*[=:]\s*)[^\s'\",;&]{6,}"),
+        ("telegram", r"\b\d{6,12}:[A-Za-z0-9_\-]{30,}"),  # Telegram bot tokens
     )
+}
+_OPENAI, _SLACK, _SLACK_APP, _GITHUB, _AWS, _BEARER = (
+    SHAPES[name] for name in ("openai", "slack", "slack-app", "github", "aws", "bearer")
 )
-
-_BY_LITERAL = tuple((g, p) for g, p in _GUARDED if isinstance(g, str))
-_BY_TEST = tuple((g, p) for g, p in _GUARDED if not isinstance(g, str))
+_NAMED = tuple(
+    (literal, SHAPES[name])
+    for literal, name in (
+        ("pass", "password"), ("secret", "secret"), ("key", "api-key"), ("token", "token")
+    )
+)  # fmt: skip
+_TELEGRAM = SHAPES["telegram"]
+# How every name the `name=value` patterns match ends (`api[_-]?key` ends in "key").
+_NAMES = ("password", "passwd", "secret", "key", "token")
 
 _lock = threading.Lock()
 _secrets: frozenset[str] = frozenset()
@@ -74,20 +72,67 @@ def register_secrets(values: Iterable[str | None]) -> None:
 
 
 def redact(text: str) -> str:
-    """`text` with every known secret replaced by `[REDACTED]`. Never raises."""
-    if not text:
+    """`text` with every known secret replaced by `[REDACTED]`. Never raises.
+
+    The same as running every pattern of `SHAPES` in order (after the registered values):
+    each guard below is true for every text its patterns can match."""
+    if len(text) < _MIN_SECRET_CHARS:  # shorter than any secret: nothing to find
         return text
     literal = _literal
     if literal is not None:
         text = literal.sub(MASK, text)
+    if "-" in text:  # every key below has one after its prefix
+        if "sk-" in text:
+            text = _OPENAI.sub(_mask_match, text)
+        if "xox" in text:
+            text = _SLACK.sub(_mask_match, text)
+        if "xapp-" in text:
+            text = _SLACK_APP.sub(_mask_match, text)
+    if "_" in text and "gh" in text:
+        text = _GITHUB.sub(_mask_match, text)
+    if "K" in text and "AKIA" in text:
+        text = _AWS.sub(_mask_match, text)
     lowered = text.lower()
-    for guard, pattern in _BY_LITERAL:
-        if guard in lowered:
-            text = pattern.sub(_mask_match, text)
-    for test, pattern in _BY_TEST:
-        if test(lowered):
-            text = pattern.sub(_mask_match, text)
+    if "bearer" in lowered:
+        text = _BEARER.sub(_mask_match, text)
+    if _named_value(text):
+        for name, pattern in _NAMED:
+            if name in lowered:
+                text = pattern.sub(_mask_match, text)
+        if _digit_before_colon(text):
+            text = _TELEGRAM.sub(_mask_match, text)
     return text
+
+
+def _named_value(text: str) -> bool:
+    """True when some '=' or ':' in `text` follows, past any whitespace, a digit or the end
+    of a name the `name=value` patterns and the Telegram pattern look for. Their ':' never
+    follows '"', so the colons that end JSON keys are skipped (all at once by the counts)."""
+    if "=" not in text and text.count(":") <= text.count('":'):
+        return False
+    for sep in ("=", ":"):
+        at = text.find(sep)
+        while at >= 0:
+            if at and (sep == "=" or text[at - 1] != '"'):
+                start = max(0, at - 32)
+                head = text[start:at].rstrip()
+                if len(head) < 8 and start:  # whitespace ran past the window: assume a name
+                    return True
+                if head and (head[-1].isdigit() or head.casefold().endswith(_NAMES)):
+                    return True
+            at = text.find(sep, at + 1)
+    return False
+
+
+def _digit_before_colon(text: str) -> bool:
+    """True when some ':' follows a digit: what every Telegram token has. Much cheaper than
+    the token pattern on JSON text, where ':' alone is everywhere."""
+    at = text.find(":")
+    while at >= 0:
+        if at and text[at - 1].isdigit():
+            return True
+        at = text.find(":", at + 1)
+    return False
 
 
 def _mask_match(match: re.Match[str]) -> str:

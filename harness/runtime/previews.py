@@ -18,6 +18,9 @@ from typing import Any
 from harness.redaction import redact
 
 PREVIEW_CHARS = 400
+# What a step was given is previewed on every step, as it runs: half as long (bench.records:
+# a step's recording cost grows with it); outputs and triggers are previewed when read.
+INPUT_PREVIEW_CHARS = 200
 # ASCII markers: text that stays ASCII is lower-cased and searched several times faster by
 # the redaction that follows, and is stored and sent as is.
 _ELLIPSIS = "..."
@@ -63,27 +66,41 @@ def _walk(value: Any, out: list[str], budget: int) -> int:
         return budget - len(text)
     if kind is dict:
         out.append("{")
-        first = True
+        lead = ""
         for key, item in value.items():
             if budget <= 0:
                 out.append(_ELLIPSIS)
                 break
-            name = quote(str(key))
-            out.append(name + ":" if first else "," + name + ":")
-            first = False
-            budget = _walk(item, out, budget - len(name) - 1)
+            name = quote(key if type(key) is str else str(key))
+            budget -= len(name) + 1
+            if type(item) is str and budget > 0:  # the common leaf, without a call
+                text = quote(item[:budget])
+                out.append(lead + name + ":" + text)
+                budget -= len(text)
+            else:
+                out.append(lead + name + ":")
+                budget = _walk(item, out, budget)
+            lead = ","
         out.append("}")
         return budget
     if kind in _SEQUENCES:
-        out.append("[")
         items = value
         if len(items) > 3:
-            out.append(f"...{len(items) - 2} more,")
+            out.append(f"[...{len(items) - 2} more,")
             items = items[-2:]
-        for index, item in enumerate(items):
-            if index:
-                out.append(",")
-            budget = _walk(item, out, budget)
+        else:
+            out.append("[")
+        lead = ""
+        for item in items:
+            if lead:
+                out.append(lead)
+            if type(item) is int and budget > 0:  # the common leaf, without a call
+                text = repr(item)
+                out.append(text)
+                budget -= len(text)
+            else:
+                budget = _walk(item, out, budget)
+            lead = ","
         out.append("]")
         return budget
     if value is None or kind in _SCALARS:
@@ -128,14 +145,16 @@ def step_preview(
     args: tuple[Any, ...], kwargs: dict[str, Any], usage: dict[str, Any] | None
 ) -> str:
     """The journal fields a completed step adds for people: `,"i":…` (what it was given,
-    bounded by `PREVIEW_CHARS`) and, for a model's answer, `,"u":{…}`. Never raises.
+    bounded by `INPUT_PREVIEW_CHARS`) and, for a model's answer, `,"u":{…}`. Never raises.
 
     There is no output preview: the step's value is in the record already (`v`, for replay),
     so a reader previews it (`output_preview`) instead of every step writing a second copy."""
-    given: Any = list(args) if not kwargs else [*args, kwargs]
-    if len(given) == 1:
-        given = given[0]
-    text = ',"i":' + quote(preview(given))
+    given: Any
+    if kwargs:
+        given = [*args, kwargs] if args else kwargs
+    else:
+        given = args[0] if len(args) == 1 else list(args)
+    text = ',"i":' + quote(preview(given, INPUT_PREVIEW_CHARS))
     if usage is not None:
         text += ',"u":' + json.dumps(usage, separators=(",", ":"))
     return text
