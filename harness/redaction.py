@@ -50,7 +50,9 @@ _NAMES = ("password", "passwd", "secret", "key", "token")
 
 _lock = threading.Lock()
 _secrets: frozenset[str] = frozenset()
-_literal: re.Pattern[str] | None = None
+# The registered values, longest first, and one pattern matching any of them; None until a
+# value is registered. One tuple, so a reader sees both from the same registration.
+_literal: tuple[tuple[str, ...], re.Pattern[str]] | None = None
 
 
 def register_secret(*values: str | None) -> None:
@@ -62,8 +64,8 @@ def register_secret(*values: str | None) -> None:
         if fresh <= _secrets:
             return
         _secrets = _secrets | fresh
-        ordered = sorted(_secrets, key=len, reverse=True)
-        _literal = re.compile("|".join(re.escape(v) for v in ordered))
+        ordered = tuple(sorted(_secrets, key=len, reverse=True))
+        _literal = (ordered, re.compile("|".join(re.escape(v) for v in ordered)))
 
 
 def register_secrets(values: Iterable[str | None]) -> None:
@@ -79,8 +81,10 @@ def redact(text: str) -> str:
     if len(text) < _MIN_SECRET_CHARS:  # shorter than any secret: nothing to find
         return text
     literal = _literal
-    if literal is not None:
-        text = literal.sub(MASK, text)
+    # A substring search per value is several times cheaper than the alternation's scan,
+    # which then runs only on text that holds one.
+    if literal is not None and any(value in text for value in literal[0]):
+        text = literal[1].sub(MASK, text)
     if "-" in text:  # every key below has one after its prefix
         if "sk-" in text:
             text = _OPENAI.sub(_mask_match, text)
