@@ -4,9 +4,11 @@ the scripted model server answering every conversation by what it was asked, and
 Telegram Bot API receiving the replies.
 
 Every message is a token `c<chat>-m<n>`. The model first calls `bash` to append
-`<token> <pid of the worker>` to `tool-runs.log` in the workspace (one line per execution of
-that tool step), then answers `re <token>`; so the fake platform's messages and that file are
-the evidence the invariant checks (`tests.chaos.invariants`) read.
+`<token> <pid of the worker> <nonce>` to `tool-runs.log` in the workspace (one line per
+execution of that tool step, the nonce new each time) and print the same line, then answers
+`re <token>`. The model server notes the tool results it is sent (`ToolResultsSeen`): the one
+execution whose output the run recorded. The fake platform's messages, that file and those
+notes are the evidence the invariant checks (`tests.chaos.invariants`) read.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from tests.waiting import wait_until
 
 TOKEN = re.compile(r"\bc\d+-m\d+\b")
 TOOL_LOG = "tool-runs.log"
+TOOL_LINE = re.compile(r"\b(c\d+-m\d+) \d+ (\d+)")
+"""A line the tool step logs and prints: token, worker pid, nonce (token and nonce captured)."""
 MODEL_TIMEOUT_S = 2.0
 """AGENT_MODEL_TIMEOUT of the fleet: a model answer that hangs longer is retried."""
 START_TIMEOUT_S = 60.0
@@ -94,15 +98,41 @@ def _texts(message: dict[str, Any]) -> list[tuple[str, str]]:
     return blocks
 
 
-def answer_by_token(faults: ModelFaults) -> Any:
+@dataclass
+class ToolResultsSeen:
+    """The tool results the model was sent, per token: the nonces of the executions whose
+    output a run recorded and went on with (a step's result is sent to the model only after
+    it is recorded; a replay sends the recorded one again). Thread-safe."""
+
+    _nonces: dict[str, set[str]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def note(self, text: str) -> None:
+        """Note every `<token> <pid> <nonce>` line in a tool result's text."""
+        for token, nonce in TOOL_LINE.findall(text):
+            with self._lock:
+                self._nonces.setdefault(token, set()).add(nonce)
+
+    def nonces(self, token: str) -> set[str]:
+        """The nonces of `token`'s tool executions that the model was sent."""
+        with self._lock:
+            return set(self._nonces.get(token, ()))
+
+
+def answer_by_token(faults: ModelFaults, seen: ToolResultsSeen) -> Any:
     """A `ModelServer` responder: the turn's token from the newest user text; a `bash` call
-    logging it unless the turn already has a tool result, then `re <token>`."""
+    logging it unless the turn already has a tool result, then `re <token>`. Every tool
+    result a request carries is noted in `seen` first, even when the request then fails."""
 
     def respond(api: str, body: Any) -> Reply:
+        messages = body.get("messages") or []
+        for message in messages:
+            for kind, text in _texts(message):
+                if kind == "tool_result":
+                    seen.note(text)
         faulty = faults.draw()
         if faulty is not None:
             return faulty
-        messages = body.get("messages") or []
         tool_done = False
         for message in reversed(messages):
             if message.get("role") != "user":
@@ -119,7 +149,8 @@ def answer_by_token(faults: ModelFaults) -> Any:
             return Reply.answer("no token in this conversation")
         if tool_done:
             return Reply.answer(f"re {token}", delay=faults.latency)
-        command = f'echo "{token} $PPID" >> {TOOL_LOG}'
+        line = f'line="{token} $PPID $RANDOM$RANDOM$RANDOM"; '
+        command = line + f'echo "$line" >> {TOOL_LOG}; echo "$line"'
         call = ScriptedCall("bash", {"command": command}, id=f"toolu_{token.replace('-', '_')}")
         return Reply.tools(call, delay=faults.latency)
 
@@ -146,6 +177,7 @@ class ChaosFleet:
     killed_pids: set[int] = field(default_factory=set)
     kill_times: list[float] = field(default_factory=list)
     worker_count: int = 0
+    tool_results: ToolResultsSeen = field(default_factory=ToolResultsSeen)
 
     @property
     def web_url(self) -> str:
@@ -249,15 +281,15 @@ class ChaosFleet:
         """A new server on the same port and directory, loading the append-only file."""
         self.redis = EmbeddedRedis(self.redis.data_dir, port=self.redis.port, persist=True).start()
 
-    def tool_runs(self) -> list[tuple[str, int]]:
-        """(token, worker pid) for each execution of a tool step, in order."""
+    def tool_runs(self) -> list[tuple[str, int, str]]:
+        """(token, worker pid, nonce) for each execution of a tool step, in order."""
         path = self.workspace / TOOL_LOG
         if not path.exists():
             return []
         rows = []
         for line in path.read_text().splitlines():
-            token, _, pid = line.partition(" ")
-            rows.append((token, int(pid or 0)))
+            token, pid, nonce = [*line.split(" "), "", ""][:3]
+            rows.append((token, int(pid or 0), nonce))
         return rows
 
 
@@ -316,14 +348,15 @@ def chaos_fleet(
     telegram = FakeTelegramApi().start()
     telegram.edit_every = 0.0
     model = ModelServer().start()
-    model.respond_with(answer_by_token(faults))
+    seen = ToolResultsSeen()
+    model.respond_with(answer_by_token(faults, seen))
     port = _free_port()
     fleet = Fleet(
         redis_url=server.url, prefix=f"ch{uuid.uuid4().hex[:8]}", log_dir=tmp,
         extra_env={**fleet_env(telegram, model, port), **env},
     )  # fmt: skip
     (tmp / "workspace").mkdir()
-    chaos = ChaosFleet(server, fleet, telegram, model, faults, port)
+    chaos = ChaosFleet(server, fleet, telegram, model, faults, port, tool_results=seen)
     try:
         chaos.start_web()
         for _ in range(workers):

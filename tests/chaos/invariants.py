@@ -45,8 +45,10 @@ class Report:
     unexpected_replies: list[str] = field(default_factory=list)
     tool_executions: int = 0
     tool_reruns_after_kill: int = 0
+    tool_reruns_unrecorded: int = 0
     tool_reruns: list[str] = field(default_factory=list)
     tools_missing: int = 0
+    tool_results_unseen: int = 0
     overlapping_runs: list[str] = field(default_factory=list)
     unfinished_runs: list[str] = field(default_factory=list)
     undelivered: int = 0
@@ -66,6 +68,8 @@ class Report:
             found.append(f"completed tool steps ran again: {self.tool_reruns[:5]}")
         if self.tools_missing:
             found.append(f"{self.tools_missing} turns never ran their tool")
+        if self.tool_results_unseen:
+            found.append(f"{self.tool_results_unseen} tool results never reached the model")
         if self.overlapping_runs:
             found.append(f"runs of one session overlapped: {self.overlapping_runs[:5]}")
         if self.unfinished_runs:
@@ -81,7 +85,8 @@ class Report:
             f"duplicates={self.duplicate_replies} reordered={self.reordered_chats} "
             f"reposted_after_kill={self.reposted_after_kill} "
             f"missing={self.missing_replies} tool_executions={self.tool_executions} "
-            f"tool_reruns_after_kill={self.tool_reruns_after_kill}"
+            f"tool_reruns_after_kill={self.tool_reruns_after_kill} "
+            f"tool_reruns_unrecorded={self.tool_reruns_unrecorded}"
         )
 
 
@@ -158,16 +163,32 @@ def _killed_between(chaos: ChaosFleet, start: float, end: float) -> bool:
 
 
 def _check_tools(chaos: ChaosFleet, outcome: Outcome, report: Report) -> None:
-    executions: dict[str, list[int]] = {}
-    for token, pid in chaos.tool_runs():
-        executions.setdefault(token, []).append(pid)
-    report.tool_executions = sum(len(pids) for pids in executions.values())
-    for token, pids in executions.items():
-        earlier = pids[:-1]
-        killed = [pid for pid in earlier if pid in chaos.killed_pids]
-        report.tool_reruns_after_kill += len(killed)
-        if len(killed) != len(earlier):
-            report.tool_reruns.append(f"{token} by {pids}")
+    """A completed tool step is one whose output the run recorded (the model was sent it).
+    Executions before that one were never recorded (their worker was killed, or Redis was
+    down when it tried): running the step again is what durability promises for them, and
+    they are counted, not failed. Any execution after the recorded one, or a second recorded
+    output, is a completed step run again."""
+    executions: dict[str, list[tuple[int, str]]] = {}
+    for token, pid, nonce in chaos.tool_runs():
+        executions.setdefault(token, []).append((pid, nonce))
+    report.tool_executions = sum(len(runs) for runs in executions.values())
+    for token, runs in executions.items():
+        pids = [pid for pid, _ in runs]
+        recorded = chaos.tool_results.nonces(token)
+        nonces = [nonce for _, nonce in runs]
+        last = max((nonces.index(n) for n in recorded if n in nonces), default=len(runs) - 1)
+        earlier = pids[:last]
+        report.tool_reruns_after_kill += sum(pid in chaos.killed_pids for pid in earlier)
+        if recorded:
+            report.tool_reruns_unrecorded += len(earlier)
+            if len(recorded) > 1 or last != len(runs) - 1:
+                report.tool_reruns.append(f"{token} by {pids}")
+        else:
+            # every turn answers only after the model saw its tool's result
+            report.tool_results_unseen += 1
+            if any(pid not in chaos.killed_pids for pid in earlier):
+                # nothing seen to tell recorded from unrecorded: only a kill explains a rerun
+                report.tool_reruns.append(f"{token} by {pids}")
     accepted = {t for tokens in outcome.accepted.values() for t in tokens}
     report.tools_missing = len(accepted - set(executions))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.chaos.fleet import ToolResultsSeen
 from tests.chaos.invariants import Report, _check_replies, _check_tools
 from tests.chaos.load import Outcome
 
@@ -23,14 +24,26 @@ class _Fleet:
     telegram: _Telegram = field(default_factory=_Telegram)
     kill_times: list[float] = field(default_factory=list)
     killed_pids: set[int] = field(default_factory=set)
-    runs: list[tuple[str, int]] = field(default_factory=list)
+    runs: list[tuple[str, int, str]] = field(default_factory=list)
+    tool_results: ToolResultsSeen = field(default_factory=ToolResultsSeen)
 
     def sent(self, chat: int, text: str, at: float) -> None:
         self.telegram.messages.append({"chat": {"id": chat}, "text": text})
         self.telegram.message_times.append(at)
 
-    def tool_runs(self) -> list[tuple[str, int]]:
+    def tool_runs(self) -> list[tuple[str, int, str]]:
         return self.runs
+
+    def ran(self, token: str, pid: int, nonce: str, *, recorded: bool = False) -> None:
+        self.runs.append((token, pid, nonce))
+        if recorded:
+            self.tool_results.note(f"{token} {pid} {nonce}\n")
+
+
+def _tools(fleet: _Fleet, accepted: list[str]) -> Report:
+    report = Report()
+    _check_tools(fleet, Outcome(accepted={1: accepted}), report)  # type: ignore[arg-type]
+    return report
 
 
 def _replies(fleet: _Fleet, accepted: list[str]) -> Report:
@@ -81,12 +94,36 @@ def test_replies_out_of_order_and_missing_ones_are_reported() -> None:
     assert report.unexpected_replies == ["Sorry, something went wrong"]
 
 
-def test_a_tool_step_run_again_counts_only_when_its_first_worker_was_killed() -> None:
-    fleet = _Fleet(killed_pids={10}, runs=[("c1-m0", 10), ("c1-m0", 11), ("c1-m1", 11)])
-    fleet.runs.append(("c1-m1", 12))
-    report = Report()
-    outcome = Outcome(accepted={1: ["c1-m0", "c1-m1", "c1-m2"]})
-    _check_tools(fleet, outcome, report)  # type: ignore[arg-type]
+def test_without_a_recorded_output_a_rerun_counts_only_after_a_kill() -> None:
+    fleet = _Fleet(killed_pids={10})
+    for token, pid in (("c1-m0", 10), ("c1-m0", 11), ("c1-m1", 11), ("c1-m1", 12)):
+        fleet.ran(token, pid, f"n{pid}")
+    report = _tools(fleet, ["c1-m0", "c1-m1", "c1-m2"])
     assert report.tool_reruns_after_kill == 1
     assert report.tool_reruns == ["c1-m1 by [11, 12]"]
     assert report.tools_missing == 1
+    assert report.tool_results_unseen == 2, "a turn answers only after its tool's result"
+
+
+def test_executions_before_the_recorded_one_were_never_recorded_and_may_rerun() -> None:
+    # a live worker ran the tool but could not record it (Redis was down), another reran it
+    fleet = _Fleet()
+    fleet.ran("c1-m0", 11, "1")
+    fleet.ran("c1-m0", 12, "2", recorded=True)
+    report = _tools(fleet, ["c1-m0"])
+    assert report.violations() == []
+    assert report.tool_reruns_unrecorded == 1
+
+
+def test_an_execution_after_the_recorded_one_is_a_completed_step_run_again() -> None:
+    fleet = _Fleet(killed_pids={11})
+    fleet.ran("c1-m0", 11, "1", recorded=True)
+    fleet.ran("c1-m0", 12, "2")
+    assert _tools(fleet, ["c1-m0"]).tool_reruns == ["c1-m0 by [11, 12]"]
+
+
+def test_two_recorded_outputs_of_one_step_are_a_completed_step_run_again() -> None:
+    fleet = _Fleet()
+    fleet.ran("c1-m0", 11, "1", recorded=True)
+    fleet.ran("c1-m0", 12, "2", recorded=True)
+    assert _tools(fleet, ["c1-m0"]).tool_reruns == ["c1-m0 by [11, 12]"]
