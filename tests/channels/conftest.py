@@ -6,10 +6,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from channels import registry as channel_registry
+from channels.handlers import FUNCTIONS
 from channels.slack.channel import SlackChannel
 from channels.slack.settings import SlackSettings
 from channels.telegram.channel import TelegramChannel
 from channels.telegram.settings import TelegramSettings
+from harness.runtime import Runtime, set_runtime
+from harness.runtime.functions import FunctionRegistry
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 
@@ -71,3 +75,16 @@ def telegram(telegram_api: FakeTelegramApi) -> Iterator[TelegramChannel]:
 def slack(slack_api: FakeSlackApi) -> SlackChannel:
     """A Slack channel talking to the fake server."""
     return SlackChannel(slack_settings(slack_api))
+
+
+@pytest.fixture
+def bus(runtime: Runtime, registry: FunctionRegistry) -> Iterator[Runtime]:
+    """The runtime with the channel functions registered and installed process-wide (a test
+    module whose functions differ defines its own `bus`)."""
+    for fn in FUNCTIONS:
+        registry.register(fn)
+    runtime.register_functions()
+    set_runtime(runtime)
+    yield runtime
+    set_runtime(None)
+    channel_registry.reset()

@@ -10,7 +10,6 @@ import pytest
 
 from channels import registry as channel_registry
 from channels.acknowledge import ACKNOWLEDGE, ACKNOWLEDGE_FOR_S
-from channels.base import Channel
 from channels.handlers import FUNCTIONS
 from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
@@ -20,6 +19,7 @@ from harness.runtime import Context, Runtime, event, function, publish, run_id_f
 from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
+from tests.channels.channel_doubles import use_channel
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
@@ -45,11 +45,6 @@ def bus(runtime: Runtime, registry: FunctionRegistry) -> Iterator[Runtime]:
     yield runtime
     set_runtime(None)
     channel_registry.reset()
-
-
-def use_channel(name: str, channel: Channel) -> None:
-    channel_registry.reset()
-    channel_registry.register(name, lambda: channel)
 
 
 def message(channel: str, destination: dict[str, Any], event_id: str = "m1") -> dict[str, Any]:
