@@ -71,6 +71,18 @@ def run_for(bus: Runtime, clock: ManualClock, seconds: int) -> None:
         drain(bus)
 
 
+def give_up_while_telegram_is_down(
+    bus: Runtime, clock: ManualClock, telegram_api: FakeTelegramApi
+) -> None:
+    """A reply fails on every attempt for four minutes, past the two of retries, so that
+    `send-reply` gives up and keeps it; then Telegram recovers."""
+    telegram_api.fail_next(1000, status=500, method="sendMessage")
+    publish(reply(), runtime=bus)
+    drain(bus)
+    run_for(bus, clock, 240)
+    telegram_api.recover()
+
+
 def test_send_reply_that_keeps_failing_retries_for_the_configured_time_then_is_kept(
     bus: Runtime, clock: ManualClock, telegram_api: FakeTelegramApi
 ) -> None:
@@ -113,13 +125,9 @@ def test_send_reply_honours_retry_after(
 def test_undelivered_reply_goes_out_once_when_the_person_writes_next(
     bus: Runtime, clock: ManualClock, telegram_api: FakeTelegramApi
 ) -> None:
-    # Given a reply given up on while Telegram was down
-    telegram_api.fail_next(1000, status=500, method="sendMessage")
-    publish(reply(), runtime=bus)
-    drain(bus)
-    run_for(bus, clock, 240)
+    # Given a reply given up on while Telegram was down, and Telegram back
+    give_up_while_telegram_is_down(bus, clock, telegram_api)
     assert len(bus.undelivered.all()) == 1
-    telegram_api.recover()
     # When the person writes twice
     publish(message("m-next"), runtime=bus)
     drain(bus)
@@ -134,11 +142,7 @@ def test_undelivered_reply_is_marked_in_harness_runs_and_redelivered_from_there(
     bus: Runtime, clock: ManualClock, telegram_api: FakeTelegramApi
 ) -> None:
     # Given a reply given up on, and Telegram back
-    telegram_api.fail_next(1000, status=500, method="sendMessage")
-    publish(reply(), runtime=bus)
-    drain(bus)
-    run_for(bus, clock, 240)
-    telegram_api.recover()
+    give_up_while_telegram_is_down(bus, clock, telegram_api)
     # When the operator lists the runs, then redelivers by a prefix of the run id
     listed = CliRunner().invoke(app, ["runs"])
     redelivered = CliRunner().invoke(app, ["runs", "redeliver", SEND[:20]])
