@@ -4,19 +4,38 @@ accepted a chunk (a flaky network, a worker killed before it recorded the chunk)
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from channels import registry as channel_registry
 from channels.base import Channel, ChunkSent
+from channels.handlers import FUNCTIONS
 from channels.telegram.channel import TelegramChannel
 from harness.events import Destination
+from harness.runtime import Runtime, set_runtime
+from harness.runtime.functions import FunctionRegistry
 
 
-def use_channel(name: str, channel: Channel) -> None:
-    """Make `channel` the only one registered, under `name`."""
+def use_channels(**channels: Channel) -> None:
+    """Make `channels` the only ones registered, each under its keyword (`telegram=...`)."""
     channel_registry.reset()
-    channel_registry.register(name, lambda: channel)
+    for name, channel in channels.items():
+        channel_registry.register(name, lambda channel=channel: channel)
+
+
+def channel_bus(
+    runtime: Runtime, registry: FunctionRegistry, **channels: Channel
+) -> Iterator[Runtime]:
+    """For a fixture to `yield from`: the channel functions registered on `runtime`, which is
+    installed process-wide, with `channels` as the only platforms; all undone afterwards."""
+    for fn in FUNCTIONS:
+        registry.register(fn)
+    runtime.register_functions()
+    set_runtime(runtime)
+    use_channels(**channels)
+    yield runtime
+    set_runtime(None)
+    channel_registry.reset()
 
 
 class AfterChunkPosted:

@@ -6,14 +6,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from channels import registry as channel_registry
-from channels.handlers import FUNCTIONS
 from channels.slack.channel import SlackChannel
 from channels.slack.settings import SlackSettings
 from channels.telegram.channel import TelegramChannel
 from channels.telegram.settings import TelegramSettings
-from harness.runtime import Runtime, set_runtime
+from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
+from tests.channels.channel_doubles import channel_bus
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 
@@ -81,10 +80,4 @@ def slack(slack_api: FakeSlackApi) -> SlackChannel:
 def bus(runtime: Runtime, registry: FunctionRegistry) -> Iterator[Runtime]:
     """The runtime with the channel functions registered and installed process-wide (a test
     module whose functions differ defines its own `bus`)."""
-    for fn in FUNCTIONS:
-        registry.register(fn)
-    runtime.register_functions()
-    set_runtime(runtime)
-    yield runtime
-    set_runtime(None)
-    channel_registry.reset()
+    yield from channel_bus(runtime, registry)

@@ -13,7 +13,7 @@ from channels.telegram.channel import TelegramChannel
 from harness.events import REPLY_READY, Destination
 from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.testing import drain
-from tests.channels.channel_doubles import AfterChunkPosted, use_channel
+from tests.channels.channel_doubles import AfterChunkPosted, use_channels
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
@@ -56,7 +56,7 @@ def test_send_reply_retry_never_posts_a_chunk_twice(
     bus: Runtime, clock: ManualClock, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
     # Given a three-chunk reply whose second chunk fails once on the platform
-    use_channel("telegram", FailsAfterFirstChunkOnce(telegram, telegram_api))  # type: ignore[arg-type]
+    use_channels(telegram=FailsAfterFirstChunkOnce(telegram, telegram_api))  # type: ignore[arg-type]
     publish(reply_ready("telegram", {"chat_id": "1111111"}, LONG_REPLY), runtime=bus)
     # When the run executes, fails on the second chunk, and is retried after its backoff
     drain(bus)
@@ -73,7 +73,7 @@ def test_send_reply_retry_never_posts_a_chunk_twice(
 def test_send_reply_records_each_posted_chunk(
     bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     publish(reply_ready("telegram", {"chat_id": "1111111"}, LONG_REPLY), runtime=bus)
     drain(bus)
     posted = DeliveryLog(bus, "reply-1").posted()
@@ -85,7 +85,7 @@ def test_send_reply_replayed_after_success_posts_nothing_new(
     bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
     # Given a reply that was delivered
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     publish(reply_ready("telegram", {"chat_id": "1111111"}, "Hello"), runtime=bus)
     drain(bus)
     # When the same reply event is published again (a redelivery)
@@ -100,7 +100,7 @@ def test_send_reply_permanent_error_fails_at_once_and_the_user_is_told(
     bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
     # Given Telegram refuses the reply for good (the message is too long for it, say)
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     telegram_api.fail_next(
         status=400, description="Bad Request: message is too long", method="sendMessage"
     )
@@ -118,7 +118,7 @@ def test_send_reply_posts_in_the_slack_thread_and_marks_the_message_done(
     bus: Runtime, slack: SlackChannel, slack_api: FakeSlackApi
 ) -> None:
     # Given the user's message carries the bot's :eyes:
-    use_channel("slack", slack)
+    use_channels(slack=slack)
     slack.acknowledge(Destination(chat_id="C123ABC456", message_id="1515449522.000016"), {})
     destination = {
         "chat_id": "C123ABC456",
@@ -138,7 +138,7 @@ def test_send_reply_for_a_channel_without_a_platform_is_skipped(
     bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
     # Given the terminal chat's reply (its client reads the events stream itself)
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     publish(reply_ready("cli", {"chat_id": "cli-default"}, "Hello"), runtime=bus)
     drain(bus)
     run = bus.ledger.run(run_id_for(SEND_REPLY, "reply-1"))

@@ -10,16 +10,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from channels import registry as channel_registry
 from channels.delivery import SEND_REPLY
-from channels.handlers import FUNCTIONS
 from channels.telegram.channel import TelegramChannel
 from harness.cli import app
 from harness.events import MESSAGE_RECEIVED, REPLY_READY
-from harness.runtime import Runtime, publish, run_id_for, set_runtime
+from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.settings import get_settings
+from tests.channels.channel_doubles import channel_bus
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
 
@@ -37,15 +36,7 @@ def bus(
     """The channel functions on a runtime, Telegram on the fake, two minutes of retries."""
     monkeypatch.setenv("DELIVERY_RETRY_FOR", "2m")
     get_settings.cache_clear()
-    for fn in FUNCTIONS:
-        registry.register(fn)
-    runtime.register_functions()
-    set_runtime(runtime)
-    channel_registry.reset()
-    channel_registry.register("telegram", lambda: telegram)
-    yield runtime
-    set_runtime(None)
-    channel_registry.reset()
+    yield from channel_bus(runtime, registry, telegram=telegram)
     get_settings.cache_clear()
 
 
