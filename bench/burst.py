@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from bench.stats import percentile
 from harness.embedded_redis import EmbeddedRedis
 from tests.channels.payloads import tg_private_text
 from tests.fakes.telegram_api import FakeTelegramApi
@@ -40,11 +41,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def floor_app() -> Callable[..., Awaitable[None]]:
@@ -226,7 +222,7 @@ def report(out: dict[str, Any], args: argparse.Namespace) -> None:
         values = out[name]
         rate = n / out[f"{name}_s"]
         print(f"{label:34} {statistics.median(values) * 1000:8.1f} "
-              f"{_pct(values, 0.99) * 1000:8.1f} {rate:8.0f}")  # fmt: skip
+              f"{percentile(values, 0.99) * 1000:8.1f} {rate:8.0f}")  # fmt: skip
     ratio = out["floor_s"] / out["ours_s"]
     print(f"throughput, ours / floor: {ratio:.2f} (aim >= 0.5); p99 aim <= 50 ms")
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import matplotlib
 
+from bench.stats import percentile
+
 matplotlib.use("Agg")  # files only, no display
 
 import matplotlib.pyplot as plt  # (after the backend is chosen)
@@ -20,11 +22,6 @@ import matplotlib.pyplot as plt  # (after the backend is chosen)
 plt.rcParams.update({"axes.titlesize": 10, "axes.labelsize": 9})
 MS = 1000.0
 TIMES = "\N{MULTIPLICATION SIGN}"
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _save(fig: Any, path: Path, machine: str) -> None:
@@ -85,7 +82,7 @@ def webhook_latency(data: dict[str, Any], out: Path, base: Path, machine: str) -
     ax.set_xscale("log")
     ax.set_xlabel("response time, ms (log)")
     ax.set_ylabel("fraction of requests")
-    ratio = _pct(ours, 0.99) / _pct(floor, 0.99)
+    ratio = percentile(ours, 0.99) / percentile(floor, 0.99)
     ax.set_title(f"Webhook response time, 100 concurrent; p99 {ratio:.2f}{TIMES} floor")
     ax.legend(fontsize=8)
     _save(fig, out, machine)
@@ -97,8 +94,8 @@ def webhook_latency(data: dict[str, Any], out: Path, base: Path, machine: str) -
         [
             "ours / floor",
             f"{statistics.median(ours) / statistics.median(floor):.2f}{TIMES}",
-            f"{_pct(ours, 0.9) / _pct(floor, 0.9):.2f}{TIMES}",
-            f"{_pct(ours, 0.99) / _pct(floor, 0.99):.2f}{TIMES}",
+            f"{percentile(ours, 0.9) / percentile(floor, 0.9):.2f}{TIMES}",
+            f"{percentile(ours, 0.99) / percentile(floor, 0.99):.2f}{TIMES}",
             f"{rate_ours / rate_floor:.2f}{TIMES}",
         ],
     ]
@@ -109,8 +106,8 @@ def webhook_latency(data: dict[str, Any], out: Path, base: Path, machine: str) -
 def _quantiles(values: list[float]) -> list[str]:
     return [
         f"{statistics.median(values):.1f}",
-        f"{_pct(values, 0.9):.1f}",
-        f"{_pct(values, 0.99):.1f}",
+        f"{percentile(values, 0.9):.1f}",
+        f"{percentile(values, 0.99):.1f}",
     ]
 
 
@@ -138,7 +135,7 @@ def step_overhead(data: dict[str, Any], out: Path, base: Path, machine: str) -> 
     _save(fig, out, machine)
     rows = []
     for key, label in labels.items():
-        p99 = _pct(data[key], 0.99) * MS
+        p99 = percentile(data[key], 0.99) * MS
         ratio = f"{medians[key] / floors[key]:.2f}{TIMES}" if key in floors else "floor"
         rows.append([label, f"{medians[key]:.3f}", f"{p99:.3f}", ratio])
     table = _table(["measure", "median ms", "p99 ms", "/ its floor"], rows)
@@ -234,7 +231,7 @@ def sandbox_table(data: dict[str, Any]) -> str:
               "bwrap-tool": "bash tool call, bwrap", "landlock": "Landlock … bash -c true",
               "landlock-tool": "bash tool call, Landlock"}  # fmt: skip
     rows = [
-        [label, f"{statistics.median(data[k]) * MS:.2f}", f"{_pct(data[k], 0.9) * MS:.2f}",
+        [label, f"{statistics.median(data[k]) * MS:.2f}", f"{percentile(data[k], 0.9) * MS:.2f}",
          f"{statistics.median(data[k]) / base:.2f}{TIMES}"]
         for k, label in labels.items()
         if k in data  # a mode that cannot run here is left out

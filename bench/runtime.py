@@ -25,6 +25,7 @@ from pathlib import Path
 
 import redis
 
+from bench.stats import percentile
 from harness.embedded_redis import EmbeddedRedis
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.celery_app import CeleryKicker, app, configure
@@ -34,11 +35,6 @@ from harness.runtime.keys import Keys
 from harness.runtime.kicker import RecordingKicker
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def measure_steps(url: str, steps: int) -> tuple[list[float], list[float]]:
@@ -196,11 +192,12 @@ def main() -> None:
         args.json.write_text(json.dumps(dict(zip(names, (v for _, v in rows), strict=True))))
     print(f"{'measure':40} {'median ms':>10} {'p99 ms':>10}")
     for name, values in rows:
-        median, p99 = statistics.median(values) * 1000, _pct(values, 0.99) * 1000
+        median, p99 = statistics.median(values) * 1000, percentile(values, 0.99) * 1000
         print(f"{name:40} {median:10.3f} {p99:10.3f}")
     median_ratio = statistics.median(ours) / statistics.median(floor)
     print(f"publish->start / celery floor, median: {median_ratio:.2f}x")
-    print(f"publish->start / celery floor, p99:    {_pct(ours, 0.99) / _pct(floor, 0.99):.2f}x")
+    p99_ratio = percentile(ours, 0.99) / percentile(floor, 0.99)
+    print(f"publish->start / celery floor, p99:    {p99_ratio:.2f}x")
     step = statistics.median(aof_new)
     print(f"AOF on: new step / HSET round trip, median: {step / statistics.median(aof_hset):.2f}x")
     print(f"AOF on: new step / PING round trip, median: {step / statistics.median(aof_ping):.2f}x")

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.stats import percentile
 from harness.tools import ShellPolicy, ToolContext, default_registry
 from harness.tools.sandbox import (
     SandboxSetting,
@@ -34,11 +35,6 @@ from harness.tools.sandbox import (
     sandboxed,
     unavailable_reason,
 )
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _children_cpu() -> float:
@@ -124,7 +120,7 @@ def main() -> None:
     print(f"{'measure':<34}{'median ms':>10}{'p90 ms':>10}{'/ floor':>10}{'CPU ms':>10}")
     for name, label in labels.items():
         median = statistics.median(timings[name])
-        p90 = _pct(timings[name], 0.9)
+        p90 = percentile(timings[name], 0.9)
         used = statistics.median(cpu[name]) * 1000
         print(
             f"{label:<34}{median * 1000:>10.2f}{p90 * 1000:>10.2f}{median / base:>9.2f}x"

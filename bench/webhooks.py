@@ -44,6 +44,7 @@ from typing import Any
 import httpx
 import redis
 
+from bench.stats import percentile
 from harness.embedded_redis import EmbeddedRedis
 from harness.runtime.celery_app import app as celery_app
 from harness.runtime.celery_app import configure
@@ -85,11 +86,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _wait(check: Callable[[], object], what: str, timeout: float = 60.0) -> None:
@@ -267,7 +263,8 @@ def report(ours: dict[str, Any], floor_serial: list[float], args: argparse.Names
         ("Celery no-op round trip, serial (floor)", floor_serial),
     ]
     for name, values in rows:
-        print(f"{name:44} {statistics.median(values) * ms:10.2f} {_pct(values, 0.99) * ms:10.2f}")
+        median, p99 = statistics.median(values) * ms, percentile(values, 0.99) * ms
+        print(f"{name:44} {median:10.2f} {p99:10.2f}")
     print()
     print(f"{'round':>5} {'turns/s':>8} {'kicks/turn':>10} {'floor tasks/s':>13} {'ratio':>6}")
     ratios = []
@@ -282,7 +279,7 @@ def report(ours: dict[str, Any], floor_serial: list[float], args: argparse.Names
     print()
     hook, health = ours["hook"], ours["health"]
     print(f"webhook / healthz, median: {statistics.median(hook) / statistics.median(health):.2f}x")
-    print(f"webhook / healthz, p99:    {_pct(hook, 0.99) / _pct(health, 0.99):.2f}x")
+    print(f"webhook / healthz, p99:    {percentile(hook, 0.99) / percentile(health, 0.99):.2f}x")
     serial_ratio = statistics.median(ours["serial"]) / statistics.median(floor_serial)
     print(f"serial turn / Celery round trip, median: {serial_ratio:.1f}x")
     print(

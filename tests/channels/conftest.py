@@ -10,6 +10,9 @@ from channels.slack.channel import SlackChannel
 from channels.slack.settings import SlackSettings
 from channels.telegram.channel import TelegramChannel
 from channels.telegram.settings import TelegramSettings
+from harness.runtime import Runtime
+from harness.runtime.functions import FunctionRegistry
+from tests.channels.channel_doubles import channel_bus
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 
@@ -71,3 +74,10 @@ def telegram(telegram_api: FakeTelegramApi) -> Iterator[TelegramChannel]:
 def slack(slack_api: FakeSlackApi) -> SlackChannel:
     """A Slack channel talking to the fake server."""
     return SlackChannel(slack_settings(slack_api))
+
+
+@pytest.fixture
+def bus(runtime: Runtime, registry: FunctionRegistry) -> Iterator[Runtime]:
+    """The runtime with the channel functions registered and installed process-wide (a test
+    module whose functions differ defines its own `bus`)."""
+    yield from channel_bus(runtime, registry)

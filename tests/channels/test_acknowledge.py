@@ -10,7 +10,6 @@ import pytest
 
 from channels import registry as channel_registry
 from channels.acknowledge import ACKNOWLEDGE, ACKNOWLEDGE_FOR_S
-from channels.base import Channel
 from channels.handlers import FUNCTIONS
 from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
@@ -20,6 +19,7 @@ from harness.runtime import Context, Runtime, event, function, publish, run_id_f
 from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
+from tests.channels.channel_doubles import use_channels
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
@@ -47,11 +47,6 @@ def bus(runtime: Runtime, registry: FunctionRegistry) -> Iterator[Runtime]:
     channel_registry.reset()
 
 
-def use_channel(name: str, channel: Channel) -> None:
-    channel_registry.reset()
-    channel_registry.register(name, lambda: channel)
-
-
 def message(channel: str, destination: dict[str, Any], event_id: str = "m1") -> dict[str, Any]:
     data = {
         "message": "hello",
@@ -76,7 +71,7 @@ def ack_result(runtime: Runtime) -> dict[str, Any] | None:
 def test_acknowledge_telegram_typing_is_refreshed_until_the_reply(
     bus: Runtime, clock: ManualClock, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     # Given a message the agent takes a while to answer
     publish(message("telegram", {"chat_id": "1111111", "thread_id": "42"}), runtime=bus)
     drain(bus)
@@ -101,7 +96,7 @@ def test_acknowledge_telegram_typing_is_refreshed_until_the_reply(
 def test_acknowledge_stops_when_the_reply_came_before_it_waited(
     bus: Runtime, clock: ManualClock, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     # Given the agent answered before the acknowledge run first waited for the reply
     publish(message("telegram", {"chat_id": "1111111"}), runtime=bus)
     agent_run = run_id_for(HANDLE_MESSAGE, "m1")
@@ -121,7 +116,7 @@ def test_acknowledge_stops_when_the_reply_came_before_it_waited(
 def test_acknowledge_gives_up_after_ten_minutes(
     bus: Runtime, clock: ManualClock, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     # Given an agent that never answers
     publish(message("telegram", {"chat_id": "1111111"}), runtime=bus)
     drain(bus)
@@ -138,7 +133,7 @@ def test_acknowledge_gives_up_after_ten_minutes(
 def test_acknowledge_slack_reacts_with_eyes_once(
     bus: Runtime, clock: ManualClock, slack: SlackChannel, slack_api: FakeSlackApi
 ) -> None:
-    use_channel("slack", slack)
+    use_channels(slack=slack)
     destination = {"chat_id": "C123ABC456", "message_id": "1515449522.000016"}
     publish(message("slack", destination), runtime=bus)
     drain(bus)
@@ -152,7 +147,7 @@ def test_acknowledge_slack_reacts_with_eyes_once(
 def test_acknowledge_a_message_from_a_channel_without_a_platform_does_nothing(
     bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     publish(message("cli", {"chat_id": "cli-default"}), runtime=bus)
     drain(bus)
     assert ack_result(bus) == {"acknowledged": False, "redelivered": []}
@@ -163,7 +158,7 @@ def test_acknowledge_shows_a_stranger_nothing(
     bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
     # Given a message from someone nobody approved (DM_POLICY=pairing, the default)
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     stranger = message("telegram", {"chat_id": "42"})
     stranger["data"]["channel_meta"] = {
         "access": {"subjects": ["telegram:user:42"], "pairing_subject": "telegram:user:42"}

@@ -72,6 +72,27 @@ def _ask_in_telegram_group(fleet: TestClient, runtime: Runtime, model: ModelServ
     return run_id_for(HANDLE_MESSAGE, response.json()["event_id"])
 
 
+def _ask_in_slack_channel(fleet: TestClient, runtime: Runtime, model: ModelServer) -> None:
+    """Ada mentions the bot in #general; the model wants a risky write."""
+    model.script(WRITE, Reply.answer("Written."))
+    slack_mention(fleet)
+    drain(runtime)
+
+
+def _written(tmp_path: Path) -> Path:
+    """The file the scripted risky write creates once the call is approved."""
+    return tmp_path / "workspace" / "functions" / "g.py"
+
+
+def _assert_refused_on_telegram(
+    telegram_api: FakeTelegramApi, runtime: Runtime, run_id: str, tmp_path: Path
+) -> None:
+    """The presser was told the request is not theirs, the run still waits, nothing ran."""
+    assert telegram_api.callback_answers[-1]["text"].startswith("Only the person who asked")
+    assert run_status(runtime, run_id) == "waiting"
+    assert not _written(tmp_path).exists(), "a refused press must not run the call"
+
+
 @pytest.mark.usefixtures("members")
 def test_telegram_group_by_default_another_allowed_member_cannot_answer(
     fleet: TestClient,
@@ -86,9 +107,7 @@ def test_telegram_group_by_default_another_allowed_member_cannot_answer(
     telegram_press(fleet, telegram_api, "a", 40002, user=BOB)
     drain(runtime)
     # Then he is told it is not his to answer, nothing ran, and the request keeps its buttons
-    assert telegram_api.callback_answers[-1]["text"].startswith("Only the person who asked")
-    assert run_status(runtime, run_id) == "waiting"
-    assert not (tmp_path / "workspace" / "functions" / "g.py").exists()
+    _assert_refused_on_telegram(telegram_api, runtime, run_id, tmp_path)
     assert "reply_markup" in telegram_request(telegram_api)
 
 
@@ -106,7 +125,7 @@ def test_telegram_group_allowed_mode_an_allowed_members_press_counts(
     telegram_press(fleet, telegram_api, "a", 40002, user=BOB)
     drain(runtime)
     # Then the call ran, the turn finished, and the request shows Bob approved it
-    assert (tmp_path / "workspace" / "functions" / "g.py").read_text() == "g = 1\n"
+    assert _written(tmp_path).read_text() == "g = 1\n"
     assert run_status(runtime, run_id) == "completed"
     assert "Approved by Bob" in telegram_request(telegram_api)["text"]
 
@@ -125,9 +144,7 @@ def test_telegram_group_allowed_mode_a_member_not_allowed_never_counts(
     telegram_press(fleet, telegram_api, "a", 40002, user=MALLORY)
     drain(runtime)
     # Then she is refused and the run still waits, with nothing written
-    assert telegram_api.callback_answers[-1]["text"].startswith("Only the person who asked")
-    assert run_status(runtime, run_id) == "waiting"
-    assert not (tmp_path / "workspace" / "functions" / "g.py").exists()
+    _assert_refused_on_telegram(telegram_api, runtime, run_id, tmp_path)
 
 
 @pytest.mark.usefixtures("members")
@@ -139,9 +156,7 @@ def test_slack_channel_by_default_another_allowed_member_cannot_answer(
     tmp_path: Path,
 ) -> None:
     # Given a request in #general that Ada's mention caused (group answer: sender)
-    model_server.script(WRITE, Reply.answer("Written."))
-    slack_mention(fleet)
-    drain(runtime)
+    _ask_in_slack_channel(fleet, runtime, model_server)
     # When Bob, an allowed person, presses Approve
     slack_press(fleet, slack_api, "approve", user="U0BOB")
     drain(runtime)
@@ -152,7 +167,7 @@ def test_slack_channel_by_default_another_allowed_member_cannot_answer(
         "Only the person who asked ",
     )
     assert "blocks" in slack_request(slack_api)
-    assert not (tmp_path / "workspace" / "functions" / "g.py").exists()
+    assert not _written(tmp_path).exists()
 
 
 @pytest.mark.usefixtures("members", "allowed_answers")
@@ -164,21 +179,19 @@ def test_slack_channel_allowed_mode_counts_an_allowed_member_but_not_another(
     tmp_path: Path,
 ) -> None:
     # Given a request in #general (group answer: allowed)
-    model_server.script(WRITE, Reply.answer("Written."))
-    slack_mention(fleet)
-    drain(runtime)
+    _ask_in_slack_channel(fleet, runtime, model_server)
     # When Eve, whom nobody allowed, presses Approve
     slack_press(fleet, slack_api, "approve", user="U0EVE", action_ts="1.000001")
     drain(runtime)
     # Then she is refused privately and nothing ran
     (ephemeral,) = slack_api.calls_to("chat.postEphemeral")
     assert ephemeral.params["user"] == "U0EVE"
-    assert not (tmp_path / "workspace" / "functions" / "g.py").exists()
+    assert not _written(tmp_path).exists()
     # When Bob, an allowed person, presses Approve
     slack_press(fleet, slack_api, "approve", user="U0BOB", action_ts="1.000002")
     drain(runtime)
     # Then the call ran and the request shows Bob approved it
-    assert (tmp_path / "workspace" / "functions" / "g.py").read_text() == "g = 1\n"
+    assert _written(tmp_path).read_text() == "g = 1\n"
     assert "Approved by u0bob" in slack_request(slack_api)["text"]
 
 

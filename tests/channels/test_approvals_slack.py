@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import time
 from pathlib import Path
@@ -17,6 +15,7 @@ from fastapi.testclient import TestClient
 from harness.runtime import Runtime
 from harness.runtime.testing import drain
 from tests.channels import payloads
+from tests.channels.approval_presses import slack_signed
 from tests.channels.conftest import SLACK_SIGNING_SECRET
 from tests.channels.test_e2e_turn import fleet  # noqa: F401
 from tests.fakes.model_server import ModelServer, Reply
@@ -25,19 +24,11 @@ from tests.fakes.slack_api import FakeSlackApi
 CHANNEL = "C123ABC456"
 
 
-def _signed(body: bytes, secret: str = SLACK_SIGNING_SECRET) -> dict[str, str]:
-    timestamp = str(int(time.time()))
-    signature = hmac.new(
-        secret.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256
-    ).hexdigest()
-    return {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": f"v0={signature}"}
-
-
 def _ask(fleet: TestClient, runtime: Runtime, model: ModelServer, *after: Reply) -> None:
     """Ada mentions the bot in #general; the model wants a risky write."""
     model.script(Reply.tool("write", {"path": "functions/s.py", "content": "s = 1\n"}), *after)
     body = json.dumps(payloads.slack_app_mention()).encode()
-    headers = {**_signed(body), "Content-Type": "application/json"}
+    headers = {**slack_signed(body), "Content-Type": "application/json"}
     assert fleet.post("/webhooks/slack", content=body, headers=headers).status_code == 200
     drain(runtime)
 
@@ -71,7 +62,7 @@ def _press_body(slack_api: FakeSlackApi, decision: str, user: str = "U0USER") ->
 
 
 def _post_press(fleet: TestClient, body: bytes, secret: str = SLACK_SIGNING_SECRET) -> int:
-    headers = {**_signed(body, secret), "Content-Type": "application/x-www-form-urlencoded"}
+    headers = {**slack_signed(body, secret), "Content-Type": "application/x-www-form-urlencoded"}
     return fleet.post("/webhooks/slack/interactions", content=body, headers=headers).status_code
 
 

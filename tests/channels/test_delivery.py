@@ -3,44 +3,22 @@ turn; permanent platform errors fail it at once."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-import pytest
-
-from channels import registry as channel_registry
-from channels.base import Channel, ChunkSent
+from channels.base import ChunkSent
 from channels.delivery import SEND_REPLY, DeliveryLog
-from channels.handlers import FUNCTIONS
 from channels.notices import FAILURE_TEXT
 from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
 from harness.events import REPLY_READY, Destination
-from harness.runtime import Runtime, publish, run_id_for, set_runtime
-from harness.runtime.functions import FunctionRegistry
+from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.testing import drain
+from tests.channels.channel_doubles import AfterChunkPosted, use_channels
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
 
 LONG_REPLY = "\n\n".join(letter * 3000 for letter in "ABC")  # three Telegram messages
-
-
-@pytest.fixture
-def bus(runtime: Runtime, registry: FunctionRegistry) -> Iterator[Runtime]:
-    """The runtime with the channel functions registered and installed process-wide."""
-    for fn in FUNCTIONS:
-        registry.register(fn)
-    runtime.register_functions()
-    set_runtime(runtime)
-    yield runtime
-    set_runtime(None)
-    channel_registry.reset()
-
-
-def use_channel(name: str, channel: Channel) -> None:
-    channel_registry.reset()
-    channel_registry.register(name, lambda: channel)
 
 
 def reply_ready(
@@ -56,49 +34,29 @@ def reply_ready(
     return {"name": REPLY_READY, "id": event_id, "data": data}
 
 
-class FailsAfterFirstChunkOnce:
+class FailsAfterFirstChunkOnce(AfterChunkPosted):
     """The real Telegram channel, except that once its first chunk is posted the fake server
     is told to fail the next sendMessage (a 500), as a flaky network would."""
 
     def __init__(self, channel: TelegramChannel, fake: FakeTelegramApi) -> None:
-        self._channel, self._fake = channel, fake
+        super().__init__(channel)
+        self._fake = fake
         self.armed = False
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._channel, name)
-
-    def send_reply(
-        self,
-        response: str,
-        destination: Destination,
-        channel_meta: Mapping[str, Any],
-        reply_key: str,
-        *,
-        skip_chunks: Collection[int] = (),
-        on_chunk_sent: ChunkSent | None = None,
-    ) -> list[str]:
-        def sent(index: int, message_id: str) -> None:
-            if on_chunk_sent is not None:
-                on_chunk_sent(index, message_id)
-            if not self.armed:
-                self.armed = True
-                self._fake.fail_next(status=500, method="sendMessage")
-
-        return self._channel.send_reply(
-            response,
-            destination,
-            channel_meta,
-            reply_key,
-            skip_chunks=skip_chunks,
-            on_chunk_sent=sent,
-        )
+    def chunk_posted(
+        self, reply_key: str, index: int, message_id: str, record: ChunkSent | None
+    ) -> None:
+        super().chunk_posted(reply_key, index, message_id, record)
+        if not self.armed:
+            self.armed = True
+            self._fake.fail_next(status=500, method="sendMessage")
 
 
 def test_send_reply_retry_never_posts_a_chunk_twice(
     bus: Runtime, clock: ManualClock, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
     # Given a three-chunk reply whose second chunk fails once on the platform
-    use_channel("telegram", FailsAfterFirstChunkOnce(telegram, telegram_api))  # type: ignore[arg-type]
+    use_channels(telegram=FailsAfterFirstChunkOnce(telegram, telegram_api))  # type: ignore[arg-type]
     publish(reply_ready("telegram", {"chat_id": "1111111"}, LONG_REPLY), runtime=bus)
     # When the run executes, fails on the second chunk, and is retried after its backoff
     drain(bus)
@@ -115,7 +73,7 @@ def test_send_reply_retry_never_posts_a_chunk_twice(
 def test_send_reply_records_each_posted_chunk(
     bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     publish(reply_ready("telegram", {"chat_id": "1111111"}, LONG_REPLY), runtime=bus)
     drain(bus)
     posted = DeliveryLog(bus, "reply-1").posted()
@@ -127,7 +85,7 @@ def test_send_reply_replayed_after_success_posts_nothing_new(
     bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
     # Given a reply that was delivered
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     publish(reply_ready("telegram", {"chat_id": "1111111"}, "Hello"), runtime=bus)
     drain(bus)
     # When the same reply event is published again (a redelivery)
@@ -142,7 +100,7 @@ def test_send_reply_permanent_error_fails_at_once_and_the_user_is_told(
     bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
     # Given Telegram refuses the reply for good (the message is too long for it, say)
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     telegram_api.fail_next(
         status=400, description="Bad Request: message is too long", method="sendMessage"
     )
@@ -160,7 +118,7 @@ def test_send_reply_posts_in_the_slack_thread_and_marks_the_message_done(
     bus: Runtime, slack: SlackChannel, slack_api: FakeSlackApi
 ) -> None:
     # Given the user's message carries the bot's :eyes:
-    use_channel("slack", slack)
+    use_channels(slack=slack)
     slack.acknowledge(Destination(chat_id="C123ABC456", message_id="1515449522.000016"), {})
     destination = {
         "chat_id": "C123ABC456",
@@ -180,7 +138,7 @@ def test_send_reply_for_a_channel_without_a_platform_is_skipped(
     bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
     # Given the terminal chat's reply (its client reads the events stream itself)
-    use_channel("telegram", telegram)
+    use_channels(telegram=telegram)
     publish(reply_ready("cli", {"chat_id": "cli-default"}, "Hello"), runtime=bus)
     drain(bus)
     run = bus.ledger.run(run_id_for(SEND_REPLY, "reply-1"))

@@ -3,20 +3,18 @@ middle of a delivery and the retry that follows."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import pytest
 
 from channels import registry as channel_registry
 from channels.base import ChunkSent
 from channels.delivery import SEND_REPLY
-from channels.handlers import FUNCTIONS
 from channels.telegram.channel import TelegramChannel
-from harness.events import REPLY_READY, Destination
-from harness.runtime import Runtime, publish, run_id_for, set_runtime
-from harness.runtime.functions import FunctionRegistry
+from harness.events import REPLY_READY
+from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.testing import drain
+from tests.channels.channel_doubles import AfterChunkPosted
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
 
@@ -28,49 +26,21 @@ class WorkerKilled(BaseException):
     anything; the run keeps its lease until the lease runs out, as after a real crash."""
 
 
-class CrashesAfterPosting:
+class CrashesAfterPosting(AfterChunkPosted):
     """The real Telegram channel, except that the process "dies" right after the platform
     accepted the first chunk of `doomed_reply`, before the chunk was recorded as posted."""
 
     def __init__(self, channel: TelegramChannel, doomed_reply: str) -> None:
-        self._channel, self._doomed = channel, doomed_reply
+        super().__init__(channel)
+        self._doomed = doomed_reply
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._channel, name)
-
-    def send_reply(
-        self,
-        response: str,
-        destination: Destination,
-        channel_meta: Mapping[str, Any],
-        reply_key: str,
-        *,
-        skip_chunks: Collection[int] = (),
-        on_chunk_sent: ChunkSent | None = None,
-    ) -> list[str]:
-        def sent(index: int, message_id: str) -> None:
-            if reply_key == self._doomed:
-                self._doomed = ""
-                raise WorkerKilled()
-            if on_chunk_sent is not None:
-                on_chunk_sent(index, message_id)
-
-        return self._channel.send_reply(
-            response, destination, channel_meta, reply_key,
-            skip_chunks=skip_chunks, on_chunk_sent=sent,
-        )  # fmt: skip
-
-
-@pytest.fixture
-def bus(runtime: Runtime, registry: FunctionRegistry) -> Iterator[Runtime]:
-    """The runtime with the channel functions registered and installed process-wide."""
-    for fn in FUNCTIONS:
-        registry.register(fn)
-    runtime.register_functions()
-    set_runtime(runtime)
-    yield runtime
-    set_runtime(None)
-    channel_registry.reset()
+    def chunk_posted(
+        self, reply_key: str, index: int, message_id: str, record: ChunkSent | None
+    ) -> None:
+        if reply_key == self._doomed:
+            self._doomed = ""
+            raise WorkerKilled()
+        super().chunk_posted(reply_key, index, message_id, record)
 
 
 def publish_reply(bus: Runtime, text: str, reply_id: str) -> None:

@@ -8,15 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from channels import registry as channel_registry
-from channels.handlers import FUNCTIONS
 from channels.slack.channel import DELIVERY_EVENT, SlackChannel
 from channels.slack.format import to_chunks
 from harness.events import REPLY_READY, Destination
-from harness.runtime import Runtime, publish, set_runtime
+from harness.runtime import Runtime, publish
 from harness.runtime.deliveries import DeliveryRecords
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
+from tests.channels.channel_doubles import channel_bus
 from tests.fakes.slack_api import FakeSlackApi
 from tests.runtime_fixtures import ManualClock
 
@@ -46,15 +45,7 @@ class DiesBeforeRecording(DeliveryRecords):
 @pytest.fixture
 def bus(runtime: Runtime, registry: FunctionRegistry, slack: SlackChannel) -> Iterator[Runtime]:
     """The channel functions on the runtime, replying through the fake Slack."""
-    for fn in FUNCTIONS:
-        registry.register(fn)
-    runtime.register_functions()
-    set_runtime(runtime)
-    channel_registry.reset()
-    channel_registry.register("slack", lambda: slack)
-    yield runtime
-    set_runtime(None)
-    channel_registry.reset()
+    yield from channel_bus(runtime, registry, slack=slack)
 
 
 def _reply(response: str) -> dict[str, object]:

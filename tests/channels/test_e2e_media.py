@@ -4,11 +4,8 @@ files the agent sends come back through sendPhoto / sendDocument."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import io
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +19,7 @@ from harness.runtime.access_store import AccessStore
 from harness.runtime.testing import drain
 from tests.agent.conftest import make_settings
 from tests.channels import payloads
-from tests.channels.conftest import SLACK_SIGNING_SECRET, TELEGRAM_SECRET
+from tests.channels.approval_presses import TELEGRAM_HEADERS, slack_signed
 from tests.channels.test_e2e_turn import fleet  # noqa: F401  (the fixture)
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.slack_api import FakeSlackApi
@@ -40,11 +37,7 @@ def _png() -> bytes:
 
 def _send(client: TestClient, runtime: Runtime, update: dict[str, Any]) -> None:
     AccessStore(runtime).grant(ALICE, "Alice", "test")
-    response = client.post(
-        "/webhooks/telegram",
-        json=update,
-        headers={"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET},
-    )
+    response = client.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
     assert response.status_code == 200, response.text
     drain(runtime)
 
@@ -224,15 +217,7 @@ def test_other_content_gets_an_answer(
 
 def _send_slack(client: TestClient, runtime: Runtime, payload: dict[str, Any]) -> None:
     body = json.dumps(payload).encode()
-    timestamp = str(int(time.time()))
-    signature = hmac.new(
-        SLACK_SIGNING_SECRET.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256
-    ).hexdigest()
-    headers = {
-        "X-Slack-Request-Timestamp": timestamp,
-        "X-Slack-Signature": f"v0={signature}",
-        "Content-Type": "application/json",
-    }
+    headers = {**slack_signed(body), "Content-Type": "application/json"}
     response = client.post("/webhooks/slack", content=body, headers=headers)
     assert response.status_code == 200, response.text
     drain(runtime)
@@ -288,13 +273,13 @@ def test_telegram_album_arrives_as_one_message(
     telegram_api.add_file("AgAD-two", _png())
     model_server.script(Reply.answer("Two red rectangles."))
     AccessStore(runtime).grant(ALICE, "Alice", "test")
-    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
     # When Telegram delivers them as two updates and the fleet runs past the album wait
     for update in (
         payloads.tg_album_part(10030, "AgAD-one", caption="Which is redder?"),
         payloads.tg_album_part(10031, "AgAD-two"),
     ):
-        assert fleet.post("/webhooks/telegram", json=update, headers=headers).status_code == 200
+        response = fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
+        assert response.status_code == 200, response.text
     drain(runtime)
     clock.advance(5)
     drain(runtime)
@@ -359,9 +344,8 @@ def test_a_strangers_file_is_never_fetched(
 ) -> None:
     # Given a person nobody approved (DM_POLICY=pairing)
     telegram_api.add_file("BQAD-notes.txt", b"milk, eggs, tea")
-    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
     # When they send a document
-    fleet.post("/webhooks/telegram", json=payloads.tg_document(), headers=headers)
+    fleet.post("/webhooks/telegram", json=payloads.tg_document(), headers=TELEGRAM_HEADERS)
     drain(runtime)
     # Then they get a pairing code, and the file was not asked for
     (sent,) = telegram_api.messages

@@ -3,11 +3,8 @@ real SDK) -> `agent.reply.ready` -> `send-reply` -> the call the fake platform r
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,7 +27,7 @@ from harness.web import create_app
 from harness.web.webhooks import router
 from tests.agent.conftest import make_settings
 from tests.channels import payloads
-from tests.channels.conftest import SLACK_SIGNING_SECRET, TELEGRAM_SECRET
+from tests.channels.approval_presses import TELEGRAM_HEADERS, slack_signed
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
@@ -84,11 +81,7 @@ def test_e2e_telegram_forum_topic_turn_is_answered_in_the_topic(
     model_server.script(Reply.answer(ANSWER))
     update = payloads.tg_forum_topic()
     # When Telegram delivers a message in a forum topic and the fleet runs
-    response = fleet.post(
-        "/webhooks/telegram",
-        json=update,
-        headers={"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET},
-    )
+    response = fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
     assert response.status_code == 200, response.text
     drain(runtime)
     # Then the model saw the message, and the answer went to the same topic, replying to it
@@ -118,15 +111,7 @@ def test_e2e_slack_mention_is_answered_in_its_thread(
     model_server.script(Reply.answer(ANSWER))
     payload = payloads.slack_app_mention()
     body = json.dumps(payload).encode()
-    timestamp = str(int(time.time()))
-    signature = hmac.new(
-        SLACK_SIGNING_SECRET.encode(), f"v0:{timestamp}:".encode() + body, hashlib.sha256
-    ).hexdigest()
-    headers = {
-        "X-Slack-Request-Timestamp": timestamp,
-        "X-Slack-Signature": f"v0={signature}",
-        "Content-Type": "application/json",
-    }
+    headers = {**slack_signed(body), "Content-Type": "application/json"}
     # When Slack delivers a mention in a channel and the fleet runs
     response = fleet.post("/webhooks/slack", content=body, headers=headers)
     assert response.status_code == 200, response.text
@@ -151,9 +136,8 @@ def test_e2e_telegram_stranger_gets_a_pairing_code_then_is_served_once_approved(
     telegram_api: FakeTelegramApi,
 ) -> None:
     # Given a person in a private chat nobody approved
-    headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
     # When they write through the real webhook
-    fleet.post("/webhooks/telegram", json=payloads.tg_private_text(20001), headers=headers)
+    fleet.post("/webhooks/telegram", json=payloads.tg_private_text(20001), headers=TELEGRAM_HEADERS)
     drain(runtime)
     # Then they got one message with a code, no typing, and the model was never called
     (sent,) = telegram_api.messages
@@ -164,7 +148,7 @@ def test_e2e_telegram_stranger_gets_a_pairing_code_then_is_served_once_approved(
     # When the owner approves the code and the person writes again
     assert AccessStore(runtime).approve(code.group(1)) is not None
     model_server.script(Reply.answer(ANSWER))
-    fleet.post("/webhooks/telegram", json=payloads.tg_private_text(20002), headers=headers)
+    fleet.post("/webhooks/telegram", json=payloads.tg_private_text(20002), headers=TELEGRAM_HEADERS)
     drain(runtime)
     # Then the agent answers
     assert len(model_server.requests) == 1

@@ -8,10 +8,8 @@ from typing import Any
 
 import pytest
 
-from channels import registry as channel_registry
 from channels.acknowledge import ACKNOWLEDGE
 from channels.delivery import SEND_REPLY
-from channels.handlers import FUNCTIONS
 from channels.notices import FAILURE_TEXT, NOTICE_KEY, RECONSIDER_TEXT
 from channels.telegram.channel import TelegramChannel
 from harness.agent.handlers import HANDLE_MESSAGE
@@ -24,11 +22,11 @@ from harness.runtime import (
     function,
     publish,
     run_id_for,
-    set_runtime,
 )
 from harness.runtime.functions import FunctionRegistry, SingletonMode
 from harness.runtime.testing import drain
 from tests.channels import payloads
+from tests.channels.channel_doubles import channel_bus
 from tests.fakes.telegram_api import FakeTelegramApi
 
 SECRET_ERROR = "upstream said: invalid x-api-key sk-live-0123456789"
@@ -39,15 +37,7 @@ def bus(
     runtime: Runtime, registry: FunctionRegistry, telegram: TelegramChannel
 ) -> Iterator[Runtime]:
     """The channel functions on the runtime, with Telegram as the only platform."""
-    for fn in FUNCTIONS:
-        registry.register(fn)
-    runtime.register_functions()
-    set_runtime(runtime)
-    channel_registry.reset()
-    channel_registry.register("telegram", lambda: telegram)
-    yield runtime
-    set_runtime(None)
-    channel_registry.reset()
+    yield from channel_bus(runtime, registry, telegram=telegram)
 
 
 def message(text: str, update_id: int) -> dict[str, Any]:

@@ -33,7 +33,8 @@ from harness.web import create_app
 from harness.web.webhooks import router
 from tests.agent.conftest import make_settings
 from tests.channels import payloads
-from tests.channels.conftest import TELEGRAM_SECRET, slack_settings, telegram_settings
+from tests.channels.approval_presses import TELEGRAM_HEADERS
+from tests.channels.conftest import slack_settings, telegram_settings
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
@@ -158,11 +159,7 @@ def send_reply_with_draft(
 def _say(fleet: TestClient, text: str = "Why tides?", update_id: int = 10000) -> str:
     """Deliver a private Telegram message; return the agent's run id."""
     payload = payloads.tg_private_text(update_id=update_id, text=text)
-    response = fleet.post(
-        "/webhooks/telegram",
-        json=payload,
-        headers={"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET},
-    )
+    response = fleet.post("/webhooks/telegram", json=payload, headers=TELEGRAM_HEADERS)
     assert response.status_code == 200, response.text
     return run_id_for(HANDLE_MESSAGE, response.json()["event_id"])
 

@@ -10,16 +10,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from channels import registry as channel_registry
 from channels.delivery import SEND_REPLY
-from channels.handlers import FUNCTIONS
 from channels.telegram.channel import TelegramChannel
 from harness.cli import app
 from harness.events import MESSAGE_RECEIVED, REPLY_READY
-from harness.runtime import Runtime, publish, run_id_for, set_runtime
+from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.settings import get_settings
+from tests.channels.channel_doubles import channel_bus
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
 
@@ -37,15 +36,7 @@ def bus(
     """The channel functions on a runtime, Telegram on the fake, two minutes of retries."""
     monkeypatch.setenv("DELIVERY_RETRY_FOR", "2m")
     get_settings.cache_clear()
-    for fn in FUNCTIONS:
-        registry.register(fn)
-    runtime.register_functions()
-    set_runtime(runtime)
-    channel_registry.reset()
-    channel_registry.register("telegram", lambda: telegram)
-    yield runtime
-    set_runtime(None)
-    channel_registry.reset()
+    yield from channel_bus(runtime, registry, telegram=telegram)
     get_settings.cache_clear()
 
 
@@ -69,6 +60,18 @@ def run_for(bus: Runtime, clock: ManualClock, seconds: int) -> None:
     for _ in range(seconds // 5):
         clock.advance(5)
         drain(bus)
+
+
+def give_up_while_telegram_is_down(
+    bus: Runtime, clock: ManualClock, telegram_api: FakeTelegramApi
+) -> None:
+    """A reply fails on every attempt for four minutes, past the two of retries, so that
+    `send-reply` gives up and keeps it; then Telegram recovers."""
+    telegram_api.fail_next(1000, status=500, method="sendMessage")
+    publish(reply(), runtime=bus)
+    drain(bus)
+    run_for(bus, clock, 240)
+    telegram_api.recover()
 
 
 def test_send_reply_that_keeps_failing_retries_for_the_configured_time_then_is_kept(
@@ -113,13 +116,9 @@ def test_send_reply_honours_retry_after(
 def test_undelivered_reply_goes_out_once_when_the_person_writes_next(
     bus: Runtime, clock: ManualClock, telegram_api: FakeTelegramApi
 ) -> None:
-    # Given a reply given up on while Telegram was down
-    telegram_api.fail_next(1000, status=500, method="sendMessage")
-    publish(reply(), runtime=bus)
-    drain(bus)
-    run_for(bus, clock, 240)
+    # Given a reply given up on while Telegram was down, and Telegram back
+    give_up_while_telegram_is_down(bus, clock, telegram_api)
     assert len(bus.undelivered.all()) == 1
-    telegram_api.recover()
     # When the person writes twice
     publish(message("m-next"), runtime=bus)
     drain(bus)
@@ -134,11 +133,7 @@ def test_undelivered_reply_is_marked_in_harness_runs_and_redelivered_from_there(
     bus: Runtime, clock: ManualClock, telegram_api: FakeTelegramApi
 ) -> None:
     # Given a reply given up on, and Telegram back
-    telegram_api.fail_next(1000, status=500, method="sendMessage")
-    publish(reply(), runtime=bus)
-    drain(bus)
-    run_for(bus, clock, 240)
-    telegram_api.recover()
+    give_up_while_telegram_is_down(bus, clock, telegram_api)
     # When the operator lists the runs, then redelivers by a prefix of the run id
     listed = CliRunner().invoke(app, ["runs"])
     redelivered = CliRunner().invoke(app, ["runs", "redeliver", SEND[:20]])

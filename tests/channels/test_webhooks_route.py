@@ -29,6 +29,7 @@ from harness.web import create_app
 from harness.web.body import MAX_BODY_BYTES
 from harness.web.webhooks import router
 from tests.channels import payloads
+from tests.channels.channel_doubles import use_channels
 from tests.channels.conftest import (
     SLACK_SIGNING_SECRET,
     TELEGRAM_SECRET,
@@ -55,12 +56,6 @@ def slack_headers(body: bytes, *, timestamp: int | None = None, secret: str = ""
 
 
 TELEGRAM_HEADERS = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
-
-
-def use_channels(**channels: Channel) -> None:
-    channel_registry.reset()
-    for name, channel in channels.items():
-        channel_registry.register(name, lambda channel=channel: channel)
 
 
 @pytest.fixture

@@ -363,15 +363,7 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         chat_id = params.get("chat_id")
         if chat_id in (None, ""):
             raise ApiError(400, "Bad Request: chat_id is empty")
-        raw = str(params.get("text") or "")
-        parse_mode = params.get("parse_mode")
-        if parse_mode not in (None, "", "HTML"):
-            raise ApiError(400, f"Bad Request: unsupported parse_mode {parse_mode} in this fake")
-        text = parse_html(raw) if parse_mode == "HTML" else raw
-        if not text.strip():
-            raise ApiError(400, "Bad Request: message text is empty")
-        if utf16_length(text) > 4096:
-            raise ApiError(400, "Bad Request: message is too long")
+        raw, parse_mode, text = _text_of(params)
         with self._lock:
             self._state.next_message_id += 1
             message: dict[str, Any] = {
@@ -407,15 +399,7 @@ class FakeTelegramApi(FakeHttpServer[Call]):
             raise ApiError(400, "Bad Request: message drafts can be sent only to private chats")
         if draft_id == 0:
             raise ApiError(400, "Bad Request: draft_id must be non-zero")
-        raw = str(params.get("text") or "")
-        parse_mode = params.get("parse_mode")
-        if parse_mode not in (None, "", "HTML"):
-            raise ApiError(400, f"Bad Request: unsupported parse_mode {parse_mode} in this fake")
-        text = parse_html(raw) if parse_mode == "HTML" else raw
-        if not text.strip():
-            raise ApiError(400, "Bad Request: message text is empty")
-        if utf16_length(text) > 4096:
-            raise ApiError(400, "Bad Request: message is too long")
+        _, _, text = _text_of(params)
         with self._lock:
             self._state.drafts[(str(chat_id), draft_id)] = text
         return True, None
@@ -424,13 +408,7 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         """Edit a sent message in place: its text, and its keyboard (gone when not given).
         Enforces the per-chat edit pace (`edit_every`, a 429 with `retry_after`)."""
         chat_id, message_id = str(params.get("chat_id")), _int(params.get("message_id"))
-        raw = str(params.get("text") or "")
-        parse_mode = params.get("parse_mode")
-        text = parse_html(raw) if parse_mode == "HTML" else raw
-        if not text.strip():
-            raise ApiError(400, "Bad Request: message text is empty")
-        if utf16_length(text) > 4096:
-            raise ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
+        raw, parse_mode, text = _text_of(params, too_long="Bad Request: MESSAGE_TOO_LONG")
         with self._lock:
             now = time.monotonic()
             wait = self._state.last_write.get(chat_id, -1e9) + self.edit_every - now
@@ -534,6 +512,24 @@ _STATUS_TEXT = {
     500: "Internal Server Error",
     502: "Bad Gateway",
 }
+
+
+def _text_of(
+    params: dict[str, Any], too_long: str = "Bad Request: message is too long"
+) -> tuple[str, Any, str]:
+    """The raw text, the parse mode and the text a person sees of a send, a draft or an edit,
+    refused (400) the way Telegram refuses it: a parse mode this fake does not speak, an empty
+    text, a text over 4,096 UTF-16 units (with `too_long`, which differs by method)."""
+    raw = str(params.get("text") or "")
+    parse_mode = params.get("parse_mode")
+    if parse_mode not in (None, "", "HTML"):
+        raise ApiError(400, f"Bad Request: unsupported parse_mode {parse_mode} in this fake")
+    text = parse_html(raw) if parse_mode == "HTML" else raw
+    if not text.strip():
+        raise ApiError(400, "Bad Request: message text is empty")
+    if utf16_length(text) > 4096:
+        raise ApiError(400, too_long)
+    return raw, parse_mode, text
 
 
 def _check_keyboard(markup: dict[str, Any]) -> None:

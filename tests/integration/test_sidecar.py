@@ -39,6 +39,20 @@ def greet(ctx):
     return f"{GREETING}, {ctx.event.data['name']}"
 """
 
+
+def _returning(function_id: str, value: str) -> str:
+    """The source of a function file: `function_id`, run by the event `test/<function_id>`,
+    returns the string `value`."""
+    return f"""
+from harness.runtime import event, function
+
+
+@function(id="{function_id}", trigger=event("test/{function_id}"))
+def {function_id}(ctx):
+    return "{value}"
+"""
+
+
 VERSIONED = """
 from harness.runtime import event, function
 
@@ -102,17 +116,7 @@ def test_sidecar_edit_of_only_a_helper_changes_behaviour(sidecar_fleet: SidecarF
 
 def test_sidecar_deleted_module_is_unregistered(sidecar_fleet: SidecarFleet) -> None:
     # Given a loaded function
-    path = sidecar_fleet.write(
-        "doomed.py",
-        """
-        from harness.runtime import event, function
-
-
-        @function(id="doomed", trigger=event("test/doomed"))
-        def doomed(ctx):
-            return "alive"
-        """,
-    )
+    path = sidecar_fleet.write("doomed.py", _returning("doomed", "alive"))
     sidecar_fleet.wait_registered("doomed")
 
     # When its file is deleted
@@ -127,17 +131,7 @@ def test_sidecar_broken_module_is_reported_while_others_keep_working(
     sidecar_fleet: SidecarFleet,
 ) -> None:
     # Given a working function
-    sidecar_fleet.write(
-        "steady.py",
-        """
-        from harness.runtime import event, function
-
-
-        @function(id="steady", trigger=event("test/steady"))
-        def steady(ctx):
-            return "steady"
-        """,
-    )
+    sidecar_fleet.write("steady.py", _returning("steady", "steady"))
     sidecar_fleet.wait_registered("steady")
 
     # When a module with a syntax error and one with a bad cron are written
@@ -311,17 +305,7 @@ def test_sidecar_runaway_function_is_stopped_by_its_timeout(sidecar_fleet: Sidec
     )
     assert "RunTimeoutError" in record.error, record
     (sidecar_fleet.functions / "runaway.py").unlink()
-    sidecar_fleet.write(
-        "after.py",
-        """
-        from harness.runtime import event, function
-
-
-        @function(id="after", trigger=event("test/after"))
-        def after(ctx):
-            return "fine"
-        """,
-    )
+    sidecar_fleet.write("after.py", _returning("after", "fine"))
     sidecar_fleet.wait_registered("after")
     assert sidecar_fleet.result_of("test/after", {}) == "fine"
     # and the agent hears of the failure
@@ -364,17 +348,7 @@ def _child_pids(fleet: SidecarFleet) -> set[int]:
 
 def test_sidecar_replaces_a_child_that_dies(sidecar_fleet: SidecarFleet) -> None:
     # Given a loaded function and the child running it
-    sidecar_fleet.write(
-        "survivor.py",
-        """
-        from harness.runtime import event, function
-
-
-        @function(id="survivor", trigger=event("test/survivor"))
-        def survivor(ctx):
-            return "here"
-        """,
-    )
+    sidecar_fleet.write("survivor.py", _returning("survivor", "here"))
     sidecar_fleet.wait_registered("survivor")
     assert sidecar_fleet.result_of("test/survivor", {}) == "here"
     before = _child_pids(sidecar_fleet)

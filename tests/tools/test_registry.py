@@ -118,22 +118,18 @@ def test_registry_every_invalid_argument_is_listed(
         assert expected in outcome.content
 
 
-def test_registry_non_json_string_arguments_are_an_error_outcome(
-    registry: ToolRegistry, ctx: ToolContext
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [('{"path": "a.txt",', "not valid JSON"), ('["a.txt"]', "must be a JSON object")],
+    ids=["not-json", "not-an-object"],
+)
+def test_registry_string_arguments_that_are_not_a_json_object_are_an_error_outcome(
+    registry: ToolRegistry, ctx: ToolContext, arguments: str, expected: str
 ) -> None:
-    outcome = registry.execute("read", '{"path": "a.txt",', ctx)
+    outcome = registry.execute("read", arguments, ctx)
 
     assert outcome.is_error
-    assert "not valid JSON" in outcome.content
-
-
-def test_registry_json_that_is_not_an_object_is_an_error_outcome(
-    registry: ToolRegistry, ctx: ToolContext
-) -> None:
-    outcome = registry.execute("read", '["a.txt"]', ctx)
-
-    assert outcome.is_error
-    assert "must be a JSON object" in outcome.content
+    assert expected in outcome.content, outcome.content
 
 
 def test_registry_json_string_arguments_are_parsed(

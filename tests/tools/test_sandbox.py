@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -152,10 +153,10 @@ def test_sandbox_hides_other_processes(workspace: Path, mode: SandboxSetting) ->
     assert "plant-xyz" not in outcome.content
 
 
-@pytest.fixture
-def listener() -> Iterator[int]:
-    """A TCP port on 127.0.0.1 that accepts connections (and counts them)."""
-    server = socket.create_server(("127.0.0.1", 0))
+@contextmanager
+def _greeting(server: socket.socket, greeting: bytes) -> Iterator[None]:
+    """Greet every connection to the listening `server` with `greeting`, then hang up, on a
+    thread, until the block ends; then close the server."""
     server.settimeout(0.1)
     stop = threading.Event()
 
@@ -165,15 +166,25 @@ def listener() -> Iterator[int]:
                 connection, _ = server.accept()
             except OSError:
                 continue
-            connection.sendall(b"hello from the host\n")
+            connection.sendall(greeting)
             connection.close()
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    server.close()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP port on 127.0.0.1 that accepts connections (and counts them)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    with _greeting(server, b"hello from the host\n"):
+        yield server.getsockname()[1]
 
 
 def test_sandbox_without_network_cannot_reach_a_host_port(
@@ -202,24 +213,8 @@ def daemon_socket(project: Path) -> Iterator[Path]:
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(path))
     server.listen()
-    server.settimeout(0.1)
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                connection, _ = server.accept()
-            except OSError:
-                continue
-            connection.sendall(b"hello from the daemon\n")
-            connection.close()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield path
-    stop.set()
-    thread.join()
-    server.close()
+    with _greeting(server, b"hello from the daemon\n"):
+        yield path
 
 
 def test_sandbox_cannot_reach_a_unix_socket_outside(
