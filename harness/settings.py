@@ -58,6 +58,29 @@ class Settings(ModelSettings, SidecarSettings):
         description="Password of the master found through Sentinel (with REDIS_URL, put it "
         "in the URL instead).",
     )
+    redis_sentinel_tls: bool = Field(
+        default=False,
+        description="TLS to the Sentinels and to the master and replicas they name (with "
+        "REDIS_URL, use `rediss://` instead).",
+    )
+    redis_sentinel_tls_ca_certs: Path | None = Field(
+        default=None,
+        description="PEM file of the CAs that sign the Sentinels' and servers' certificates; "
+        "unset: the system's trust store.",
+    )
+    redis_sentinel_tls_certfile: Path | None = Field(
+        default=None,
+        description="Client certificate (PEM) for servers that require one (Redis's "
+        "`tls-auth-clients yes`); with REDIS_SENTINEL_TLS_KEYFILE.",
+    )
+    redis_sentinel_tls_keyfile: Path | None = Field(
+        default=None, description="Private key (PEM) of REDIS_SENTINEL_TLS_CERTFILE."
+    )
+    redis_sentinel_tls_check_hostname: bool = Field(
+        default=True,
+        description="Check that a server's certificate names the host it was reached at (the "
+        "address the Sentinels announce); turn off only for certificates without it.",
+    )
     redis_wait_replicas: int = Field(
         default=0,
         ge=0,

@@ -37,7 +37,7 @@ def build_runtime(settings: Settings) -> Runtime:
     if sentinel is not None:
         configure(
             sentinel.broker_url(), runtime_provider=get_runtime,
-            transport_options=sentinel.broker_options(),
+            transport_options=sentinel.broker_options(), use_ssl=sentinel.broker_use_ssl(),
         )  # fmt: skip
         client = sentinel.sync_client()
         aclient = sentinel.async_client(ASYNC_CONNECTIONS, ASYNC_WAIT_S)

@@ -52,16 +52,20 @@ def configure(
     broker_url: str,
     runtime_provider: Callable[[], Runtime] | None = None,
     transport_options: dict[str, Any] | None = None,
+    use_ssl: dict[str, Any] | None = None,
 ) -> Celery:
     """Point the app at a broker. Call before sending or consuming.
 
     A consuming process also passes `runtime_provider`, the runtime its kick task advances
     runs in (`harness.runtime.assembly` passes `get_runtime`); senders need none.
-    `transport_options` are kombu's (Sentinel's `master_name`); None clears them.
+    `transport_options` are kombu's (Sentinel's `master_name`); None clears them. `use_ssl`
+    is Celery's `broker_use_ssl` (the `ssl_*` options of TLS to a Sentinel-named master);
+    None turns it off (a `rediss://` URL carries its own).
     """
     global _runtime_provider
     app.conf.broker_url = broker_url
     app.conf.broker_transport_options = transport_options or {}
+    app.conf.broker_use_ssl = use_ssl or False
     if runtime_provider is not None:
         _runtime_provider = runtime_provider
     return app

@@ -7,6 +7,10 @@ master is before it connects, and again after a connection to it fails, so after
 the next attempt reaches the promoted replica. What callers see during the failover itself is
 the ordinary connection error, handled like any Redis outage (503 + Retry-After at the web,
 retries in workers and the scheduler).
+
+`REDIS_SENTINEL_TLS` puts every one of those connections under TLS: to the Sentinels
+(`sentinel_kwargs`) and to the master (redis-py's `ssl=True`; kombu's `broker_use_ssl`), with
+the certificates verified against `REDIS_SENTINEL_TLS_CA_CERTS` or the system's trust store.
 """
 
 from __future__ import annotations
@@ -29,6 +33,33 @@ SOCKET_TIMEOUT_S = 5.0
 
 
 @dataclass(frozen=True)
+class TlsOptions:
+    """How to reach TLS Sentinels and servers: whose certificates to trust (None: the system's
+    store), the client certificate and key to show (None: none), whether to check host names.
+    Servers' certificates are always verified."""
+
+    ca_certs: str | None = None
+    certfile: str | None = None
+    keyfile: str | None = None
+    check_hostname: bool = True
+
+    def ssl_kwargs(self) -> dict[str, Any]:
+        """redis-py's `ssl_*` connection arguments (also kombu's `broker_use_ssl` for Redis)."""
+        options: dict[str, Any] = {
+            "ssl_cert_reqs": "required",
+            "ssl_check_hostname": self.check_hostname,
+        }
+        for name, value in (
+            ("ssl_ca_certs", self.ca_certs),
+            ("ssl_certfile", self.certfile),
+            ("ssl_keyfile", self.keyfile),
+        ):
+            if value is not None:
+                options[name] = value
+        return options
+
+
+@dataclass(frozen=True)
 class SentinelTarget:
     """A master monitored by Sentinels, and the passwords to reach both. Building clients from
     it never touches the network."""
@@ -37,6 +68,7 @@ class SentinelTarget:
     master: str
     password: str | None = None
     sentinel_password: str | None = None
+    tls: TlsOptions | None = None
 
     def describe(self) -> str:
         """`sentinel://host:port,host:port/master`, without passwords."""
@@ -47,13 +79,18 @@ class SentinelTarget:
         options: dict[str, Any] = {"socket_timeout": SOCKET_TIMEOUT_S}
         if self.sentinel_password:
             options["password"] = self.sentinel_password
-        return options
+        return {**options, **self._tls_kwargs()}
+
+    def _tls_kwargs(self) -> dict[str, Any]:
+        """redis-py's arguments for TLS (`ssl=True` and the `ssl_*` options), or none."""
+        return {"ssl": True, **self.tls.ssl_kwargs()} if self.tls is not None else {}
 
     def sync_client(self) -> redis.Redis:
         """A blocking client of the current master (decoded strings)."""
         manager = redis.sentinel.Sentinel(  # type: ignore[no-untyped-call]
             list(self.sentinels), sentinel_kwargs=self._sentinel_kwargs(),
             password=self.password, socket_connect_timeout=5, health_check_interval=30,
+            **self._tls_kwargs(),
         )  # fmt: skip
         client: redis.Redis = manager.master_for(  # type: ignore[no-untyped-call]
             self.master, connection_pool_class=_SentinelPool, decode_responses=True
@@ -66,6 +103,7 @@ class SentinelTarget:
         manager = redis.asyncio.sentinel.Sentinel(  # type: ignore[no-untyped-call]
             list(self.sentinels), sentinel_kwargs=self._sentinel_kwargs(),
             password=self.password, socket_connect_timeout=5, health_check_interval=30,
+            **self._tls_kwargs(),
         )  # fmt: skip
         client: AsyncRedis = manager.master_for(
             self.master, connection_pool_class=_BlockingSentinelPool, decode_responses=True,
@@ -80,8 +118,14 @@ class SentinelTarget:
         return ";".join(f"sentinel://{auth}{_host(host)}:{port}/0" for host, port in self.sentinels)
 
     def broker_options(self) -> dict[str, Any]:
-        """Celery's `broker_transport_options` for that URL."""
+        """Celery's `broker_transport_options` for that URL: the master's name, and how to
+        reach the Sentinels (their password and TLS)."""
         return {"master_name": self.master, "sentinel_kwargs": self._sentinel_kwargs()}
+
+    def broker_use_ssl(self) -> dict[str, Any] | None:
+        """Celery's `broker_use_ssl` for that URL: the `ssl_*` options of the connections to
+        the master (kombu then uses its Sentinel-managed TLS connection), or None without TLS."""
+        return self.tls.ssl_kwargs() if self.tls is not None else None
 
     def master_address(self) -> tuple[str, int]:
         """Where the Sentinels say the master is now. Raises `BusUnavailableError` when no
@@ -139,6 +183,38 @@ def sentinel_target(settings: Settings) -> SentinelTarget | None:
         master=settings.redis_sentinel_master.strip(),
         password=password.get_secret_value() if password else None,
         sentinel_password=sentinel_password.get_secret_value() if sentinel_password else None,
+        tls=_tls_options(settings),
+    )
+
+
+def _tls_options(settings: Settings) -> TlsOptions | None:
+    """The TLS options `settings` name, None when `REDIS_SENTINEL_TLS` is off. Raises
+    `ConfigurationError` for certificate settings without TLS, or a certificate without key."""
+    files = {
+        "REDIS_SENTINEL_TLS_CA_CERTS": settings.redis_sentinel_tls_ca_certs,
+        "REDIS_SENTINEL_TLS_CERTFILE": settings.redis_sentinel_tls_certfile,
+        "REDIS_SENTINEL_TLS_KEYFILE": settings.redis_sentinel_tls_keyfile,
+    }
+    if not settings.redis_sentinel_tls:
+        named = [name for name, value in files.items() if value is not None]
+        if named:
+            raise ConfigurationError(
+                f"{', '.join(named)} set but REDIS_SENTINEL_TLS is not: set "
+                "REDIS_SENTINEL_TLS=true to reach the Sentinels and Redis over TLS"
+            )
+        return None
+    certfile, keyfile = settings.redis_sentinel_tls_certfile, settings.redis_sentinel_tls_keyfile
+    if (certfile is None) != (keyfile is None):
+        raise ConfigurationError(
+            "REDIS_SENTINEL_TLS_CERTFILE and REDIS_SENTINEL_TLS_KEYFILE go together: "
+            "set both for a client certificate, or neither"
+        )
+    ca_certs = settings.redis_sentinel_tls_ca_certs
+    return TlsOptions(
+        ca_certs=str(ca_certs) if ca_certs is not None else None,
+        certfile=str(certfile) if certfile is not None else None,
+        keyfile=str(keyfile) if keyfile is not None else None,
+        check_hostname=settings.redis_sentinel_tls_check_hostname,
     )
 
 

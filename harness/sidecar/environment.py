@@ -99,6 +99,18 @@ def redis_environment(settings: Settings, redis_url: str) -> dict[str, str]:
         env["REDIS_PASSWORD"] = settings.redis_password.get_secret_value()
     if settings.redis_sentinel_password is not None:
         env["REDIS_SENTINEL_PASSWORD"] = settings.redis_sentinel_password.get_secret_value()
+    if settings.redis_sentinel_tls:
+        env["REDIS_SENTINEL_TLS"] = "true"
+        env["REDIS_SENTINEL_TLS_CHECK_HOSTNAME"] = str(
+            settings.redis_sentinel_tls_check_hostname
+        ).lower()
+        for name, path in (
+            ("REDIS_SENTINEL_TLS_CA_CERTS", settings.redis_sentinel_tls_ca_certs),
+            ("REDIS_SENTINEL_TLS_CERTFILE", settings.redis_sentinel_tls_certfile),
+            ("REDIS_SENTINEL_TLS_KEYFILE", settings.redis_sentinel_tls_keyfile),
+        ):
+            if path is not None:
+                env[name] = str(path.resolve())
     return env
 
 

@@ -195,8 +195,14 @@ class ChaosFleet:
         """A client on the fleet's Redis (decoded strings)."""
         return redis.Redis.from_url(self.redis.url, decode_responses=True)
 
-    def start_web(self) -> None:
+    def start_web(self, wait: bool = True) -> None:
+        """Start the web server; with `wait`, until it answers `/healthz`."""
         self.fleet.start("web", "web", "--port", str(self.port), "--host", "127.0.0.1")
+        if wait:
+            self.wait_web_ready()
+
+    def wait_web_ready(self) -> None:
+        """Until the web server answers `/healthz`."""
         wait_explained(
             lambda: _ready(self.web_url),
             "the web server to be ready",
@@ -303,6 +309,15 @@ def wait_explained(
         pytest.fail(f"{exc}\n{explain()}")
 
 
+def _kill_all(fleet: Fleet) -> None:
+    """SIGKILL every fleet process still running (each leads a process group) and reap it."""
+    for proc in fleet.procs.values():
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    for proc in fleet.procs.values():
+        proc.wait()
+
+
 def _held_by(owner: str, pid: int) -> bool:
     """Whether a lease owner (`host:pid:attempt`) is the process `pid`."""
     parts = owner.rsplit(":", 2)
@@ -358,14 +373,18 @@ def chaos_fleet(
     (tmp / "workspace").mkdir()
     chaos = ChaosFleet(server, fleet, telegram, model, faults, port, tool_results=seen)
     try:
-        chaos.start_web()
+        # every process starts at once: each spends seconds importing, on cores of its own
+        chaos.start_web(wait=False)
         for _ in range(workers):
             chaos.start_worker()
         fleet.start("scheduler", "scheduler")
+        chaos.wait_web_ready()
         chaos.wait_workers_ready(workers)
         yield chaos
     finally:
-        fleet.stop()
+        # the scenario has made its checks: no graceful stop to wait for (SIGTERM is a
+        # scenario of its own, `test_worker_crashes`)
+        _kill_all(fleet)
         model.stop()
         telegram.stop()
         chaos.redis.stop()

