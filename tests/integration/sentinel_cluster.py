@@ -22,6 +22,7 @@ from typing import Any
 import redis
 
 from harness.embedded_redis import find_redis_server
+from harness.errors import BusUnavailableError
 from harness.runtime.sentinel import SentinelTarget, TlsOptions
 from tests.integration.tls_certs import TlsFiles
 from tests.waiting import wait_until
@@ -129,9 +130,13 @@ class SentinelCluster:
             return False
         return int(info.get("num-slaves", 0)) == 1 and int(info.get("num-other-sentinels", 0)) == 2
 
-    def master_port(self) -> int:
-        """The port the Sentinels name as the master now."""
-        _host, port = self.target.master_address()
+    def master_port(self) -> int | None:
+        """The port the Sentinels name as the master now; None while they name none (in the
+        middle of a failover, a Sentinel may report the old master down and no new one)."""
+        try:
+            _host, port = self.target.master_address()
+        except BusUnavailableError:
+            return None
         return port
 
     def kill(self, name: str) -> None:
