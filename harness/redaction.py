@@ -48,6 +48,9 @@ _TELEGRAM = SHAPES["telegram"]
 # How every name the `name=value` patterns match ends (`api[_-]?key` ends in "key").
 _NAMES = ("password", "passwd", "secret", "key", "token")
 
+# The characters a credential is made of: what follows a registered value in the same token.
+_TOKEN_TAIL = r"[A-Za-z0-9_\-.~+/=]*"
+
 _lock = threading.Lock()
 _secrets: frozenset[str] = frozenset()
 # The registered values, longest first, and one pattern matching any of them; None until a
@@ -56,8 +59,9 @@ _literal: tuple[tuple[str, ...], re.Pattern[str]] | None = None
 
 
 def register_secret(*values: str | None) -> None:
-    """Treat each value (six characters or more) as a secret from now on, in this process.
-    Idempotent; shorter or empty values are ignored (they would mask ordinary words)."""
+    """Treat each value (six characters or more) as a secret from now on, in this process:
+    `redact` masks it and the rest of the token it starts or sits in. Idempotent; shorter or
+    empty values are ignored (they would mask ordinary words)."""
     global _secrets, _literal
     fresh = {v for v in values if v and len(v) >= _MIN_SECRET_CHARS}
     with _lock:
@@ -65,7 +69,11 @@ def register_secret(*values: str | None) -> None:
             return
         _secrets = _secrets | fresh
         ordered = tuple(sorted(_secrets, key=len, reverse=True))
-        _literal = (ordered, re.compile("|".join(re.escape(v) for v in ordered)))
+        # The mask takes the rest of the token a value sits in: a registered value that is
+        # the start of a longer credential ("xoxb-1" of "xoxb-123...") would otherwise leave
+        # the credential's tail unmasked and no longer in any shape.
+        alternation = "|".join(re.escape(v) for v in ordered)
+        _literal = (ordered, re.compile(f"(?:{alternation}){_TOKEN_TAIL}"))
 
 
 def register_secrets(values: Iterable[str | None]) -> None:

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from harness.redaction import MASK, SHAPES, _mask_match, redact
+from harness import redaction
+from harness.redaction import MASK, SHAPES, _mask_match, redact, register_secret
 from harness.runtime.previews import INPUT_PREVIEW_CHARS, preview, step_preview
 
 TELEGRAM = "123456789:AAH" + "q" * 32
@@ -27,6 +28,14 @@ PLANTED = {
     "api_key:ABCDEF123456": "ABCDEF123456",
     "Token =  abcdefgh12": "abcdefgh12",
 }
+
+
+@pytest.fixture(autouse=True)
+def no_registered_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no registered value: other tests in the process register
+    their settings (a Slack token "xoxb-1" once made these fail in CI only)."""
+    monkeypatch.setattr(redaction, "_secrets", frozenset())
+    monkeypatch.setattr(redaction, "_literal", None)
 
 
 def _unguarded(text: str) -> str:
@@ -74,3 +83,14 @@ def test_input_preview_is_bounded_and_redacts_a_secret_cut_by_its_limit() -> Non
     fields = step_preview((given,), {}, None)
     # Then the preview is bounded and shows no part of the token's secret half
     assert len(fields) <= len(',"i":""') + INPUT_PREVIEW_CHARS and "AAHqq" not in fields, fields
+
+
+def test_a_registered_value_that_starts_a_longer_token_masks_the_whole_token() -> None:
+    # Given a setting registered as secret that is the start of a longer Slack token
+    register_secret("xoxb-1")
+    # When text holding the longer token, and text holding the value alone, are redacted
+    shown = redact("the call failed: xoxb-123456789012-PAGETOKENsecret (retrying)")
+    alone = redact("token xoxb-1 set")
+    # Then no part of the token's tail is shown, and the value alone is masked
+    assert "PAGETOKEN" not in shown and "23456789012" not in shown and MASK in shown, shown
+    assert alone == f"token {MASK} set", alone
