@@ -97,6 +97,17 @@ REDIS_FAILED = "redis-failed"
 """What the kick task returns when Redis failed while it advanced the run."""
 
 
+def _push_front(kick: Kick) -> bool:
+    """RPUSH `kick` onto its queue's list through the broker connection's Redis client;
+    False when the broker is not Redis (kombu's channel has no such client)."""
+    with app.connection_or_acquire() as conn:
+        client = getattr(conn.default_channel, "client", None)
+        if client is None or not hasattr(client, "rpush"):
+            return False
+        client.rpush(kick.queue, kick_message(kick))
+        return True
+
+
 def kick_message(kick: Kick) -> bytes:
     """The `harness.kick` task message for `kick` as kombu's Redis transport puts it on the
     queue's list: `kick_template()` filled in, as the runtime's scripts fill it."""
@@ -181,8 +192,14 @@ class CeleryKicker:
         return self._template
 
     def kick(self, kick: Kick) -> None:
-        """Publish one kick. Broker errors are logged, not raised: the reaper re-kicks."""
+        """Publish one kick. Broker errors are logged, not raised: the reaper re-kicks.
+
+        A `front` kick is pushed onto the end of the queue's list that kombu's Redis transport
+        pops from (it pushes with LPUSH and consumes with BRPOP), so the next free worker
+        thread takes it; with a broker other than Redis it is sent like any other."""
         try:
+            if kick.front and _push_front(kick):
+                return
             app.send_task(KICK_TASK, args=[kick.run_id, kick.seq], queue=kick.queue)
         except Exception as exc:  # kombu raises several unrelated types on broker trouble
             log.warning(
@@ -201,7 +218,10 @@ class CeleryKicker:
             await asyncio.to_thread(self.kick, kick)
             return
         try:
-            await self._broker.lpush(kick.queue, kick_message(kick))
+            if kick.front:
+                await self._broker.rpush(kick.queue, kick_message(kick))
+            else:
+                await self._broker.lpush(kick.queue, kick_message(kick))
         except Exception as exc:  # redis raises several types on broker trouble
             log.warning(
                 "could not send kick for run %s (%s); the reaper will retry", kick.run_id, exc

@@ -17,11 +17,14 @@ KICK_TASK = "harness.kick"
 
 
 class Kick(NamedTuple):
-    """One kick: advance `run_id`, sent to `queue` as number `seq` of that queue (0: untracked)."""
+    """One kick: advance `run_id`, sent to `queue` as number `seq` of that queue (0: untracked).
+    A `front` kick goes to the front of its queue, ahead of kicks already waiting (a run
+    recovered from a dead worker must not wait behind the backlog of new work)."""
 
     run_id: str
     queue: str
     seq: int = 0
+    front: bool = False
 
 
 class Kicker(Protocol):
@@ -29,7 +32,8 @@ class Kicker(Protocol):
     the scheduler will kick it again."""
 
     def kick(self, kick: Kick) -> None:
-        """Ask some worker on `kick.queue` to advance the run."""
+        """Ask some worker on `kick.queue` to advance the run; a `front` kick is taken
+        before the kicks already waiting in the queue."""
 
     async def kick_async(self, kick: Kick) -> None:
         """`kick` for an event loop: must not block it."""
@@ -53,8 +57,11 @@ class RecordingKicker:
         self.pending: deque[Kick] = deque()
 
     def kick(self, kick: Kick) -> None:
-        """Remember the kick; `pending` holds them in order."""
-        self.pending.append(kick)
+        """Remember the kick; `pending` holds them in the order a worker takes them."""
+        if kick.front:
+            self.pending.appendleft(kick)
+        else:
+            self.pending.append(kick)
 
     async def kick_async(self, kick: Kick) -> None:
         """`kick`, from an event loop."""

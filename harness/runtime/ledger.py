@@ -368,11 +368,18 @@ class Ledger:
         """Fire due timers, recover runs with expired leases and re-send lost kicks.
 
         `idle_queues` are the queues whose broker holds no kick now: an outstanding kick of
-        theirs that is due for a look is lost."""
+        theirs that is due for a look is lost. A run whose lease expired gets its tracked
+        kick and, last, an untracked `front` one (seq 0) that jumps its queue's backlog."""
         out = self._reap(
             args=[self.keys.prefix, now_ms, ttl_ms, limit, json.dumps(sorted(idle_queues))]
         )
-        return _kicks(out)
+        mark = out.index("!")
+        front = out[mark + 1 :]
+        recovered = tuple(
+            Kick(str(front[i]), str(front[i + 1]), 0, front=True)
+            for i in range(0, len(front) - 1, 2)
+        )
+        return _kicks(out[:mark]) + recovered
 
     @on_bus("ask the run to stop")
     def request_cancel(

@@ -41,9 +41,11 @@ local function send_kick(id, now, tries)
   table.insert(kicks, seq)
 end
 
+-- true when a kick was sent (none was outstanding)
 local function kick(id, now)
-  if redis.call('ZSCORE', KICKED, id) then return end
+  if redis.call('ZSCORE', KICKED, id) then return false end
   send_kick(id, now, 0)
+  return true
 end
 
 -- Put the kicks collected so far straight onto their queues' lists on the broker (this same
@@ -601,10 +603,17 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', TIMERS, '-inf', now, 'LIMIT', 0,
     kick(id, now)
   end
 end
+-- Runs whose owner stopped renewing (it died): each gets its tracked kick and, since a person
+-- may be waiting on it mid-turn, an untracked one for the front of its queue (returned after
+-- the '!'), so it is taken before the backlog of new work; look again after ttl. Only when
+-- the tracked kick is new: a run nobody took yet is not pushed ahead again every ttl.
+local front = {}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', LEASES, '-inf', now, 'LIMIT', 0, limit)) do
-  -- the owner stopped renewing: hand the run to whoever claims it next; look again after ttl
   redis.call('ZADD', LEASES, now + ttl, id)
-  kick(id, now)
+  if kick(id, now) then
+    table.insert(front, id)
+    table.insert(front, redis.call('HGET', rk(id), 'queue') or 'harness')
+  end
 end
 -- Outstanding kicks due for a look. A kick is lost when its queue has delivered a later one
 -- (the taken sequence passed it) or the broker holds no kick for the queue at all; then it is
@@ -632,6 +641,8 @@ end
 -- a queued run without a tracked kick (one queued before kicks were tracked) gets one
 local untracked = redis.call('ZRANGEBYSCORE', READY, '-inf', now - KICK_CHECK_MS, 'LIMIT', 0, limit)
 for _, id in ipairs(untracked) do kick(id, now) end
+table.insert(kicks, '!')
+for _, v in ipairs(front) do table.insert(kicks, v) end
 return kicks
 """
 )

@@ -95,6 +95,31 @@ def test_a_run_with_an_outstanding_kick_is_not_kicked_twice(
     # When the scheduler reaps through several lease periods without a free worker
     clock.advance(11)
     _reap_for(runtime, clock, 40)
-    # Then one recovery kick is outstanding, not one per lease period
-    assert [k.run_id for k in _kicker(runtime).pending] == [run_id]
-    assert drain(runtime)[-1] == (run_id, "completed")
+    # Then one recovery kick is outstanding (and one untracked at the front of the queue),
+    # not one per lease period
+    pending = _kicker(runtime).pending
+    assert [(k.run_id, k.front) for k in pending] == [(run_id, True), (run_id, False)]
+    assert drain(runtime) == [(run_id, "completed"), (run_id, "terminal")]
+
+
+def test_a_run_recovered_from_a_dead_worker_is_taken_before_the_backlog(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a run whose worker died holding it, and five new runs queued behind it
+    _register_noop(registry, runtime)
+    run_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
+    kick = _kicker(runtime).pending.popleft()
+    runtime.ledger.claim(run_id, "dead-worker", runtime.now_ms(), 10_000, 250, kick.seq)
+    backlog = [
+        publish({"name": "app/go", "id": f"e{i}"}, runtime=runtime).run_ids[0] for i in range(5)
+    ]
+    # When its lease expires and the scheduler reaps
+    clock.advance(11)
+    reap_once(runtime)
+    # Then the next kick a worker takes is the recovered run's, and it completes
+    first = _kicker(runtime).pending.popleft()
+    assert (first.run_id, first.front, first.seq) == (run_id, True, 0)
+    assert advance(runtime, first.run_id, first.seq) == "completed"
+    # And the backlog follows in order, then the recovered run's tracked kick (a no-op now)
+    assert [k.run_id for k in _kicker(runtime).pending] == [*backlog, run_id]
+    assert drain(runtime) == [*((r, "completed") for r in backlog), (run_id, "terminal")]

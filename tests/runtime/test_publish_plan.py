@@ -15,7 +15,7 @@ from kombu import Connection
 
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.bus import publish_async
-from harness.runtime.celery_app import CeleryKicker, kick_message
+from harness.runtime.celery_app import CeleryKicker, configure, kick_message
 from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry, Singleton
 from harness.runtime.keys import Keys
@@ -92,6 +92,26 @@ def test_kicks_pushed_by_the_script_are_messages_kombu_decodes(
         assert message.delivery_info["routing_key"] == "harness"
         queue.close()
     assert seq == 1
+
+
+def test_a_front_kick_is_the_next_message_kombu_delivers(
+    redis_url: str, counting: CountingRedis
+) -> None:
+    # Given two kicks waiting in a queue, sent the ordinary way
+    kicker = CeleryKicker()
+    configure(redis_url)
+    kicker.kick(Kick("r-first", "front-q", 1))
+    kicker.kick(Kick("r-second", "front-q", 2))
+
+    # When a recovered run's kick is sent to the front
+    kicker.kick(Kick("r-recovered", "front-q", 0, front=True))
+
+    # Then kombu delivers it first, then the others in their order
+    with Connection(redis_url) as conn:
+        queue = conn.SimpleQueue("front-q", no_ack=True)
+        taken = [queue.get(timeout=5).payload[0][0] for _ in range(3)]
+        queue.close()
+    assert taken == ["r-recovered", "r-first", "r-second"]
 
 
 def test_kick_message_fills_the_same_template_as_the_scripts() -> None:

@@ -91,7 +91,7 @@ def test_crashed_worker_run_resumes_after_lease_expiry_without_redoing_steps(
     clock.advance(runtime.lease_ttl + 1)
     outcomes = drain(runtime)
     # Then each step ran exactly once and the run completed
-    assert outcomes[-1] == (run_id, "completed")
+    assert (run_id, "completed") in outcomes
     assert calls == ["one", "two"]
 
 
