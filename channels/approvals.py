@@ -1,6 +1,9 @@
 """Approval requests on the chat platforms, and the answers to them.
 
-    agent.approval.requested -> ask-approval     post the request with buttons on its channel
+    agent.approval.requested -> ask-approval     post the request with buttons on its channel;
+                                                 when it cannot be posted, answer it for nobody
+                                                 (`AGENT_APPROVAL_UNATTENDED`) so the run does
+                                                 not wait for a button no one sees
     agent.approval.given     -> answer-approval  check the press against the request's record
                                                  (first answer wins, only its approvers), then
                                                  publish `agent.approval.answered` and show
@@ -19,11 +22,12 @@ show on a platform.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from channels.base import Inbound
 from channels.registry import channel_or_none
-from harness.agent.approval_lines import decided, decision_line
+from harness.agent.approval_lines import UNSHOWN_BY, decided, decision_line
+from harness.errors import StepFailedError
 from harness.events import (
     APPROVAL_ANSWERED,
     APPROVAL_CLOSED,
@@ -47,6 +51,8 @@ ANSWER_APPROVAL = "answer-approval"
 CLOSE_APPROVAL = "close-approval"
 CANCEL_APPROVAL = "cancel-approval"
 CANCELLED_LINE = "🚫 Cancelled: a newer message took over, so nothing was run."
+NOT_YET_WAITING = frozenset({"queued", "pending", "running", "steered"})
+WAIT_CHECKS = 10
 
 
 @runtime_checkable
@@ -89,15 +95,65 @@ class InteractiveChannel(Protocol):
 @function(id=ASK_APPROVAL, trigger=event(APPROVAL_REQUESTED), retries=3)
 def ask_approval(ctx: Context) -> dict[str, Any]:
     """Post an approval request on its chat, once. A channel without buttons posts nothing
-    (its client shows the request from the events stream)."""
+    (its client shows the request from the events stream). When the post fails for good
+    (retries spent, or a permanent error: the chat is gone, the bot was removed), the request
+    is answered at once as unattended (`answer_unshown`) instead of waiting out its timeout."""
     request = ApprovalRequested.from_event(ctx.event)
     channel = channel_or_none(request.reply.channel)
     if not isinstance(channel, ApprovingChannel):
         return {"posted": None}
-    posted = ctx.step.run("post", channel.ask_approval, request)
+    try:
+        posted = ctx.step.run("post", channel.ask_approval, request)
+    except StepFailedError as exc:
+        return answer_unshown(ctx, request, exc.error)
     store = ApprovalStore(ctx.runtime)
     ctx.step.run("note", store.posted, request.approval_id, posted, request.model_dump_json())
     return {"posted": posted}
+
+
+def answer_unshown(ctx: Context, request: ApprovalRequested, error: str) -> dict[str, Any]:
+    """Answer a request that could not be shown with its `unattended` decision, by
+    `UNSHOWN_BY`, through the request's record (first answer wins: a press or the timeout that
+    came first stands) and the same `agent.approval.answered` event a press publishes. Waits
+    (durably) until the asking run is in its wait first, since a run does not see an event
+    published before it waits."""
+    decision: Literal["approve", "deny"] = "approve" if request.unattended == "allow" else "deny"
+    store = ApprovalStore(ctx.runtime)
+    claim = Claim(
+        **ctx.step.run(
+            "unshown",
+            lambda: vars(store.decide_unattended(request.approval_id, decision, UNSHOWN_BY)),
+        )
+    )
+    if claim.outcome == "recorded":
+        _until_waiting(ctx, request.run_id)
+        answer = ApprovalAnswered(
+            approval_id=request.approval_id, decision=decision, by=claim.by, at=claim.at
+        )
+        ctx.step.send_event(
+            "answered",
+            Event(
+                name=APPROVAL_ANSWERED,
+                id=f"approval-answered-{request.approval_id}",
+                data=answer.model_dump(),
+            ),
+        )
+    return {"posted": None, "unshown": error, "outcome": claim.outcome, "decision": claim.state}
+
+
+def _until_waiting(ctx: Context, run_id: str) -> None:
+    """Return once run `run_id` is no longer about to wait (waiting, or ended), checking a
+    few times a second apart; after that, go on anyway (the run then finds the answer in the
+    record when its wait times out)."""
+
+    def status() -> str:
+        run = ctx.runtime.ledger.run(run_id)
+        return "" if run is None else run.status
+
+    for check in range(WAIT_CHECKS):
+        if ctx.step.run(f"run-status-{check}", status) not in NOT_YET_WAITING:
+            return
+        ctx.step.sleep(f"until-waiting-{check}", 1)
 
 
 @function(id=ANSWER_APPROVAL, trigger=event(APPROVAL_GIVEN), retries=3)

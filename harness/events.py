@@ -226,7 +226,9 @@ class CronTick(EventData):
 class ApprovalRequested(EventData):
     """Data of `agent.approval.requested`: a tool call waits for a person's yes. `summary` is
     what to show (the command, the path and the change); `approvers` the subjects that may
-    answer (empty: anyone who can reach the request); `timeout` how long it waits."""
+    answer (empty: anyone who can reach the request); `timeout` how long it waits;
+    `unattended` the answer when the request cannot be shown (the asking run's
+    `AGENT_APPROVAL_UNATTENDED`)."""
 
     approval_id: str = Field(min_length=1, max_length=64)
     run_id: str
@@ -235,6 +237,7 @@ class ApprovalRequested(EventData):
     reply: ReplyTarget
     approvers: list[str] = Field(default_factory=list)
     timeout: str = "30m"
+    unattended: Literal["deny", "allow"] = "deny"
 
 
 class ApprovalGiven(EventData):

@@ -8,7 +8,9 @@ a step, so a replay after a crash or a restart sees what the first execution saw
 
 A run is attended when its reply goes somewhere that says it can answer
 (`channel_meta["approvals"]` is true: the chat channels and `harness chat` set it); other runs
-(a `system` session, a sub-agent, `harness send`) follow `AGENT_APPROVAL_UNATTENDED`.
+(a `system` session, a sub-agent, `harness send`) follow `AGENT_APPROVAL_UNATTENDED`. So does
+an attended run whose request the chat refused to show: `ask-approval` answers it at once for
+nobody (`UNSHOWN_BY`), through the same first-answer-wins record and answered event as a press.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harness.access import asker_of
-from harness.agent.approval_lines import decision_line
+from harness.agent.approval_lines import UNSHOWN_BY, decision_line
 from harness.agent.approval_policy import DECISIONS, ApprovalPolicy, summarize_call
 from harness.agent.approval_text import decision_of, typed_answer
 from harness.events import (
@@ -44,6 +46,13 @@ CAN_ANSWER_META = "approvals"
 
 UNATTENDED_REFUSAL = (
     "Not run: this tool call needs a person's approval, and nobody can be asked in this run "
+    "(AGENT_APPROVAL_UNATTENDED=deny). Tell the user what you wanted to do so they can do it "
+    "or allow it."
+)
+
+UNSHOWN_REFUSAL = (
+    "Not run: this {tool} call needs a person's approval, and the request could not be shown "
+    "in the chat (the platform refused it or could not be reached), so nobody can answer it "
     "(AGENT_APPROVAL_UNATTENDED=deny). Tell the user what you wanted to do so they can do it "
     "or allow it."
 )
@@ -131,6 +140,7 @@ def ask_first(
         reply=reply,
         approvers=approvers,
         timeout=settings.agent_approval_timeout,
+        unattended=settings.agent_approval_unattended,
     )
     ctx.step.send_event(
         "approval-ask",
@@ -219,7 +229,9 @@ def _apply(
     ctx: Context, call: ToolCall, decision: str, by: str, at: int, session_key: str | None
 ) -> str | None:
     """The refusal for a denial (None when approved), granting the tool for the session when
-    that was the answer."""
+    that was the answer. A denial for nobody (`UNSHOWN_BY`) says the request was not shown."""
+    if decision == "deny" and by == UNSHOWN_BY:
+        return UNSHOWN_REFUSAL.format(tool=call.name)
     if decision == "deny":
         return (
             f"Not run: {by} denied this {call.name} call at {_when(at)}. Do not try it another "

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+UNSHOWN_BY = "unattended: the request could not be shown"
+"""Who decided a request the chat refused to show (`ask-approval` spent its retries, or the
+platform said the chat is gone): nobody, so `AGENT_APPROVAL_UNATTENDED` did."""
+
 DECIDED = {"approve": "✅ Approved", "deny": "❌ Denied", "session": "✅ Allowed for this session"}
 
 

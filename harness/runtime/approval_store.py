@@ -46,7 +46,8 @@ if ARGV[1] == 'expired' then
   return {'recorded', 'expired', '', ARGV[3]}
 end
 local approvers = cjson.decode(redis.call('HGET', KEYS[1], 'approvers'))
-if #approvers > 0 then
+-- ARGV[6] == '1': the harness decides for nobody (the request could not be shown)
+if #approvers > 0 and ARGV[6] ~= '1' then
   local ok = false
   for _, who in ipairs(approvers) do if who == ARGV[2] then ok = true end end
   -- in a group with AGENT_APPROVAL_GROUP_ANSWER=allowed, any allowed member may answer too
@@ -166,17 +167,32 @@ class ApprovalStore:
             given.approval_id, given.decision, given.subject, given.label, allowed=allowed
         )
 
+    @on_bus("answer an approval request for nobody")
+    def decide_unattended(self, approval_id: str, decision: str, label: str) -> Claim:
+        """Record `decision` (shown as `label`) for a request nobody can answer because it
+        could not be shown, whoever its approvers are; atomic, first answer wins like a
+        press, so a late press (or the timeout) changes nothing once this counted."""
+        return self._run(approval_id, decision, "", label, system=True)
+
     @on_bus("expire an approval request")
     def expire(self, approval_id: str) -> Claim:
         """Close a pending request as expired; if it was answered first, say so instead."""
         return self._run(approval_id, "expired", "", "")
 
     def _run(
-        self, approval_id: str, decision: str, subject: str, label: str, allowed: bool = False
+        self,
+        approval_id: str,
+        decision: str,
+        subject: str,
+        label: str,
+        allowed: bool = False,
+        *,
+        system: bool = False,
     ) -> Claim:
         now = str(self._runtime.now_ms())
         keys = [self._record(approval_id), self._runtime.keys.run("")]
-        raw = self._decide(keys=keys, args=[decision, subject, now, label, "1" if allowed else "0"])
+        flags = ["1" if allowed else "0", "1" if system else "0"]
+        raw = self._decide(keys=keys, args=[decision, subject, now, label, *flags])
         outcome, state, by, at = (v.decode() if isinstance(v, bytes) else str(v) for v in raw)
         return Claim(outcome=outcome, state=state, by=by, at=int(at or 0))  # type: ignore[arg-type]
 

@@ -19,7 +19,8 @@ from tests.runtime_fixtures import ManualClock
 @pytest.fixture
 def unguarded(agent: AgentRig) -> AgentRig:
     """The rig with AGENT_APPROVAL=off: scheduled delegation asks first otherwise (see
-    tests/agent/test_approvals.py), and this rig's runs have nobody to ask."""
+    tests/agent/test_approval_policy.py), and this rig's runs have nobody to ask, so it
+    would be refused (tests/agent/test_approval_unattended.py)."""
     set_agent_deps(build_deps(make_settings(agent.workspace, agent.model, agent_approval="off")))
     return agent
 
