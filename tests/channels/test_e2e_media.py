@@ -117,6 +117,72 @@ def test_voice_note_is_transcribed_by_the_scripted_server(
     assert telegram_api.messages[-1]["text"] == "I'll remind you."
 
 
+def test_audio_file_is_kept_and_transcribed_by_the_scripted_server(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given transcription through the OpenAI endpoint of the scripted server
+    _reconfigure(
+        tmp_path,
+        model_server,
+        transcribe_provider="openai",
+        openai_api_key=model_server.api_key,
+        openai_base_url=model_server.openai_url,
+    )
+    telegram_api.add_file("CQAD-audio", b"ID3 fake mp3 frames", "music/file_3.mp3")
+    model_server.script(Reply.answer("Milk it is."))
+    # When an audio file (not a voice note) arrives
+    _send(fleet, runtime, payloads.tg_audio())
+    # Then its bytes were sent for transcription, and the model read the transcript and the path
+    apis = [r.api for r in model_server.requests]
+    assert apis == ["transcription", "anthropic"], apis
+    assert b"ID3 fake mp3 frames" in model_server.requests[0].raw
+    body = json.dumps(model_server.requests[1].body)
+    assert model_server.transcript in body, body
+    assert "[audio saved at inbox/telegram-1111111/" in body and "list.mp3" in body, body
+    (kept,) = (tmp_path / "workspace" / "inbox" / "telegram-1111111").iterdir()
+    assert kept.read_bytes() == b"ID3 fake mp3 frames"
+    assert telegram_api.messages[-1]["text"] == "Milk it is."
+
+
+@pytest.mark.parametrize(
+    ("update", "file_id", "kind", "size"),
+    [
+        (payloads.tg_video_note(), "DQAD-note", "video_note", 4096),
+        (payloads.tg_video(), "BAAD-video", "video", 8192),
+    ],
+    ids=["video_note", "video"],
+)
+def test_video_is_kept_and_described_to_the_model_by_path_type_and_size(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+    update: dict[str, Any],
+    file_id: str,
+    kind: str,
+    size: int,
+) -> None:
+    # Given a video the platform serves (Telegram names neither a video note nor this video)
+    content = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * (size - 12)
+    telegram_api.add_file(file_id, content, f"videos/{file_id}.mp4")
+    model_server.script(Reply.answer("Nice video."))
+    # When it arrives through the webhook
+    _send(fleet, runtime, update)
+    # Then it is in the inbox as an .mp4, the model was told its path, type and size, and
+    # nothing was sent for transcription
+    (kept,) = (tmp_path / "workspace" / "inbox" / "telegram-1111111").iterdir()
+    assert kept.read_bytes() == content and kept.name.endswith(f"{kind}.mp4"), kept.name
+    (request,) = model_server.requests
+    note = f"[{kind} saved at inbox/telegram-1111111/{kept.name} (video/mp4, {size // 1024} KB)]"
+    assert note in json.dumps(request.body), (note, request.body)
+    assert telegram_api.messages[-1]["text"] == "Nice video."
+
+
 def test_voice_note_without_transcription_is_answered_with_how_to_enable_it(
     fleet: TestClient,  # noqa: F811
     runtime: Runtime,
