@@ -261,6 +261,65 @@ def test_send_file_posts_once(
     assert sent["content"] == b"a,b\n1,2\n"
 
 
+def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of an Anthropic request."""
+    return [
+        block
+        for message in body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+@pytest.mark.parametrize("way", ["dotdot", "absolute", "symlink"])
+def test_send_file_refuses_a_path_outside_the_workspace_with_an_error_the_model_reads(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+    way: str,
+) -> None:
+    # Given a file next to the workspace, reachable by `..`, by its absolute path, or through
+    # a link inside the workspace, and a model that tries to send it
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the door code is 4711")
+    (tmp_path / "workspace" / "link.txt").symlink_to(secret)
+    path = {"dotdot": "../secret.txt", "absolute": str(secret), "symlink": "link.txt"}[way]
+    model_server.script(Reply.tool("send_file", {"path": path}), Reply.answer("I can't."))
+    # When the person asks through the webhook
+    _send(fleet, runtime, payloads.tg_private_text(text="send me the secret"))
+    # Then nothing was sent, the model read why, and the chat got its answer
+    assert telegram_api.sent_files == []
+    (result,) = _tool_results(model_server.requests[1].body)
+    assert result.get("is_error") is True, result
+    assert "outside the workspace" in str(result["content"]), result
+    assert telegram_api.messages[-1]["text"] == "I can't."
+
+
+def test_send_file_refuses_a_file_over_the_media_limit_with_an_error_the_model_reads(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given a 2 KB limit, a 4 KB file in the workspace and a model that sends it
+    _reconfigure(tmp_path, model_server, media_max_bytes=2048)
+    (tmp_path / "workspace" / "big.csv").write_text("x" * 4096)
+    model_server.script(Reply.tool("send_file", {"path": "big.csv"}), Reply.answer("Too big."))
+    # When the person asks through the webhook
+    _send(fleet, runtime, payloads.tg_private_text(text="send me the big file"))
+    # Then nothing was sent, and the model read the file, the limit and the setting
+    assert telegram_api.sent_files == []
+    (result,) = _tool_results(model_server.requests[1].body)
+    assert result.get("is_error") is True, result
+    content = str(result["content"])
+    assert "big.csv" in content and "MEDIA_MAX_BYTES (2048 bytes)" in content, content
+    assert telegram_api.messages[-1]["text"] == "Too big."
+
+
 @pytest.mark.parametrize(
     "update",
     [payloads.tg_sticker(), payloads.tg_location()],
