@@ -8,8 +8,9 @@ ends it when the turn's code is left, however it is left:
   (`LeaseLost`): the draft stays as it is; the
   reply (`send-reply` finishes it in place) or the resumed run (it finds the same draft in the
   run's `DraftLog`) takes over;
-- stopped (cancelled, steered) or failed: the draft is marked as interrupted, so no half
-  answer is left looking like a whole one.
+- stopped (cancelled) or failed: the draft is marked as interrupted, so no half answer is
+  left looking like a whole one. A steering message does not stop the turn: it is taken
+  before the next model call, or, when the answer being drawn is the last, answered after it.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
@@ -78,10 +78,12 @@ class CallResult:
 
 
 class ServerConnection:
-    """A lazily started, self-restarting connection to one configured server."""
+    """A lazily started, self-restarting connection to one configured server. `clock` (seconds,
+    monotonic) times the restart backoff; tests pass one they can move forward."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, clock: Callable[[], float] = time.monotonic) -> None:
         self.config = config
+        self._clock = clock
         self._lock = threading.Lock()
         self._state: State = "failed" if config.problem else "idle"
         self._reason = config.problem or ""
@@ -165,7 +167,7 @@ class ServerConnection:
                 raise McpServerError(f"MCP server {self.config.name!r} was shut down")
             if self._state == "running":
                 return
-            wait = self._retry_at - time.monotonic()
+            wait = self._retry_at - self._clock()
             if self._state == "failed" and wait > 0:
                 raise McpServerError(
                     f"MCP server {self.config.name!r} is down ({self._reason}); "
@@ -287,7 +289,7 @@ class ServerConnection:
         self._state, self._reason = "failed", reason
         self._failures += 1
         delay = min(_BACKOFF_FIRST * 2 ** (self._failures - 1), _BACKOFF_MAX)
-        self._retry_at = time.monotonic() + delay
+        self._retry_at = self._clock() + delay
 
     def _stop_server(self) -> None:
         stop, self._stop = self._stop, None

@@ -301,6 +301,27 @@ def tg_voice(update_id: int = 10021) -> dict[str, Any]:
     return tg_with(update_id, voice={**voice, "mime_type": "audio/ogg", "file_size": 2048})
 
 
+def tg_audio(update_id: int = 10024) -> dict[str, Any]:
+    """A music or audio file (not a voice note), as Telegram sends one: name and type given."""
+    audio = {"file_id": "CQAD-audio", "file_unique_id": "AgAD6", "duration": 4}
+    audio |= {"performer": "Alice", "title": "Shopping list", "file_name": "list.mp3"}
+    return tg_with(update_id, audio={**audio, "mime_type": "audio/mpeg", "file_size": 3072})
+
+
+def tg_video_note(update_id: int = 10025) -> dict[str, Any]:
+    """A round video message: Telegram gives no file name and no type for these."""
+    note = {"file_id": "DQAD-note", "file_unique_id": "AgAD5", "length": 240, "duration": 2}
+    return tg_with(update_id, video_note={**note, "file_size": 4096})
+
+
+def tg_video(update_id: int = 10026) -> dict[str, Any]:
+    """A video without a caption and, as phones send them, without a file name."""
+    video = {"file_id": "BAAD-video", "file_unique_id": "AgAD4", "width": 640, "height": 360}
+    return tg_with(
+        update_id, video={**video, "duration": 5, "mime_type": "video/mp4", "file_size": 8192}
+    )
+
+
 def tg_sticker(update_id: int = 10022) -> dict[str, Any]:
     """A sticker."""
     sticker = {"file_id": "CAAC-sticker", "file_unique_id": "AgAD7", "emoji": "🙂"}

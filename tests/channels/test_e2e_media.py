@@ -117,6 +117,72 @@ def test_voice_note_is_transcribed_by_the_scripted_server(
     assert telegram_api.messages[-1]["text"] == "I'll remind you."
 
 
+def test_audio_file_is_kept_and_transcribed_by_the_scripted_server(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given transcription through the OpenAI endpoint of the scripted server
+    _reconfigure(
+        tmp_path,
+        model_server,
+        transcribe_provider="openai",
+        openai_api_key=model_server.api_key,
+        openai_base_url=model_server.openai_url,
+    )
+    telegram_api.add_file("CQAD-audio", b"ID3 fake mp3 frames", "music/file_3.mp3")
+    model_server.script(Reply.answer("Milk it is."))
+    # When an audio file (not a voice note) arrives
+    _send(fleet, runtime, payloads.tg_audio())
+    # Then its bytes were sent for transcription, and the model read the transcript and the path
+    apis = [r.api for r in model_server.requests]
+    assert apis == ["transcription", "anthropic"], apis
+    assert b"ID3 fake mp3 frames" in model_server.requests[0].raw
+    body = json.dumps(model_server.requests[1].body)
+    assert model_server.transcript in body, body
+    assert "[audio saved at inbox/telegram-1111111/" in body and "list.mp3" in body, body
+    (kept,) = (tmp_path / "workspace" / "inbox" / "telegram-1111111").iterdir()
+    assert kept.read_bytes() == b"ID3 fake mp3 frames"
+    assert telegram_api.messages[-1]["text"] == "Milk it is."
+
+
+@pytest.mark.parametrize(
+    ("update", "file_id", "kind", "size"),
+    [
+        (payloads.tg_video_note(), "DQAD-note", "video_note", 4096),
+        (payloads.tg_video(), "BAAD-video", "video", 8192),
+    ],
+    ids=["video_note", "video"],
+)
+def test_video_is_kept_and_described_to_the_model_by_path_type_and_size(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+    update: dict[str, Any],
+    file_id: str,
+    kind: str,
+    size: int,
+) -> None:
+    # Given a video the platform serves (Telegram names neither a video note nor this video)
+    content = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * (size - 12)
+    telegram_api.add_file(file_id, content, f"videos/{file_id}.mp4")
+    model_server.script(Reply.answer("Nice video."))
+    # When it arrives through the webhook
+    _send(fleet, runtime, update)
+    # Then it is in the inbox as an .mp4, the model was told its path, type and size, and
+    # nothing was sent for transcription
+    (kept,) = (tmp_path / "workspace" / "inbox" / "telegram-1111111").iterdir()
+    assert kept.read_bytes() == content and kept.name.endswith(f"{kind}.mp4"), kept.name
+    (request,) = model_server.requests
+    note = f"[{kind} saved at inbox/telegram-1111111/{kept.name} (video/mp4, {size // 1024} KB)]"
+    assert note in json.dumps(request.body), (note, request.body)
+    assert telegram_api.messages[-1]["text"] == "Nice video."
+
+
 def test_voice_note_without_transcription_is_answered_with_how_to_enable_it(
     fleet: TestClient,  # noqa: F811
     runtime: Runtime,
@@ -193,6 +259,65 @@ def test_send_file_posts_once(
         "Your report",
     )
     assert sent["content"] == b"a,b\n1,2\n"
+
+
+def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of an Anthropic request."""
+    return [
+        block
+        for message in body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
+@pytest.mark.parametrize("way", ["dotdot", "absolute", "symlink"])
+def test_send_file_refuses_a_path_outside_the_workspace_with_an_error_the_model_reads(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+    way: str,
+) -> None:
+    # Given a file next to the workspace, reachable by `..`, by its absolute path, or through
+    # a link inside the workspace, and a model that tries to send it
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the door code is 4711")
+    (tmp_path / "workspace" / "link.txt").symlink_to(secret)
+    path = {"dotdot": "../secret.txt", "absolute": str(secret), "symlink": "link.txt"}[way]
+    model_server.script(Reply.tool("send_file", {"path": path}), Reply.answer("I can't."))
+    # When the person asks through the webhook
+    _send(fleet, runtime, payloads.tg_private_text(text="send me the secret"))
+    # Then nothing was sent, the model read why, and the chat got its answer
+    assert telegram_api.sent_files == []
+    (result,) = _tool_results(model_server.requests[1].body)
+    assert result.get("is_error") is True, result
+    assert "outside the workspace" in str(result["content"]), result
+    assert telegram_api.messages[-1]["text"] == "I can't."
+
+
+def test_send_file_refuses_a_file_over_the_media_limit_with_an_error_the_model_reads(
+    fleet: TestClient,  # noqa: F811
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given a 2 KB limit, a 4 KB file in the workspace and a model that sends it
+    _reconfigure(tmp_path, model_server, media_max_bytes=2048)
+    (tmp_path / "workspace" / "big.csv").write_text("x" * 4096)
+    model_server.script(Reply.tool("send_file", {"path": "big.csv"}), Reply.answer("Too big."))
+    # When the person asks through the webhook
+    _send(fleet, runtime, payloads.tg_private_text(text="send me the big file"))
+    # Then nothing was sent, and the model read the file, the limit and the setting
+    assert telegram_api.sent_files == []
+    (result,) = _tool_results(model_server.requests[1].body)
+    assert result.get("is_error") is True, result
+    content = str(result["content"])
+    assert "big.csv" in content and "MEDIA_MAX_BYTES (2048 bytes)" in content, content
+    assert telegram_api.messages[-1]["text"] == "Too big."
 
 
 @pytest.mark.parametrize(

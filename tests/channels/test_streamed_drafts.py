@@ -3,6 +3,7 @@ with the exact final text by `send-reply`."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,6 +113,26 @@ def cancel_fleet(
     )
     agent = Function(spec=spec, handler=handle_message.handler)
     runtime.lease_ttl = 0.6
+    channel = drafting if request.param == "edits" else previewing
+    yield from _fleet(runtime, registry, model_server, channel, tmp_path, agent=agent)
+
+
+@pytest.fixture(params=["edits", "previews"])
+def steer_fleet(
+    request: pytest.FixtureRequest,
+    runtime: Runtime,
+    registry: FunctionRegistry,
+    model_server: ModelServer,
+    drafting: TelegramChannel,
+    previewing: TelegramChannel,
+    tmp_path: Path,
+) -> Iterator[TestClient]:
+    """Like `fleet` (drafts edited, or previews), with ON_NEW_MESSAGE=steer whatever the
+    environment says."""
+    spec = handle_message.spec.model_copy(
+        update={"singleton": Singleton(key="event.data.session_key", mode="steer")}
+    )
+    agent = Function(spec=spec, handler=handle_message.handler)
     channel = drafting if request.param == "edits" else previewing
     yield from _fleet(runtime, registry, model_server, channel, tmp_path, agent=agent)
 
@@ -487,6 +508,53 @@ def test_a_new_message_cancels_a_turn_mid_stream_and_leaves_no_half_answer(
     else:
         assert telegram_api.calls_to("sendMessageDraft"), "the first answer was never shown"
     # And no preview is left showing
+    assert telegram_api.drafts == {}
+
+
+def test_a_new_message_steered_into_a_turn_mid_stream_is_answered_after_the_whole_answer(
+    steer_fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given ON_NEW_MESSAGE=steer and a model that writes its first answer slowly
+    answer = PARAGRAPH * 30
+    model_server.script(Reply.answer(answer, chunk=8, pace=0.02), Reply.answer("Tea it is, then."))
+    first = _say(steer_fleet, "Why tides?")
+    handed: list[str] = []
+
+    def person() -> None:
+        # When the person writes again while the first answer is being drawn
+        wait_until(
+            lambda: telegram_api.messages or telegram_api.drafts, "the first draft", timeout=30
+        )
+        second = _say(steer_fleet, "Never mind: tea?", update_id=10001)
+        handed.append(runtime.ledger.run(second).status)  # type: ignore[union-attr]
+
+    helper = threading.Thread(target=person)
+    helper.start()
+    drain(runtime)  # the worker: the first turn, then whatever it frees
+    helper.join(30)
+    drain(runtime)
+    # Then the new message was handed to the running turn, which was not stopped: a turn is
+    # steered before its next model call, and this one had none left
+    assert handed == ["steered"], "the second message should arrive while the first streams"
+    assert runtime.ledger.run(first).status == "completed"  # type: ignore[union-attr]
+    # And the model answered the new message knowing the whole first answer was given
+    assert len(model_server.requests) == 2, [r.body for r in model_server.requests]
+    last = model_server.requests[1].body["messages"]
+    assert [m["role"] for m in last] == ["user", "assistant", "user"], last
+    assert answer.strip() in json.dumps(last[1]) and "Never mind: tea?" in json.dumps(last[2])
+    # And the chat ends with the new answer after the whole first one: no half answer is
+    # left, nothing is marked interrupted, and no preview is left showing
+    raws = [m["raw_text"] for m in telegram_api.messages]
+    assert raws == [c.html for c in to_chunks(answer.strip())] + ["Tea it is, then."], raws
+    drawn = [
+        c.params["text"]
+        for c in telegram_api.calls_to("editMessageText")
+        + telegram_api.calls_to("sendMessageDraft")
+    ]
+    assert not any("(interrupted)" in text for text in drawn), drawn
     assert telegram_api.drafts == {}
 
 

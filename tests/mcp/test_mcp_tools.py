@@ -12,8 +12,10 @@ import pytest
 
 from harness.mcp import McpToolbox, load_config
 from harness.mcp.config import ServerConfig
+from harness.mcp.connection import ServerConnection
 from harness.mcp.tool import MAX_RESULT_CHARS, McpTool
 from harness.tools.base import ToolContext, ToolRegistry
+from tests.runtime_fixtures import ManualClock
 
 DEMO = str(Path(__file__).with_name("demo_server.py"))
 
@@ -122,6 +124,33 @@ def test_a_server_crash_mid_call_is_a_tool_error_and_the_server_is_marked_down(
     assert outcome.is_error and "demo" in outcome.content, outcome
     status = toolbox.status()[0]
     assert status.state == "failed", status
+
+
+def test_a_crashed_server_is_restarted_after_its_backoff_and_the_next_call_succeeds(
+    clock: ManualClock, tmp_path: Path
+) -> None:
+    # Given a running server whose restart backoff runs on a hand-driven clock
+    connection = ServerConnection(demo_config(timeout=30.0), clock=clock)
+    registry = ToolRegistry([McpTool(connection, remote) for remote in connection.tools()])
+    ctx = ToolContext(tmp_path)
+    try:
+        assert registry.execute("demo__echo", {"text": "a"}, ctx).content == "echo: a"
+
+        # When it dies during a call
+        crashed = registry.execute("demo__crash", {}, ctx)
+
+        # Then a call before the first backoff (1 s) ends fails at once, saying when it restarts
+        assert crashed.is_error and connection.state == "failed", (crashed, connection.reason)
+        early = registry.execute("demo__echo", {"text": "b"}, ctx)
+        assert early.is_error and "next restart in" in early.content, early
+
+        # And once the backoff has passed, the next call starts the server again and succeeds
+        clock.advance(1.0)
+        again = registry.execute("demo__echo", {"text": "c"}, ctx)
+        assert (again.content, again.is_error) == ("echo: c", False), (again, connection.reason)
+        assert (connection.state, connection.reason) == ("running", "")
+    finally:
+        connection.close()
 
 
 def test_a_server_that_never_answers_times_out_as_a_tool_error(tmp_path: Path) -> None:
