@@ -205,10 +205,11 @@ class ServerConnection:
         """Hold the client open until stopped or the server dies."""
         stop = asyncio.Event()
         self._stop = stop
+        own: Client | None = None
         try:
             async with Client(self._transport(), message_handler=self._on_message) as client:
                 tools = await _list(client)
-                self._client = client
+                self._client = own = client
                 watcher = self._watch(client)
                 ready.set_result(tools)
                 try:
@@ -225,7 +226,8 @@ class ServerConnection:
             if not isinstance(exc, Exception):
                 raise
         finally:
-            self._client = None
+            if self._client is own:  # a fast restart may have set its own client already
+                self._client = None
             if not stop.is_set() and ready.done() and ready.exception() is None:
                 self._failed("the server closed the connection")
 
