@@ -8,8 +8,10 @@ when the command ends. `fork` beyond the limit fails with EAGAIN.
 
 A usable place for those cgroups (`process_bound`, probed once per process) is, in order:
 
-- cgroup v2: this process's own cgroup, or its parent, when its `cgroup.subtree_control`
-  lists `pids` and we may write there (the root cgroup as root, or a delegated subtree);
+- cgroup v2: this process's own cgroup when its `cgroup.subtree_control` lists `pids` (the
+  root cgroup), or, for a user other than root, its parent when that lists `pids` and the user
+  may write there (a subtree delegated to it: root could write into a systemd slice that is
+  not its own, so it never uses the parent);
 - cgroup v1: this process's cgroup in the `pids` hierarchy, when we may write there (root,
   without a read-only `/sys/fs/cgroup`).
 
@@ -149,7 +151,8 @@ def _candidates() -> list[tuple[Path, int]]:
     for root, mount, fstype, options in _cgroup_mounts():
         if fstype == "cgroup2" and "" in own:
             folder = _inside(mount, root, own[""])
-            candidates = [folder, folder.parent] if folder != mount else [folder]
+            delegated = folder != mount and os.geteuid() != 0
+            candidates = [folder, folder.parent] if delegated else [folder]
             for candidate in candidates:
                 try:
                     controllers = (candidate / "cgroup.subtree_control").read_text().split()
