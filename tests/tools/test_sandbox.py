@@ -6,7 +6,6 @@ probe's reason."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -26,24 +25,10 @@ from harness.tools import ShellPolicy, ToolContext, ToolOutcome, default_registr
 from harness.tools.sandbox import SandboxSetting, sandbox_mode, unavailable_reason
 from tests.waiting import wait_until
 
-from .conftest import host_processes, unique_sleep
+from .conftest import detach, host_processes, run
 
 REFUSED = ("No such file or directory", "Permission denied")
 """What a refused path looks like: absent under bwrap, denied under Landlock."""
-
-
-def _mode(name: SandboxSetting) -> object:
-    policy = ShellPolicy(name)
-    runs = sandbox_mode(name) == name
-    reason = "" if runs else f"the {name} sandbox cannot run here: {unavailable_reason(policy)}"
-    return pytest.param(name, marks=pytest.mark.skipif(not runs, reason=reason), id=name)
-
-
-@pytest.fixture(params=[_mode("bwrap"), _mode("landlock")])
-def mode(request: pytest.FixtureRequest) -> SandboxSetting:
-    """Each sandbox mode this machine can run."""
-    name: SandboxSetting = request.param
-    return name
 
 
 @pytest.fixture
@@ -59,15 +44,6 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def workspace(project: Path) -> Path:
     return project / "workspace"
-
-
-def run(
-    workspace: Path, command: str, policy: ShellPolicy, transcript: Path | None = None
-) -> ToolOutcome:
-    """Run `command` with the real bash tool through the registry, sandbox on."""
-    registry = default_registry(allow_shell=True, shell_policy=policy)
-    ctx = ToolContext(workspace, allow_shell=True, transcript=transcript)
-    return registry.execute("bash", {"command": command, "timeout": 30}, ctx)
 
 
 def refused(outcome: ToolOutcome, path: str) -> bool:
@@ -250,25 +226,6 @@ def test_sandbox_cannot_hard_link_a_file_from_outside(
 
     assert outcome.is_error
     assert not (workspace / "stolen.env").exists()
-
-
-@pytest.fixture
-def survivor() -> Iterator[str]:
-    """A unique `sleep` command line; any host process still running it is killed afterwards."""
-    sleep = unique_sleep()
-    yield sleep
-    for pid in host_processes(sleep):
-        os.kill(pid, signal.SIGKILL)
-
-
-def detach(sleep: str) -> str:
-    """Shell text starting `sleep` in its own session and waiting until it has started: the
-    detached shell writes to a FIFO just before it `exec`s the sleep (no `pgrep`: under
-    Landlock a command cannot read `/proc`)."""
-    return (
-        f"mkfifo .up; setsid sh -c 'echo up > .up; exec {sleep}' > /dev/null 2>&1 & "
-        "read line < .up; rm .up"
-    )
 
 
 def test_sandbox_kills_setsid_survivors_when_the_command_returns(
