@@ -286,8 +286,8 @@ class Ledger:
 
     def commit_step(self, run_id: str, epoch: str, key: str, record: str) -> tuple[bool, str]:
         """Write a step record under the fence. Returns (written, cancel_request)."""
-        ok, cancel = self._commit(args=[self.keys.prefix, run_id, epoch, key, record])
-        return bool(ok), str(cancel or "")
+        cancel = self._commit(args=[self.keys.prefix, run_id, epoch, key, record])
+        return cancel is not None, str(cancel or "")
 
     def drain_inbox(self, run_id: str, epoch: str, key: str, now_ms: int) -> str | None:
         """Move handed-over events into the journal under `key`; returns the record or None."""
