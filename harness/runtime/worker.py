@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterable
 
 from harness.errors import ConfigurationError
+from harness.heap import freeze_startup_heap
 from harness.runtime.assembly import get_runtime
 from harness.runtime.celery_app import app
 from harness.runtime.presence import Heartbeat
@@ -54,6 +55,7 @@ def run_worker(settings: Settings, modules: list[str], concurrency: int, queues:
     log.info("worker registered %d function(s) from %s", count, ", ".join(modules) or "-")
     heartbeat = Heartbeat(runtime, "worker", tuple(queues))
     heartbeat.start()
+    freeze_startup_heap()
     try:
         _consume(settings, concurrency, queues)
     finally:

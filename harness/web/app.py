@@ -14,6 +14,7 @@ import harness.web.events_api as events_api
 import harness.web.health as health
 import harness.web.webhooks as webhooks
 from harness.access import announce_policy
+from harness.heap import freeze_startup_heap
 from harness.runtime import Runtime, get_runtime
 from harness.runtime.worker import BUILTIN_FUNCTION_MODULES
 from harness.settings import Settings, get_settings
@@ -92,14 +93,18 @@ def serve(
             raise ValueError("several web workers build their runtime from the process settings")
         uvicorn.run(f"{__name__}:production_app", factory=True, workers=workers, **options)
     else:
-        uvicorn.run(create_app(runtime_factory, settings, routers=default_routers()), **options)
+        app = create_app(runtime_factory, settings, routers=default_routers())
+        freeze_startup_heap()
+        uvicorn.run(app, **options)
 
 
 def production_app() -> FastAPI:
     """The app as `harness web` serves it, from the process settings: the factory each of
     several web worker processes calls."""
     logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
-    return create_app(get_runtime, get_settings(), routers=default_routers())
+    app = create_app(get_runtime, get_settings(), routers=default_routers())
+    freeze_startup_heap()
+    return app
 
 
 class _QuietProbes(logging.Filter):
