@@ -26,6 +26,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from harness.errors import ConfigurationError
+from harness.fleets import pid_alive
 from harness.state_dir import write_private
 from harness.urls import redact_url
 
@@ -53,15 +54,7 @@ def _wait_until_gone(client: redis.Redis, timeout: float = 10.0) -> None:
 
 def _alive(pid: int | None) -> bool:
     """True when a process with this pid exists (None, the unknown owner, counts as alive)."""
-    if pid is None:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid is None or pid_alive(pid)
 
 
 def find_redis_server() -> str:

@@ -36,6 +36,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.fleets import pid_alive
+
 logger = logging.getLogger(__name__)
 
 PREFIX = "harness-bash-"
@@ -228,22 +230,12 @@ def _sweep(base: Path) -> None:
         return
     for entry in entries:
         owner = entry.name.removeprefix(PREFIX).split("-", 1)[0]
-        if entry.name.startswith(PREFIX) and owner.isdigit() and not _alive(int(owner)):
+        if entry.name.startswith(PREFIX) and owner.isdigit() and not pid_alive(int(owner)):
             try:
                 entry.rmdir()
             except OSError:
                 continue  # still has processes: leave it to whoever can tell
             logger.info("removed the pids cgroup %s left by a stopped worker", entry)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _kill(pid: int) -> None:
