@@ -91,12 +91,25 @@ def test_document_path_is_given_and_its_text_inlined(
     assert telegram_api.messages[-1]["text"] == "Your list has three things."
 
 
-def test_voice_note_is_transcribed_by_the_scripted_server(
+@pytest.mark.parametrize(
+    ("message", "file_id", "content", "file_path", "kept_as"),
+    [
+        (payloads.tg_voice, "AwAD-voice", b"OggS fake opus", "voice/file_2.oga", None),
+        (payloads.tg_audio, "CQAD-audio", b"ID3 fake mp3 frames", "music/file_3.mp3", "list.mp3"),
+    ],
+    ids=["voice note", "audio file"],
+)
+def test_voice_notes_and_audio_files_are_transcribed_by_the_scripted_server(
     fleet: TestClient,  # noqa: F811
     runtime: Runtime,
     model_server: ModelServer,
     telegram_api: FakeTelegramApi,
     tmp_path: Path,
+    message: Any,
+    file_id: str,
+    content: bytes,
+    file_path: str,
+    kept_as: str | None,
 ) -> None:
     # Given transcription through the OpenAI endpoint of the scripted server
     _reconfigure(
@@ -106,45 +119,21 @@ def test_voice_note_is_transcribed_by_the_scripted_server(
         openai_api_key=model_server.api_key,
         openai_base_url=model_server.openai_url,
     )
-    telegram_api.add_file("AwAD-voice", b"OggS fake opus", "voice/file_2.oga")
-    model_server.script(Reply.answer("I'll remind you."))
-    # When a voice note arrives
-    _send(fleet, runtime, payloads.tg_voice())
-    # Then the transcript is what the model reads
-    apis = [r.api for r in model_server.requests]
-    assert apis == ["transcription", "anthropic"], apis
-    assert model_server.transcript in json.dumps(model_server.requests[1].body)
-    assert telegram_api.messages[-1]["text"] == "I'll remind you."
-
-
-def test_audio_file_is_kept_and_transcribed_by_the_scripted_server(
-    fleet: TestClient,  # noqa: F811
-    runtime: Runtime,
-    model_server: ModelServer,
-    telegram_api: FakeTelegramApi,
-    tmp_path: Path,
-) -> None:
-    # Given transcription through the OpenAI endpoint of the scripted server
-    _reconfigure(
-        tmp_path,
-        model_server,
-        transcribe_provider="openai",
-        openai_api_key=model_server.api_key,
-        openai_base_url=model_server.openai_url,
-    )
-    telegram_api.add_file("CQAD-audio", b"ID3 fake mp3 frames", "music/file_3.mp3")
+    telegram_api.add_file(file_id, content, file_path)
     model_server.script(Reply.answer("Milk it is."))
-    # When an audio file (not a voice note) arrives
-    _send(fleet, runtime, payloads.tg_audio())
-    # Then its bytes were sent for transcription, and the model read the transcript and the path
+    # When a voice note, or an audio file, arrives
+    _send(fleet, runtime, message())
+    # Then its bytes were sent for transcription, and the transcript is what the model reads
     apis = [r.api for r in model_server.requests]
     assert apis == ["transcription", "anthropic"], apis
-    assert b"ID3 fake mp3 frames" in model_server.requests[0].raw
+    assert content in model_server.requests[0].raw
     body = json.dumps(model_server.requests[1].body)
     assert model_server.transcript in body, body
-    assert "[audio saved at inbox/telegram-1111111/" in body and "list.mp3" in body, body
+    # And an audio file is kept in the inbox, with its path given to the model
     (kept,) = (tmp_path / "workspace" / "inbox" / "telegram-1111111").iterdir()
-    assert kept.read_bytes() == b"ID3 fake mp3 frames"
+    assert kept.read_bytes() == content
+    if kept_as is not None:
+        assert "[audio saved at inbox/telegram-1111111/" in body and kept_as in body, body
     assert telegram_api.messages[-1]["text"] == "Milk it is."
 
 
