@@ -269,6 +269,7 @@ class DurableTurn:
             self.ctx.check_stop()
             raise
         except TransientModelError as exc:
+            exc.retry_for = self.deps.settings.agent_model_retry_for
             log.warning("model call failed (attempt %d): %s", self.ctx.attempt + 1, exc)
             raise
 

@@ -35,7 +35,8 @@ class ModelError(HarnessError):
 
 class TransientModelError(ModelError):
     """The call may succeed if repeated later. `retry_after` is the server's hint in seconds,
-    when it gave one."""
+    when it gave one. `retry_for`, set by the caller (`AGENT_MODEL_RETRY_FOR`), is how long
+    after the step first failed a durable step keeps retrying it, past its retry count."""
 
     def __init__(
         self,
@@ -47,6 +48,7 @@ class TransientModelError(ModelError):
     ) -> None:
         super().__init__(message, provider=provider, status_code=status_code)
         self.retry_after = retry_after
+        self.retry_for: float | None = None
 
 
 class ContextOverflowError(ModelError, NonRetriableError):

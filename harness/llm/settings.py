@@ -32,6 +32,13 @@ class ModelSettings(BaseSettings):
         description="Seconds a model call may wait to connect or for its next streamed bytes "
         "before it fails as transient (and its step is retried).",
     )
+    agent_model_retry_for: float = Field(
+        default=300.0,
+        ge=0.0,
+        description="Seconds a model call failing transiently (rate limited, overloaded, "
+        "timed out) keeps being retried, with backoff, after its first failure, even past "
+        "the step's retry count; 0 retries it only that count.",
+    )
     anthropic_api_key: SecretStr | None = Field(default=None)
     anthropic_base_url: str | None = Field(default=None)
     openai_api_key: SecretStr | None = Field(default=None)

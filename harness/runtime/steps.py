@@ -113,6 +113,15 @@ def _retry_after(exc: BaseException) -> float:
         return 0.0
 
 
+def _within_retry_budget(exc: BaseException, first_failed_ms: int, now_ms: int) -> bool:
+    """True when `exc` asks to be retried for a while (`retry_for` seconds) and that much
+    time has not passed since the step first failed."""
+    budget = getattr(exc, "retry_for", None)
+    if not isinstance(budget, int | float) or budget <= 0:
+        return False
+    return now_ms - first_failed_ms < budget * 1000
+
+
 def _error_text(exc: BaseException) -> str:
     return redact(f"{type(exc).__name__}: {exc}")[:_MAX_ERROR_CHARS]
 
@@ -200,6 +209,8 @@ class Step:
         retried with backoff up to the function's `retries`; then (or at once for
         `NonRetriableError`) `StepFailedError` is raised here, now and on every replay.
         A result that is not JSON-serialisable raises `StepResultError` (not retried).
+        An exception with a `retry_for` attribute (seconds: a rate limit, an overloaded
+        server) is retried past `retries` until that long after the step first failed.
         The value returned is the JSON round trip of `fn`'s result (tuples become lists),
         so the first execution and every replay see the same thing.
         """
@@ -211,12 +222,13 @@ class Step:
             if rec.get("final"):
                 raise StepFailedError(step_id, rec["e"])
         failures = int(rec.get("n", 0)) if rec else 0
+        first_failed = int(rec.get("f", rec.get("s", 0))) if rec else 0
         self._boundary()
         self._s.attempt = failures
         log_context.STEP.set(key)
         span = self._s.span.step(key, "run", failures + 1)
         try:
-            return self._run_once(key, step_id, span, failures, fn, args, kwargs)
+            return self._run_once(key, step_id, span, (failures, first_failed), fn, args, kwargs)
         finally:
             span.end()
 
@@ -225,19 +237,24 @@ class Step:
         key: str,
         step_id: str,
         span: StepSpan,
-        failures: int,
+        failed: tuple[int, int],
         fn: Callable[..., T],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> T:
+        """`failed`: the failures so far and when the first began (ms; 0 for none)."""
+        failures, first_failed = failed
         started = self._s.runtime.now_ms()
+        first_failed = first_failed or started
         try:
             value = fn(*args, **kwargs)
         except NonRetriableError as exc:
-            self._fail(key, step_id, exc, failures + 1, started, span, final=True)
+            self._fail(key, step_id, exc, (failures + 1, first_failed), started, span, final=True)
         except Exception as exc:
-            final = failures >= self._s.spec.retries
-            self._fail(key, step_id, exc, failures + 1, started, span, final=final)
+            final = failures >= self._s.spec.retries and not _within_retry_budget(
+                exc, first_failed, self._s.runtime.now_ms()
+            )
+            self._fail(key, step_id, exc, (failures + 1, first_failed), started, span, final=final)
         ended = self._s.runtime.now_ms()
         stamps = f'"s":{started},"t":{ended},"n":{failures + 1}'
         try:
@@ -286,18 +303,22 @@ class Step:
         key: str,
         step_id: str,
         exc: Exception,
-        failures: int,
+        failed: tuple[int, int],
         started_ms: int,
         span: StepSpan,
         *,
         final: bool,
     ) -> None:
+        """Record the failure (`failed`: failures counting this one, and when the first of
+        them began); raise `StepFailedError` when `final`, else park the run for the retry."""
+        failures, first_failed = failed
         text = _error_text(exc)
         span.failed(text, type(exc).__name__, final=final)
         record = {
             "k": "run",
             "e": text,
             "n": failures,
+            "f": first_failed,
             "s": started_ms,
             "t": self._s.runtime.now_ms(),
         }

@@ -186,6 +186,32 @@ def test_fallback_model_takes_over_after_repeated_transient_errors(
     assert agent.replies() == ["From the fallback."]
 
 
+@pytest.mark.parametrize(("retry_for", "answered"), [(300.0, True), (0.0, False)])
+def test_a_model_rate_limited_more_times_than_the_retries_still_answers_within_the_budget(
+    agent: AgentRig, clock: ManualClock, retry_for: float, answered: bool
+) -> None:
+    # Given a model rate limited five times in a row (the agent's step allows three retries)
+    set_agent_deps(build_deps(make_settings(
+        agent.workspace, agent.model, agent_model_retry_for=retry_for,
+    )))  # fmt: skip
+    agent.model.script(*[Reply.error(429, "rate_limit_error")] * 5, Reply.answer("Here at last."))
+    # When a message arrives and a few minutes pass
+    run_id = agent.say("hello")
+    for _ in range(8):
+        clock.advance(30)
+        drain(agent.runtime)
+    # Then within AGENT_MODEL_RETRY_FOR the call is retried until it answers; without a
+    # budget the turn fails after its retries
+    record = agent.runtime.ledger.run(run_id)
+    assert record is not None
+    if answered:
+        assert agent.replies() == ["Here at last."] and record.status == "completed"
+        assert len(agent.model.requests) == 6
+    else:
+        assert record.status == "failed" and "429" in record.error, record
+        assert len(agent.model.requests) == 4
+
+
 def test_prompt_prefix_is_identical_across_turns(agent: AgentRig, clock: ManualClock) -> None:
     agent.model.script(Reply.answer("one"), Reply.answer("two"))
     agent.say("first")

@@ -335,3 +335,66 @@ def test_run_of_a_function_no_worker_has_fails_after_a_minute(
     record = runtime.ledger.run(run_id)
     assert record is not None and record.status == "failed"
     assert "not loaded" in record.error
+
+
+class Overloaded(Exception):
+    """Like a transient model error: asks to be retried for `retry_for` seconds."""
+
+    def __init__(self, retry_for: float) -> None:
+        super().__init__("overloaded")
+        self.retry_for = retry_for
+
+
+@pytest.mark.parametrize(("retry_for", "outcome"), [(120.0, "completed"), (0.0, "failed")])
+def test_an_error_with_a_retry_budget_is_retried_past_the_count_until_the_budget_ends(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock, retry_for: float,
+    outcome: str,
+) -> None:  # fmt: skip
+    # Given a step that fails five times in a row, with one retry allowed by count
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) <= 5:
+            raise Overloaded(retry_for)
+        return "ok"
+
+    @function(id="patient", trigger=event("app/go"), retries=1, registry=registry)
+    def patient(ctx: Context) -> str:
+        return str(ctx.step.run("call", flaky))
+
+    run_id = _start(runtime)
+    # When time passes in steps of the backoff's size
+    drain(runtime)
+    for _ in range(8):
+        clock.advance(20)
+        drain(runtime)
+    # Then with a 120 s budget it is retried until it succeeds; without one, once only
+    assert runtime.ledger.run(run_id).status == outcome  # type: ignore[union-attr]
+    assert len(calls) == (6 if retry_for else 2)
+
+
+def test_a_retry_budget_ends_the_step_once_spent(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a step that always fails, asking to be retried for 30 s after its first failure
+    calls: list[int] = []
+
+    def down() -> None:
+        calls.append(1)
+        raise Overloaded(30)
+
+    @function(id="gives-up", trigger=event("app/go"), retries=0, registry=registry)
+    def gives_up(ctx: Context) -> None:
+        ctx.step.run("call", down)
+
+    run_id = _start(runtime)
+    # When a minute passes
+    drain(runtime)
+    for _ in range(12):
+        clock.advance(5)
+        drain(runtime)
+    # Then it was retried within the 30 s only, and the run failed with its error
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.status == "failed" and "overloaded" in record.error
+    assert 2 < len(calls) < 12, calls
