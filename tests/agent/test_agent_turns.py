@@ -14,18 +14,8 @@ from harness.runtime.functions import Function, FunctionRegistry
 from harness.runtime.testing import drain
 from harness.tools.base import Tool, ToolContext, ToolParams
 from tests.agent.conftest import AgentRig, KillsTheWorkerOnce, make_settings
-from tests.fakes.model_server import Reply
+from tests.fakes.model_server import Reply, anthropic_tool_results
 from tests.runtime_fixtures import ManualClock
-
-
-def _anthropic_tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        block
-        for message in body["messages"]
-        if isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
-    ]
 
 
 def _user_texts(body: dict[str, Any]) -> list[str]:
@@ -53,7 +43,7 @@ def test_agent_runs_a_multi_step_tool_conversation_on_anthropic(agent: AgentRig)
     # Then the tools ran in the workspace, the model saw their results, and the reply went out
     assert (agent.workspace / "notes/todo.txt").read_text() == "buy milk"
     third = agent.model.requests[2].body
-    assert any("buy milk" in str(r["content"]) for r in _anthropic_tool_results(third))
+    assert any("buy milk" in str(r["content"]) for r in anthropic_tool_results(third))
     assert agent.replies() == ["Saved your todo."]
     roles = [line["message"]["role"] for line in agent.session_lines()]
     assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
@@ -81,7 +71,7 @@ def test_bad_tool_calls_go_back_to_the_model_as_errors(agent: AgentRig) -> None:
         Reply.answer("I could not do that."),
     )
     run_id = agent.say("do odd things")
-    results = _anthropic_tool_results(agent.model.requests[3].body)
+    results = anthropic_tool_results(agent.model.requests[3].body)
     assert [r.get("is_error") for r in results] == [True, True, True]
     assert "path" in str(results[0]["content"])
     assert "no_such_tool" in str(results[1]["content"])
@@ -164,7 +154,7 @@ def test_cancel_mode_stops_the_run_and_answers_the_new_message(
     second = agent.model.requests[1].body
     assert _user_texts(second)[-1] == "stop, do this instead"
     # the interrupted tool call got a result, so the transcript stays valid
-    assert _anthropic_tool_results(second), "the dangling tool call needs a result"
+    assert anthropic_tool_results(second), "the dangling tool call needs a result"
 
 
 def test_fallback_model_takes_over_after_repeated_transient_errors(

@@ -7,19 +7,13 @@ from typing import Any
 
 from harness.agent.deps import build_deps, set_agent_deps
 from tests.agent.conftest import AgentRig, make_settings
-from tests.fakes.model_server import Reply
+from tests.fakes.model_server import Reply, anthropic_tool_results
 
 RISKY = Reply.tool("write", {"path": "functions/job.py", "content": "job = 1\n"})
 
 
 def _tool_results(body: dict[str, Any]) -> list[str]:
-    return [
-        str(block["content"])
-        for message in body["messages"]
-        if isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
-    ]
+    return [str(block["content"]) for block in anthropic_tool_results(body)]
 
 
 def test_unattended_run_runs_a_risky_call_when_unattended_runs_are_allowed(

@@ -12,7 +12,7 @@ from harness.agent.deps import build_deps, set_agent_deps
 from harness.events import FILE_READY, REPLY_READY
 from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig, make_settings
-from tests.fakes.model_server import Reply
+from tests.fakes.model_server import Reply, anthropic_tool_results
 from tests.runtime_fixtures import ManualClock
 
 
@@ -26,13 +26,7 @@ def unguarded(agent: AgentRig) -> AgentRig:
 
 
 def _tool_results(body: dict[str, Any]) -> list[str]:
-    return [
-        str(block["content"])
-        for message in body["messages"]
-        if isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
-    ]
+    return [str(block["content"]) for block in anthropic_tool_results(body)]
 
 
 def test_delegate_task_returns_the_sub_agents_answer_to_the_model(agent: AgentRig) -> None:

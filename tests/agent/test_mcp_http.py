@@ -12,7 +12,7 @@ import pytest
 
 from harness.agent.deps import build_deps, set_agent_deps
 from tests.agent.conftest import AgentRig, make_settings
-from tests.fakes.model_server import Reply
+from tests.fakes.model_server import Reply, anthropic_tool_results
 from tests.mcp.http_server import HttpMcpServer
 
 TOKEN = "mcp-test-token-7f3a"
@@ -33,13 +33,6 @@ def _configure(agent: AgentRig, server: HttpMcpServer, **extra: Any) -> None:
     set_agent_deps(agent.deps)
 
 
-def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        b for m in body["messages"] if isinstance(m["content"], list)
-        for b in m["content"] if b.get("type") == "tool_result"
-    ]  # fmt: skip
-
-
 def _tool_names(body: dict[str, Any]) -> list[str]:
     return [t["name"] for t in body["tools"]]
 
@@ -58,7 +51,7 @@ def test_the_model_calls_an_http_mcp_tool_with_the_configured_header(
     # Then the tool was offered, called with the token, and its answer reached the model
     first, second = (r.body for r in agent.model.requests)
     assert "web__echo" in _tool_names(first), _tool_names(first)
-    (result,) = _tool_results(second)
+    (result,) = anthropic_tool_results(second)
     assert result["content"] == "web echo: ping", result
     assert web.rejected == 0
     assert agent.replies() == ["It said ping."]
@@ -91,7 +84,7 @@ def test_an_http_server_that_never_answers_is_a_tool_error_the_model_reads(
     agent.say("use the hang tool")
 
     # Then the model reads a timeout error and the run ends with its answer
-    (result,) = _tool_results(agent.model.requests[1].body)
+    (result,) = anthropic_tool_results(agent.model.requests[1].body)
     assert result.get("is_error") and "timed out" in str(result["content"]), result
     assert agent.replies() == ["It did not answer."]
 
@@ -110,5 +103,6 @@ def test_a_tool_list_change_reaches_the_next_model_call(
     # Then the call after `grow` lists `extra`, and calling it works
     first, second, third = (r.body for r in agent.model.requests)
     assert "web__extra" not in _tool_names(first)
-    assert "web__extra" in _tool_names(second), (_tool_names(second), _tool_results(second))
-    assert _tool_results(third)[-1]["content"] == "extra done"
+    results = anthropic_tool_results(second)
+    assert "web__extra" in _tool_names(second), (_tool_names(second), results)
+    assert anthropic_tool_results(third)[-1]["content"] == "extra done"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.mcp import McpToolbox
 from tests.agent.conftest import AgentRig
-from tests.fakes.model_server import Reply
+from tests.fakes.model_server import Reply, anthropic_tool_results
 from tests.mcp.test_mcp_tools import demo_config
 
 
@@ -22,10 +22,7 @@ def test_the_model_calls_an_mcp_tool_through_the_real_loop(agent: AgentRig) -> N
     # Then the tool was offered, run once as a step, and its answer went back to the model
     first, second = (r.body for r in agent.model.requests)
     assert "demo__echo" in [t["name"] for t in first["tools"]]
-    results = [
-        b for m in second["messages"] if isinstance(m["content"], list)
-        for b in m["content"] if b.get("type") == "tool_result"
-    ]  # fmt: skip
+    results = anthropic_tool_results(second)
     assert results and results[0]["content"] == "echo: ping", results
     assert agent.replies() == ["It said ping."]
 
@@ -44,8 +41,5 @@ def test_an_mcp_tool_not_marked_safe_is_refused_when_nobody_can_approve_it(
         box.close()
     # Then the model got the refusal with the reason, instead of the tool's answer
     second = agent.model.requests[1].body
-    results = [
-        b for m in second["messages"] if isinstance(m["content"], list)
-        for b in m["content"] if b.get("type") == "tool_result"
-    ]  # fmt: skip
+    results = anthropic_tool_results(second)
     assert results and "needs a person's approval" in str(results[0]["content"]), results

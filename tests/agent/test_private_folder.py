@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from harness.agent.deps import build_deps
 from harness.errors import ConfigurationError
 from tests.agent.conftest import AgentRig, make_settings
-from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.model_server import ModelServer, Reply, anthropic_tool_results
 
 
 def test_old_private_folders_move_out_of_the_workspace(
@@ -47,16 +48,8 @@ def test_a_state_folder_inside_the_workspace_is_refused(
         build_deps(settings)
 
 
-def _tool_results(body: dict[str, object]) -> list[str]:
-    messages = body["messages"]
-    assert isinstance(messages, list)
-    return [
-        block["content"]
-        for message in messages
-        if isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
-    ]
+def _tool_results(body: dict[str, Any]) -> list[str]:
+    return [block["content"] for block in anthropic_tool_results(body)]
 
 
 def test_a_chat_reads_its_own_transcript_and_not_anothers(agent: AgentRig) -> None:

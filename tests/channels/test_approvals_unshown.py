@@ -23,7 +23,7 @@ from tests.agent.conftest import make_settings
 from tests.channels import payloads
 from tests.channels.approval_presses import run_status, slack_signed, write_in_private
 from tests.channels.test_e2e_turn import fleet  # noqa: F401
-from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.model_server import ModelServer, Reply, anthropic_tool_results
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
@@ -49,10 +49,7 @@ def _tool_results(model: ModelServer) -> list[str]:
     return [
         json.dumps(block.get("content"))
         for request in model.requests
-        for message in request.body.get("messages", [])
-        if isinstance(message.get("content"), list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
+        for block in anthropic_tool_results(request.body)
     ]
 
 

@@ -21,7 +21,7 @@ from tests.agent.conftest import make_settings
 from tests.channels import payloads
 from tests.channels.approval_presses import TELEGRAM_HEADERS, slack_signed
 from tests.channels.test_e2e_turn import fleet  # noqa: F401  (the fixture)
-from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.model_server import ModelServer, Reply, anthropic_tool_results
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
@@ -250,17 +250,6 @@ def test_send_file_posts_once(
     assert sent["content"] == b"a,b\n1,2\n"
 
 
-def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The tool_result blocks of an Anthropic request."""
-    return [
-        block
-        for message in body["messages"]
-        if isinstance(message["content"], list)
-        for block in message["content"]
-        if block.get("type") == "tool_result"
-    ]
-
-
 @pytest.mark.parametrize("way", ["dotdot", "absolute", "symlink"])
 def test_send_file_refuses_a_path_outside_the_workspace_with_an_error_the_model_reads(
     fleet: TestClient,  # noqa: F811
@@ -281,7 +270,7 @@ def test_send_file_refuses_a_path_outside_the_workspace_with_an_error_the_model_
     _send(fleet, runtime, payloads.tg_private_text(text="send me the secret"))
     # Then nothing was sent, the model read why, and the chat got its answer
     assert telegram_api.sent_files == []
-    (result,) = _tool_results(model_server.requests[1].body)
+    (result,) = anthropic_tool_results(model_server.requests[1].body)
     assert result.get("is_error") is True, result
     assert "outside the workspace" in str(result["content"]), result
     assert telegram_api.messages[-1]["text"] == "I can't."
@@ -302,7 +291,7 @@ def test_send_file_refuses_a_file_over_the_media_limit_with_an_error_the_model_r
     _send(fleet, runtime, payloads.tg_private_text(text="send me the big file"))
     # Then nothing was sent, and the model read the file, the limit and the setting
     assert telegram_api.sent_files == []
-    (result,) = _tool_results(model_server.requests[1].body)
+    (result,) = anthropic_tool_results(model_server.requests[1].body)
     assert result.get("is_error") is True, result
     content = str(result["content"])
     assert "big.csv" in content and "MEDIA_MAX_BYTES (2048 bytes)" in content, content

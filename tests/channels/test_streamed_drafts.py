@@ -26,7 +26,7 @@ from harness.agent.handlers import HANDLE_MESSAGE, handle_message
 from harness.events import Destination, ReplyReady
 from harness.runtime import Runtime, run_id_for, set_runtime
 from harness.runtime.executor import advance
-from harness.runtime.functions import Function, FunctionRegistry, Singleton
+from harness.runtime.functions import Function, FunctionRegistry, Singleton, SingletonMode
 from harness.runtime.kicker import RecordingKicker
 from harness.runtime.testing import drain
 from harness.settings import Settings
@@ -108,12 +108,9 @@ def cancel_fleet(
     """Like `fleet` (drafts edited, or previews), with ON_NEW_MESSAGE=cancel, and leases
     renewed often so that a cancel request reaches the running turn within a fraction of a
     second, as it would on a worker."""
-    spec = handle_message.spec.model_copy(
-        update={"singleton": Singleton(key="event.data.session_key", mode="cancel")}
-    )
-    agent = Function(spec=spec, handler=handle_message.handler)
     runtime.lease_ttl = 0.6
     channel = drafting if request.param == "edits" else previewing
+    agent = _agent_in_mode("cancel")
     yield from _fleet(runtime, registry, model_server, channel, tmp_path, agent=agent)
 
 
@@ -129,12 +126,17 @@ def steer_fleet(
 ) -> Iterator[TestClient]:
     """Like `fleet` (drafts edited, or previews), with ON_NEW_MESSAGE=steer whatever the
     environment says."""
-    spec = handle_message.spec.model_copy(
-        update={"singleton": Singleton(key="event.data.session_key", mode="steer")}
-    )
-    agent = Function(spec=spec, handler=handle_message.handler)
     channel = drafting if request.param == "edits" else previewing
+    agent = _agent_in_mode("steer")
     yield from _fleet(runtime, registry, model_server, channel, tmp_path, agent=agent)
+
+
+def _agent_in_mode(mode: SingletonMode) -> Function:
+    """The agent's function with ON_NEW_MESSAGE=`mode`, whatever the environment says."""
+    spec = handle_message.spec.model_copy(
+        update={"singleton": Singleton(key="event.data.session_key", mode=mode)}
+    )
+    return Function(spec=spec, handler=handle_message.handler)
 
 
 def _fleet(

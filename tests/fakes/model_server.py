@@ -405,6 +405,18 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
 
+def anthropic_tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of an Anthropic Messages request body, in order (none for a
+    body without messages, such as a transcription's)."""
+    return [
+        block
+        for message in body.get("messages", [])
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+
+
 def _authorized(api: str, headers: dict[str, str], key: str) -> bool:
     # anthropic 2.x sends its key as a bearer token; older clients and curl use x-api-key
     if api == "anthropic" and headers.get("x-api-key") == key:
