@@ -127,18 +127,24 @@ def answer_unshown(ctx: Context, request: ApprovalRequested, error: str) -> dict
     )
     if claim.outcome == "recorded":
         _until_waiting(ctx, request.run_id)
-        answer = ApprovalAnswered(
-            approval_id=request.approval_id, decision=decision, by=claim.by, at=claim.at
-        )
-        ctx.step.send_event(
-            "answered",
-            Event(
-                name=APPROVAL_ANSWERED,
-                id=f"approval-answered-{request.approval_id}",
-                data=answer.model_dump(),
-            ),
-        )
+        _publish_answer(ctx, request.approval_id, decision, claim)
     return {"posted": None, "unshown": error, "outcome": claim.outcome, "decision": claim.state}
+
+
+def _publish_answer(
+    ctx: Context, approval_id: str, decision: Literal["approve", "deny", "session"], claim: Claim
+) -> None:
+    """Publish, once per run, the `agent.approval.answered` event the asking run waits on, for
+    an answer its record just took (`claim`)."""
+    answer = ApprovalAnswered(approval_id=approval_id, decision=decision, by=claim.by, at=claim.at)
+    ctx.step.send_event(
+        "answered",
+        Event(
+            name=APPROVAL_ANSWERED,
+            id=f"approval-answered-{approval_id}",
+            data=answer.model_dump(),
+        ),
+    )
 
 
 def _until_waiting(ctx: Context, run_id: str) -> None:
@@ -166,17 +172,7 @@ def answer_approval(ctx: Context) -> dict[str, Any]:
     raw = ctx.step.run("decide", lambda: vars(store.answer(given)))
     claim = Claim(**raw)
     if claim.outcome == "recorded":
-        answer = ApprovalAnswered(
-            approval_id=given.approval_id, decision=given.decision, by=claim.by, at=claim.at
-        )
-        ctx.step.send_event(
-            "answered",
-            Event(
-                name=APPROVAL_ANSWERED,
-                id=f"approval-answered-{given.approval_id}",
-                data=answer.model_dump(),
-            ),
-        )
+        _publish_answer(ctx, given.approval_id, given.decision, claim)
     notice, outcome = describe(claim, given.decision)
     channel = channel_or_none(given.channel)
     if isinstance(channel, ApprovingChannel):
