@@ -4,7 +4,8 @@ Celery only carries kicks. Acks stay early on purpose: the run ledger, not the b
 decides who runs what, and the scheduler re-kicks whatever a dead worker dropped. A worker
 takes a kick only when a thread is free to run it (`worker_disable_prefetch`), so a kick is
 either in the broker or being handled, and the broker's backlog tells the scheduler whether
-an outstanding kick can still arrive.
+an outstanding kick can still arrive. Its threads are `harness.runtime.worker_pool`'s, which
+wake the consumer as each task ends so a freed thread reads the next kick at once.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from harness.runtime.executor import advance
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import KICK_TASK, Kick
 from harness.runtime.leases import hand_back
+from harness.runtime.worker_pool import POOL
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,9 @@ app.conf.update(
     broker_connection_retry_on_startup=True,
     worker_hijack_root_logger=False,
     task_default_queue="harness",
+    # Celery's thread pool, waking the consumer when a task ends (see the module). Set here,
+    # not on the command line, which names only Celery's own pools.
+    worker_pool=POOL,
 )
 
 

@@ -48,7 +48,8 @@ def load_function_modules(modules: Iterable[str]) -> None:
 
 
 def run_worker(settings: Settings, modules: list[str], concurrency: int, queues: list[str]) -> None:
-    """Run a Celery worker (threads pool) advancing runs of the loaded functions. Blocks."""
+    """Run a Celery worker (threads, `harness.runtime.worker_pool`) advancing runs of the
+    loaded functions. Blocks."""
     load_function_modules(modules)
     runtime = get_runtime()
     count = runtime.register_functions()
@@ -66,7 +67,6 @@ def _consume(settings: Settings, concurrency: int, queues: list[str]) -> None:
     app.worker_main(
         [
             "worker",
-            "--pool=threads",
             f"--concurrency={concurrency}",
             f"--queues={','.join(queues)}",
             f"--loglevel={settings.log_level}",

@@ -154,7 +154,6 @@ def main() -> int:
         app.worker_main(
             [
                 "worker",
-                "--pool=threads",
                 f"--concurrency={settings.sidecar_concurrency}",
                 f"--queues={settings.sidecar_queue}",
                 f"--loglevel={settings.log_level}",
