@@ -7,7 +7,9 @@ Prints, in one run, on loopback:
     recorded by a fake Telegram API, with the scripted model answering at once, against the
     throughput of a plain Celery no-op task on the same worker and Redis (the floor);
   * one turn at a time: webhook -> recorded `sendMessage`, against a Celery no-op round trip;
-and the ratios. The web server (uvicorn) and a `harness worker` + `harness scheduler` run as
+and the ratios, with the workers' CPU time per turn and per Celery no-op (from `/proc`): a
+worker bound by its CPU meets the aim when a turn costs at most 2 x kicks no-ops' worth of
+it. The web server (uvicorn) and a `harness worker` + `harness scheduler` run as
 subprocesses; the fake Telegram API and the scripted model server run in this process.
 
 The aim for turns per second: at least half the Celery floor divided by the kicks (Celery
@@ -101,8 +103,9 @@ def _wait(check: Callable[[], object], what: str, timeout: float = 60.0) -> None
 
 
 @contextmanager
-def fleet(env: dict[str, str], port: int, log_dir: Path, workers: int = 1) -> Iterator[None]:
-    """The web server, `workers` workers and a scheduler, stopped on exit."""
+def fleet(env: dict[str, str], port: int, log_dir: Path, workers: int = 1) -> Iterator[list[int]]:
+    """The web server, `workers` workers and a scheduler, stopped on exit; yields the
+    workers' pids."""
     python = sys.executable
     worker = [python, "-m", "harness.cli", "worker", "--functions", WORKER_FUNCTIONS,
               "--concurrency", "8"]  # fmt: skip
@@ -116,7 +119,7 @@ def fleet(env: dict[str, str], port: int, log_dir: Path, workers: int = 1) -> It
         for name, command in commands.items():
             with (log_dir / f"{name}.log").open("wb") as log:
                 procs.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log))
-        yield
+        yield [proc.pid for name, proc in zip(commands, procs, strict=True) if "worker" in name]
     finally:
         for proc in procs:
             proc.terminate()
@@ -155,6 +158,16 @@ def _load(
         return list(pool.map(call, range(count)))
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time (user + system) the processes `pids` have used so far, from `/proc`."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat
+    return total / tick
+
+
 def _kicks_sent(client: redis.Redis) -> int:
     """Kicks sent so far, over every queue (each queue numbers its kicks)."""
     keys = list(client.scan_iter(f"{PREFIX}:kick:sent:*"))
@@ -162,7 +175,11 @@ def _kicks_sent(client: redis.Redis) -> int:
 
 
 def measure(
-    args: argparse.Namespace, base: str, telegram: RecordingTelegram, store: redis.Redis
+    args: argparse.Namespace,
+    base: str,
+    telegram: RecordingTelegram,
+    store: redis.Redis,
+    workers: list[int],
 ) -> dict[str, Any]:
     webhook = f"{base}/webhooks/telegram"
     # warm up every path: the web app, the worker's imports, the agent, the fake servers
@@ -186,6 +203,7 @@ def measure(
     rounds: list[dict[str, float]] = []
     for r in range(args.rounds):
         kicks_before = _kicks_sent(store)
+        cpu_before = cpu_seconds(workers)
         first_sent = time.perf_counter()
         base_id = 1000 + 2 * per_round * r
         timings = _load(args.clients, 2 * per_round, lambda c, i, b=base_id: one(c, b + i))
@@ -194,10 +212,14 @@ def measure(
         kicks = _kicks_sent(store) - kicks_before
         hook += [elapsed for kind, elapsed in timings if kind == "hook"]
         health += [elapsed for kind, elapsed in timings if kind == "health"]
+        cpu_turns = cpu_seconds(workers) - cpu_before
         floor_per_s = celery_floor_round(store, args, tasks=kicks, tag=f"load{r}")
+        cpu_floor = cpu_seconds(workers) - cpu_before - cpu_turns
         rounds.append({
             "turns_per_s": per_round / (last_reply - first_sent),
             "kicks_per_turn": kicks / per_round, "floor_per_s": floor_per_s,
+            "worker_cpu_ms_per_turn": 1000 * cpu_turns / per_round,
+            "worker_cpu_ms_per_noop": 1000 * cpu_floor / kicks,
         })  # fmt: skip
     # 3. one turn at a time
     serial: list[float] = []
@@ -266,15 +288,22 @@ def report(ours: dict[str, Any], floor_serial: list[float], args: argparse.Names
         median, p99 = statistics.median(values) * ms, percentile(values, 0.99) * ms
         print(f"{name:44} {median:10.2f} {p99:10.2f}")
     print()
-    print(f"{'round':>5} {'turns/s':>8} {'kicks/turn':>10} {'floor tasks/s':>13} {'ratio':>6}")
-    ratios = []
+    print(
+        f"{'round':>5} {'turns/s':>8} {'kicks/turn':>10} {'floor tasks/s':>13} {'ratio':>6} "
+        f"{'cpu ms/turn':>11} {'cpu ms/no-op':>12} {'no-ops/turn':>11}"
+    )
+    ratios, costs = [], []
     for n, r in enumerate(ours["rounds"]):
         # turns per second against the floor divided by the Celery tasks a turn needs
         ratio = r["turns_per_s"] / (r["floor_per_s"] / r["kicks_per_turn"])
         ratios.append(ratio)
+        # the workers' CPU for one turn, in Celery no-ops' worth of it
+        cost = r["worker_cpu_ms_per_turn"] / r["worker_cpu_ms_per_noop"]
+        costs.append(cost)
         print(
             f"{n:5} {r['turns_per_s']:8.1f} {r['kicks_per_turn']:10.2f} "
-            f"{r['floor_per_s']:13.1f} {ratio:6.2f}"
+            f"{r['floor_per_s']:13.1f} {ratio:6.2f} {r['worker_cpu_ms_per_turn']:11.1f} "
+            f"{r['worker_cpu_ms_per_noop']:12.2f} {cost:11.1f}"
         )
     print()
     hook, health = ours["hook"], ours["health"]
@@ -286,6 +315,11 @@ def report(ours: dict[str, Any], floor_serial: list[float], args: argparse.Names
         f"turns per second / (Celery floor / kicks per turn), median of rounds: "
         f"{statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f}; "
         f"aim >= 0.5), {args.workers} worker(s)"
+    )
+    kicks = statistics.median(r["kicks_per_turn"] for r in ours["rounds"])
+    print(
+        f"workers' CPU per turn, median of rounds: {statistics.median(costs):.1f} Celery no-ops' "
+        f"worth (a CPU-bound worker meets the aim at <= 2 x kicks per turn = {2 * kicks:.0f})"
     )
 
 
@@ -313,7 +347,7 @@ def main() -> None:
         model.script(*[Reply.answer("pong") for _ in range(turns * 2)])
         port = _free_port()
         env = _environment(server.url, telegram, model, Path(tmp), port)
-        with fleet(env, port, Path(tmp), args.workers):
+        with fleet(env, port, Path(tmp), args.workers) as workers:
             base = f"http://127.0.0.1:{port}"
             client = redis.Redis.from_url(server.url, decode_responses=True)
             _wait(lambda: httpx.get(f"{base}/healthz").status_code == 200, "the web server")
@@ -321,7 +355,7 @@ def main() -> None:
             _wait(lambda: _workers(client) >= args.workers, "every worker")
             configure(server.url)
             warm_celery(client)
-            ours = measure(args, base, telegram, client)
+            ours = measure(args, base, telegram, client, workers)
             floor_serial = celery_serial(client, args)
     report(ours, floor_serial, args)
     if args.json:
