@@ -4,7 +4,10 @@
   messages against the load driver's accepted tokens). One exception, the documented one: a
   worker killed outright between Telegram's answer and our record of it leaves the chunk in
   flight to be posted again (Telegram has no idempotency key), so a copy right after the
-  first, with a SIGKILL between the two, is counted apart (`reposted_after_kill`);
+  first, with a SIGKILL between the two, is counted apart (`reposted_after_kill`). "Between"
+  starts `IN_FLIGHT_S` before the first copy was recorded: the fake records a request when its
+  handler thread gets to it, so a request the killed worker wrote just before dying can be
+  recorded just after the kill (seen at +0.00 to +0.01 s, the repost then one lease later);
 - no completed tool step ran twice (the tool log: a token executed again only when the worker
   that executed it before was killed outright, before it could journal the step);
 - no two runs of one session overlapped (the ledger's `started_at`, set once at a run's first
@@ -27,6 +30,9 @@ from tests.chaos.fleet import ChaosFleet, wait_explained
 from tests.chaos.load import Outcome
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
+IN_FLIGHT_S = 1.0
+"""How long before the first copy was recorded a SIGKILL may have come and still have left
+that copy in flight (written by the killed worker, read by the fake after the kill)."""
 SETTLE_TIMEOUT_S = 240.0
 SETTLE_PER_MESSAGE_S = 0.5
 """Waiting for the fleet to settle allows `SETTLE_TIMEOUT_S` plus this much per message."""
@@ -39,6 +45,8 @@ class Report:
     accepted: int = 0
     replies: int = 0
     duplicate_replies: int = 0
+    duplicates: list[str] = field(default_factory=list)
+    """Each duplicate: its chat, text, and when each copy was recorded against the kills."""
     reposted_after_kill: int = 0
     reordered_chats: int = 0
     missing_replies: int = 0
@@ -57,7 +65,9 @@ class Report:
         """Each broken invariant, in words; empty when all hold."""
         found = []
         if self.duplicate_replies:
-            found.append(f"{self.duplicate_replies} replies sent more than once")
+            found.append(
+                f"{self.duplicate_replies} replies sent more than once: {self.duplicates[:5]}"
+            )
         if self.reordered_chats:
             found.append(f"{self.reordered_chats} chats got their replies out of order")
         if self.missing_replies:
@@ -143,7 +153,7 @@ def _check_replies(chaos: ChaosFleet, outcome: Outcome, report: Report) -> None:
             if (
                 previous is not None
                 and previous[0] == text
-                and _killed_between(chaos, previous[1], at)
+                and _killed_between(chaos, previous[1] - IN_FLIGHT_S, at)
             ):
                 report.reposted_after_kill += 1
             else:
@@ -151,11 +161,25 @@ def _check_replies(chaos: ChaosFleet, outcome: Outcome, report: Report) -> None:
             previous = (text, at)
         counts = Counter(got)
         report.duplicate_replies += sum(n - 1 for text, n in counts.items() if text in expected)
+        report.duplicates += [
+            _describe_copies(chaos, chat, text, [at for t, at in sent[chat] if t == text])
+            for text, n in counts.items()
+            if n > 1 and text in expected
+        ]
         report.unexpected_replies += [text for text in got if text not in expected]
         report.missing_replies += sum(1 for text in expected if text not in counts)
         first_seen = list(dict.fromkeys(text for text in got if text in expected))
         if first_seen != [text for text in expected if text in counts]:
             report.reordered_chats += 1
+
+
+def _describe_copies(chaos: ChaosFleet, chat: int, text: str, times: list[float]) -> str:
+    """`text` sent to `chat` at `times`, each as seconds from the first kill before the last
+    copy (or from the first copy when no kill came before it)."""
+    kills = [at for at in chaos.kill_times if at <= times[-1]]
+    origin, name = (kills[-1], "last kill before") if kills else (times[0], "first copy")
+    offsets = ", ".join(f"{at - origin:+.2f}s" for at in times)
+    return f"chat {chat} {text!r}: copies at {offsets} from the {name}"
 
 
 def _killed_between(chaos: ChaosFleet, start: float, end: float) -> bool:

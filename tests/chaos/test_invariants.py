@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.chaos.fleet import ToolResultsSeen
-from tests.chaos.invariants import Report, _check_replies, _check_tools
+from tests.chaos.invariants import IN_FLIGHT_S, Report, _check_replies, _check_tools
 from tests.chaos.load import Outcome
 
 
@@ -74,6 +74,29 @@ def test_a_copy_right_after_the_first_with_a_kill_between_is_counted_apart() -> 
     report = _replies(fleet, ["c1-m0", "c1-m1"])
     assert (report.duplicate_replies, report.reposted_after_kill) == (0, 1)
     assert report.violations() == []
+
+
+def test_a_copy_in_flight_at_the_kill_and_recorded_just_after_it_is_counted_apart() -> None:
+    # seen at full scale: the killed worker's request read by the fake 10 ms after the kill,
+    # the repost one lease later
+    fleet = _Fleet(kill_times=[10.0])
+    for text, at in [("re c1-m0", 10.01), ("re c1-m0", 14.0), ("re c1-m1", 15.0)]:
+        fleet.sent(1, text, at=at)
+    report = _replies(fleet, ["c1-m0", "c1-m1"])
+    assert (report.duplicate_replies, report.reposted_after_kill) == (0, 1)
+
+
+def test_a_kill_long_before_both_copies_excuses_nothing() -> None:
+    fleet = _Fleet(kill_times=[10.0 - IN_FLIGHT_S - 0.5])
+    for text, at in [("re c1-m0", 10.0), ("re c1-m0", 14.0), ("re c1-m1", 15.0)]:
+        fleet.sent(1, text, at=at)
+    report = _replies(fleet, ["c1-m0", "c1-m1"])
+    assert (report.duplicate_replies, report.reposted_after_kill) == (1, 0)
+    # and the failure says which reply, and when each copy came against the kill
+    assert report.duplicates == [
+        "chat 1 're c1-m0': copies at +1.50s, +5.50s from the last kill before"
+    ]
+    assert "chat 1 're c1-m0'" in report.violations()[0]
 
 
 def test_a_late_copy_after_the_next_reply_is_a_duplicate_even_after_a_kill() -> None:
