@@ -29,7 +29,6 @@ from channels.registry import channel_or_none
 from harness.agent.approval_lines import UNSHOWN_BY, decided, decision_line
 from harness.errors import StepFailedError
 from harness.events import (
-    APPROVAL_ANSWERED,
     APPROVAL_CLOSED,
     APPROVAL_GIVEN,
     APPROVAL_REQUESTED,
@@ -137,14 +136,7 @@ def _publish_answer(
     """Publish, once per run, the `agent.approval.answered` event the asking run waits on, for
     an answer its record just took (`claim`)."""
     answer = ApprovalAnswered(approval_id=approval_id, decision=decision, by=claim.by, at=claim.at)
-    ctx.step.send_event(
-        "answered",
-        Event(
-            name=APPROVAL_ANSWERED,
-            id=f"approval-answered-{approval_id}",
-            data=answer.model_dump(),
-        ),
-    )
+    ctx.step.send_event("answered", answer.as_event())
 
 
 def _until_waiting(ctx: Context, run_id: str) -> None:

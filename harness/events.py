@@ -266,6 +266,15 @@ class ApprovalAnswered(EventData):
     by: str
     at: int
 
+    def as_event(self) -> Event:
+        """The `agent.approval.answered` event carrying this answer, its id derived from
+        `approval_id` so the bus takes it once however often it is published."""
+        return Event(
+            name=APPROVAL_ANSWERED,
+            id=f"approval-answered-{self.approval_id}",
+            data=self.model_dump(),
+        )
+
 
 class ApprovalClosed(EventData):
     """Data of `agent.approval.closed`: a request ended without an answer (it expired, or its

@@ -211,14 +211,7 @@ def _typed_answer(
             answered = ApprovalAnswered(
                 approval_id=approval_id, decision=given.decision, by=claim.by, at=claim.at
             )
-            ctx.step.send_event(
-                "approval-answered",
-                Event(
-                    name=APPROVAL_ANSWERED,
-                    id=f"approval-answered-{approval_id}",
-                    data=answered.model_dump(),
-                ),
-            )
+            ctx.step.send_event("approval-answered", answered.as_event())
         if claim.state in DECISIONS:
             _close(ctx, approval_id, decision_line(claim.state, claim.by, claim.at))
         return claim
