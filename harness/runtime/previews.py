@@ -111,9 +111,20 @@ def _walk(value: Any, out: list[str], budget: int) -> int:
         return _walk(json.loads(json.dumps(value)), out, budget)
     if hasattr(value, "model_dump"):
         return _walk(value.model_dump(mode="json", exclude_defaults=True), out, budget)
-    text = str(value)[:budget]
+    text = _object_text(value)[:budget]
     out.append(text)
     return budget - len(text)
+
+
+def _object_text(value: Any) -> str:
+    """A value that is not data: its own `str` where its class has one (a path, a date, an
+    enum), else `<TypeName>`. A class without one would print its `repr`, which for a step
+    handed the runtime walks every registered function (about a millisecond, on every step)
+    and tells a reader nothing."""
+    kind = type(value)
+    if not any("__str__" in vars(base) for base in kind.__mro__[:-1]):  # all but `object`
+        return f"<{kind.__name__}>"
+    return str(value)
 
 
 def event_preview(event: Mapping[str, Any]) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +16,7 @@ from harness.observe.usage_report import totals
 from harness.redaction import register_secret
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry
-from harness.runtime.previews import PREVIEW_CHARS, output_preview, preview
+from harness.runtime.previews import PREVIEW_CHARS, output_preview, preview, step_preview
 from harness.runtime.testing import drain
 from harness.tools.base import Tool, ToolContext, ToolParams
 from tests.agent.conftest import AgentRig
@@ -226,3 +228,17 @@ def test_previews_redact_a_secret_cut_by_the_limit_and_read_outputs_from_the_val
     assert output_preview(old) == "as recorded"
     assert output_preview(new) == '{"key":"value","n":[...3 more,4,5]}'
     assert output_preview({"k": "run", "e": "boom"}) == ""
+
+
+def test_a_step_given_an_object_previews_its_type_not_its_repr() -> None:
+    # Given a step handed the runtime-like object (a dataclass whose repr walks everything it
+    # holds) next to a path, which has a text of its own
+    @dataclasses.dataclass
+    class Services:
+        functions: list[str]
+
+    held = Services(functions=[f"fn-{n}" for n in range(1000)])
+    # When the step's input is previewed
+    shown = step_preview((held, Path("/srv/workspace"), "chat-1"), {}, None)
+    # Then the object shows as its type name, the path as itself, and nothing it holds
+    assert shown == ',"i":' + json.dumps('[<Services>,/srv/workspace,"chat-1"]'), shown
