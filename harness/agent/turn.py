@@ -88,6 +88,8 @@ class DurableTurn:
         self.reply = reply
         self._seq = 0
         self._system_chars = 0
+        # The prompt `compact` built to size the first call, handed to that call (see `system`)
+        self._unsent_system: list[SystemBlock] | None = None
         self.arrived: list[Event] = []  # messages taken while an approval waited, for `steer`
         self.deferred: list[DeferredCall] = []  # approvals still pending after such messages
         self.memory_root = memory_root(
@@ -101,7 +103,14 @@ class DurableTurn:
         return self.ctx.now().astimezone(ZoneInfo(self.deps.settings.agent_timezone))
 
     def system(self, note: str = "") -> list[SystemBlock]:
-        """The system prompt for one call; `note` (a budget warning) joins the volatile tail."""
+        """The system prompt for one call; `note` (a budget warning) joins the volatile tail.
+
+        A prompt `compact` built to size this execution's first call is used by that call,
+        once and only without a note; every other call builds its own, so none is older than
+        the step that sends it."""
+        unsent, self._unsent_system = self._unsent_system, None
+        if unsent is not None and not note:
+            return unsent
         settings = self.deps.settings
         blocks = build_system_prompt(
             self.deps.workspace,
@@ -159,7 +168,9 @@ class DurableTurn:
         if not self.session_key or self.deps.provider is None:
             return conversation
         settings = self.deps.settings
-        system_chars = self._system_chars or sum(len(b.text) for b in self.system())
+        if not self._system_chars:
+            self._unsent_system = self.system()
+        system_chars = self._system_chars
 
         def decide() -> bool:
             due = forced or needs_compaction(
@@ -171,6 +182,7 @@ class DurableTurn:
 
         if not self.ctx.step.run("compaction-check", decide):
             return conversation
+        self._unsent_system = None  # the memory flush below may change what it shows
         plan = plan_compaction(conversation)
         self._flush_memory(plan.old)
         summary = self.ctx.step.run("summarize", self._summarize, render_for_summary(plan.old))
@@ -233,6 +245,8 @@ class DurableTurn:
             if exc.error.startswith(ContextOverflowError.__name__):
                 raise ContextOverflowError(exc.error) from exc
             raise
+        finally:
+            self._unsent_system = None  # a replayed think did not use it; the next call builds
         return AssistantTurn.model_validate(raw)
 
     def _think_once(

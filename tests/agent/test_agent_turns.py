@@ -101,6 +101,34 @@ def test_crash_mid_loop_replays_without_calling_the_model_again(
     assert roles == ["user", "assistant", "tool", "assistant"], "each message must appear once"
 
 
+class _NotesAndDiesOnce(KillsTheWorkerOnce):
+    """Writes `MEMORY.md` (which the system prompt shows) before dying, once."""
+
+    def run(self, params: ToolParams, ctx: ToolContext) -> str:
+        (ctx.workspace / "MEMORY.md").write_text(f"note {self.calls + 1}\n", encoding="utf-8")
+        return super().run(params, ctx)
+
+
+def test_a_resumed_turn_builds_the_next_prompt_after_the_rerun_tool(
+    agent: AgentRig, clock: ManualClock
+) -> None:
+    # Given a tool that changes the memory file and kills the worker the first time, after
+    # the first think was recorded
+    tool = _NotesAndDiesOnce()
+    agent.deps.tools.register(tool)
+    agent.model.script(Reply.tool(tool.name, {}), Reply.answer("All good."))
+    agent.say("go", run=False)
+    with pytest.raises(KeyboardInterrupt):
+        drain(agent.runtime)
+    # When the run resumes (its first think replayed, the tool run again)
+    clock.advance(agent.runtime.lease_ttl + 1)
+    drain(agent.runtime)
+    # Then the second model call shows the memory as the rerun tool left it: its prompt was
+    # built after the tool, not before the replayed think
+    second = str(agent.model.requests[1].body["system"])
+    assert "note 2" in second and "note 1" not in second, second[-300:]
+
+
 class _SendParams(ToolParams):
     text: str
 
