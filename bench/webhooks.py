@@ -7,6 +7,7 @@ Prints, in one run, on loopback:
     recorded by a fake Telegram API, with the scripted model answering at once, against the
     throughput of a plain Celery no-op task on the same worker and Redis (the floor);
   * one turn at a time: webhook -> recorded `sendMessage`, against a Celery no-op round trip;
+  * the wire floor (`bench.wire`): the CPU of the calls a turn must make, alone;
 and the ratios, with the workers' CPU time per turn and per Celery no-op (from `/proc`): a
 worker bound by its CPU meets the aim when a turn costs at most 2 x kicks no-ops' worth of
 it. The web server (uvicorn) and a `harness worker` + `harness scheduler` run as
@@ -47,6 +48,7 @@ import httpx
 import redis
 
 from bench.stats import percentile
+from bench.wire import wire_floor
 from harness.embedded_redis import EmbeddedRedis
 from harness.runtime.celery_app import app as celery_app
 from harness.runtime.celery_app import configure
@@ -59,6 +61,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "benchwh"
 SECRET = "bench-secret"
 WORKER_FUNCTIONS = "channels.handlers,bench.functions"
+WIRE_CALLS = 50  # calls of each kind in the wire floor (bench.wire)
 
 
 class RecordingTelegram(FakeTelegramApi):
@@ -178,6 +181,7 @@ def measure(
     args: argparse.Namespace,
     base: str,
     telegram: RecordingTelegram,
+    model: ModelServer,
     store: redis.Redis,
     workers: list[int],
 ) -> dict[str, Any]:
@@ -228,7 +232,9 @@ def measure(
             started = time.perf_counter()
             _post_update(client, webhook, 100_000 + i)
             serial.append(telegram.wait_for_messages(done + i + 1) - started)
-    return {"hook": hook, "health": health, "rounds": rounds, "serial": serial}
+    # 4. the wire floor: the calls every turn makes, alone, from this thread (bench.wire)
+    wire = wire_floor(model, telegram, WIRE_CALLS)
+    return {"hook": hook, "health": health, "rounds": rounds, "serial": serial, "wire": wire}
 
 
 def _timed_get(client: httpx.Client, url: str) -> float:
@@ -321,6 +327,27 @@ def report(ours: dict[str, Any], floor_serial: list[float], args: argparse.Names
         f"workers' CPU per turn, median of rounds: {statistics.median(costs):.1f} Celery no-ops' "
         f"worth (a CPU-bound worker meets the aim at <= 2 x kicks per turn = {2 * kicks:.0f})"
     )
+    report_wire(ours, kicks)
+
+
+def report_wire(ours: dict[str, Any], kicks: float) -> None:
+    """The turn's CPU against its wire floor (`bench.wire`): the model call and the three Bot
+    API calls a turn makes, plus its kicks' worth of Celery no-ops."""
+    wire, rounds = ours["wire"], ours["rounds"]
+    noop = statistics.median(r["worker_cpu_ms_per_noop"] for r in rounds)
+    turn = statistics.median(r["worker_cpu_ms_per_turn"] for r in rounds)
+    calls = sum(wire.values())
+    floor = calls + kicks * noop
+    parts = ", ".join(f"{name} {ms:.2f}" for name, ms in wire.items())
+    print(
+        f"wire floor of a turn: calls {calls:.1f} ms ({parts}) + {kicks:.0f} kicks x "
+        f"{noop:.2f} ms = {floor:.1f} ms CPU, {floor / noop:.1f} Celery no-ops' worth"
+    )
+    print(
+        f"workers' CPU per turn / wire floor: {turn / floor:.2f}x ({turn:.1f} ms); the aim's "
+        f"budget (2 x kicks no-ops, {2 * kicks * noop:.1f} ms) is {2 * kicks * noop / floor:.2f}x "
+        "the wire floor"
+    )
 
 
 def main() -> None:
@@ -344,7 +371,7 @@ def main() -> None:
         RecordingTelegram() as telegram,
         ModelServer() as model,
     ):
-        model.script(*[Reply.answer("pong") for _ in range(turns * 2)])
+        model.script(*[Reply.answer("pong") for _ in range(turns * 2 + WIRE_CALLS + 3)])
         port = _free_port()
         env = _environment(server.url, telegram, model, Path(tmp), port)
         with fleet(env, port, Path(tmp), args.workers) as workers:
@@ -355,7 +382,7 @@ def main() -> None:
             _wait(lambda: _workers(client) >= args.workers, "every worker")
             configure(server.url)
             warm_celery(client)
-            ours = measure(args, base, telegram, client, workers)
+            ours = measure(args, base, telegram, model, client, workers)
             floor_serial = celery_serial(client, args)
     report(ours, floor_serial, args)
     if args.json:
