@@ -1,0 +1,38 @@
+"""`bench/wire.py`: the wire floor replays the worker's own request and makes each Bot API
+call it names, through the real clients against the fakes."""
+
+from __future__ import annotations
+
+import anthropic
+import pytest
+
+from bench.wire import wire_floor
+from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.telegram_api import FakeTelegramApi
+
+
+def test_the_wire_floor_replays_the_recorded_request_and_times_each_call() -> None:
+    with ModelServer() as model, FakeTelegramApi() as telegram:
+        # Given one Messages request a worker sent, and answers for the replays
+        model.script(*[Reply.answer("pong") for _ in range(1 + 2 + 3)])
+        sdk = anthropic.Anthropic(api_key=model.api_key, base_url=model.url)
+        sdk.messages.create(
+            model="claude-x", max_tokens=50, messages=[{"role": "user", "content": "ping"}]
+        )
+        original = model.requests[0].raw
+        # When the wire floor is measured with two calls of each kind
+        cost = wire_floor(model, telegram, calls=2)
+        # Then the model saw that same request again for every call (and the warm-up)
+        replays = [r.raw for r in model.requests[1:]]
+        assert replays == [original] * 5
+        # And each Bot API call reached the fake as often, with a CPU time for every kind
+        for method in ("sendChatAction", "sendMessageDraft", "sendMessage"):
+            assert len(telegram.calls_to(method)) == 5, method
+        assert set(cost) == {"model", "typing", "preview", "send"}
+        assert all(ms > 0 for ms in cost.values()), cost
+
+
+def test_the_wire_floor_needs_a_recorded_request() -> None:
+    with ModelServer() as model, FakeTelegramApi() as telegram:
+        with pytest.raises(LookupError, match="no Messages request"):
+            wire_floor(model, telegram, calls=1)
