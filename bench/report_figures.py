@@ -41,6 +41,13 @@ def _image(path: Path, link_base: Path, alt: str) -> str:
     return f"![{alt}]({Path(os.path.relpath(path, link_base)).as_posix()})"
 
 
+def _over_wire(run: dict[str, Any]) -> str:
+    """A run's workers' CPU per turn against its wire floor (`bench.wire`); "-" for a run
+    recorded before the wire floor was measured."""
+    wire = run.get("wire_floor")
+    return f"{float(wire['turn_over_floor']):.2f}{TIMES}" if wire else "-"
+
+
 def turns_per_worker(runs: list[dict[str, Any]], out: Path, base: Path, machine: str) -> str:
     """End-to-end turns per second against the number of worker processes, against the
     throughput of a Celery no-op task on the same fleet (the floor)."""
@@ -63,10 +70,11 @@ def turns_per_worker(runs: list[dict[str, Any]], out: Path, base: Path, machine:
     ax.legend(fontsize=8)
     _save(fig, out, machine)
     rows = [
-        [str(w), f"{t:.1f}", f"{f:.1f}", f"{t / f:.2f}"]
-        for w, t, f in zip(workers, turns, floor, strict=True)
+        [str(w), f"{t:.1f}", f"{f:.1f}", f"{t / f:.2f}", _over_wire(r)]
+        for w, t, f, r in zip(workers, turns, floor, runs, strict=True)
     ]
-    table = _table(["workers", "turns/s", "Celery no-op/s (floor)", "turns / floor"], rows)
+    header = ["workers", "turns/s", "Celery no-op/s (floor)", "turns / floor"]
+    table = _table([*header, "worker CPU per turn / wire floor"], rows)
     return f"{_image(out, base, 'turns per second against workers')}\n\n{table}"
 
 

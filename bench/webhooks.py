@@ -327,26 +327,40 @@ def report(ours: dict[str, Any], floor_serial: list[float], args: argparse.Names
         f"workers' CPU per turn, median of rounds: {statistics.median(costs):.1f} Celery no-ops' "
         f"worth (a CPU-bound worker meets the aim at <= 2 x kicks per turn = {2 * kicks:.0f})"
     )
-    report_wire(ours, kicks)
+    report_wire(ours)
 
 
-def report_wire(ours: dict[str, Any], kicks: float) -> None:
+def wire_summary(ours: dict[str, Any]) -> dict[str, float]:
     """The turn's CPU against its wire floor (`bench.wire`): the model call and the three Bot
-    API calls a turn makes, plus its kicks' worth of Celery no-ops."""
-    wire, rounds = ours["wire"], ours["rounds"]
+    API calls a turn makes, plus its kicks' worth of Celery no-ops (medians of the rounds).
+    Keys: `calls_ms`, `noop_ms`, `kicks`, `floor_ms`, `turn_ms`, `turn_over_floor` and
+    `budget_over_floor` (the aim's 2 x kicks no-ops against the floor)."""
+    rounds = ours["rounds"]
+    kicks = statistics.median(r["kicks_per_turn"] for r in rounds)
     noop = statistics.median(r["worker_cpu_ms_per_noop"] for r in rounds)
     turn = statistics.median(r["worker_cpu_ms_per_turn"] for r in rounds)
-    calls = sum(wire.values())
+    calls = sum(ours["wire"].values())
     floor = calls + kicks * noop
-    parts = ", ".join(f"{name} {ms:.2f}" for name, ms in wire.items())
+    return {
+        "calls_ms": calls, "noop_ms": noop, "kicks": kicks, "floor_ms": floor,
+        "turn_ms": turn, "turn_over_floor": turn / floor,
+        "budget_over_floor": 2 * kicks * noop / floor,
+    }  # fmt: skip
+
+
+def report_wire(ours: dict[str, Any]) -> None:
+    """Print `wire_summary` and what each call of the floor cost."""
+    w = wire_summary(ours)
+    parts = ", ".join(f"{name} {ms:.2f}" for name, ms in ours["wire"].items())
     print(
-        f"wire floor of a turn: calls {calls:.1f} ms ({parts}) + {kicks:.0f} kicks x "
-        f"{noop:.2f} ms = {floor:.1f} ms CPU, {floor / noop:.1f} Celery no-ops' worth"
+        f"wire floor of a turn: calls {w['calls_ms']:.1f} ms ({parts}) + {w['kicks']:.0f} kicks "
+        f"x {w['noop_ms']:.2f} ms = {w['floor_ms']:.1f} ms CPU, "
+        f"{w['floor_ms'] / w['noop_ms']:.1f} Celery no-ops' worth"
     )
     print(
-        f"workers' CPU per turn / wire floor: {turn / floor:.2f}x ({turn:.1f} ms); the aim's "
-        f"budget (2 x kicks no-ops, {2 * kicks * noop:.1f} ms) is {2 * kicks * noop / floor:.2f}x "
-        "the wire floor"
+        f"workers' CPU per turn / wire floor: {w['turn_over_floor']:.2f}x ({w['turn_ms']:.1f} "
+        f"ms); the aim's budget (2 x kicks no-ops, {2 * w['kicks'] * w['noop_ms']:.1f} ms) is "
+        f"{w['budget_over_floor']:.2f}x the wire floor"
     )
 
 
@@ -390,6 +404,7 @@ def main() -> None:
         summary = {
             "turns_per_s": statistics.median(r["turns_per_s"] for r in rounds),
             "floor": {"tasks_per_s": statistics.median(r["floor_per_s"] for r in rounds)},
+            "wire_floor": wire_summary(ours),
         }
         args.json.write_text(
             json.dumps({"workers": args.workers, **ours, **summary, "floor_serial": floor_serial})

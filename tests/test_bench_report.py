@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bench.report import BEGIN, END, write_section
+from bench.report_figures import TIMES, turns_per_worker
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -63,3 +64,22 @@ def test_quick_report_writes_its_figures_and_section(tmp_path: Path) -> None:
     section = text.split(BEGIN, 1)[1].split(END, 1)[0]
     assert "Machine:" in section and "cores" in section, section
     assert "Not measured" not in section, section
+
+
+def test_turns_table_sets_each_run_against_its_wire_floor(tmp_path: Path) -> None:
+    # Given two webhook runs, one recorded before the wire floor was measured
+    runs = [
+        {"workers": 2, "turns_per_s": 40.0, "floor": {"tasks_per_s": 800.0}},
+        {
+            "workers": 1,
+            "turns_per_s": 30.0,
+            "floor": {"tasks_per_s": 600.0},
+            "wire_floor": {"turn_over_floor": 3.456},
+        },
+    ]
+    # When the section's table is rendered
+    text = turns_per_worker(runs, tmp_path / "t.png", tmp_path, "test machine")
+    # Then each row, in worker order, shows its ratio to the wire floor where there is one
+    rows = [line for line in text.splitlines() if line.startswith(("| 1 ", "| 2 "))]
+    assert rows[0].rstrip(" |").endswith(f"3.46{TIMES}"), rows
+    assert rows[1].rstrip(" |").endswith("-"), rows
