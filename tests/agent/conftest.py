@@ -21,7 +21,8 @@ from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.settings import Settings
 from harness.tools.base import Tool, ToolContext, ToolParams
-from tests.fakes.model_server import ModelServer
+from tests.fakes.model_server import ModelServer, Reply
+from tests.runtime_fixtures import ManualClock
 
 
 @dataclass
@@ -53,6 +54,22 @@ class AgentRig:
         return next(
             r for r in result.run_ids if r == run_id_for(handle_message.id, result.event_id)
         )
+
+    def die_in_tool(self, tool: Tool[Any], answer: str = "All good.") -> str:
+        """Register `tool` (a `KillsTheWorkerOnce`), have the model call it and then answer,
+        and send "go": the worker dies in the tool, after the first think was recorded.
+        Returns the run id; `resume` finishes the run."""
+        self.deps.tools.register(tool)
+        self.model.script(Reply.tool(tool.name, {}), Reply.answer(answer))
+        run_id = self.say("go", run=False)
+        with pytest.raises(KeyboardInterrupt):
+            drain(self.runtime)
+        return run_id
+
+    def resume(self, clock: ManualClock) -> None:
+        """Let the dead worker's lease expire and run what is due again."""
+        clock.advance(self.runtime.lease_ttl + 1)
+        drain(self.runtime)
 
     def replies(self) -> list[str]:
         """Responses of every `agent.reply.ready` event so far, in order."""

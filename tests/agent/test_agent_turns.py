@@ -84,15 +84,10 @@ def test_crash_mid_loop_replays_without_calling_the_model_again(
 ) -> None:
     # Given a worker that dies in its first tool step, after the first think was recorded
     tool = KillsTheWorkerOnce()
-    agent.deps.tools.register(tool)
-    agent.model.script(Reply.tool(tool.name, {}), Reply.answer("All good."))
-    run_id = agent.say("go", run=False)
-    with pytest.raises(KeyboardInterrupt):
-        drain(agent.runtime)
+    run_id = agent.die_in_tool(tool)
     assert len(agent.model.requests) == 1
     # When the lease expires and the run resumes
-    clock.advance(agent.runtime.lease_ttl + 1)
-    drain(agent.runtime)
+    agent.resume(clock)
     # Then the completed think was not repeated, the tool ran again, and the turn finished
     assert len(agent.model.requests) == 2, "the first think must be replayed from the journal"
     assert tool.calls == 2, "the unrecorded tool step must run again"
@@ -114,15 +109,9 @@ def test_a_resumed_turn_builds_the_next_prompt_after_the_rerun_tool(
 ) -> None:
     # Given a tool that changes the memory file and kills the worker the first time, after
     # the first think was recorded
-    tool = _NotesAndDiesOnce()
-    agent.deps.tools.register(tool)
-    agent.model.script(Reply.tool(tool.name, {}), Reply.answer("All good."))
-    agent.say("go", run=False)
-    with pytest.raises(KeyboardInterrupt):
-        drain(agent.runtime)
+    agent.die_in_tool(_NotesAndDiesOnce())
     # When the run resumes (its first think replayed, the tool run again)
-    clock.advance(agent.runtime.lease_ttl + 1)
-    drain(agent.runtime)
+    agent.resume(clock)
     # Then the second model call shows the memory as the rerun tool left it: its prompt was
     # built after the tool, not before the replayed think
     second = str(agent.model.requests[1].body["system"])

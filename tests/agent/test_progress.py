@@ -11,7 +11,6 @@ from harness.agent.progress import WRITING, Progress, report, subscribe
 from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.kicker import RecordingKicker
-from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig, KillsTheWorkerOnce
 from tests.fakes.model_server import Reply
 from tests.runtime_fixtures import UNREACHABLE_REDIS_PASSWORD as REDIS_PASSWORD
@@ -71,15 +70,10 @@ def test_a_replayed_step_does_not_report_its_progress_again(
 ) -> None:
     # Given a worker that dies once right after running the first tool
     tool = KillsTheWorkerOnce()
-    agent.deps.tools.register(tool)
-    agent.model.script(Reply.tool(tool.name, {}), Reply.answer("All good."))
     with subscribe(agent.runtime, "chat-1") as progress:
-        agent.say("go", run=False)
-        with pytest.raises(KeyboardInterrupt):
-            drain(agent.runtime)
+        agent.die_in_tool(tool)
         # When the lease expires and the run is replayed to the end
-        clock.advance(agent.runtime.lease_ttl + 1)
-        drain(agent.runtime)
+        agent.resume(clock)
         received = list(progress.messages(timeout=0))
     # Then the memoized think is not reported again; the re-run tool and the new think are
     running = f"running {tool.name}"
