@@ -22,15 +22,17 @@ from tests.fakes.model_server import ModelServer
 from tests.fakes.telegram_api import FakeTelegramApi
 
 CHAT = "42"  # a chat no turn of the benchmark uses
+WARM_UP = 3
+"""Calls of each kind made before timing: connections, the SDK's lazy imports."""
 
 
 def wire_floor(model: ModelServer, telegram: FakeTelegramApi, calls: int) -> dict[str, float]:
-    """This thread's CPU in ms per call, the mean of `calls` calls after a warm-up of three,
+    """This thread's CPU in ms per call, the mean of `calls` calls after `WARM_UP` more,
     for "model" (the last Messages request a worker sent, streamed and read to its end),
     "typing", "preview" and "send". Every call is a real request the fakes answer and record:
     call it once the turns being counted are all answered. The model server must be able to
-    answer `calls + 3` more requests. Raises `LookupError` when no worker has called the model
-    yet."""
+    answer `calls + WARM_UP` more requests. Raises `LookupError` when no worker has called
+    the model yet."""
     recorded = [r for r in model.requests if r.api == "anthropic"]
     if not recorded:
         raise LookupError("no Messages request recorded yet: run some turns first")
@@ -62,7 +64,7 @@ def wire_floor(model: ModelServer, telegram: FakeTelegramApi, calls: int) -> dic
 
 
 def _cpu_ms(call: Callable[[], object], times: int) -> float:
-    for _ in range(3):  # warm: connections, the SDK's lazy imports
+    for _ in range(WARM_UP):
         call()
     started = time.thread_time()
     for _ in range(times):

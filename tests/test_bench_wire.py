@@ -6,7 +6,7 @@ from __future__ import annotations
 import anthropic
 import pytest
 
-from bench.wire import wire_floor
+from bench.wire import WARM_UP, wire_floor
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
 
@@ -14,7 +14,7 @@ from tests.fakes.telegram_api import FakeTelegramApi
 def test_the_wire_floor_replays_the_recorded_request_and_times_each_call() -> None:
     with ModelServer() as model, FakeTelegramApi() as telegram:
         # Given one Messages request a worker sent, and answers for the replays
-        model.script(*[Reply.answer("pong") for _ in range(1 + 2 + 3)])
+        model.script(*[Reply.answer("pong") for _ in range(1 + 2 + WARM_UP)])
         sdk = anthropic.Anthropic(api_key=model.api_key, base_url=model.url)
         sdk.messages.create(
             model="claude-x", max_tokens=50, messages=[{"role": "user", "content": "ping"}]
@@ -24,10 +24,10 @@ def test_the_wire_floor_replays_the_recorded_request_and_times_each_call() -> No
         cost = wire_floor(model, telegram, calls=2)
         # Then the model saw that same request again for every call (and the warm-up)
         replays = [r.raw for r in model.requests[1:]]
-        assert replays == [original] * 5
+        assert replays == [original] * (2 + WARM_UP)
         # And each Bot API call reached the fake as often, with a CPU time for every kind
         for method in ("sendChatAction", "sendMessageDraft", "sendMessage"):
-            assert len(telegram.calls_to(method)) == 5, method
+            assert len(telegram.calls_to(method)) == 2 + WARM_UP, method
         assert set(cost) == {"model", "typing", "preview", "send"}
         assert all(ms > 0 for ms in cost.values()), cost
 

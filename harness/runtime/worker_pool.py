@@ -18,7 +18,7 @@ from celery.concurrency.thread import TaskPool as ThreadTaskPool
 from kombu.asynchronous import get_event_loop
 
 POOL = "harness.runtime.worker_pool:TaskPool"
-"""The `--pool` argument naming this pool for `celery worker`."""
+"""This pool's name for Celery's `worker_pool` setting (`celery_app` sets it)."""
 
 
 class TaskPool(ThreadTaskPool):  # type: ignore[misc]  # celery ships no type hints
