@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import NoReturn
 
-import anyio
 from fastapi import HTTPException, Request, status
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -23,7 +23,7 @@ async def read_body(
         app = request.scope.get("app")
         timeout = getattr(app.state, "body_timeout", BODY_TIMEOUT_S) if app else BODY_TIMEOUT_S
     try:
-        with anyio.fail_after(timeout):
+        async with asyncio.timeout(timeout):
             return await _read(request, limit)
     except TimeoutError:
         raise HTTPException(

@@ -28,6 +28,12 @@ class WebContext:
 async def web_context(request: Request) -> WebContext:
     """FastAPI dependency: the `WebContext` that `create_app` stored on the app. Async, so
     FastAPI runs it on the event loop rather than handing it to a thread."""
+    return context_of(request)
+
+
+def context_of(request: Request) -> WebContext:
+    """The `WebContext` that `create_app` stored on the request's app, without FastAPI's
+    dependency solving: the webhook routes, the hottest path, take it this way."""
     context = request.app.state.harness
     if not isinstance(context, WebContext):
         raise RuntimeError("this app was not built by harness.web.create_app")
