@@ -21,6 +21,7 @@ from harness.settings import Settings, get_settings
 from harness.web import dashboard
 from harness.web.deps import WebContext
 from harness.web.header_timeout import HeaderTimeoutProtocol
+from harness.web.processes import serve_processes
 from harness.web.registrar import FunctionRegistrar
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,9 @@ def serve(
     if workers > 1:
         if runtime_factory is not get_runtime:
             raise ValueError("several web workers build their runtime from the process settings")
-        uvicorn.run(f"{__name__}:production_app", factory=True, workers=workers, **options)
+        status = serve_processes(f"{__name__}:production_app", workers, options)
+        if status:
+            raise SystemExit(status)
     else:
         app = create_app(runtime_factory, settings, routers=default_routers())
         freeze_startup_heap()
