@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from harness.web.header_timeout import HeaderTimeoutProtocol, with_header_timeout
+from harness.web.header_timeout import MAX_HEAD_BYTES, HeaderTimeoutProtocol, with_header_timeout
 from tests.waiting import wait_until
 
 HEADER_TIMEOUT_S = 0.5
@@ -134,3 +134,48 @@ def test_the_default_timeout_is_read_from_the_settings(monkeypatch: pytest.Monke
 
     # Then its deadline is the setting's
     assert protocol._header_seconds == 3.5
+
+
+def _head_with(header_bytes: int) -> bytes:
+    return (b"POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nX-Big: "
+            + b"a" * header_bytes + b"\r\n\r\n{}")  # fmt: skip
+
+
+def test_a_head_within_the_limit_is_served(port: int) -> None:
+    # Given a request whose headers are just under the limit
+    with _connect(port) as sock:
+        sock.sendall(_head_with(MAX_HEAD_BYTES - 200))
+
+        # Then it is served
+        assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+
+
+def test_a_head_over_the_limit_sent_at_once_is_refused(port: int) -> None:
+    # Given a whole request whose headers are 200 KB
+    with _connect(port) as sock:
+        try:
+            sock.sendall(_head_with(200_000))
+            # Then it is refused, and the connection closed
+            answer = _read_until_closed(sock)
+        except ConnectionResetError:  # closed with the rest of the head unread: TCP resets
+            answer = b""
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 400"), answer[:200]
+
+
+def test_a_header_line_that_never_ends_is_cut_off_at_the_limit(port: int) -> None:
+    # Given a client sending one header line, 8 KB at a time, that never ends
+    sent = 0
+    with _connect(port) as sock:
+        sock.sendall(b"POST /hook HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Endless: ")
+        try:
+            while sent < 1_000_000:
+                sock.sendall(b"a" * 8192)
+                sent += 8192
+                time.sleep(0.01)
+        except OSError:  # the server closed the connection under us
+            pass
+        answer = _read_until_closed(sock)
+
+    # Then the server answered 400 and closed long before a megabyte was buffered
+    assert sent < 1_000_000, "a megabyte of one header line was accepted"
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
