@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import socket
@@ -131,16 +132,19 @@ async def measure(ports: dict[str, int], args: argparse.Namespace) -> dict[str, 
         name: [Connection(port) for _ in range(args.concurrency)] for name, port in ports.items()
     }
     out: dict[str, Any] = {"ours": [], "floor": [], "ours_s": 0.0, "floor_s": 0.0}
+    gc.disable()
     try:
         for warm in range(3):
             for name in ports:
                 await _burst(pools[name], paths[name], 1 + warm * 1000)
         for b in range(args.bursts):
             for name in ports:
+                gc.collect()  # the client's own collections must not pause a timed burst
                 started = time.perf_counter()
                 out[name] += await _burst(pools[name], paths[name], 100_000 + b * 1000)
                 out[f"{name}_s"] += time.perf_counter() - started
     finally:
+        gc.enable()
         for pool in pools.values():
             for conn in pool:
                 conn.close()
