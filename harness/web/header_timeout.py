@@ -8,8 +8,8 @@ byte of a request arrives on a kept-alive one, and stops it once the whole head 
 it fires, the connection is answered 408 and closed, with one log line. A head over
 `MAX_HEAD_BYTES` (h11's default, which uvicorn's other protocol applies) is answered 400.
 
-The protocol is uvicorn's httptools one (C parser, the `uvicorn[standard]` choice) rather than
-its pure-Python h11 one: a webhook's parse costs a fraction as much.
+The protocol is uvicorn's httptools one (llhttp's C parser, what `uvicorn[standard]` picks)
+rather than its pure-Python h11 one.
 """
 
 from __future__ import annotations
