@@ -5,7 +5,9 @@ with the webhook routes, `--workers` processes) and the floor, a bare ASGI app t
 each POST after the same single Redis write (an XADD of the body) through redis.asyncio. A
 client in this process sends `--bursts` bursts of `--concurrency` simultaneous POSTs to each,
 alternating, and times every request. The aims: our p99 at most 50 ms, and our throughput at
-least half the floor's.
+least half the floor's. Each server's CPU time (all its processes, from /proc) over the whole
+run, warm-up included, is divided by the requests it served: the cost of a webhook without
+the client's share of the machine.
 
 Usage: python -m bench.burst [--concurrency 100] [--bursts 20] [--workers 1] [--json PATH]
 """
@@ -29,13 +31,14 @@ from typing import Any
 
 import httpx
 
-from bench.stats import percentile
+from bench.stats import cpu_seconds, percentile, process_tree
 from harness.embedded_redis import EmbeddedRedis
 from tests.channels.payloads import tg_private_text
 from tests.fakes.telegram_api import FakeTelegramApi
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "bench-secret"
+WARM_UP = 3  # bursts to each server before timing
 
 
 def _free_port() -> int:
@@ -134,7 +137,7 @@ async def measure(ports: dict[str, int], args: argparse.Namespace) -> dict[str, 
     out: dict[str, Any] = {"ours": [], "floor": [], "ours_s": 0.0, "floor_s": 0.0}
     gc.disable()
     try:
-        for warm in range(3):
+        for warm in range(WARM_UP):
             for name in ports:
                 await _burst(pools[name], paths[name], 1 + warm * 1000)
         for b in range(args.bursts):
@@ -182,12 +185,17 @@ def main() -> None:
         logs = [Path(tmp) / "ours.log", Path(tmp) / "floor.log"]
         procs = []
         for command, log in zip(commands, logs, strict=True):
-            with log.open("wb") as out:
-                procs.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=out))
+            with log.open("wb") as sink:
+                procs.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=sink))
         try:
             for port in (ours_port, floor_port):
                 _wait_up(f"http://127.0.0.1:{port}/healthz")
+            servers = {"ours": _serving(procs[0].pid, args.workers), "floor": [procs[1].pid]}
+            cpu_before = {name: cpu_seconds(pids) for name, pids in servers.items()}
             out = asyncio.run(measure({"ours": ours_port, "floor": floor_port}, args))
+            for name, pids in servers.items():
+                out[f"{name}_cpu_s"] = cpu_seconds(pids) - cpu_before[name]
+            out["served"] = (WARM_UP + args.bursts) * args.concurrency
         except Exception:
             for log in logs:
                 print(f"--- {log.name}\n{log.read_text()[-2000:]}", file=sys.stderr)
@@ -200,6 +208,18 @@ def main() -> None:
     report(out, args)
     if args.json:
         args.json.write_text(json.dumps(out))
+
+
+def _serving(pid: int, workers: int) -> list[int]:
+    """The web process `pid` and, with several workers, its serving children once they all
+    run (not multiprocessing's resource tracker)."""
+    deadline = time.monotonic() + 60
+    while True:
+        tree = [p for p in process_tree(pid)
+                if b"resource_tracker" not in Path(f"/proc/{p}/cmdline").read_bytes()]  # fmt: skip
+        if workers == 1 or len(tree) > workers or time.monotonic() > deadline:
+            return tree
+        time.sleep(0.2)
 
 
 def _wait_up(url: str) -> None:
@@ -229,6 +249,14 @@ def report(out: dict[str, Any], args: argparse.Namespace) -> None:
               f"{percentile(values, 0.99) * 1000:8.1f} {rate:8.0f}")  # fmt: skip
     ratio = out["floor_s"] / out["ours_s"]
     print(f"throughput, ours / floor: {ratio:.2f} (aim >= 0.5); p99 aim <= 50 ms")
+    ours_us, floor_us = (cpu_per_request(out, name) * 1e6 for name in ("ours", "floor"))
+    print(f"server CPU per request: ours {ours_us:.0f} us, floor {floor_us:.0f} us "
+          f"({ours_us / floor_us:.2f}x)")  # fmt: skip
+
+
+def cpu_per_request(out: dict[str, Any], name: str) -> float:
+    """Seconds of CPU the server `name` ("ours" or "floor") spent per request it served."""
+    return float(out[f"{name}_cpu_s"]) / int(out["served"])
 
 
 if __name__ == "__main__":

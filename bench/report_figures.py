@@ -13,6 +13,7 @@ from typing import Any
 
 import matplotlib
 
+from bench.burst import cpu_per_request
 from bench.stats import percentile
 
 matplotlib.use("Agg")  # files only, no display
@@ -96,18 +97,22 @@ def webhook_latency(data: dict[str, Any], out: Path, base: Path, machine: str) -
     _save(fig, out, machine)
     rate_ours = len(ours) / float(data["ours_s"])
     rate_floor = len(floor) / float(data["floor_s"])
+    cpu_ours, cpu_floor = (cpu_per_request(data, name) * 1e6 for name in ("ours", "floor"))
     rows = [
-        ["POST /webhooks/telegram", *_quantiles(ours), f"{rate_ours:.0f}"],
-        ["bare ASGI + one XADD (floor)", *_quantiles(floor), f"{rate_floor:.0f}"],
+        ["POST /webhooks/telegram", *_quantiles(ours), f"{rate_ours:.0f}", f"{cpu_ours:.0f}"],
+        ["bare ASGI + one XADD (floor)", *_quantiles(floor), f"{rate_floor:.0f}",
+         f"{cpu_floor:.0f}"],
         [
             "ours / floor",
             f"{statistics.median(ours) / statistics.median(floor):.2f}{TIMES}",
             f"{percentile(ours, 0.9) / percentile(floor, 0.9):.2f}{TIMES}",
             f"{percentile(ours, 0.99) / percentile(floor, 0.99):.2f}{TIMES}",
             f"{rate_ours / rate_floor:.2f}{TIMES}",
+            f"{cpu_ours / cpu_floor:.2f}{TIMES}",
         ],
-    ]
-    table = _table(["", "p50 ms", "p90 ms", "p99 ms", "req/s"], rows)
+    ]  # fmt: skip
+    header = ["", "p50 ms", "p90 ms", "p99 ms", "req/s", "server CPU µs per request"]
+    table = _table(header, rows)
     return f"{_image(out, base, 'webhook latency distribution')}\n\n{table}"
 
 

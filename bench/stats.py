@@ -1,6 +1,10 @@
-"""The one statistic the benchmarks share beyond `statistics`: a percentile of timings."""
+"""What the benchmarks share beyond `statistics`: a percentile of timings, and the CPU time of
+server processes read from `/proc` (so a server's own cost is counted, not the client's)."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -8,3 +12,24 @@ def percentile(values: list[float], q: float) -> float:
     (no interpolation); `values` must not be empty."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time (user + system) the processes `pids` have used so far, from `/proc`."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat
+    return total / tick
+
+
+def process_tree(pid: int) -> list[int]:
+    """`pid` and every process descended from it, from `/proc/<pid>/task/<tid>/children`."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").iterdir():
+            pending += [int(child) for child in (task / "children").read_text().split()]
+    return found

@@ -47,7 +47,7 @@ from typing import Any
 import httpx
 import redis
 
-from bench.stats import percentile
+from bench.stats import cpu_seconds, percentile
 from bench.wire import WARM_UP, wire_floor
 from harness.embedded_redis import EmbeddedRedis
 from harness.runtime.celery_app import app as celery_app
@@ -159,16 +159,6 @@ def _load(
 
     with ThreadPoolExecutor(clients) as pool:
         return list(pool.map(call, range(count)))
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """CPU time (user + system) the processes `pids` have used so far, from `/proc`."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat
-    return total / tick
 
 
 def _kicks_sent(client: redis.Redis) -> int:
