@@ -134,7 +134,9 @@ HostOption = Annotated[
 def web(
     port: PortOption = None,
     host: HostOption = None,
-    workers: Annotated[int, typer.Option(min=1, help="Web server processes sharing the port.")] = 1,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Web server processes, each with its own socket on the port.")
+    ] = 1,
 ) -> None:
     """Serve the HTTP API (health, events, channel webhooks) with uvicorn."""
     from harness.web import serve

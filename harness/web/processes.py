@@ -29,7 +29,9 @@ from typing import Any
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 
+from harness.observe.json_logs import configure_logging
 from harness.restarts import run_with_restarts
+from harness.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +96,8 @@ def _serve_until(
     process.start()
     while process.is_alive() and not stop.wait(0.2):
         pass
+    if not process.is_alive() and process.exitcode == 0 and stop.wait(1.0):
+        return  # stopped by the same Ctrl-C as the parent, a moment before it
     if process.is_alive():
         _terminate(process)
         process.join(_JOIN_SECONDS)
@@ -122,6 +126,8 @@ def _serve_one(app: str, options: dict[str, Any]) -> None:
     """One process: load the app, then bind its own socket and serve until signalled. The
     socket is bound only once the app is loaded: connections the kernel hands a socket
     nobody accepts on yet would wait for the whole import."""
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_format)  # a spawned process starts bare
     config = uvicorn.Config(app, factory=True, **options)
     config.load()
     try:
