@@ -41,7 +41,10 @@ _JOIN_SECONDS = 30.0
 
 def listening_socket(host: str, port: int, backlog: int) -> socket.socket:
     """A TCP socket bound to `host`:`port` with SO_REUSEPORT (and SO_REUSEADDR), listening.
-    Raises OSError when the port is taken by a socket without SO_REUSEPORT."""
+    Raises OSError when the port is taken by a socket without SO_REUSEPORT, or where the
+    platform has no SO_REUSEPORT (Windows: run one web process there)."""
+    if not hasattr(socket, "SO_REUSEPORT"):
+        raise OSError("SO_REUSEPORT is not available on this platform; run one web process")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
