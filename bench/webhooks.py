@@ -29,6 +29,7 @@ Usage: python -m bench.webhooks [--requests 400] [--clients 8] [--serial 30] [--
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import socket
@@ -146,6 +147,13 @@ def _post_update(client: httpx.Client, url: str, update_id: int) -> float:
     return elapsed
 
 
+def _offset(
+    one: Callable[[httpx.Client, int], tuple[str, float]], base: int, client: httpx.Client, i: int
+) -> tuple[str, float]:
+    """`one(client, base + i)`: the calls of a round numbered from its own base."""
+    return one(client, base + i)
+
+
 def _load(
     clients: int, count: int, one: Callable[[httpx.Client, int], tuple[str, float]]
 ) -> list[tuple[str, float]]:
@@ -200,7 +208,7 @@ def measure(
         cpu_before = cpu_seconds(workers)
         first_sent = time.perf_counter()
         base_id = 1000 + 2 * per_round * r
-        timings = _load(args.clients, 2 * per_round, lambda c, i, b=base_id: one(c, b + i))
+        timings = _load(args.clients, 2 * per_round, functools.partial(_offset, one, base_id))
         last_reply = telegram.wait_for_messages(done + per_round, timeout=120)
         done += per_round
         kicks = _kicks_sent(store) - kicks_before
@@ -215,16 +223,35 @@ def measure(
             "worker_cpu_ms_per_turn": 1000 * cpu_turns / per_round,
             "worker_cpu_ms_per_noop": 1000 * cpu_floor / kicks,
         })  # fmt: skip
-    # 3. one turn at a time
+    # 3. one turn at a time, counting the Redis commands they make
     serial: list[float] = []
+    commands_before = redis_commands(store)
     with httpx.Client(timeout=30) as client:
         for i in range(args.serial):
             started = time.perf_counter()
             _post_update(client, webhook, 100_000 + i)
             serial.append(telegram.wait_for_messages(done + i + 1) - started)
+    per_turn = commands_per_turn(commands_before, redis_commands(store), args.serial)
     # 4. the wire floor: the calls every turn makes, alone, from this thread (bench.wire)
     wire = wire_floor(model, telegram, WIRE_CALLS)
-    return {"hook": hook, "health": health, "rounds": rounds, "serial": serial, "wire": wire}
+    return {"hook": hook, "health": health, "rounds": rounds, "serial": serial, "wire": wire,
+            "redis_per_turn": per_turn}  # fmt: skip
+
+
+def redis_commands(store: redis.Redis) -> dict[str, int]:
+    """Calls so far of each Redis command, from `INFO commandstats` (the whole server)."""
+    stats = store.info("commandstats")
+    return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
+
+
+def commands_per_turn(
+    before: dict[str, int], after: dict[str, int], turns: int
+) -> dict[str, float]:
+    """Each command's calls per turn between two `redis_commands` readings, largest first.
+    The serial turns run alone, so the difference is theirs, with the workers' idle polling
+    (BRPOP) and the scheduler's passes over the same seconds."""
+    counts = {name: (after[name] - before.get(name, 0)) / turns for name in after}
+    return dict(sorted(((n, c) for n, c in counts.items() if c > 0), key=lambda nc: -nc[1]))
 
 
 def _timed_get(client: httpx.Client, url: str) -> float:
@@ -318,6 +345,9 @@ def report(ours: dict[str, Any], floor_serial: list[float], args: argparse.Names
         f"worth (a CPU-bound worker meets the aim at <= 2 x kicks per turn = {2 * kicks:.0f})"
     )
     report_wire(ours)
+    per_turn = ours["redis_per_turn"]
+    top = ", ".join(f"{name} {calls:.1f}" for name, calls in list(per_turn.items())[:8])
+    print(f"Redis commands per serial turn: {sum(per_turn.values()):.1f} ({top})")
 
 
 def wire_summary(ours: dict[str, Any]) -> dict[str, float]:

@@ -36,3 +36,22 @@ def test_the_wire_floor_needs_a_recorded_request() -> None:
     with ModelServer() as model, FakeTelegramApi() as telegram:
         with pytest.raises(LookupError, match="no Messages request"):
             wire_floor(model, telegram, calls=1)
+
+
+def test_redis_commands_per_turn_are_counted_from_a_real_server(redis_url: str) -> None:
+    import redis
+
+    from bench.webhooks import commands_per_turn, redis_commands
+
+    # Given a real Redis and a reading of its command counts
+    store = redis.Redis.from_url(redis_url)
+    before = redis_commands(store)
+    # When two "turns" make 3 SETs and 1 HGETALL each
+    for turn in range(2):
+        for i in range(3):
+            store.set(f"bench-wire-test:{turn}:{i}", "x", ex=60)
+        store.hgetall("bench-wire-test:none")
+    per_turn = commands_per_turn(before, redis_commands(store), turns=2)
+    # Then each counts per turn, the largest first (INFO itself was called between readings)
+    assert per_turn["set"] == 3.0 and per_turn["hgetall"] == 1.0
+    assert list(per_turn)[0] == "set"

@@ -191,7 +191,8 @@ def _update() -> bytes:
     ("case", "raw", "expected"),
     [
         ("malformed request line", b"POST /webhooks/telegram HTTP/9\r\n\r\n", {400}),
-        ("header bytes the parser refuses", _request("/webhooks/telegram", {"X-A\x00": b"1"}, b""), {400}),
+        ("header bytes the parser refuses",
+         _request("/webhooks/telegram", {"X-A\x00": b"1"}, b""), {400}),
         ("headers of 200 KB", _request("/webhooks/telegram", {"X-Big": b"a" * 200_000}, b""),
          {400, 431}),
         ("a body declared at 50 MB", _request("/webhooks/telegram", SECRET_HEADER, b"")
