@@ -54,4 +54,4 @@ def test_redis_commands_per_turn_are_counted_from_a_real_server(redis_url: str) 
     per_turn = commands_per_turn(before, redis_commands(store), turns=2)
     # Then each counts per turn, the largest first (INFO itself was called between readings)
     assert per_turn["set"] == 3.0 and per_turn["hgetall"] == 1.0
-    assert list(per_turn)[0] == "set"
+    assert next(iter(per_turn)) == "set"
