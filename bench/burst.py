@@ -19,7 +19,6 @@ import asyncio
 import gc
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,19 +31,13 @@ from typing import Any
 import httpx
 
 from bench.stats import cpu_seconds, percentile, process_tree
-from harness.embedded_redis import EmbeddedRedis
+from harness.embedded_redis import EmbeddedRedis, free_port
 from tests.channels.payloads import tg_private_text
 from tests.fakes.telegram_api import FakeTelegramApi
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "bench-secret"
 WARM_UP = 3  # bursts to each server before timing
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def floor_app() -> Callable[..., Awaitable[None]]:
@@ -167,7 +160,7 @@ def main() -> None:
         EmbeddedRedis(Path(tmp) / "redis", persist=False) as server,
         FakeTelegramApi() as telegram,
     ):
-        ours_port, floor_port = _free_port(), _free_port()
+        ours_port, floor_port = free_port(), free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "TELEGRAM_"))}
         env.update(
             REDIS_URL=server.url, HARNESS_KEY_PREFIX="benchburst", LOG_LEVEL="WARNING",

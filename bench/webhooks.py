@@ -32,7 +32,6 @@ import argparse
 import functools
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,7 +49,7 @@ import redis
 
 from bench.stats import cpu_seconds, percentile
 from bench.wire import WARM_UP, wire_floor
-from harness.embedded_redis import EmbeddedRedis
+from harness.embedded_redis import EmbeddedRedis, free_port
 from harness.runtime.celery_app import app as celery_app
 from harness.runtime.celery_app import configure
 from harness.runtime.keys import Keys
@@ -86,12 +85,6 @@ class RecordingTelegram(FakeTelegramApi):
             if not self.sent.wait_for(lambda: len(self.sent_at) >= count, timeout):
                 raise RuntimeError(f"only {len(self.sent_at)} of {count} replies within {timeout}s")
             return self.sent_at[count - 1]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait(check: Callable[[], object], what: str, timeout: float = 60.0) -> None:
@@ -406,7 +399,7 @@ def main() -> None:
         ModelServer() as model,
     ):
         model.script(*[Reply.answer("pong") for _ in range(turns * 2 + WIRE_CALLS + WARM_UP)])
-        port = _free_port()
+        port = free_port()
         env = _environment(server.url, telegram, model, Path(tmp), port)
         with fleet(env, port, Path(tmp), args.workers) as workers:
             base = f"http://127.0.0.1:{port}"

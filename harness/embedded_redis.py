@@ -92,7 +92,9 @@ def _client(url: str, timeout_s: float) -> redis.Redis:
     )
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (the kernel's pick for port 0); the
+    embedded Redis, the tests and the benchmarks bind their servers to one."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -161,7 +163,7 @@ class EmbeddedRedis:
         self._refuse_if_already_published()
         attempts = 1 if self._requested_port is not None else _PORT_ATTEMPTS
         for attempt in range(1, attempts + 1):
-            port = self._requested_port or _free_port()
+            port = self._requested_port or free_port()
             process = self._spawn(executable, port)
             try:
                 self._wait_until_ready(process, port)

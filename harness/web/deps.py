@@ -1,7 +1,8 @@
 """What routes need from the app: the runtime factory and the settings, as one dependency.
 
-Routers mounted later (channel webhooks) take `Annotated[WebContext, Depends(web_context)]`
-instead of reaching for process globals, so tests can hand the app a runtime on fakeredis.
+Routes take it from the app instead of reaching for process globals, so tests can hand the
+app a runtime on fakeredis: FastAPI routes as `Annotated[WebContext, Depends(web_context)]`,
+the webhook routes (plain Starlette routes, the hottest path) with `context_of(request)`.
 """
 
 from __future__ import annotations

@@ -71,8 +71,8 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
         self._head_bytes += len(data)
         if self._head_bytes > MAX_HEAD_BYTES:
             self._end_head()
-            client = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
-            log.warning("refusing a request of %s: headers over %d bytes", client, MAX_HEAD_BYTES)
+            log.warning("refusing a request of %s: headers over %d bytes", self._client_label(),
+                        MAX_HEAD_BYTES)  # fmt: skip
             self.send_400_response("request headers too large")
 
     def on_message_begin(self) -> None:
@@ -112,6 +112,9 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
         self._in_head = False
         self._disarm_header_timer()
 
+    def _client_label(self) -> str:
+        return f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+
     def _arm_header_timer(self) -> None:
         self._header_timer = self.loop.call_later(self._header_seconds, self._header_timed_out)
 
@@ -124,7 +127,7 @@ class HeaderTimeoutProtocol(HttpToolsProtocol):
         self._header_timer = None
         if self.transport.is_closing():
             return
-        client = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+        client = self._client_label()
         if self._in_head:
             log.warning(
                 "closing the connection of %s: its request headers did not arrive within %g s",

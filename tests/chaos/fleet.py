@@ -18,7 +18,6 @@ import os
 import random
 import re
 import signal
-import socket
 import threading
 import time
 import uuid
@@ -32,7 +31,7 @@ import httpx
 import pytest
 import redis
 
-from harness.embedded_redis import EmbeddedRedis
+from harness.embedded_redis import EmbeddedRedis, free_port
 from harness.runtime import Runtime
 from harness.runtime.keys import Keys
 from harness.runtime.presence import live_members
@@ -155,13 +154,6 @@ def answer_by_token(faults: ModelFaults, seen: ToolResultsSeen) -> Any:
         return Reply.tools(call, delay=faults.latency)
 
     return respond
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -365,7 +357,7 @@ def chaos_fleet(
     model = ModelServer().start()
     seen = ToolResultsSeen()
     model.respond_with(answer_by_token(faults, seen))
-    port = _free_port()
+    port = free_port()
     fleet = Fleet(
         redis_url=server.url, prefix=f"ch{uuid.uuid4().hex[:8]}", log_dir=tmp,
         extra_env={**fleet_env(telegram, model, port), **env},

@@ -19,6 +19,7 @@ import redis
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.embedded_redis import free_port
 from harness.runtime.keys import Keys
 from tests.channels.conftest import SLACK_SIGNING_SECRET, TELEGRAM_SECRET
 from tests.chaos.scale import current
@@ -73,18 +74,12 @@ class WebProcess:
         return int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def web_process(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebProcess]:
     """The real web process with both channels (against their fakes) and the API key."""
     tmp = tmp_path_factory.mktemp("fuzz-web-process")
     (tmp / "workspace").mkdir()
-    port = _free_port()
+    port = free_port()
     with FakeTelegramApi() as telegram, FakeSlackApi() as slack:
         fleet = Fleet(
             redis_url=redis_url, prefix=f"fzp{uuid.uuid4().hex[:8]}", log_dir=tmp,

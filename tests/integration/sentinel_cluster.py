@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import redis
 
-from harness.embedded_redis import find_redis_server
+from harness.embedded_redis import find_redis_server, free_port
 from harness.errors import BusUnavailableError
 from harness.runtime.sentinel import SentinelTarget, TlsOptions
 from tests.integration.tls_certs import TlsFiles
@@ -29,12 +28,6 @@ from tests.waiting import wait_until
 
 MASTER_NAME = "harnessmaster"
 START_WAIT_S = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -176,7 +169,7 @@ class SentinelCluster:
             return False
 
     def _server(self, name: str, *extra: str) -> None:
-        port = self.ports[name] = _free_port()
+        port = self.ports[name] = free_port()
         folder = self.root / name
         folder.mkdir(parents=True, exist_ok=True)
         self._spawn(
@@ -189,7 +182,7 @@ class SentinelCluster:
         )  # fmt: skip
 
     def _sentinel(self, name: str) -> None:
-        port = self.ports[name] = _free_port()
+        port = self.ports[name] = free_port()
         config = self.root / f"{name}.conf"  # a Sentinel rewrites its config: its own file
         tls = self._server_tls()
         listen = f"port {port}\n" if self.tls is None else f"port 0\ntls-port {port}\n"

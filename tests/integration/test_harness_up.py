@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ import httpx
 import pytest
 
 from harness import fleets
+from harness.embedded_redis import free_port
 from tests.fakes.model_server import ModelServer, Reply
 from tests.integration.conftest import ROOT, wait_until
 
@@ -26,13 +26,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(360)]
 # Settings the test owns; anything else in the environment could change what it checks.
 _OWN = ("REDIS_URL", "AGENT_WORKSPACE", "HARNESS_STATE_DIR", "PORT", "TELEGRAM_", "SLACK_",
         "ANTHROPIC_", "OPENAI_", "LLM_PROVIDER", "AGENT_MODEL", "HARNESS_KEY_PREFIX")  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _base_env() -> dict[str, str]:
@@ -75,7 +68,7 @@ def up(tmp_path: Path, model_server: ModelServer) -> Iterator[Up]:
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(ROOT / ".env.example", project / ".env")
-    closed, port = _free_port(), _free_port()
+    closed, port = free_port(), free_port()
     env = _base_env() | {
         "ANTHROPIC_API_KEY": model_server.api_key,
         "ANTHROPIC_BASE_URL": model_server.url,

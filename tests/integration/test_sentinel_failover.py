@@ -11,7 +11,6 @@ replica yet can be lost (asynchronous replication): the test reports how many.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -23,6 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.embedded_redis import free_port
 from tests.channels.payloads import tg_private_text
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
@@ -38,12 +38,6 @@ MESSAGES = 60
 KILL_AFTER = 20
 FIRST_CHAT = 70_000_000
 START_WAIT_S = 60.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _environment(
@@ -138,7 +132,7 @@ def test_fleet_keeps_answering_after_the_master_is_killed(
     cluster: SentinelCluster, tmp_path: Path
 ) -> None:
     # Given the web, a worker and a scheduler that know only the Sentinels
-    port = _free_port()
+    port = free_port()
     with FakeTelegramApi() as telegram, ModelServer() as model:
         model.script(*[Reply.answer("pong") for _ in range(MESSAGES * 4)])
         fleet = _Processes(_environment(cluster, telegram, model, tmp_path), tmp_path)

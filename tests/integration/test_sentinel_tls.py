@@ -19,6 +19,7 @@ import httpx
 import pytest
 import redis
 
+from harness.embedded_redis import free_port
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.integration.sentinel_cluster import (
@@ -30,7 +31,6 @@ from tests.integration.test_sentinel_failover import (
     FIRST_CHAT,
     START_WAIT_S,
     _environment,
-    _free_port,
     _post_until_accepted,
     _Processes,
     _ready,
@@ -91,7 +91,7 @@ def test_fleet_answers_over_tls_and_after_a_failover(
 ) -> None:
     # Given the web, a worker and a scheduler that know only the TLS Sentinels
     assert tls_cluster.tls is not None
-    port = _free_port()
+    port = free_port()
     with FakeTelegramApi() as telegram, ModelServer() as model:
         model.script(*[Reply.answer("pong") for _ in range((BEFORE_KILL + AFTER_KILL) * 4)])
         env = _environment(tls_cluster, telegram, model, tmp_path)

@@ -15,16 +15,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.embedded_redis import free_port
 from tests.integration.conftest import Fleet
 from tests.waiting import wait_until
 
 CONNECTIONS = 40
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _children(pid: int) -> list[int]:
@@ -103,7 +98,7 @@ def _listening(pid: int, port: int) -> int:
 
 def test_connections_opened_together_are_spread_over_the_processes(fleet: Fleet) -> None:
     # Given `harness web --workers 2`
-    port = _free_port()
+    port = free_port()
     web = _start_web(fleet, port)
 
     # When 40 clients connect at once and each sends a request on its connection
@@ -127,7 +122,7 @@ def test_connections_opened_together_are_spread_over_the_processes(fleet: Fleet)
 
 def test_a_process_that_dies_is_replaced_and_sigterm_stops_them_all(fleet: Fleet) -> None:
     # Given two web processes
-    port = _free_port()
+    port = free_port()
     web = _start_web(fleet, port)
     first, second = _children(web.pid)
 
