@@ -132,6 +132,17 @@ class SentinelCluster:
             return None
         return port
 
+    def wait_replicated(self) -> None:
+        """Wait until the replica holds every write the master had accepted when called: a
+        failover after this loses nothing (see "What a failover can lose" in
+        docs/architecture.md for what one loses otherwise)."""
+        written = int(self.client("master").info("replication")["master_repl_offset"])
+        wait_until(
+            lambda: int(self.client("replica").info("replication")["slave_repl_offset"])
+            >= written,
+            what="the replica to hold the master's writes", timeout=START_WAIT_S,
+        )  # fmt: skip
+
     def kill(self, name: str) -> None:
         """SIGKILL one process (no shutdown, no save: a crash)."""
         proc = self.procs[name]

@@ -125,7 +125,11 @@ def test_fleet_answers_over_tls_and_after_a_failover(
                     lambda: set(first) <= answered(), what="the first messages' replies",
                     timeout=START_WAIT_S,
                 )  # fmt: skip
-                # When the master is SIGKILLed, and the Sentinels promote the replica
+                # When the master is SIGKILLed once the replica holds those answers (killed a
+                # moment earlier, it may take its last writes along and a reply is posted
+                # twice: asynchronous replication, see docs/architecture.md), and the
+                # Sentinels promote the replica
+                tls_cluster.wait_replicated()
                 tls_cluster.kill("master")
                 replica = tls_cluster.ports["replica"]
                 wait_until(
