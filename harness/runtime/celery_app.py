@@ -5,7 +5,9 @@ decides who runs what, and the scheduler re-kicks whatever a dead worker dropped
 takes a kick only when a thread is free to run it (`worker_disable_prefetch`), so a kick is
 either in the broker or being handled, and the broker's backlog tells the scheduler whether
 an outstanding kick can still arrive. Its threads are `harness.runtime.worker_pool`'s, which
-wake the consumer as each task ends so a freed thread reads the next kick at once.
+wake the consumer as each task ends so a freed thread reads the next kick at once. Its Redis
+transports are `harness.runtime.broker_transport`'s, which let the consumer reconnect after
+Redis goes away with a channel still open.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
 
 from harness.errors import BusUnavailableError, ConfigurationError
+from harness.runtime import broker_transport
 from harness.runtime.executor import advance
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import KICK_TASK, Kick
@@ -33,6 +36,7 @@ from harness.runtime.worker_pool import POOL
 
 log = logging.getLogger(__name__)
 
+broker_transport.install()
 app = Celery("harness")
 app.conf.update(
     task_serializer="json",
