@@ -47,19 +47,26 @@ class DeliveryGaveUp(NonRetriableError):
 class DeliveryLog:
     """Which chunks of one reply are already on the platform (`runtime.deliveries`, kept for a
     week). Written right after each post, so a retry of `send-reply` skips what an earlier
-    attempt posted. Methods raise `BusUnavailableError` when Redis fails."""
+    attempt posted. One attempt reads the record once and keeps its own view up to date as
+    it records: while it runs it holds the run's lease, so nothing else writes the record.
+    Methods raise `BusUnavailableError` when Redis fails."""
 
     def __init__(self, runtime: Runtime, reply_id: str) -> None:
         self._records = runtime.deliveries
         self.reply_id = reply_id
+        self._posted: dict[int, str] | None = None
 
     def posted(self) -> dict[int, str]:
         """Chunk index -> platform message id, for every chunk posted so far."""
-        return self._records.posted(self.reply_id)
+        if self._posted is None:
+            self._posted = self._records.posted(self.reply_id)
+        return dict(self._posted)
 
     def record(self, index: int, message_id: str) -> None:
         """Remember that chunk `index` was posted as `message_id`."""
         self._records.record(self.reply_id, index, message_id)
+        if self._posted is not None:
+            self._posted[index] = message_id
 
     def begin(self) -> bool:
         """Note that an attempt starts; True when an earlier one already did."""

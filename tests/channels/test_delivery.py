@@ -145,3 +145,15 @@ def test_send_reply_for_a_channel_without_a_platform_is_skipped(
     assert run is not None and run.status == "completed"
     assert run.result == {"posted": []}
     assert telegram_api.calls == []
+
+
+def test_a_delivery_reads_its_record_once_and_keeps_its_view_current(bus: Runtime) -> None:
+    bus.deliveries.record("reply-2", 0, "m0")
+    delivery = DeliveryLog(bus, "reply-2")
+    assert delivery.posted() == {0: "m0"}
+
+    bus.deliveries.record("reply-2", 5, "written-elsewhere")  # not read again in this attempt
+    delivery.record(1, "m1")
+
+    assert delivery.posted() == {0: "m0", 1: "m1"}
+    assert DeliveryLog(bus, "reply-2").posted() == {0: "m0", 1: "m1", 5: "written-elsewhere"}
