@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from bench.stats import cpu_seconds, percentile, process_tree
+from bench.stats import cpu_seconds, listening_sockets, percentile, process_tree
 from harness.embedded_redis import EmbeddedRedis, free_port
 from tests.channels.payloads import tg_private_text
 from tests.fakes.telegram_api import FakeTelegramApi
@@ -73,25 +73,23 @@ class Connection:
         self.port = port
         self.writer: asyncio.StreamWriter | None = None
 
-    async def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
-        """Send one POST and read its answer, reconnecting once if the server had closed the
-        idle connection."""
+    async def post(self, request: bytes) -> tuple[int, bytes]:
+        """Send one request (raw bytes) and read its answer, reconnecting once if the server
+        had closed the idle connection."""
         for attempt in (1, 2):
             if self.writer is None:
                 self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
             try:
-                return await self._exchange(path, body, headers)
+                return await self._exchange(request)
             except (ConnectionError, IndexError, asyncio.IncompleteReadError):
                 self.close()
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
 
-    async def _exchange(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    async def _exchange(self, request: bytes) -> tuple[int, bytes]:
         assert self.writer is not None
-        head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n"
-        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        self.writer.write(head.encode() + b"\r\n" + body)
+        self.writer.write(request)
         status_line = await self.reader.readline()
         length = 0
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
@@ -106,19 +104,33 @@ class Connection:
             self.writer = None
 
 
-async def _burst(connections: list[Connection], path: str, first_id: int) -> list[float]:
-    async def one(conn: Connection, update_id: int) -> float:
+def _requests(path: str, first_id: int, count: int) -> list[bytes]:
+    """`count` webhook POSTs as raw HTTP/1.1 bytes, each from its own chat, built before a
+    burst so that none of the client's work on them falls inside its timing."""
+    requests = []
+    for update_id in range(first_id, first_id + count):
         update = tg_private_text(update_id=update_id, text=f"ping {update_id}")
         update["message"]["chat"]["id"] = update["message"]["from"]["id"] = 10_000 + update_id
         body = json.dumps(update).encode()
-        headers = {"Content-Type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET}
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n"
+            f"Content-Type: application/json\r\nX-Telegram-Bot-Api-Secret-Token: {SECRET}\r\n\r\n"
+        )
+        requests.append(head.encode() + body)
+    return requests
+
+
+async def _burst(connections: list[Connection], path: str, first_id: int) -> list[float]:
+    requests = _requests(path, first_id, len(connections))
+
+    async def one(conn: Connection, request: bytes) -> float:
         started = time.perf_counter()
-        status, answer = await conn.post(path, body, headers)
+        status, answer = await conn.post(request)
         if status != 200:
             raise RuntimeError(f"{path} answered {status}: {answer[:200]!r}")
         return time.perf_counter() - started
 
-    return list(await asyncio.gather(*(one(c, first_id + i) for i, c in enumerate(connections))))
+    return list(await asyncio.gather(*map(one, connections, requests)))
 
 
 async def measure(ports: dict[str, int], args: argparse.Namespace) -> dict[str, Any]:
@@ -183,11 +195,16 @@ def main() -> None:
         try:
             for port in (ours_port, floor_port):
                 _wait_up(f"http://127.0.0.1:{port}/healthz")
-            servers = {"ours": _serving(procs[0].pid, args.workers), "floor": [procs[1].pid]}
-            cpu_before = {name: cpu_seconds(pids) for name, pids in servers.items()}
+            servers = {
+                "ours": _serving(procs[0].pid, args.workers, ours_port),
+                "floor": [procs[1].pid],
+            }
+            cpu_before = {pid: cpu_seconds([pid]) for pids in servers.values() for pid in pids}
             out = asyncio.run(measure({"ours": ours_port, "floor": floor_port}, args))
             for name, pids in servers.items():
-                out[f"{name}_cpu_s"] = cpu_seconds(pids) - cpu_before[name]
+                used = [cpu_seconds([pid]) - cpu_before[pid] for pid in pids]
+                out[f"{name}_cpu_s"] = sum(used)
+                out[f"{name}_cpu_by_process_s"] = used
             out["served"] = (WARM_UP + args.bursts) * args.concurrency
         except Exception:
             for log in logs:
@@ -203,14 +220,17 @@ def main() -> None:
         args.json.write_text(json.dumps(out))
 
 
-def _serving(pid: int, workers: int) -> list[int]:
-    """The web process `pid` and, with several workers, its serving children once they all
-    run (not multiprocessing's resource tracker)."""
+def _serving(pid: int, workers: int, port: int) -> list[int]:
+    """The web process `pid` and, with several workers, its serving children once each
+    listens on `port` (not multiprocessing's resource tracker). The load's keep-alive
+    connections are opened once: a process that binds after them would get none."""
     deadline = time.monotonic() + 60
     while True:
         tree = [p for p in process_tree(pid)
                 if b"resource_tracker" not in Path(f"/proc/{p}/cmdline").read_bytes()]  # fmt: skip
-        if workers == 1 or len(tree) > workers or time.monotonic() > deadline:
+        if workers == 1 or time.monotonic() > deadline:
+            return tree
+        if len(tree) > workers and listening_sockets(port) >= workers:
             return tree
         time.sleep(0.2)
 
@@ -245,6 +265,9 @@ def report(out: dict[str, Any], args: argparse.Namespace) -> None:
     ours_us, floor_us = (cpu_per_request(out, name) * 1e6 for name in ("ours", "floor"))
     print(f"server CPU per request: ours {ours_us:.0f} us, floor {floor_us:.0f} us "
           f"({ours_us / floor_us:.2f}x)")  # fmt: skip
+    if args.workers > 1:  # the parent only supervises: its share is near 0
+        shares = [used / out["ours_cpu_s"] for used in out["ours_cpu_by_process_s"]]
+        print("our processes' shares of the CPU: " + ", ".join(f"{s:.0%}" for s in shares))
 
 
 def cpu_per_request(out: dict[str, Any], name: str) -> float:

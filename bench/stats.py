@@ -33,3 +33,18 @@ def process_tree(pid: int) -> list[int]:
         for task in Path(f"/proc/{current}/task").iterdir():
             pending += [int(child) for child in (task / "children").read_text().split()]
     return found
+
+
+def listening_sockets(port: int) -> int:
+    """How many TCP sockets listen on `port` (IPv4 and IPv6), from `/proc/net`: with
+    SO_REUSEPORT, one per process that has bound it."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        path = Path(table)
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                count += 1
+    return count
