@@ -176,7 +176,11 @@ class _Planner:
     def plan(self) -> EventPlan:
         """The plan from what is known now."""
         runtime, ev = self.runtime, self.ev
-        version, specs = runtime.triggers.planned()
+        version, specs = (
+            runtime.triggers.planned()
+            if self.target is not None
+            else runtime.triggers.planned_for(ev.name)
+        )
         self.seeds = self._seeds(specs)
         paths = runtime.waiter_paths.of(ev.name)
         legacy = waiters.legacy_matches(self.legacy, self.as_dict) if self.legacy else []

@@ -104,16 +104,26 @@ class FunctionSpec(BaseModel, frozen=True):
     queue: str = DEFAULT_QUEUE
     timeout: float | None = None
 
+    def listens_to(self, name: str) -> bool:
+        """True when an event named `name` can start this function, before looking at its
+        data (a trigger's `if`, a cron tick's function id): what `matches` checks first."""
+        if name == INVOKE_EVENT:
+            return False  # invocations target a function by id, never by fan-out
+        if name == CRON_EVENT:
+            return any(isinstance(t, CronTrigger) for t in self.triggers)
+        return any(
+            isinstance(t, EventTrigger) and fnmatch.fnmatchcase(name, t.name)
+            for t in self.triggers
+        )
+
     def matches(self, event: dict[str, Any]) -> bool:
         """True when this function should run for the event (as a JSON-like dict)."""
         name = event.get("name", "")
         data = event.get("data") or {}
-        if name == INVOKE_EVENT:
-            return False  # invocations target a function by id, never by fan-out
+        if not self.listens_to(name):
+            return False
         if name == CRON_EVENT:
-            return data.get("function_id") == self.id and any(
-                isinstance(t, CronTrigger) for t in self.triggers
-            )
+            return bool(data.get("function_id") == self.id)
         for trigger in self.triggers:
             if isinstance(trigger, EventTrigger) and fnmatch.fnmatchcase(name, trigger.name):
                 if trigger.if_ is None or evaluate_predicate(trigger.if_, event):

@@ -12,6 +12,7 @@ from harness.runtime.functions import FunctionSpec
 from harness.runtime.keys import Keys
 
 NEVER_LOADED = "never loaded"  # no version the table's counter can hold
+_NAMES_KEPT = 1024  # event names whose specs `planned_for` keeps before starting over
 
 
 class TriggerTable:
@@ -27,6 +28,7 @@ class TriggerTable:
         self._lock = threading.Lock()
         self._version: str | None = None
         self._specs: list[FunctionSpec] = []
+        self._by_name: dict[str, list[FunctionSpec]] = {}
 
     def register(self, specs: Iterable[FunctionSpec]) -> int:
         """Add or replace specs by function id. Returns how many were written."""
@@ -83,6 +85,20 @@ class TriggerTable:
         with self._lock:
             return (NEVER_LOADED if self._version is None else self._version), self._specs
 
+    def planned_for(self, name: str) -> tuple[str, list[FunctionSpec]]:
+        """`planned`, keeping only the specs an event named `name` can start
+        (`FunctionSpec.listens_to`, in id order), worked out once per name and table
+        version: a publish then checks only those specs' data conditions."""
+        with self._lock:
+            version = NEVER_LOADED if self._version is None else self._version
+            specs = self._by_name.get(name)
+            if specs is None:
+                specs = [spec for spec in self._specs if spec.listens_to(name)]
+                if len(self._by_name) >= _NAMES_KEPT:
+                    self._by_name.clear()  # names are unbounded (cron ids, custom events)
+                self._by_name[name] = specs
+            return version, specs
+
     def reload(self, version: str) -> list[FunctionSpec]:
         """Load every spec and keep them as of `version` (the one the publish script saw)."""
         return self._store(version, self._redis.hgetall(self._keys.functions))  # type: ignore[arg-type]
@@ -105,4 +121,5 @@ class TriggerTable:
         with self._lock:
             self._version = version
             self._specs = sorted(specs, key=lambda s: s.id)
+            self._by_name = {}
             return self._specs

@@ -86,6 +86,36 @@ def test_functions_registered_by_another_process_receive_events(
     assert runtime.ledger.run(result.run_ids[0]).function_id == "remote"  # type: ignore[union-attr]
 
 
+def test_a_function_registered_after_an_event_name_was_published_receives_it(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a name this process has published (so it knows which specs listen to it)
+    @function(id="early", trigger=event("app/ping"), registry=registry)
+    def early(ctx: Context) -> None:
+        return None
+
+    runtime.register_functions()
+    first = publish({"name": "app/ping"}, runtime=runtime)
+    # When another process registers a function for the same name, and later drops it
+    other = FunctionRegistry()
+
+    @function(id="late", trigger=event("app/*"), registry=other)
+    def late(ctx: Context) -> None:
+        return None
+
+    remote = Runtime(redis=runtime.redis, kicker=runtime.kicker, registry=other)
+    remote.register_functions()
+    second = publish({"name": "app/ping"}, runtime=runtime)
+    remote.triggers.unregister(["late"])
+    third = publish({"name": "app/ping"}, runtime=runtime)
+    # Then each publish starts the functions registered at its time
+    functions = [
+        sorted(runtime.ledger.run(r).function_id for r in result.run_ids)  # type: ignore[union-attr]
+        for result in (first, second, third)
+    ]
+    assert functions == [["early"], ["early", "late"], ["early"]]
+
+
 def test_builtin_event_with_the_wrong_shape_is_refused_and_nothing_is_recorded(
     runtime: Runtime,
 ) -> None:
