@@ -112,8 +112,7 @@ class FunctionSpec(BaseModel, frozen=True):
         if name == CRON_EVENT:
             return any(isinstance(t, CronTrigger) for t in self.triggers)
         return any(
-            isinstance(t, EventTrigger) and fnmatch.fnmatchcase(name, t.name)
-            for t in self.triggers
+            isinstance(t, EventTrigger) and fnmatch.fnmatchcase(name, t.name) for t in self.triggers
         )
 
     def matches(self, event: dict[str, Any]) -> bool:
