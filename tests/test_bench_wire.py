@@ -3,10 +3,14 @@ call it names, through the real clients against the fakes."""
 
 from __future__ import annotations
 
+import socket
+
 import anthropic
 import pytest
 
+from bench.stats import listening_sockets
 from bench.wire import WARM_UP, wire_floor
+from harness.embedded_redis import free_port
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
 
@@ -55,3 +59,23 @@ def test_redis_commands_per_turn_are_counted_from_a_real_server(redis_url: str) 
     # Then each counts per turn, the largest first (INFO itself was called between readings)
     assert per_turn["set"] == 3.0 and per_turn["hgetall"] == 1.0
     assert next(iter(per_turn)) == "set"
+
+
+def test_listening_sockets_counts_each_process_socket_on_a_port() -> None:
+    port = free_port()
+    sockets = []
+    for _ in range(2):  # as two web processes bind it with SO_REUSEPORT
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(("127.0.0.1", port))
+        sockets.append(sock)
+    try:
+        assert listening_sockets(port) == 0  # bound, not listening yet
+        sockets[0].listen()
+        assert listening_sockets(port) == 1
+        sockets[1].listen()
+        assert listening_sockets(port) == 2
+    finally:
+        for sock in sockets:
+            sock.close()
+    assert listening_sockets(port) == 0
