@@ -36,6 +36,8 @@ class _ClosedTransportGuard:
     connection_errors: tuple[type[BaseException], ...]
 
     def close(self) -> None:
+        """kombu's close, done again when it stopped at reading the last `BRPOP`'s answer;
+        raises the first connection error either way."""
         try:
             super().close()  # type: ignore[misc]
         except self.connection_errors:
@@ -68,15 +70,19 @@ class _ClosesEveryChannel:
 
     connection_errors: tuple[type[BaseException], ...]
 
+    _avail_channels: list[Any]
+    channels: list[Any]
+
     def close_connection(self, connection: Any) -> None:
+        """kombu's close of every channel, resumed after each channel that fails (kombu has
+        taken it off its lists by then); raises the first connection error at the end."""
         first: BaseException | None = None
-        while True:
+        for _ in range(1 + len(self._avail_channels) + len(self.channels)):
             try:
                 super().close_connection(connection)  # type: ignore[misc]
+                break
             except self.connection_errors as exc:
-                first = first or exc  # kombu had taken the failing channel off its list
-                continue
-            break
+                first = first or exc
         if first is not None:
             raise first
 
