@@ -36,8 +36,8 @@ class _ClosedTransportGuard:
     connection_errors: tuple[type[BaseException], ...]
 
     def close(self) -> None:
-        """kombu's close, done again when it stopped at reading the last `BRPOP`'s answer;
-        raises the first connection error either way."""
+        """kombu's close, done again when it stopped at reading the last `BRPOP`'s answer
+        (the read is over by then); raises a connection error either way."""
         try:
             super().close()  # type: ignore[misc]
         except self.connection_errors:
