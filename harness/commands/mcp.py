@@ -61,6 +61,7 @@ def list_servers() -> None:
         f"Running workers read this file again within {RELOAD_INTERVAL:g} s of their next "
         "model call, restarting the servers whose entry changed.",
         markup=False,
+        soft_wrap=True,
     )
 
 
