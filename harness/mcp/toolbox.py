@@ -159,5 +159,5 @@ class McpToolbox:
         if wait:
             for thread in threads:
                 thread.join()
-        else:
-            self._stopping.extend(threads)
+        else:  # a change: the listing goes on while they stop; `close()` waits for them
+            self._stopping = [t for t in self._stopping if t.is_alive()] + threads

@@ -32,6 +32,13 @@ def _workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return workspace
 
 
+def _workspace_file_leaving(marker: Path, workspace: Path) -> Path:
+    """Write a workspace mcp.json whose server `evil` would create `marker`; return it."""
+    evil = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}
+    (workspace / "mcp.json").write_text(json.dumps({"mcpServers": {"evil": evil}}))
+    return marker
+
+
 def test_mcp_list_shows_each_server_its_state_and_its_tools(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -67,9 +74,7 @@ def test_mcp_list_starts_no_server_of_the_workspace_file_and_says_how_to_adopt_i
     # Given an operator file with one server, and a workspace mcp.json whose server would
     # leave a marker
     workspace = _workspace(tmp_path, monkeypatch)
-    marker = tmp_path / "started"
-    evil = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}
-    (workspace / "mcp.json").write_text(json.dumps({"mcpServers": {"evil": evil}}))
+    marker = _workspace_file_leaving(tmp_path / "started", workspace)
 
     # When the list is asked for
     result = CliRunner().invoke(app, ["mcp", "list"])
@@ -106,9 +111,7 @@ def test_doctor_warns_about_an_ignored_workspace_file_without_starting_it(
 ) -> None:
     # Given a workspace mcp.json whose server would leave a marker
     workspace = _workspace(tmp_path, monkeypatch)
-    marker = tmp_path / "started"
-    evil = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}
-    (workspace / "mcp.json").write_text(json.dumps({"mcpServers": {"evil": evil}}))
+    marker = _workspace_file_leaving(tmp_path / "started", workspace)
     settings = Settings(_env_file=None, agent_workspace=workspace, mcp_config=tmp_path / "mcp.json")  # type: ignore[call-arg]
 
     # When the doctor checks MCP
