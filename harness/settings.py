@@ -191,7 +191,8 @@ class Settings(ModelSettings, SidecarSettings):
     )
     agent_approval_allow: str = Field(
         default="",
-        description="Comma-separated bash commands or patterns (fnmatch) that never ask.",
+        description="Comma-separated bash commands or patterns that never ask, matched word by "
+        "word (fnmatch per word); a wildcard never allows a program that runs others.",
     )
     agent_approval_timeout: str = Field(
         default="30m", description="How long a request waits for an answer (then: denied)."

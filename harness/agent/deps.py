@@ -17,6 +17,8 @@ from typing import Any
 from celery.signals import worker_shutdown
 
 from harness.access import announce_policy
+from harness.agent.approval_policy import ApprovalPolicy
+from harness.agent.command_allowlist import announce_allowlist
 from harness.agent.delegation import (
     DelegateAsyncTaskTool,
     DelegateScheduledTaskTool,
@@ -95,6 +97,8 @@ def build_deps(settings: Settings) -> AgentDeps:
     if settings.agent_allow_shell:
         logger.info("%s", describe_sandbox(policy))
     announce_policy(settings.dm_policy)
+    approval = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
+    announce_allowlist(approval.allow)
     tools = default_registry(settings.agent_allow_shell, private_fetch, policy)
     tools.register(RememberTool())
     mcp = mcp_toolbox(settings)  # servers start on first use
