@@ -41,7 +41,7 @@ def test_small_text_file_is_inlined_with_its_path(tmp_path: Path) -> None:
         kind="document", name="notes.csv", path="notes.csv", mime_type="text/csv", size=17
     )
 
-    note = describe(file, tmp_path, inline_chars=1000)
+    note = describe(file, tmp_path, inline_chars=1000, wrapper_id="ID")
 
     assert note.startswith("[document saved at notes.csv (text/csv, 17 B); its text:")
     assert "tea,3" in note
@@ -53,7 +53,7 @@ def test_long_text_is_cut_with_a_pointer_to_the_file(tmp_path: Path) -> None:
         kind="document", name="log.txt", path="log.txt", mime_type="text/plain", size=500
     )
 
-    note = describe(file, tmp_path, inline_chars=100)
+    note = describe(file, tmp_path, inline_chars=100, wrapper_id="ID")
 
     assert "first 100 characters" in note and "read the file for the rest" in note
     assert "x" * 101 not in note
