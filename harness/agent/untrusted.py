@@ -3,9 +3,9 @@
 Text the agent did not write itself (a fetched page, a document or voice note someone sent,
 an MCP server's answer, a file read from the workspace) reaches the model inside a wrapper:
 
-    <untrusted source="web_fetch https://example.com/" id="K7QX2M4PZ9TA5B3C">
+    <untrusted source="web_fetch https://example.com/" id="K7QX2M4PZ6TA5B3C">
     ...the page...
-    </untrusted id="K7QX2M4PZ9TA5B3C">
+    </untrusted id="K7QX2M4PZ6TA5B3C">
 
 The id is new for every wrapped text and cannot be known to the content in advance (random,
 drawn inside the journaled tool step, or derived from the run's random id where the wrap is
