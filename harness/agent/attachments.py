@@ -18,7 +18,7 @@ from typing import Any
 from harness.agent import platforms
 from harness.agent.documents import describe, human_size
 from harness.agent.inbox import InboxFile, store
-from harness.agent.untrusted import derived_id, wrap
+from harness.agent.untrusted import new_id, wrap
 from harness.errors import StepFailedError
 from harness.events import Attachment, MessageReceived
 from harness.llm.transcription import OpenAITranscriber, Transcriber
@@ -64,7 +64,7 @@ def receive(ctx: Context, data: MessageReceived, settings: Settings, workspace: 
                     problems.append(_no_transcript(settings))
                 notes.append(f"[{file.kind} saved at {file.path}; not transcribed]")
             else:
-                said = wrap(transcript, f"{file.kind} transcript {file.path}", _wrapper(ctx, file))
+                said = wrap(transcript, f"{file.kind} transcript {file.path}", _wrapper_id(ctx))
                 notes.append(f"[{file.kind} saved at {file.path}; transcript:]\n{said}")
         elif file.kind in IMAGE_KINDS and file.mime_type.startswith("image/"):
             shown = settings.media_images
@@ -76,7 +76,7 @@ def receive(ctx: Context, data: MessageReceived, settings: Settings, workspace: 
             )
         else:
             inline = settings.media_inline_chars
-            notes.append(describe(file, workspace, inline, wrapper_id=_wrapper(ctx, file)))
+            notes.append(describe(file, workspace, inline, wrapper_id=lambda: _wrapper_id(ctx)))
     text = "\n\n".join(part for part in (data.message.strip(), *notes) if part)
     usable = bool(data.message.strip()) or any(f.refused is None for f in files)
     only_unheard = all(f.kind in AUDIO_KINDS for f in files) and not data.message.strip()
@@ -96,9 +96,9 @@ def steering_message(received: Received) -> Message:
     return received.message.model_copy(update={"text": f"{received.message.text}\n\n{told}"})
 
 
-def _wrapper(ctx: Context, file: InboxFile) -> str:
-    """The id wrapping what `file` says (outside content): the same on every replay."""
-    return derived_id(ctx.run_id, file.path)
+def _wrapper_id(ctx: Context) -> str:
+    """A new id to wrap what a file says (outside content), the same on every replay."""
+    return str(ctx.step.run("untrusted-id", new_id))
 
 
 def _called(file: InboxFile) -> str:

@@ -8,6 +8,7 @@ libraries), page by page, up to the inline limit.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from pypdf import PdfReader
@@ -39,11 +40,14 @@ def is_text(file: InboxFile) -> bool:
     return file.mime_type.startswith(_TEXT_TYPES) or Path(file.path).suffix.lower() in TEXT_SUFFIXES
 
 
-def describe(file: InboxFile, workspace: Path, inline_chars: int, *, wrapper_id: str) -> str:
+def describe(
+    file: InboxFile, workspace: Path, inline_chars: int, *, wrapper_id: Callable[[], str]
+) -> str:
     """The note about one kept file for the user message: its kind, path, type and size, then
     its text when it is a text file or a PDF whose text fits in `inline_chars` (longer text is
     cut there, with a note to read the rest with the tools). The text is outside content,
-    wrapped with `wrapper_id` (`harness.agent.untrusted`). Never raises."""
+    wrapped with an id from `wrapper_id`, called only then (`harness.agent.untrusted`). Never
+    raises."""
     head = f"[{file.kind} saved at {file.path} ({file.mime_type or 'unknown type'}, "
     head += f"{human_size(file.size)})"
     text: str | None = None
@@ -60,8 +64,9 @@ def describe(file: InboxFile, workspace: Path, inline_chars: int, *, wrapper_id:
     source = f"{file.kind} {file.path}"
     if len(text) > inline_chars:
         note = f"first {inline_chars} characters of its {kind}; read the file for the rest"
-        return f"{head}; {note}:\n{wrap(text[:inline_chars], source, wrapper_id)}\n[end of excerpt]"
-    return f"{head}; its {kind}:\n{wrap(text, source, wrapper_id)}\n[end of {file.path}]"
+        excerpt = wrap(text[:inline_chars], source, wrapper_id())
+        return f"{head}; {note}:\n{excerpt}\n[end of excerpt]"
+    return f"{head}; its {kind}:\n{wrap(text, source, wrapper_id())}\n[end of {file.path}]"
 
 
 def pdf_text(path: Path, limit: int) -> str:

@@ -43,7 +43,7 @@ from harness.agent.memory_scope import memory_root
 from harness.agent.send_file import SEND_FILE, send_file
 from harness.agent.session import SessionLine
 from harness.agent.system_prompt import build_system_prompt
-from harness.agent.untrusted import GUIDANCE, Taint, derived_id
+from harness.agent.untrusted import GUIDANCE, Taint, new_id
 from harness.errors import StepFailedError
 from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
 from harness.llm.errors import ContextOverflowError, ModelCancelledError, TransientModelError
@@ -366,7 +366,7 @@ class DurableTurn:
             answer = self.taint.subagent_answer(
                 str(result.get("answer", "")),
                 result.get("read_outside"),
-                derived_id(self.ctx.run_id, call.id),
+                lambda: self.ctx.step.run("untrusted-id", new_id),
             )
             return ToolResult(tool_call_id=call.id, content=answer)
         task = SubagentTask(task=params.task, reply=self.reply)

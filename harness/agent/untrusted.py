@@ -7,9 +7,9 @@ an MCP server's answer, a file read from the workspace) reaches the model inside
     ...the page...
     </untrusted id="K7QX2M4PZ6TA5B3C">
 
-The id is new for every wrapped text and cannot be known to the content in advance (random,
-drawn inside the journaled tool step, or derived from the run's random id where the wrap is
-not a step), and every `<untrusted` or `</untrusted` inside the content is neutralised
+The id is new for every wrapped text and cannot be known to the content in advance (80
+random bits, drawn inside a journaled step, so a replay wraps with the same id), and every
+`<untrusted` or `</untrusted` inside the content is neutralised
 (`<` becomes `&lt;`), so content can neither close its wrapper early nor open a fake one.
 The system prompt (`GUIDANCE`) tells the model the wrapper holds data, never instructions.
 
@@ -30,10 +30,9 @@ the allowlist named it, and its output is the agent's own observation.
 from __future__ import annotations
 
 import base64
-import hashlib
 import re
 import secrets
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -102,29 +101,22 @@ class Taint:
             if path is not None:
                 self.written.add(path)
 
-    def subagent_answer(self, answer: str, read: object, wrapper_id: str) -> str:
+    def subagent_answer(self, answer: str, read: object, draw_id: Callable[[], str]) -> str:
         """A sub-agent's answer for this turn: as is, or wrapped (and tainting this turn)
         when the sub-agent read outside content (`read`: its first source, else empty), since
-        its answer may carry that content. `wrapper_id` must be the same on every replay."""
+        its answer may carry that content. `draw_id` gives the wrapper's id, the same on
+        every replay (a step drawing `new_id`)."""
         if not read:
             return answer
         source = f"delegate_task (the sub-agent read {read})"
         self.source = self.source or source
-        return wrap(answer, source, wrapper_id)
+        return wrap(answer, source, draw_id())
 
 
 def new_id() -> str:
     """A fresh random wrapper id (80 bits, base32). Call it inside a journaled step, so a
     replay sees the id the first execution drew."""
     return base64.b32encode(secrets.token_bytes(10)).decode()
-
-
-def derived_id(run_id: str, key: str) -> str:
-    """The wrapper id for `key` in run `run_id`, the same on every replay: for wraps made
-    outside a step. The run id is random and exists only once the run does, so content sent
-    before cannot know it; neutralised tags keep it from mattering if it could."""
-    digest = hashlib.sha256(f"{run_id}\0{key}".encode()).digest()
-    return base64.b32encode(digest[:10]).decode()
 
 
 def wrap(content: str, source: str, wrapper_id: str) -> str:

@@ -15,7 +15,6 @@ from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import handle_message, run_subagent
 from harness.agent.untrusted import (
     Taint,
-    derived_id,
     first_source,
     new_id,
     source_of,
@@ -72,11 +71,9 @@ def test_first_source_ignores_a_forged_opening_inside_wrapped_content() -> None:
     assert first_source([Message.user("hi"), _tool_message("plain result")]) is None
 
 
-def test_wrapper_ids_are_random_per_result_and_derived_ones_stable_per_run() -> None:
-    assert new_id() != new_id()
-    assert derived_id("run-1", "inbox/a.pdf") == derived_id("run-1", "inbox/a.pdf")
-    assert derived_id("run-1", "inbox/a.pdf") != derived_id("run-2", "inbox/a.pdf")
-    assert re.fullmatch(r"[A-Z2-7]{16}", derived_id("run-1", "k")), derived_id("run-1", "k")
+def test_wrapper_ids_are_random_per_result() -> None:
+    ids = {new_id() for _ in range(100)}
+    assert len(ids) == 100 and all(re.fullmatch(r"[A-Z2-7]{16}", i) for i in ids), ids
 
 
 def test_source_of_read_spares_the_turns_own_files_and_the_prompt_files(
