@@ -96,6 +96,11 @@ class Settings(ModelSettings, SidecarSettings):
         description="The runtime's own files (embedded Redis data, password); unset: "
         "`.harness` beside the workspace, outside the agent's reach.",
     )
+    mcp_config: Path = Field(
+        default=Path("mcp.json"),
+        description="The operator's MCP servers file (relative: to the folder the fleet runs "
+        "in, beside `.env`); refused when it lies inside the workspace.",
+    )
     agent_name: str = Field(default="Harness")
     port: int = Field(default=8000, ge=1, le=65535)
     host: str = Field(
