@@ -25,6 +25,7 @@ from harness.agent.approval_grants import grantee_of, people_of
 from harness.agent.approval_lines import UNSHOWN_BY, decision_line
 from harness.agent.approval_policy import DECISIONS, ApprovalPolicy, summarize_call
 from harness.agent.approval_text import decision_of, typed_answer
+from harness.agent.untrusted import clean_source
 from harness.events import (
     APPROVAL_ANSWERED,
     APPROVAL_CLOSED,
@@ -57,6 +58,10 @@ UNSHOWN_REFUSAL = (
     "(AGENT_APPROVAL_UNATTENDED=deny). Tell the user what you wanted to do so they can do it "
     "or allow it."
 )
+
+TAINT = "taint"
+"""What the `approval-check` step records when a call asks only because the turn is tainted
+(older runs recorded True or False)."""
 
 PENDING_RESULT = (
     "Not run yet: this call waits for the person's approval, and they wrote something else "
@@ -97,21 +102,31 @@ def ask_first(
     session_key: str | None,
     reply: ReplyTarget | None,
     risky: bool = False,
+    tainted_by: str | None = None,
 ) -> Gate:
     """Whether `call` may run: at once (no approval needed), once approved, or not (denied,
     timed out, nobody to ask), with the reason. `risky` is the tool's own declaration
-    (`Tool.risky`). Suspends the run while it waits (raises `Suspended`)."""
+    (`Tool.risky`). `tainted_by` names the outside content the turn has read (None: none),
+    which makes a risky call ask even when allowlisted or granted; the request then says so.
+    Suspends the run while it waits (raises `Suspended`)."""
     policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
     store = ApprovalStore(ctx.runtime)
-
-    if not policy.needs_approval(call.name, call.arguments, risky=risky):
+    tainted = tainted_by is not None
+    if not policy.needs_approval(call.name, call.arguments, risky=risky, tainted=tainted):
         return Gate()  # grants only ever relax the policy: no need to read them (or record it)
 
-    def check() -> bool:
+    def check() -> bool | str:
         granted = store.grants(session_key, people_of(reply)) if session_key else []
-        return policy.needs_approval(call.name, call.arguments, granted, risky=risky)
+        if not policy.needs_approval(call.name, call.arguments, granted, risky=risky):
+            # asks only because of the outside content, when the call is one it covers
+            asks = policy.needs_approval(
+                call.name, call.arguments, granted, risky=risky, tainted=tainted
+            )
+            return TAINT if asks else False
+        return True
 
-    if not ctx.step.run("approval-check", check):
+    decided = ctx.step.run("approval-check", check)
+    if not decided:
         return Gate()
     if reply is None or not reply.channel_meta.get(CAN_ANSWER_META):
         allow = settings.agent_approval_unattended == "allow"
@@ -137,7 +152,8 @@ def ask_first(
         approval_id=approval_id,
         run_id=ctx.run_id,
         tool=call.name,
-        summary=summarize_call(call.name, call.arguments),
+        summary=summarize_call(call.name, call.arguments)
+        + (taint_note(tainted_by) if decided == TAINT and tainted_by else ""),
         reply=reply,
         approvers=approvers,
         timeout=settings.agent_approval_timeout,
@@ -148,6 +164,14 @@ def ask_first(
         Event(name=APPROVAL_REQUESTED, id=f"approval-ask-{approval_id}", data=request.model_dump()),
     )
     return settle(ctx, settings, call, approval_id, deadline_ms, session_key, reply=reply)
+
+
+def taint_note(source: str) -> str:
+    """The line a request ends with when it asks only because of outside content."""
+    return (
+        f"\n\n⚠️ Asked because this turn read outside content: {clean_source(source)}. "
+        "Its allowlist and session grants do not apply until that content leaves the context."
+    )
 
 
 def settle(

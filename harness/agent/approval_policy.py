@@ -11,7 +11,8 @@ Pure: no I/O, no clock. The durable side (asking, waiting, recording) is in
 
 A `bash` command matching an `AGENT_APPROVAL_ALLOW` pattern word by word (`ls *`,
 `git status`; see `command_allowlist`) never asks, and neither does a tool the person allowed
-"for this session".
+"for this session", unless the turn has read outside content (`tainted`, see
+`harness.agent.untrusted`): then every risky call asks, allowlisted or granted.
 """
 
 from __future__ import annotations
@@ -53,21 +54,22 @@ class ApprovalPolicy:
         granted: Collection[str] = (),
         *,
         risky: bool = False,
+        tainted: bool = False,
     ) -> bool:
         """True when this call must wait for a person. `granted` holds the tools allowed for
         the session; `risky` is the tool's own declaration (`Tool.risky`: MCP tools of servers
-        not marked safe). Must not raise, whatever the arguments look like."""
+        not marked safe). `tainted`: the turn has read outside content (`untrusted`), so a
+        risky call asks even when the allowlist or a grant would let it through (unless the
+        mode is `off`). Must not raise, whatever the arguments look like."""
+        if tainted and self.mode != "off" and _risky_call(tool, arguments, risky):
+            return True
         if self.mode == "off" or tool in granted:
             return False
         if tool == "bash" and self.allowed_command(str(arguments.get("command", ""))):
             return False
         if self.mode == "all":
             return True
-        if risky or tool in RISKY_TOOLS:
-            return True
-        if tool in WRITING_TOOLS:
-            return _under_guarded_folder(str(arguments.get("path", "")))
-        return False
+        return _risky_call(tool, arguments, risky)
 
     def allowed_command(self, command: str) -> bool:
         """True when `command` matches an allowlist pattern word by word, options included
@@ -75,6 +77,13 @@ class ApprovalPolicy:
         matches a pattern, and a wildcard (`git *`) never allows a program that can run
         other programs."""
         return command_allowed(command, self.allow)
+
+
+def _risky_call(tool: str, arguments: Mapping[str, Any], risky: bool) -> bool:
+    """True for the calls `risky` mode asks about (see the module docstring)."""
+    if risky or tool in RISKY_TOOLS:
+        return True
+    return tool in WRITING_TOOLS and _under_guarded_folder(str(arguments.get("path", "")))
 
 
 def _under_guarded_folder(path: str) -> bool:

@@ -54,7 +54,7 @@ def test_the_model_calls_an_http_mcp_tool_with_the_configured_header(
     first, second = (r.body for r in agent.model.requests)
     assert "web__echo" in _tool_names(first), _tool_names(first)
     (result,) = anthropic_tool_results(second)
-    assert result["content"] == "web echo: ping", result
+    assert "\nweb echo: ping\n</untrusted id=" in result["content"], result  # outside content
     assert web.rejected == 0
     assert agent.replies() == ["It said ping."]
 
@@ -107,4 +107,4 @@ def test_a_tool_list_change_reaches_the_next_model_call(
     assert "web__extra" not in _tool_names(first)
     results = anthropic_tool_results(second)
     assert "web__extra" in _tool_names(second), (_tool_names(second), results)
-    assert anthropic_tool_results(third)[-1]["content"] == "extra done"
+    assert "\nextra done\n</untrusted id=" in anthropic_tool_results(third)[-1]["content"]
