@@ -25,21 +25,13 @@ from fastapi.routing import iter_route_contexts
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
-from pydantic import SecretStr
 
-from channels import registry as channel_registry
-from channels.slack.channel import SlackChannel
-from channels.telegram.channel import TelegramChannel
 from harness.runtime import Runtime
 from harness.runtime.presence import beat
-from harness.settings import Settings
-from harness.web import create_app
-from harness.web.app import default_routers
 from harness.web.dashboard import gate
 from tests.channels import payloads
-from tests.channels.conftest import TELEGRAM_SECRET, slack_settings, telegram_settings
-from tests.fakes.slack_api import FakeSlackApi
-from tests.fakes.telegram_api import FakeTelegramApi
+from tests.channels.conftest import TELEGRAM_SECRET
+from tests.web_fuzzing import JSON, production_app, published
 
 API_KEY = "fuzz-api-key-0123456789abcdef"
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
@@ -65,24 +57,13 @@ class Web:
 @pytest.fixture
 def web(runtime: Runtime, tmp_path: Path) -> Iterator[Web]:
     """`harness web`'s app (every router) on the fakeredis runtime, both channels configured
-    against fake platform APIs."""
-    with FakeTelegramApi() as telegram_api, FakeSlackApi() as slack_api:
-        telegram = TelegramChannel(telegram_settings(telegram_api))
-        slack = SlackChannel(slack_settings(slack_api))
-        channel_registry.reset()
-        channel_registry.register("telegram", lambda: telegram)
-        channel_registry.register("slack", lambda: slack)
-        app_settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
-            harness_api_key=SecretStr(API_KEY),
-            agent_workspace=tmp_path,
-        )
-        beat(runtime, "worker")  # a fleet with a live worker: /readyz answers 200, not 503
-        app = create_app(lambda: runtime, app_settings, routers=default_routers())
-        with TestClient(app, raise_server_exceptions=False, follow_redirects=False) as client:
-            yield Web(client, runtime, _routes(app))
-        channel_registry.reset()
-        telegram.api.close()
+    against fake platform APIs, and a live worker (so /readyz answers 200, not 503)."""
+    beat(runtime, "worker")
+    with (
+        production_app(runtime, tmp_path, API_KEY) as app,
+        TestClient(app, raise_server_exceptions=False, follow_redirects=False) as client,
+    ):
+        yield Web(client, runtime, _routes(app))
 
 
 def _routes(app: FastAPI) -> tuple[tuple[str, frozenset[str]], ...]:
@@ -123,15 +104,6 @@ RAW_TEXT = st.binary(max_size=60).map(_header_safe)
 ODD_TEXT = st.text(max_size=40).map(lambda t: _header_safe(t.encode("utf-8", "surrogatepass")))
 HUGE_NUMBER = st.integers(min_value=10**15, max_value=10**800).map(lambda n: str(n).encode())
 ANY_VALUE = RAW_TEXT | ODD_TEXT | HUGE_NUMBER | st.integers().map(lambda n: str(n).encode())
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=20,
-)
 BODY = (
     st.binary(max_size=400)
     | st.binary(max_size=200).map(lambda b: b"\xff\xfe" + b)  # never UTF-8
@@ -198,10 +170,6 @@ def fuzzed(draw: st.DrawFn) -> Fuzzed:
     )
 
 
-def _published(runtime: Runtime) -> int:
-    return int(runtime.redis.xlen(runtime.keys.events))
-
-
 _PARAM = re.compile(r"\{[^}]+\}")
 _FORM = (b"content-type", b"application/x-www-form-urlencoded")
 
@@ -233,7 +201,7 @@ def test_every_route_answers_any_request_below_500_and_publishes_only_when_crede
     params = iter(sent.params)
     path = sent.path or _PARAM.sub(lambda _: quote(next(params, ""), safe=""), template)
     url = f"{path}?{sent.query}" if sent.query else path
-    before = _published(web.runtime)
+    before = published(web.runtime)
     # When it is sent
     response = web.client.request(method, url, headers=list(sent.headers), content=sent.body)
     # Then it is answered below 500, and nothing is published unless it was credentialed
@@ -241,4 +209,4 @@ def test_every_route_answers_any_request_below_500_and_publishes_only_when_crede
         f"{method} {url} -> {response.status_code}: {response.text[:300]}"
     )
     if not sent.credentialed:
-        assert _published(web.runtime) == before, f"{method} {url} published an event"
+        assert published(web.runtime) == before, f"{method} {url} published an event"
