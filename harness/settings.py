@@ -120,6 +120,16 @@ class Settings(ModelSettings, SidecarSettings):
     harness_api_key: SecretStr | None = Field(
         default=None, description="Bearer token for the HTTP API; unset disables it."
     )
+    public_url: str | None = Field(
+        default=None,
+        description="Public base URL of the web server (for `harness setup`); https marks "
+        "the dashboard's cookie Secure.",
+    )
+    web_api_docs: bool = Field(
+        default=False,
+        description="Serve the API's schema and docs (/openapi.json, /docs, /redoc), to anyone "
+        "who can reach the web server; off, they are 404.",
+    )
     on_new_message: OnNewMessage = Field(default="steer")
     stream_replies: bool = Field(
         default=True,
