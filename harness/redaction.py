@@ -19,6 +19,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
+from harness.text import map_json_strings
+
 MASK = "[REDACTED]"
 _MIN_SECRET_CHARS = 6
 
@@ -141,13 +143,7 @@ recorded for people (an error) that no code reads back for its value."""
 def redact_json(value: Any) -> Any:
     """`value` (JSON data) with every string in it, keys included, passed through `redact`.
     Never raises."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact(str(k)): redact_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact_json(v) for v in value]
-    return value
+    return map_json_strings(value, redact)
 
 
 def _named_value(text: str) -> bool:
