@@ -96,6 +96,11 @@ class Settings(ModelSettings, SidecarSettings):
         description="The runtime's own files (embedded Redis data, password); unset: "
         "`.harness` beside the workspace, outside the agent's reach.",
     )
+    mcp_config: Path = Field(
+        default=Path("mcp.json"),
+        description="The operator's MCP servers file (relative: to the folder the fleet runs "
+        "in, beside `.env`); refused when it lies inside the workspace.",
+    )
     agent_name: str = Field(default="Harness")
     port: int = Field(default=8000, ge=1, le=65535)
     host: str = Field(
@@ -186,7 +191,8 @@ class Settings(ModelSettings, SidecarSettings):
     )
     agent_approval_allow: str = Field(
         default="",
-        description="Comma-separated bash commands or patterns (fnmatch) that never ask.",
+        description="Comma-separated bash commands or patterns that never ask, matched word by "
+        "word (fnmatch per word); a wildcard never allows a program that runs others.",
     )
     agent_approval_timeout: str = Field(
         default="30m", description="How long a request waits for an answer (then: denied)."

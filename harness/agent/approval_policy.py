@@ -10,18 +10,19 @@ Pure: no I/O, no clock. The durable side (asking, waiting, recording) is in
            tool that declares itself risky (MCP tools, unless their server is marked safe)
     all    every tool call asks
 
-A `bash` command matching an `AGENT_APPROVAL_ALLOW` pattern (fnmatch: `ls *`, `git status`)
-never asks, and neither does a tool the person allowed "for this session".
+A `bash` command matching an `AGENT_APPROVAL_ALLOW` pattern word by word (`ls *`,
+`git status`; see `command_allowlist`) never asks, and neither does a tool the person allowed
+"for this session".
 """
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from harness.agent.command_allowlist import command_allowed
 from harness.settings import ApprovalMode
 
 Decision = Literal["approve", "deny", "session"]
@@ -70,17 +71,11 @@ class ApprovalPolicy:
         return False
 
     def allowed_command(self, command: str) -> bool:
-        """True when `command` (stripped) equals or matches an allowlist pattern. A command
-        that chains or redirects (`;`, `&&`, `|`, `>`, backticks, `$(`) never matches a
-        pattern, so `ls *` does not let `ls; rm -rf ~` through."""
-        command = command.strip()
-        if not command:
-            return False
-        if command in self.allow:
-            return True
-        if any(token in command for token in (";", "&", "|", ">", "<", "`", "$(", "\n")):
-            return False
-        return any(fnmatch.fnmatchcase(command, pattern) for pattern in self.allow)
+        """True when `command` matches an allowlist pattern word by word, options included
+        (`command_allowlist`): a chained or redirected command (`ls; rm -rf ~`) never
+        matches a pattern, and a wildcard (`git *`) never allows a program that can run
+        other programs."""
+        return command_allowed(command, self.allow)
 
 
 def _under_guarded_folder(path: str) -> bool:

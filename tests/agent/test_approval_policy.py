@@ -79,3 +79,11 @@ def test_policy_risky_asks_for_a_tool_that_declares_itself_risky() -> None:
     policy = ApprovalPolicy(mode="risky")
     assert policy.needs_approval("github__create_issue", {}, risky=True)
     assert not policy.needs_approval("github__list_issues", {}, risky=False)
+
+
+@pytest.mark.parametrize("command", ["git -c core.pager=sh log", "find . -exec id {} +"])
+def test_policy_allowlist_wildcard_over_a_runner_still_asks(command: str) -> None:
+    # Given AGENT_APPROVAL_ALLOW="git *,find *" / When git or find is given an exec option
+    policy = ApprovalPolicy.from_settings("risky", "git *,find *")
+    # Then it asks
+    assert policy.needs_approval("bash", {"command": command}), f"{command!r} slipped through"

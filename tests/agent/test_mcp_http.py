@@ -1,6 +1,6 @@
 """MCP over streamable HTTP: a server written with the official SDK, served by uvicorn on a
-local port, configured in `workspace/mcp.json` with a `${VAR}` bearer token, and called by the
-model through the agent's real loop."""
+local port, configured in the operator's `mcp.json` (MCP_CONFIG) with a `${VAR}` bearer
+token, and called by the model through the agent's real loop."""
 
 from __future__ import annotations
 
@@ -25,11 +25,13 @@ def web() -> Iterator[HttpMcpServer]:
 
 
 def _configure(agent: AgentRig, server: HttpMcpServer, **extra: Any) -> None:
-    """Write mcp.json with the token as `${WEB_MCP_TOKEN}` and rebuild the agent's tools."""
+    """Write the operator's mcp.json with the token as `${WEB_MCP_TOKEN}` and rebuild the
+    agent's tools."""
     entry = {"url": server.url, "headers": {"Authorization": "Bearer ${WEB_MCP_TOKEN}"}}
     config = {"mcpServers": {"web": {**entry, "safe": True, **extra}}}
-    (agent.workspace / "mcp.json").write_text(json.dumps(config))
-    agent.deps = build_deps(make_settings(agent.workspace, agent.model))
+    settings = make_settings(agent.workspace, agent.model)
+    settings.mcp_config.write_text(json.dumps(config))
+    agent.deps = build_deps(settings)
     set_agent_deps(agent.deps)
 
 
