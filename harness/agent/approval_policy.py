@@ -4,7 +4,8 @@ Pure: no I/O, no clock. The durable side (asking, waiting, recording) is in
 `harness.agent.approval_gate`.
 
     off    nothing asks
-    risky  the default: `bash`, `write` and `edit` under `functions/`,
+    risky  the default: `bash`, `write` and `edit` under `functions/` (decided on the
+           path resolved inside the workspace: the turn resolves it first, `tool_paths`),
            `delegate_scheduled_task` (work that runs later, with nobody watching), and any
            tool that declares itself risky (MCP tools, unless their server is marked safe)
     all    every tool call asks

@@ -25,6 +25,7 @@ from harness.llm.transcription import OpenAITranscriber, Transcriber
 from harness.llm.types import ImageRef, Message
 from harness.runtime.steps import Context
 from harness.settings import Settings
+from harness.workspace_files import read_bytes
 
 IMAGE_KINDS = frozenset({"photo", "sticker"})
 AUDIO_KINDS = frozenset({"voice", "audio"})
@@ -189,5 +190,5 @@ def _transcribe(file: InboxFile, settings: Settings, workspace: Path) -> str:
         model=settings.transcribe_model,
         base_url=settings.openai_base_url,
     )
-    audio = (workspace / file.path).read_bytes()
+    audio = read_bytes(workspace, file.path)
     return transcriber.transcribe(audio, Path(file.path).name, file.mime_type or "audio/ogg")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ from harness.sidecar.tool_check import check_function_writes
 from harness.state_dir import state_dir
 from harness.tools import ShellPolicy, default_registry, describe_sandbox
 from harness.tools.base import ToolRegistry
+from harness.workspace_files import UnsafePathError, lstat
 
 logger = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -136,7 +138,7 @@ def private_folder(settings: Settings, workspace: Path) -> Path:
         )
     for relative in (Path("sessions"), CHATS_DIR):
         old, new = workspace / relative, state / relative
-        if not old.is_dir() or new.exists() or not any(old.iterdir()):
+        if not _plain_folder(workspace, relative) or new.exists() or not any(old.iterdir()):
             continue
         new.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -148,6 +150,19 @@ def private_folder(settings: Settings, workspace: Path) -> Path:
             continue
         logger.warning("moved %s to %s (outside the workspace, private to the fleet)", old, new)
     return state
+
+
+def _plain_folder(workspace: Path, relative: Path) -> bool:
+    """True when `workspace/relative` is a folder reached through no link: a link there would
+    move into the private folder and take the transcripts wherever it points."""
+    try:
+        info = lstat(workspace, relative)
+    except UnsafePathError as exc:
+        logger.warning("%s not moved: %s", relative.as_posix(), exc)
+        return False
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        logger.warning("%s not moved: it is a symbolic link", relative.as_posix())
+    return info is not None and stat.S_ISDIR(info.st_mode)
 
 
 def mcp_toolbox(settings: Settings) -> McpToolbox:

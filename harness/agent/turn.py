@@ -43,6 +43,7 @@ from harness.agent.memory_scope import memory_root
 from harness.agent.send_file import SEND_FILE, send_file
 from harness.agent.session import SessionLine
 from harness.agent.system_prompt import build_system_prompt
+from harness.agent.tool_paths import resolve_call
 from harness.agent.untrusted import GUIDANCE, Taint, new_id
 from harness.errors import StepFailedError
 from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
@@ -298,7 +299,12 @@ class DurableTurn:
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:
         """Run one tool call durably, once a person approved it when the policy asks
-        (`approval_gate`); every failure or refusal becomes an error result for the model."""
+        (`approval_gate`); every failure or refusal becomes an error result for the model.
+        A path-taking call is asked about and run on its resolved path (`tool_paths`)."""
+        resolved = resolve_call(self.ctx, self.deps.workspace, call)
+        if isinstance(resolved, str):
+            return _error(call, resolved)
+        call = resolved
         gate = ask_first(
             self.ctx,
             self.deps.settings,

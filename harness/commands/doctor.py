@@ -24,6 +24,7 @@ from harness.commands.doctor_remote import channel_checks, model_checks
 from harness.commands.mcp import mcp_checks
 from harness.errors import BusUnavailableError, ConfigurationError
 from harness.settings import Settings, get_settings
+from harness.workspace_files import files_in
 
 MIN_PYTHON = (3, 11)
 
@@ -104,12 +105,17 @@ def check_workspace(settings: Settings) -> list[Check]:
         return [Check("workspace", "fail", f"{workspace} is not writable: {exc.strerror}", fix)]
     checks = [Check("workspace", "ok", f"{workspace.resolve()} is writable")]
     functions = workspace / "functions"
-    if not functions.is_dir():
+    if functions.is_symlink():
+        detail = f"{functions} is a symbolic link: the fleet never follows one, nothing loads"
+        fix = f"make it a folder: rm {functions} && mkdir {functions}"
+        checks.append(Check("functions", "fail", detail, fix))
+    elif not functions.is_dir():
         detail = f"{functions} does not exist yet"
         checks.append(Check("functions", "warn", detail, f"create it: mkdir -p {functions}"))
     else:
         try:
-            count = len(list(functions.glob("*.py")))
+            names = files_in(workspace.resolve(), "functions")
+            count = len([name for name in names if name.endswith(".py")])
         except OSError as exc:
             fix = f"make {functions} readable"
             checks.append(Check("functions", "fail", f"{functions}: {exc.strerror}", fix))
