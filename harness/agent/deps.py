@@ -17,6 +17,8 @@ from typing import Any
 from celery.signals import worker_shutdown
 
 from harness.access import announce_policy
+from harness.agent.approval_policy import ApprovalPolicy
+from harness.agent.command_allowlist import announce_allowlist
 from harness.agent.delegation import (
     DelegateAsyncTaskTool,
     DelegateScheduledTaskTool,
@@ -31,7 +33,7 @@ from harness.errors import ConfigurationError
 from harness.llm.factory import build_fallback_provider, build_provider
 from harness.llm.provider import ModelProvider
 from harness.llm.types import ToolSpec
-from harness.mcp import McpToolbox
+from harness.mcp import McpToolbox, adoption_advice, config_path, ignored_workspace_file
 from harness.settings import Settings, get_settings
 from harness.sidecar.tool_check import check_function_writes
 from harness.state_dir import state_dir
@@ -95,9 +97,11 @@ def build_deps(settings: Settings) -> AgentDeps:
     if settings.agent_allow_shell:
         logger.info("%s", describe_sandbox(policy))
     announce_policy(settings.dm_policy)
+    approval = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
+    announce_allowlist(approval.allow)
     tools = default_registry(settings.agent_allow_shell, private_fetch, policy)
     tools.register(RememberTool())
-    mcp = McpToolbox.from_workspace(workspace)  # servers start on first use
+    mcp = mcp_toolbox(settings)  # servers start on first use
     tools.attach(mcp)
     tools.register(SendFileTool())
     if settings.sidecar_enabled:
@@ -144,6 +148,17 @@ def private_folder(settings: Settings, workspace: Path) -> Path:
             continue
         logger.warning("moved %s to %s (outside the workspace, private to the fleet)", old, new)
     return state
+
+
+def mcp_toolbox(settings: Settings) -> McpToolbox:
+    """The toolbox of the operator's MCP config file (MCP_CONFIG), following its changes.
+    Raises `ConfigurationError` when MCP_CONFIG lies inside the workspace. Logs one warning
+    when the workspace holds an `mcp.json`, which is never read: the agent can write it."""
+    path = config_path(settings)
+    ignored = ignored_workspace_file(settings)
+    if ignored is not None:
+        logger.warning("%s", adoption_advice(ignored, path))
+    return McpToolbox.from_file(path)
 
 
 def shell_policy(settings: Settings) -> ShellPolicy:

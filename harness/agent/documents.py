@@ -8,12 +8,14 @@ libraries), page by page, up to the inline limit.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
 from harness.agent.inbox import InboxFile
+from harness.agent.untrusted import wrap
 
 log = logging.getLogger(__name__)
 TEXT_SUFFIXES = frozenset(
@@ -38,10 +40,14 @@ def is_text(file: InboxFile) -> bool:
     return file.mime_type.startswith(_TEXT_TYPES) or Path(file.path).suffix.lower() in TEXT_SUFFIXES
 
 
-def describe(file: InboxFile, workspace: Path, inline_chars: int) -> str:
+def describe(
+    file: InboxFile, workspace: Path, inline_chars: int, *, wrapper_id: Callable[[], str]
+) -> str:
     """The note about one kept file for the user message: its kind, path, type and size, then
     its text when it is a text file or a PDF whose text fits in `inline_chars` (longer text is
-    cut there, with a note to read the rest with the tools). Never raises."""
+    cut there, with a note to read the rest with the tools). The text is outside content,
+    wrapped with an id from `wrapper_id`, called only then (`harness.agent.untrusted`). Never
+    raises."""
     head = f"[{file.kind} saved at {file.path} ({file.mime_type or 'unknown type'}, "
     head += f"{human_size(file.size)})"
     text: str | None = None
@@ -55,10 +61,12 @@ def describe(file: InboxFile, workspace: Path, inline_chars: int) -> str:
     if not text or not text.strip() or inline_chars == 0:
         return head + "]"
     kind = "text" if is_text(file) else "extracted text"
+    source = f"{file.kind} {file.path}"
     if len(text) > inline_chars:
         note = f"first {inline_chars} characters of its {kind}; read the file for the rest"
-        return f"{head}; {note}:\n{text[:inline_chars]}\n[end of excerpt]"
-    return f"{head}; its {kind}:\n{text}\n[end of {file.path}]"
+        excerpt = wrap(text[:inline_chars], source, wrapper_id())
+        return f"{head}; {note}:\n{excerpt}\n[end of excerpt]"
+    return f"{head}; its {kind}:\n{wrap(text, source, wrapper_id())}\n[end of {file.path}]"
 
 
 def pdf_text(path: Path, limit: int) -> str:

@@ -158,6 +158,20 @@ def check_safety(settings: Settings) -> list[Check]:
     return checks
 
 
+def check_allowlist(settings: Settings) -> list[Check]:
+    """A warning per `AGENT_APPROVAL_ALLOW` pattern that does less than it seems: a wildcard
+    over a program that can run other programs (which it never allows), or one that does not
+    parse. Nothing when every pattern is fine."""
+    from harness.agent.approval_policy import ApprovalPolicy
+    from harness.agent.command_allowlist import wildcard_warnings
+
+    policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
+    fix = "allow such a program by exact commands (`git status`), or let it ask"
+    return [
+        Check("approval allowlist", "warn", line, fix) for line in wildcard_warnings(policy.allow)
+    ]
+
+
 def run_checks(offline: bool) -> list[Check]:
     """Every check, in the order printed. Reads the settings; never raises for a failed check."""
     settings = get_settings()
@@ -168,6 +182,7 @@ def run_checks(offline: bool) -> list[Check]:
         lambda: channel_checks(offline=offline),
         lambda: check_workspace(settings),
         lambda: check_safety(settings),
+        lambda: check_allowlist(settings),
         lambda: mcp_checks(settings),
     ]
     return [check for step in steps for check in step()]

@@ -103,6 +103,9 @@ class Tool(ABC, Generic[P]):
     timeout: float = 30.0
     # Whether the tool acts on the world beyond the workspace; approval policies read it.
     risky: bool = False
+    # Whether its result carries text the agent did not write (a page, a file, a server's
+    # answer): the agent marks such results as untrusted data (`harness.agent.untrusted`).
+    outside_content: bool = False
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON Schema given to the model; by default generated from `parameters`, once
@@ -183,6 +186,12 @@ class ToolRegistry:
         """True when the tool called `name` declares itself `risky`; False for unknown names."""
         tool = self._all().get(name) if self._sources else self._tools.get(name)
         return bool(tool is not None and tool.risky)
+
+    def carries_outside_content(self, name: str) -> bool:
+        """True when the tool called `name` declares `outside_content`; False for unknown
+        names."""
+        tool = self._all().get(name) if self._sources else self._tools.get(name)
+        return bool(tool is not None and tool.outside_content)
 
     def specs(self) -> list[ToolSpec]:
         """Return every tool's declaration, its schema generated from its parameter model."""
