@@ -9,8 +9,9 @@ file name that shares the folder of the path before it (`registry.py` after
 (`SlackChannel`) are left alone.
 
 Relative links in `README.md` and `docs/*.md` must resolve to a file or folder in the
-repository (and to a heading, when they name one), and a Markdown table must not be cut by a
-blank line: GitHub renders the rows after it as raw `|` text.
+repository (and to a heading, when they name one), a path written in backticks there
+(`harness/runtime/bus.py`) must exist, and a Markdown table must not be cut by a blank line:
+GitHub renders the rows after it as raw `|` text.
 """
 
 from __future__ import annotations
@@ -173,6 +174,22 @@ def test_markdown_relative_links_resolve() -> None:
     broken = [problem for path in files for problem in _broken_links(path)]
     # Then it reaches a file, folder or heading of the repository
     assert not broken, "broken links:\n" + "\n".join(broken)
+
+
+def test_markdown_code_paths_exist() -> None:
+    # Given every repository path written in backticks in the README and docs/ (such as
+    # `harness/runtime/bus.py` in journey.md), placeholders and globs aside
+    named = [
+        (path, target)
+        for path in _markdown_files()
+        for target in re.findall(r"`((?:harness|channels|tests|bench)/[^`\s]*)`", path.read_text())
+        if "<" not in target and "*" not in target
+    ]
+    # When each is looked up
+    missing = [f"{p.relative_to(ROOT)}: {t}" for p, t in named if not (ROOT / t).exists()]
+    # Then it exists
+    assert named, "no code paths found in the docs"
+    assert not missing, "docs name paths that do not exist:\n" + "\n".join(missing)
 
 
 def test_slug_follows_github() -> None:
