@@ -157,8 +157,8 @@ def _until_waiting(ctx: Context, run_id: str) -> None:
 @function(id=ANSWER_APPROVAL, trigger=event(APPROVAL_GIVEN), retries=3)
 def answer_approval(ctx: Context) -> dict[str, Any]:
     """Count a press if it is the first by a person allowed to answer, publishing
-    `agent.approval.answered` (id `approval-answered-<approval id>`: at most once per
-    request); tell the presser either way."""
+    `agent.approval.answered` (once: only the answer that took the record publishes); tell
+    the presser either way."""
     given = ApprovalGiven.from_event(ctx.event)
     store = ApprovalStore(ctx.runtime)
     raw = ctx.step.run("decide", lambda: vars(store.answer(given)))

@@ -21,6 +21,7 @@ HarnessError
 │   ├── StepResultError           a step's result cannot be stored as JSON (+ TypeError)
 │   └── NonDeterminismError       the handler asked for steps in another order than recorded
 ├── NonRetriableError             raise this from a step or handler to fail without retries
+│   └── EventRefusedError         a workspace function may not publish this fleet-only event
 │   (also a base of ContextOverflowError, PermanentModelError, ModelCancelledError and
 │    PermanentPlatformError below)
 ├── RunTimeoutError               one execution of a function outlived its timeout (sidecar)
@@ -126,6 +127,11 @@ class NonRetriableError(HarnessError):
 class InvalidEventDataError(InvalidEventError, NonRetriableError):
     """A received event's data does not fit the model its handler reads it with. Retrying
     cannot help, so the run fails at once."""
+
+
+class EventRefusedError(NonRetriableError):
+    """A workspace function asked to publish an event only the fleet may emit (an approval's
+    answer, a reply to a chat, ...). Nothing was published; the run fails without retries."""
 
 
 class RunTimeoutError(HarnessError):

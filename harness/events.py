@@ -258,8 +258,8 @@ class ApprovalGiven(EventData):
 
 
 class ApprovalAnswered(EventData):
-    """Data of `agent.approval.answered`: the answer that counts, published once per request
-    (its event id is derived from `approval_id`). `at` is ms since the epoch."""
+    """Data of `agent.approval.answered`: the answer that counts, published once per request,
+    to wake the run that waits for it. `at` is ms since the epoch."""
 
     approval_id: str = Field(min_length=1, max_length=64)
     decision: Literal["approve", "deny", "session"]
@@ -267,13 +267,11 @@ class ApprovalAnswered(EventData):
     at: int
 
     def as_event(self) -> Event:
-        """The `agent.approval.answered` event carrying this answer, its id derived from
-        `approval_id` so the bus takes it once however often it is published."""
-        return Event(
-            name=APPROVAL_ANSWERED,
-            id=f"approval-answered-{self.approval_id}",
-            data=self.model_dump(),
-        )
+        """The `agent.approval.answered` event carrying this answer, without an id of its
+        own: `send_event` gives it one from the publishing run and step (once per request,
+        since only the answer that took the record publishes), which nothing else can take
+        first. The waiting run reads the answer from the record, not from this event."""
+        return Event(name=APPROVAL_ANSWERED, data=self.model_dump())
 
 
 class ApprovalClosed(EventData):

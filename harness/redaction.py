@@ -1,12 +1,13 @@
 """Secrets out of everything we write: step previews, errors, run records and log lines.
 
-`redact(text)` replaces well-known credential shapes (Anthropic and OpenAI keys, Slack and
-Telegram tokens, GitHub and AWS keys, `Bearer ...`, `password=...`) and every value
-registered with `register_secret` (the settings marked secret register theirs) with
-`[REDACTED]`. It is pure, never raises, and cheap on text with no secret in it: a shape's
-pattern runs only on text that passes a test every match of that shape passes, and the
-tests start with one-character searches (a memchr, about ten times cheaper than searching
-for a longer literal) that rule out several shapes at once.
+`redact(text)` replaces well-known credential shapes (a URL's password, Anthropic and OpenAI
+keys, Slack and Telegram tokens, GitHub and AWS keys, `Bearer ...`, `password=...`) and every
+value registered with `register_secret` (`harness.credentials` registers every configured
+credential) with `[REDACTED]`; `redact_registered(text)` masks the registered values only.
+It is pure, never raises, and cheap on text with no secret in it: a shape's pattern runs
+only on text that passes a test every match of that shape passes, and the tests start with
+one-character searches (a memchr, about ten times cheaper than searching for a longer
+literal) that rule out several shapes at once.
 """
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
+
+from harness.text import map_json_strings
 
 MASK = "[REDACTED]"
 _MIN_SECRET_CHARS = 6
@@ -22,6 +28,7 @@ _MIN_SECRET_CHARS = 6
 SHAPES: dict[str, re.Pattern[str]] = {
     name: re.compile(pattern)
     for name, pattern in (
+        ("url-password", r"://[^\s/@:]*:[^\s/@]+@"),  # redis://user:password@host
         ("openai", r"sk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_\-]{16,}"),  # Anthropic, OpenAI
         ("slack", r"xox[abposr]-[A-Za-z0-9\-]{8,}"),  # Slack bot / user tokens
         ("slack-app", r"xapp-[A-Za-z0-9\-]{8,}"),  # Slack app-level tokens
@@ -35,8 +42,9 @@ SHAPES: dict[str, re.Pattern[str]] = {
         ("telegram", r"\b\d{6,12}:[A-Za-z0-9_\-]{30,}"),  # Telegram bot tokens
     )
 }
-_OPENAI, _SLACK, _SLACK_APP, _GITHUB, _AWS, _BEARER = (
-    SHAPES[name] for name in ("openai", "slack", "slack-app", "github", "aws", "bearer")
+_URL_PASSWORD, _OPENAI, _SLACK, _SLACK_APP, _GITHUB, _AWS, _BEARER = (
+    SHAPES[name]
+    for name in ("url-password", "openai", "slack", "slack-app", "github", "aws", "bearer")
 )
 _NAMED = tuple(
     (literal, SHAPES[name])
@@ -88,11 +96,9 @@ def redact(text: str) -> str:
     each guard below is true for every text its patterns can match."""
     if len(text) < _MIN_SECRET_CHARS:  # shorter than any secret: nothing to find
         return text
-    literal = _literal
-    # A substring search per value is several times cheaper than the alternation's scan,
-    # which then runs only on text that holds one.
-    if literal is not None and any(value in text for value in literal[0]):
-        text = literal[1].sub(MASK, text)
+    text = redact_registered(text)
+    if "://" in text and "@" in text:
+        text = _URL_PASSWORD.sub(_mask_match, text)
     if "-" in text:  # every key below has one after its prefix
         if "sk-" in text:
             text = _OPENAI.sub(_mask_match, text)
@@ -114,6 +120,30 @@ def redact(text: str) -> str:
         if _digit_before_colon(text):
             text = _TELEGRAM.sub(_mask_match, text)
     return text
+
+
+def redact_registered(text: str) -> str:
+    """`text` with every registered value (and the rest of the token it sits in) replaced by
+    `[REDACTED]`, and nothing else: for text that must stay the agent's own (a tool's output,
+    where a shape-like string such as `token=abc123` in a test file is data, not a secret).
+    Never raises."""
+    literal = _literal
+    # A substring search per value is several times cheaper than the alternation's scan,
+    # which then runs only on text that holds one.
+    if literal is not None and any(value in text for value in literal[0]):
+        return literal[1].sub(MASK, text)
+    return text
+
+
+RedactedText = Annotated[str, AfterValidator(redact)]
+"""A model's text field that is redacted whenever the model is built or read back: for text
+recorded for people (an error) that no code reads back for its value."""
+
+
+def redact_json(value: Any) -> Any:
+    """`value` (JSON data) with every string in it, keys included, passed through `redact`.
+    Never raises."""
+    return map_json_strings(value, redact)
 
 
 def _named_value(text: str) -> bool:
@@ -149,6 +179,8 @@ def _digit_before_colon(text: str) -> bool:
 
 def _mask_match(match: re.Match[str]) -> str:
     found = match.group(0)
+    if found.startswith("://"):  # a URL's user stays, its password goes
+        return found[: found.index(":", 3) + 1] + MASK + "@"
     for lead in ("=", ":"):
         head, sep, _ = found.partition(lead)
         if sep and not head.strip().isdigit() and len(head) < 20:

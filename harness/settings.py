@@ -96,6 +96,11 @@ class Settings(ModelSettings, SidecarSettings):
         description="The runtime's own files (embedded Redis data, password); unset: "
         "`.harness` beside the workspace, outside the agent's reach.",
     )
+    mcp_config: Path = Field(
+        default=Path("mcp.json"),
+        description="The operator's MCP servers file (relative: to the folder the fleet runs "
+        "in, beside `.env`); refused when it lies inside the workspace.",
+    )
     agent_name: str = Field(default="Harness")
     port: int = Field(default=8000, ge=1, le=65535)
     host: str = Field(
@@ -114,6 +119,16 @@ class Settings(ModelSettings, SidecarSettings):
     )
     harness_api_key: SecretStr | None = Field(
         default=None, description="Bearer token for the HTTP API; unset disables it."
+    )
+    public_url: str | None = Field(
+        default=None,
+        description="Public base URL of the web server (for `harness setup`); https marks "
+        "the dashboard's cookie Secure.",
+    )
+    web_api_docs: bool = Field(
+        default=False,
+        description="Serve the API's schema and docs (/openapi.json, /docs, /redoc), to anyone "
+        "who can reach the web server; off, they are 404.",
     )
     on_new_message: OnNewMessage = Field(default="steer")
     stream_replies: bool = Field(
@@ -186,7 +201,8 @@ class Settings(ModelSettings, SidecarSettings):
     )
     agent_approval_allow: str = Field(
         default="",
-        description="Comma-separated bash commands or patterns (fnmatch) that never ask.",
+        description="Comma-separated bash commands or patterns that never ask, matched word by "
+        "word (fnmatch per word); a wildcard never allows a program that runs others.",
     )
     agent_approval_timeout: str = Field(
         default="30m", description="How long a request waits for an answer (then: denied)."

@@ -17,28 +17,26 @@ from pydantic import SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
+from harness.credentials import CREDENTIAL_NAME, register_credentials
 from harness.errors import InvalidSettingsError
-from harness.redaction import register_secrets
 
 SettingsT = TypeVar("SettingsT", bound=BaseSettings)
 
-# Values of these variables are never echoed back: they hold credentials.
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|_URL)$")
+# Values of URL variables are never echoed back either: they may hold a password.
+_URL_NAME = re.compile(r"_URL$")
 _PYDANTIC_PREFIX = re.compile(r"^(Value error|Assertion failed), ")
 
 
 def read_settings(cls: type[SettingsT]) -> SettingsT:
-    """`cls()` read from the environment and `.env`. Raises `InvalidSettingsError` with one
-    line per invalid variable; never a pydantic `ValidationError`."""
+    """`cls()` read from the environment and `.env`, its credentials (and those of the
+    environment) registered for redaction in this process (`register_credentials`). Raises
+    `InvalidSettingsError` with one line per invalid variable; never a pydantic
+    `ValidationError`."""
     try:
         settings = cls()
     except ValidationError as exc:
         raise InvalidSettingsError(describe_problems(exc, cls)) from None
-    register_secrets(
-        value.get_secret_value()
-        for value in settings.__dict__.values()
-        if isinstance(value, SecretStr)
-    )
+    register_credentials(settings)
     return settings
 
 
@@ -62,7 +60,8 @@ def describe_problems(exc: ValidationError, cls: type[BaseSettings]) -> list[str
 
 
 def _is_secret(variable: str, field: FieldInfo) -> bool:
-    return bool(_SECRET_NAME.search(variable)) or SecretStr in _leaves(field.annotation)
+    named = CREDENTIAL_NAME.search(variable) or _URL_NAME.search(variable)
+    return bool(named) or SecretStr in _leaves(field.annotation)
 
 
 def _example(field: FieldInfo) -> str | None:

@@ -18,6 +18,7 @@ import secrets
 import shutil
 from pathlib import Path
 
+from harness.redaction import register_secret
 from harness.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -72,14 +73,15 @@ def write_private(path: Path, text: str) -> None:
 
 def redis_password(state: Path) -> str:
     """The embedded Redis password kept in the state folder, generated (`secrets.token_urlsafe`)
-    and saved with mode 0600 on first use. Idempotent."""
+    and saved with mode 0600 on first use, and registered for redaction in this process.
+    Idempotent."""
     path = redis_dir(state) / "password"
     try:
-        existing = path.read_text().strip()
+        password = path.read_text().strip()
     except FileNotFoundError:
-        existing = ""
-    if existing:
-        return existing
-    password = secrets.token_urlsafe(32)
-    write_private(path, password + "\n")
+        password = ""
+    if not password:
+        password = secrets.token_urlsafe(32)
+        write_private(path, password + "\n")
+    register_secret(password)
     return password

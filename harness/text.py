@@ -4,6 +4,7 @@ JSON allows and UTF-8 cannot encode) become U+FFFD, so a turn never fails on the
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -17,10 +18,15 @@ def clean_text(text: str) -> str:
 
 def clean_json(value: Any) -> Any:
     """A parsed JSON value with `clean_text` applied to every string, keys included."""
+    return map_json_strings(value, clean_text)
+
+
+def map_json_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """A copy of JSON data `value` with `change` applied to every string, keys included."""
     if isinstance(value, str):
-        return clean_text(value)
+        return change(value)
     if isinstance(value, dict):
-        return {clean_text(str(k)): clean_json(v) for k, v in value.items()}
+        return {change(str(k)): map_json_strings(v, change) for k, v in value.items()}
     if isinstance(value, list):
-        return [clean_json(item) for item in value]
+        return [map_json_strings(item, change) for item in value]
     return value

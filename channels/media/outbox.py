@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from channels.base import FileChannel
 from channels.registry import channel_or_none
-from harness.errors import ConfigurationError
+from harness.errors import ConfigurationError, NonRetriableError
 from harness.events import FileReady
+from harness.workspace_files import UnsafePathError, read_bytes, relative_in
 
 if TYPE_CHECKING:
     from channels.delivery import DeliveryLog
@@ -26,7 +27,8 @@ log = logging.getLogger(__name__)
 
 def post_file(delivery: DeliveryLog, data: FileReady) -> str:
     """Post the file of `data` unless `delivery` already records it; the platform's id of
-    the post. Raises `ConfigurationError` when the channel cannot send files, and the
+    the post. Raises `ConfigurationError` when the channel cannot send files,
+    `NonRetriableError` when the file is not a plain file of the workspace, and the
     channel's errors (transient or `PermanentPlatformError`) as they are."""
     channel = channel_or_none(data.channel)
     if not isinstance(channel, FileChannel):
@@ -35,9 +37,21 @@ def post_file(delivery: DeliveryLog, data: FileReady) -> str:
     if 0 in already:
         log.info("file %s already posted as %s", delivery.reply_id, already[0])
         return already[0]
-    content = Path(data.path).read_bytes()
+    content = _read(data)
     posted = channel.send_file(
         content, data.name, data.mime_type, data.caption, data.destination, data.channel_meta
     )
     delivery.record(0, posted)
     return posted
+
+
+def _read(data: FileReady) -> bytes:
+    """The file's bytes, read without following a link anywhere on its path: the agent's
+    check resolved it fully (it holds no link), but a link to a secret could have been swapped
+    in since (`harness.workspace_files`)."""
+    root = Path("/")
+    try:
+        return read_bytes(root, relative_in(root, Path(data.path)))
+    except UnsafePathError as exc:
+        log.warning("file %s not sent: %s", data.name, exc)
+        raise NonRetriableError(f"file {data.name} not sent: {exc}") from exc

@@ -14,6 +14,7 @@ from channels.errors import WebhookRejected
 SIGNATURE_HEADER = "X-Slack-Signature"
 TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
 MAX_AGE_SECONDS = 300
+MAX_TIMESTAMP_DIGITS = 12
 
 
 class _FixedClock(Clock):
@@ -42,10 +43,11 @@ def verify_signature(
         raise WebhookRejected(401, f"missing {SIGNATURE_HEADER} or {TIMESTAMP_HEADER} header")
     if not signature.isascii():  # the digest comparison refuses non-ASCII text (a TypeError)
         raise WebhookRejected(401, f"malformed {SIGNATURE_HEADER}")
-    try:
-        age = abs(now() - int(timestamp))
-    except ValueError:
-        raise WebhookRejected(401, f"malformed {TIMESTAMP_HEADER}") from None
+    # Unix seconds in ASCII digits: int() would take "+1_0" or Arabic-Indic digits, and a
+    # few hundred digits overflow the float subtraction below.
+    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= MAX_TIMESTAMP_DIGITS):
+        raise WebhookRejected(401, f"malformed {TIMESTAMP_HEADER}")
+    age = abs(now() - int(timestamp))
     if age > MAX_AGE_SECONDS:
         raise WebhookRejected(401, "stale request: timestamp more than five minutes away")
     verifier = SignatureVerifier(signing_secret, clock=_FixedClock(now))

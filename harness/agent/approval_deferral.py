@@ -30,6 +30,7 @@ def settle_deferred(turn: DurableTurn) -> list[Message]:
             deferred.approval_id,
             deferred.deadline_ms,
             turn.session_key,
+            reply=turn.ask_in,
         )
         turn.arrived.extend(gate.arrived)
         if gate.pending is not None:

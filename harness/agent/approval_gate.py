@@ -21,9 +21,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harness.access import asker_of
+from harness.agent.approval_grants import grantee_of, people_of
 from harness.agent.approval_lines import UNSHOWN_BY, decision_line
 from harness.agent.approval_policy import DECISIONS, ApprovalPolicy, summarize_call
 from harness.agent.approval_text import decision_of, typed_answer
+from harness.agent.untrusted import clean_source
 from harness.events import (
     APPROVAL_ANSWERED,
     APPROVAL_CLOSED,
@@ -56,6 +58,10 @@ UNSHOWN_REFUSAL = (
     "(AGENT_APPROVAL_UNATTENDED=deny). Tell the user what you wanted to do so they can do it "
     "or allow it."
 )
+
+TAINT = "taint"
+"""What the `approval-check` step records when a call asks only because the turn is tainted
+(older runs recorded True or False)."""
 
 PENDING_RESULT = (
     "Not run yet: this call waits for the person's approval, and they wrote something else "
@@ -96,21 +102,31 @@ def ask_first(
     session_key: str | None,
     reply: ReplyTarget | None,
     risky: bool = False,
+    tainted_by: str | None = None,
 ) -> Gate:
     """Whether `call` may run: at once (no approval needed), once approved, or not (denied,
     timed out, nobody to ask), with the reason. `risky` is the tool's own declaration
-    (`Tool.risky`). Suspends the run while it waits (raises `Suspended`)."""
+    (`Tool.risky`). `tainted_by` names the outside content the turn has read (None: none),
+    which makes a risky call ask even when allowlisted or granted; the request then says so.
+    Suspends the run while it waits (raises `Suspended`)."""
     policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
     store = ApprovalStore(ctx.runtime)
-
-    if not policy.needs_approval(call.name, call.arguments, risky=risky):
+    tainted = tainted_by is not None
+    if not policy.needs_approval(call.name, call.arguments, risky=risky, tainted=tainted):
         return Gate()  # grants only ever relax the policy: no need to read them (or record it)
 
-    def check() -> bool:
-        granted = store.grants(session_key) if session_key else []
-        return policy.needs_approval(call.name, call.arguments, granted, risky=risky)
+    def check() -> bool | str:
+        granted = store.grants(session_key, people_of(reply)) if session_key else []
+        if not policy.needs_approval(call.name, call.arguments, granted, risky=risky):
+            # asks only because of the outside content, when the call is one it covers
+            asks = policy.needs_approval(
+                call.name, call.arguments, granted, risky=risky, tainted=tainted
+            )
+            return TAINT if asks else False
+        return True
 
-    if not ctx.step.run("approval-check", check):
+    decided = ctx.step.run("approval-check", check)
+    if not decided:
         return Gate()
     if reply is None or not reply.channel_meta.get(CAN_ANSWER_META):
         allow = settings.agent_approval_unattended == "allow"
@@ -136,7 +152,8 @@ def ask_first(
         approval_id=approval_id,
         run_id=ctx.run_id,
         tool=call.name,
-        summary=summarize_call(call.name, call.arguments),
+        summary=summarize_call(call.name, call.arguments)
+        + (taint_note(tainted_by) if decided == TAINT and tainted_by else ""),
         reply=reply,
         approvers=approvers,
         timeout=settings.agent_approval_timeout,
@@ -146,7 +163,15 @@ def ask_first(
         "approval-ask",
         Event(name=APPROVAL_REQUESTED, id=f"approval-ask-{approval_id}", data=request.model_dump()),
     )
-    return settle(ctx, settings, call, approval_id, deadline_ms, session_key)
+    return settle(ctx, settings, call, approval_id, deadline_ms, session_key, reply=reply)
+
+
+def taint_note(source: str) -> str:
+    """The line a request ends with when it asks only because of outside content."""
+    return (
+        f"\n\n⚠️ Asked because this turn read outside content: {clean_source(source)}. "
+        "Its allowlist and session grants do not apply until that content leaves the context."
+    )
 
 
 def settle(
@@ -156,11 +181,19 @@ def settle(
     approval_id: str,
     deadline_ms: int,
     session_key: str | None,
+    *,
+    reply: ReplyTarget | None,
 ) -> Gate:
     """Wait for the answer to request `approval_id` until `deadline_ms`. A message that
     arrives meanwhile (steer mode) ends the wait: a plain yes or no from someone who may
     answer answers it; anything else leaves the request standing (`Gate.pending`) so the model
-    can see the message. Suspends the run while it waits."""
+    can see the message. Suspends the run while it waits.
+
+    The decision, who gave it and when are read from the request's record, never from the
+    `agent.approval.answered` event that woke the run: anything able to publish an event could
+    forge one. An event whose request is still pending is ignored (the wait goes on). A
+    "session" answer grants the tool to the person who gave it (`approval_grants`), whose
+    turns `reply` tells apart."""
     store = ApprovalStore(ctx.runtime)
     arrived: list[Event] = []
     while True:
@@ -172,22 +205,35 @@ def settle(
             equals=approval_id,
             timeout=left_s,
         )
-        if woken.event is not None:
-            answer = ApprovalAnswered.from_event(woken.event)
-            refusal = _apply(ctx, call, answer.decision, answer.by, answer.at, session_key)
+        if woken.event is None and not woken.by_inbox:
+            refusal = _expire(ctx, settings, call, approval_id, reply)
             return Gate(refusal=refusal, arrived=tuple(arrived))
-        if not woken.by_inbox:
-            return Gate(refusal=_expire(ctx, settings, call, approval_id), arrived=tuple(arrived))
-        taken = ctx.step.take_inbox("approval-inbox")
-        arrived.extend(taken)
-        claim = _typed_answer(ctx, store, approval_id, taken)
+        taken: list[Event] = []
+        if woken.event is not None:  # None while the record is pending: a forged event
+            claim = _recorded_answer(ctx, store, approval_id)
+        else:
+            taken = ctx.step.take_inbox("approval-inbox")
+            arrived.extend(taken)
+            claim = _typed_answer(ctx, store, approval_id, taken)
         if claim is not None and claim.state in DECISIONS:
-            refusal = _apply(ctx, call, claim.state, claim.by, claim.at, session_key)
+            refusal = _apply(ctx, call, claim, session_key, reply)
             return Gate(refusal=refusal, arrived=tuple(arrived))
         if claim is not None and claim.state == "expired":
-            return Gate(refusal=_expire(ctx, settings, call, approval_id), arrived=tuple(arrived))
+            refusal = _expire(ctx, settings, call, approval_id, reply)
+            return Gate(refusal=refusal, arrived=tuple(arrived))
         if any(_says_something(MessageReceived.from_event(e)) for e in taken):
             return Gate(pending=approval_id, deadline_ms=deadline_ms, arrived=tuple(arrived))
+
+
+def _recorded_answer(ctx: Context, store: ApprovalStore, approval_id: str) -> Claim | None:
+    """The answer the request's record holds (decided or expired), or None while it is
+    pending; read in a step, so a replay sees what the first execution saw."""
+    raw = ctx.step.run("approval-record", lambda: _as_dict(store.settled(approval_id)))
+    return None if raw is None else Claim(**raw)
+
+
+def _as_dict(claim: Claim | None) -> dict[str, Any] | None:
+    return None if claim is None else asdict(claim)
 
 
 def _says_something(message: MessageReceived) -> bool:
@@ -219,23 +265,32 @@ def _typed_answer(
 
 
 def _apply(
-    ctx: Context, call: ToolCall, decision: str, by: str, at: int, session_key: str | None
+    ctx: Context,
+    call: ToolCall,
+    claim: Claim,
+    session_key: str | None,
+    reply: ReplyTarget | None,
 ) -> str | None:
-    """The refusal for a denial (None when approved), granting the tool for the session when
-    that was the answer. A denial for nobody (`UNSHOWN_BY`) says the request was not shown."""
-    if decision == "deny" and by == UNSHOWN_BY:
+    """The refusal for a denial (None when approved), granting the tool in the session to
+    the person who answered when that was the answer (`claim`, as the record holds it). A
+    denial for nobody (`UNSHOWN_BY`) says the request was not shown."""
+    if claim.state == "deny" and claim.by == UNSHOWN_BY:
         return UNSHOWN_REFUSAL.format(tool=call.name)
-    if decision == "deny":
+    if claim.state == "deny":
         return (
-            f"Not run: {by} denied this {call.name} call at {_when(at)}. Do not try it another "
-            "way; tell the user and ask what they want instead."
+            f"Not run: {claim.by} denied this {call.name} call at {_when(claim.at)}. Do not try "
+            "it another way; tell the user and ask what they want instead."
         )
-    if decision == "session" and session_key:
-        ctx.step.run("approval-grant", ApprovalStore(ctx.runtime).grant, session_key, call.name)
+    person = grantee_of(reply, claim)
+    if claim.state == "session" and session_key and person:
+        store = ApprovalStore(ctx.runtime)
+        ctx.step.run("approval-grant", store.grant, session_key, person, call.name)
     return None
 
 
-def _expire(ctx: Context, settings: Settings, call: ToolCall, approval_id: str) -> str | None:
+def _expire(
+    ctx: Context, settings: Settings, call: ToolCall, approval_id: str, reply: ReplyTarget | None
+) -> str | None:
     """Close the request as expired (and say so on it); if an answer beat the timeout, apply
     that answer instead."""
     store = ApprovalStore(ctx.runtime)
@@ -247,7 +302,7 @@ def _expire(ctx: Context, settings: Settings, call: ToolCall, approval_id: str) 
             f"Not run: nobody approved this {call.name} call within {timeout}, so it was "
             "refused. Tell the user, and ask again only if they want it."
         )
-    return _apply(ctx, call, claim.state, claim.by, claim.at, None)
+    return _apply(ctx, call, claim, None, reply)
 
 
 def _close(ctx: Context, approval_id: str, line: str) -> None:

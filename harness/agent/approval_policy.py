@@ -4,23 +4,26 @@ Pure: no I/O, no clock. The durable side (asking, waiting, recording) is in
 `harness.agent.approval_gate`.
 
     off    nothing asks
-    risky  the default: `bash`, `write` and `edit` under `functions/`,
+    risky  the default: `bash`, `write` and `edit` under `functions/` (decided on the
+           path resolved inside the workspace: the turn resolves it first, `tool_paths`),
            `delegate_scheduled_task` (work that runs later, with nobody watching), and any
            tool that declares itself risky (MCP tools, unless their server is marked safe)
     all    every tool call asks
 
-A `bash` command matching an `AGENT_APPROVAL_ALLOW` pattern (fnmatch: `ls *`, `git status`)
-never asks, and neither does a tool the person allowed "for this session".
+A `bash` command matching an `AGENT_APPROVAL_ALLOW` pattern word by word (`ls *`,
+`git status`; see `command_allowlist`) never asks, and neither does a tool the person allowed
+"for this session", unless the turn has read outside content (`tainted`, see
+`harness.agent.untrusted`): then every risky call asks, allowlisted or granted.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from harness.agent.command_allowlist import command_allowed
 from harness.settings import ApprovalMode
 
 Decision = Literal["approve", "deny", "session"]
@@ -52,34 +55,36 @@ class ApprovalPolicy:
         granted: Collection[str] = (),
         *,
         risky: bool = False,
+        tainted: bool = False,
     ) -> bool:
         """True when this call must wait for a person. `granted` holds the tools allowed for
         the session; `risky` is the tool's own declaration (`Tool.risky`: MCP tools of servers
-        not marked safe). Must not raise, whatever the arguments look like."""
+        not marked safe). `tainted`: the turn has read outside content (`untrusted`), so a
+        risky call asks even when the allowlist or a grant would let it through (unless the
+        mode is `off`). Must not raise, whatever the arguments look like."""
+        if tainted and self.mode != "off" and _risky_call(tool, arguments, risky):
+            return True
         if self.mode == "off" or tool in granted:
             return False
         if tool == "bash" and self.allowed_command(str(arguments.get("command", ""))):
             return False
         if self.mode == "all":
             return True
-        if risky or tool in RISKY_TOOLS:
-            return True
-        if tool in WRITING_TOOLS:
-            return _under_guarded_folder(str(arguments.get("path", "")))
-        return False
+        return _risky_call(tool, arguments, risky)
 
     def allowed_command(self, command: str) -> bool:
-        """True when `command` (stripped) equals or matches an allowlist pattern. A command
-        that chains or redirects (`;`, `&&`, `|`, `>`, backticks, `$(`) never matches a
-        pattern, so `ls *` does not let `ls; rm -rf ~` through."""
-        command = command.strip()
-        if not command:
-            return False
-        if command in self.allow:
-            return True
-        if any(token in command for token in (";", "&", "|", ">", "<", "`", "$(", "\n")):
-            return False
-        return any(fnmatch.fnmatchcase(command, pattern) for pattern in self.allow)
+        """True when `command` matches an allowlist pattern word by word, options included
+        (`command_allowlist`): a chained or redirected command (`ls; rm -rf ~`) never
+        matches a pattern, and a wildcard (`git *`) never allows a program that can run
+        other programs."""
+        return command_allowed(command, self.allow)
+
+
+def _risky_call(tool: str, arguments: Mapping[str, Any], risky: bool) -> bool:
+    """True for the calls `risky` mode asks about (see the module docstring)."""
+    if risky or tool in RISKY_TOOLS:
+        return True
+    return tool in WRITING_TOOLS and _under_guarded_folder(str(arguments.get("path", "")))
 
 
 def _under_guarded_folder(path: str) -> bool:

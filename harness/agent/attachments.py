@@ -5,7 +5,8 @@ and kept in the workspace inbox, never fetched again once kept, retried when the
 fails for a while. Voice notes and audio are then transcribed, each a durable step too
 (`transcribe`). What the model receives is one user message: the person's text, a note per
 file (path, type, size, inlined text), photos as images. What cannot be used is said to the
-person once, in `Received.notice`.
+person once, in `Received.notice`. A document's text and a transcript are outside content,
+wrapped as untrusted data (`harness.agent.untrusted`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from typing import Any
 from harness.agent import platforms
 from harness.agent.documents import describe, human_size
 from harness.agent.inbox import InboxFile, store
+from harness.agent.untrusted import new_id, wrap
 from harness.errors import StepFailedError
 from harness.events import Attachment, MessageReceived
 from harness.llm.transcription import OpenAITranscriber, Transcriber
 from harness.llm.types import ImageRef, Message
 from harness.runtime.steps import Context
 from harness.settings import Settings
+from harness.workspace_files import read_bytes
 
 IMAGE_KINDS = frozenset({"photo", "sticker"})
 AUDIO_KINDS = frozenset({"voice", "audio"})
@@ -62,7 +65,8 @@ def receive(ctx: Context, data: MessageReceived, settings: Settings, workspace: 
                     problems.append(_no_transcript(settings))
                 notes.append(f"[{file.kind} saved at {file.path}; not transcribed]")
             else:
-                notes.append(f"[{file.kind} saved at {file.path}; transcript:]\n{transcript}")
+                said = wrap(transcript, f"{file.kind} transcript {file.path}", _wrapper_id(ctx))
+                notes.append(f"[{file.kind} saved at {file.path}; transcript:]\n{said}")
         elif file.kind in IMAGE_KINDS and file.mime_type.startswith("image/"):
             shown = settings.media_images
             if shown:
@@ -72,7 +76,8 @@ def receive(ctx: Context, data: MessageReceived, settings: Settings, workspace: 
                 f"{human_size(file.size)}){'; shown below' if shown else ''}]"
             )
         else:
-            notes.append(describe(file, workspace, settings.media_inline_chars))
+            inline = settings.media_inline_chars
+            notes.append(describe(file, workspace, inline, wrapper_id=lambda: _wrapper_id(ctx)))
     text = "\n\n".join(part for part in (data.message.strip(), *notes) if part)
     usable = bool(data.message.strip()) or any(f.refused is None for f in files)
     only_unheard = all(f.kind in AUDIO_KINDS for f in files) and not data.message.strip()
@@ -90,6 +95,11 @@ def steering_message(received: Received) -> Message:
     if not told:
         return received.message
     return received.message.model_copy(update={"text": f"{received.message.text}\n\n{told}"})
+
+
+def _wrapper_id(ctx: Context) -> str:
+    """A new id to wrap what a file says (outside content), the same on every replay."""
+    return str(ctx.step.run("untrusted-id", new_id))
 
 
 def _called(file: InboxFile) -> str:
@@ -180,5 +190,5 @@ def _transcribe(file: InboxFile, settings: Settings, workspace: Path) -> str:
         model=settings.transcribe_model,
         base_url=settings.openai_base_url,
     )
-    audio = (workspace / file.path).read_bytes()
+    audio = read_bytes(workspace, file.path)
     return transcriber.transcribe(audio, Path(file.path).name, file.mime_type or "audio/ogg")

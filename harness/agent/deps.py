@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,8 @@ from typing import Any
 from celery.signals import worker_shutdown
 
 from harness.access import announce_policy
+from harness.agent.approval_policy import ApprovalPolicy
+from harness.agent.command_allowlist import announce_allowlist
 from harness.agent.delegation import (
     DelegateAsyncTaskTool,
     DelegateScheduledTaskTool,
@@ -31,12 +34,13 @@ from harness.errors import ConfigurationError
 from harness.llm.factory import build_fallback_provider, build_provider
 from harness.llm.provider import ModelProvider
 from harness.llm.types import ToolSpec
-from harness.mcp import McpToolbox
+from harness.mcp import McpToolbox, adoption_advice, config_path, ignored_workspace_file
 from harness.settings import Settings, get_settings
 from harness.sidecar.tool_check import check_function_writes
 from harness.state_dir import state_dir
 from harness.tools import ShellPolicy, default_registry, describe_sandbox
 from harness.tools.base import ToolRegistry
+from harness.workspace_files import UnsafePathError, lstat
 
 logger = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -95,9 +99,11 @@ def build_deps(settings: Settings) -> AgentDeps:
     if settings.agent_allow_shell:
         logger.info("%s", describe_sandbox(policy))
     announce_policy(settings.dm_policy)
+    approval = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
+    announce_allowlist(approval.allow)
     tools = default_registry(settings.agent_allow_shell, private_fetch, policy)
     tools.register(RememberTool())
-    mcp = McpToolbox.from_workspace(workspace)  # servers start on first use
+    mcp = mcp_toolbox(settings)  # servers start on first use
     tools.attach(mcp)
     tools.register(SendFileTool())
     if settings.sidecar_enabled:
@@ -132,7 +138,7 @@ def private_folder(settings: Settings, workspace: Path) -> Path:
         )
     for relative in (Path("sessions"), CHATS_DIR):
         old, new = workspace / relative, state / relative
-        if not old.is_dir() or new.exists() or not any(old.iterdir()):
+        if not _plain_folder(workspace, relative) or new.exists() or not any(old.iterdir()):
             continue
         new.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -144,6 +150,30 @@ def private_folder(settings: Settings, workspace: Path) -> Path:
             continue
         logger.warning("moved %s to %s (outside the workspace, private to the fleet)", old, new)
     return state
+
+
+def _plain_folder(workspace: Path, relative: Path) -> bool:
+    """True when `workspace/relative` is a folder reached through no link: a link there would
+    move into the private folder and take the transcripts wherever it points."""
+    try:
+        info = lstat(workspace, relative)
+    except UnsafePathError as exc:
+        logger.warning("%s not moved: %s", relative.as_posix(), exc)
+        return False
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        logger.warning("%s not moved: it is a symbolic link", relative.as_posix())
+    return info is not None and stat.S_ISDIR(info.st_mode)
+
+
+def mcp_toolbox(settings: Settings) -> McpToolbox:
+    """The toolbox of the operator's MCP config file (MCP_CONFIG), following its changes.
+    Raises `ConfigurationError` when MCP_CONFIG lies inside the workspace. Logs one warning
+    when the workspace holds an `mcp.json`, which is never read: the agent can write it."""
+    path = config_path(settings)
+    ignored = ignored_workspace_file(settings)
+    if ignored is not None:
+        logger.warning("%s", adoption_advice(ignored, path))
+    return McpToolbox.from_file(path)
 
 
 def shell_policy(settings: Settings) -> ShellPolicy:

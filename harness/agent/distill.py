@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -22,11 +23,13 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from harness.agent.memory import MEMORY_DIR
-from harness.tools.files import atomic_write
+from harness.workspace_files import UnsafePathError, files_in, open_fd, read_bytes, write_replace
 
 HEARTBEAT_FUNCTION = "agent-heartbeat"
 DISTILL_EVENT = "agent.memory.distill"  # data: {"force": bool}
 STATE_FILE = ".distilled.json"
+_STATE = f"{MEMORY_DIR}/{STATE_FILE}"
+log = logging.getLogger(__name__)
 MAX_BATCH_BYTES = 48_000
 _LOG_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 _ENTRY_START = b"\n### "
@@ -115,28 +118,29 @@ def load_state(workspace: Path) -> DistillState:
     """The saved positions; an empty state when the file is missing or unreadable (which
     only means that every log is sent again: nothing is lost)."""
     try:
-        return DistillState.model_validate_json(state_path(workspace).read_bytes())
-    except (FileNotFoundError, ValidationError, ValueError):
+        return DistillState.model_validate_json(read_bytes(workspace, _STATE))
+    except (OSError, ValidationError, ValueError):
         return DistillState()
 
 
 def save_state(workspace: Path, state: DistillState) -> None:
-    """Write the positions atomically."""
-    path = state_path(workspace)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, state.model_dump_json(indent=1).encode())
+    """Write the positions atomically (replacing a link there, never writing through it)."""
+    write_replace(workspace, _STATE, state.model_dump_json(indent=1).encode())
 
 
 def daily_logs(workspace: Path) -> list[Path]:
-    """The daily logs `memory/YYYY-MM-DD.md`, oldest first."""
-    folder = workspace / MEMORY_DIR
-    if not folder.is_dir():
+    """The daily logs `memory/YYYY-MM-DD.md`, oldest first; links are left out (with a
+    warning), and a `memory/` that is a link has none."""
+    try:
+        names = files_in(workspace, MEMORY_DIR)
+    except UnsafePathError as exc:
+        log.warning("daily logs skipped: %s", exc)
         return []
-    return sorted(p for p in folder.iterdir() if _LOG_NAME.match(p.name) and p.is_file())
+    return [workspace / MEMORY_DIR / name for name in names if _LOG_NAME.match(name)]
 
 
-def _read_locked(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY)
+def _read_locked(workspace: Path, path: Path) -> bytes:
+    fd = open_fd(workspace, path.relative_to(workspace), os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
         with os.fdopen(os.dup(fd), "rb") as handle:
@@ -168,7 +172,7 @@ def pending_logs(
     budget = batch_bytes
     oldest: date | None = None
     for path in daily_logs(workspace):
-        data = _read_locked(path)
+        data = _read_locked(workspace, path)
         start = _start_of(data, state.positions.get(path.name))
         if start >= len(data):
             continue
@@ -288,7 +292,7 @@ def expired_logs(
     for path in daily_logs(workspace):
         if date.fromisoformat(path.stem) >= cutoff:
             continue
-        data = _read_locked(path)
+        data = _read_locked(workspace, path)
         position = state.positions.get(path.name)
         if position is not None and position.end == len(data) and _start_of(data, position):
             expired.append(path)

@@ -7,13 +7,18 @@ libraries), page by page, up to the inline limit.
 
 from __future__ import annotations
 
+import io
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
 from harness.agent.inbox import InboxFile
+from harness.agent.untrusted import wrap
+from harness.workspace_files import read_bytes, read_text
 
 log = logging.getLogger(__name__)
 TEXT_SUFFIXES = frozenset(
@@ -38,33 +43,39 @@ def is_text(file: InboxFile) -> bool:
     return file.mime_type.startswith(_TEXT_TYPES) or Path(file.path).suffix.lower() in TEXT_SUFFIXES
 
 
-def describe(file: InboxFile, workspace: Path, inline_chars: int) -> str:
+def describe(
+    file: InboxFile, workspace: Path, inline_chars: int, *, wrapper_id: Callable[[], str]
+) -> str:
     """The note about one kept file for the user message: its kind, path, type and size, then
     its text when it is a text file or a PDF whose text fits in `inline_chars` (longer text is
-    cut there, with a note to read the rest with the tools). Never raises."""
+    cut there, with a note to read the rest with the tools). The file is read without
+    following a link (`harness.workspace_files`). The text is outside content, wrapped with an
+    id from `wrapper_id`, called only then (`harness.agent.untrusted`). Never raises."""
     head = f"[{file.kind} saved at {file.path} ({file.mime_type or 'unknown type'}, "
     head += f"{human_size(file.size)})"
     text: str | None = None
     try:
         if is_text(file):
-            text = (workspace / file.path).read_text(errors="replace")
+            text = read_text(workspace, file.path)
         elif file.mime_type == "application/pdf" or file.path.lower().endswith(".pdf"):
-            text = pdf_text(workspace / file.path, inline_chars + 1)
+            text = pdf_text(io.BytesIO(read_bytes(workspace, file.path)), inline_chars + 1)
     except OSError as exc:
         log.warning("could not read %s: %s", file.path, exc)
     if not text or not text.strip() or inline_chars == 0:
         return head + "]"
     kind = "text" if is_text(file) else "extracted text"
+    source = f"{file.kind} {file.path}"
     if len(text) > inline_chars:
         note = f"first {inline_chars} characters of its {kind}; read the file for the rest"
-        return f"{head}; {note}:\n{text[:inline_chars]}\n[end of excerpt]"
-    return f"{head}; its {kind}:\n{text}\n[end of {file.path}]"
+        excerpt = wrap(text[:inline_chars], source, wrapper_id())
+        return f"{head}; {note}:\n{excerpt}\n[end of excerpt]"
+    return f"{head}; its {kind}:\n{wrap(text, source, wrapper_id())}\n[end of {file.path}]"
 
 
-def pdf_text(path: Path, limit: int) -> str:
-    """The text of the PDF at `path`, pages joined by blank lines, stopping once `limit`
-    characters are collected. Empty for a PDF without a text layer (a scan) or one pypdf
-    cannot read; never raises for a bad file."""
+def pdf_text(path: Path | IO[bytes], limit: int) -> str:
+    """The text of the PDF at `path` (or in a binary stream), pages joined by blank lines,
+    stopping once `limit` characters are collected. Empty for a PDF without a text layer (a
+    scan) or one pypdf cannot read; never raises for a bad file."""
     try:
         reader = PdfReader(path)
         parts: list[str] = []

@@ -150,7 +150,8 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         answer = outcome.text
     if reply is not None:
         _send_reply(ctx, answer, reply)
-    return {"answer": answer}
+    # the parent marks the answer as outside content when the sub-agent read some
+    return {"answer": answer, "read_outside": turn.taint.source}
 
 
 def _admitted(ctx: Context, data: MessageReceived, policy: DmPolicy) -> bool:

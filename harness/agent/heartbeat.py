@@ -50,6 +50,7 @@ from harness.llm.types import AssistantTurn, Message
 from harness.runtime import Concurrency, Context, cron, event, function
 from harness.runtime.durations import parse_duration
 from harness.settings import Settings, get_settings
+from harness.workspace_files import unlink
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +144,7 @@ def prune_logs(workspace: Path, today: datetime, retention_days: int) -> list[st
     state = load_state(workspace)
     removed = []
     for path in expired_logs(workspace, state, today.date(), retention_days):
-        path.unlink(missing_ok=True)
+        unlink(workspace, path.relative_to(workspace))  # never through a link swapped in
         removed.append(path.name)
     if removed:
         positions = {k: v for k, v in state.positions.items() if k not in removed}

@@ -8,14 +8,18 @@ are checked against what they claim to be before they are kept.
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from harness.events import Attachment
+from harness.workspace_files import UnsafePathError, write_replace
 
+log = logging.getLogger(__name__)
 INBOX = "inbox"
+INBOX_LINKED = "the inbox folder is a link, which I never write through, so the file was not kept"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _IMAGE_MAGIC = {
     b"\xff\xd8\xff": "image/jpeg",
@@ -96,8 +100,9 @@ def store(
     served_type: str,
 ) -> InboxFile:
     """Check and keep one downloaded attachment; idempotent (the same arguments write the same
-    file). Returns a refused `InboxFile` when `content_problem` finds one; raises `OSError`
-    when the workspace cannot be written."""
+    file). Returns a refused `InboxFile` when `content_problem` finds one, or when the inbox
+    (or the file's name in it) is a link: nothing is written through a link
+    (`harness.workspace_files`). Raises `OSError` when the workspace cannot be written."""
     problem = content_problem(attachment, content, served_type)
     mime = sniff(content) or attachment.mime_type or served_type.split(";", 1)[0].strip()
     shown = attachment.name or f"{attachment.kind}"
@@ -105,15 +110,16 @@ def store(
         return InboxFile(kind=attachment.kind, name=shown, refused=problem)
     name = safe_name(attachment.name or f"{attachment.kind}{_EXTENSIONS.get(mime, '')}")
     folder = inbox_folder(workspace, session_key)
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{safe_name(event_id, 'message')}-{index}-{name}"
-    partial = target.with_name(target.name + ".part")
-    partial.write_bytes(content)
-    partial.replace(target)
+    target = (folder / f"{safe_name(event_id, 'message')}-{index}-{name}").relative_to(workspace)
+    try:
+        write_replace(workspace, target, content)
+    except UnsafePathError as exc:
+        log.warning("attachment %s not kept: %s", target.as_posix(), exc)
+        return InboxFile(kind=attachment.kind, name=shown, refused=INBOX_LINKED)
     return InboxFile(
         kind=attachment.kind,
         name=shown,
-        path=target.relative_to(workspace).as_posix(),
+        path=target.as_posix(),
         mime_type=mime,
         size=len(content),
     )

@@ -21,6 +21,8 @@ import os
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from harness.workspace_files import open_fd, read_optional_text
+
 MEMORY_FILE = "MEMORY.md"
 MEMORY_DIR = "memory"
 DEFAULT_CAP = 10_000
@@ -39,8 +41,9 @@ def append_note(workspace: Path, note: str, now: datetime) -> Path:
     the file and its local time heads the entry (`### HH:MM:SS`). The file is created with its
     `# YYYY-MM-DD` heading if needed (and `memory/` too). The entry is written with one
     `write` under an exclusive `flock`, so concurrent appenders (threads or processes) never
-    interleave or both write the heading. Raises ValueError for a naive `now` or a blank note,
-    OSError if the file cannot be written.
+    interleave or both write the heading. The log is opened without following a link
+    (`harness.workspace_files`): a log or `memory/` that is a link raises `UnsafePathError`.
+    Raises ValueError for a naive `now` or a blank note, OSError if the file cannot be written.
     """
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError(f"append_note needs a time zone-aware time, got {now.isoformat()}")
@@ -48,9 +51,9 @@ def append_note(workspace: Path, note: str, now: datetime) -> Path:
     if not text:
         raise ValueError("a memory note must not be blank")
     path = log_path(workspace, now.date())
-    path.parent.mkdir(parents=True, exist_ok=True)
     entry = f"\n### {now.strftime('%H:%M:%S')}\n{text}\n"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+    fd = open_fd(workspace, path.relative_to(workspace), flags, create_parents=True)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         if os.fstat(fd).st_size == 0:
@@ -73,8 +76,9 @@ def memory_context(workspace: Path, now: datetime, cap: int = DEFAULT_CAP) -> st
     depends only on those files and on the date, so it is identical for every `now` of the
     same day until a file changes. Longer than `cap` characters, the oldest text is dropped:
     the result keeps the newest text, starting at a line boundary after `CUT_MARKER`, and is
-    at most `cap` characters long. Raises ValueError if `cap` cannot hold the marker, and
-    OSError for a file that exists but cannot be read.
+    at most `cap` characters long. A file that is a link is left out with a warning. Raises
+    ValueError if `cap` cannot hold the marker, and OSError for a file that exists but cannot
+    be read.
     """
     if cap <= len(CUT_MARKER):
         raise ValueError(f"cap must be more than {len(CUT_MARKER)} characters, got {cap}")
@@ -87,18 +91,11 @@ def memory_context(workspace: Path, now: datetime, cap: int = DEFAULT_CAP) -> st
     ]
     sections = []
     for title, path in parts:
-        body = _read(path)
+        relative = path.relative_to(workspace).as_posix()
+        body = read_optional_text(workspace, relative, "memory file")
         if body:
-            relative = path.relative_to(workspace).as_posix()
             sections.append(f"### {title} ({relative})\n\n{body}")
     return _keep_newest("\n\n".join(sections), cap)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").strip()
-    except (FileNotFoundError, IsADirectoryError):
-        return ""
 
 
 def _keep_newest(text: str, cap: int) -> str:

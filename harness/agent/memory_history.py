@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from harness.agent.memory import MEMORY_DIR, MEMORY_FILE
 from harness.errors import HarnessError
-from harness.tools.files import atomic_write
+from harness.workspace_files import files_in, open_fd, read_bytes, write_replace
 
 HISTORY_DIR = "history"
 REJECTED_DIR = "rejected"
@@ -67,22 +67,29 @@ class MemoryHistory:
     """The versions of one workspace's `MEMORY.md`. Safe across threads and processes."""
 
     def __init__(self, workspace: Path) -> None:
+        self.root = workspace
         self.memory_file = workspace / MEMORY_FILE
         self.folder = workspace / MEMORY_DIR / HISTORY_DIR
+        self._folder = f"{MEMORY_DIR}/{HISTORY_DIR}"
 
     def current(self) -> str:
-        """The text of MEMORY.md now; "" when it does not exist."""
+        """The text of MEMORY.md now; "" when it does not exist. Raises `UnsafePathError`
+        when it is a link (or hard link): a distillation never replaces what it cannot read."""
         try:
-            return self.memory_file.read_text(encoding="utf-8")
+            return read_bytes(self.root, MEMORY_FILE).decode("utf-8")
         except FileNotFoundError:
             return ""
 
     def versions(self) -> list[VersionRecord]:
-        """Every saved version, oldest first. Unreadable metadata files are skipped."""
+        """Every saved version, oldest first. Unreadable metadata files (links included) are
+        skipped."""
         records = []
-        for meta in sorted(self.folder.glob("[0-9]*.json")):
+        for name in self._names(self._folder, ".json"):
+            if not name[:1].isdigit():
+                continue
             try:
-                records.append(VersionRecord.model_validate_json(meta.read_bytes()))
+                meta = read_bytes(self.root, f"{self._folder}/{name}")
+                records.append(VersionRecord.model_validate_json(meta))
             except (OSError, ValueError):
                 continue
         return sorted(records, key=lambda r: r.version)
@@ -90,7 +97,7 @@ class MemoryHistory:
     def read(self, version: int) -> str:
         """The text of a saved version. Raises UnknownVersionError when there is none."""
         try:
-            return self._text_path(version).read_text(encoding="utf-8")
+            return read_bytes(self.root, self._text_name(version)).decode("utf-8")
         except FileNotFoundError as exc:
             raise UnknownVersionError(f"there is no version {version} of MEMORY.md") from exc
 
@@ -113,7 +120,7 @@ class MemoryHistory:
             if expected_sha is not None and text_sha(current) != expected_sha:
                 raise MemoryChangedError("MEMORY.md was changed while a new version was prepared")
             record = self._save_version(current, reason=reason, now=now)
-            atomic_write(self.memory_file, text.encode("utf-8"))
+            write_replace(self.root, MEMORY_FILE, text.encode("utf-8"))
             return record
 
     def restore(self, version: int, *, now: datetime) -> VersionRecord | None:
@@ -129,33 +136,33 @@ class MemoryHistory:
 
         `name` (e.g. the run id) makes the call idempotent: a repeat overwrites the same files.
         """
-        folder = self.folder / REJECTED_DIR
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = f"{self._folder}/{REJECTED_DIR}"
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name)
         record = RejectedRecord(
             name=safe, saved_at=now, reason=reason, size=len(candidate.encode("utf-8"))
         )
-        atomic_write(folder / f"{safe}.md", candidate.encode("utf-8"))
-        atomic_write(folder / f"{safe}.json", record.model_dump_json(indent=1).encode())
+        write_replace(self.root, f"{folder}/{safe}.md", candidate.encode("utf-8"))
+        write_replace(self.root, f"{folder}/{safe}.json", record.model_dump_json(indent=1).encode())
         return record
 
     def rejected(self) -> list[RejectedRecord]:
         """Every held-back candidate, oldest first."""
         records = []
-        for meta in (self.folder / REJECTED_DIR).glob("*.json"):
+        folder = f"{self._folder}/{REJECTED_DIR}"
+        for name in self._names(folder, ".json"):
             try:
-                records.append(RejectedRecord.model_validate_json(meta.read_bytes()))
+                meta = read_bytes(self.root, f"{folder}/{name}")
+                records.append(RejectedRecord.model_validate_json(meta))
             except (OSError, ValueError):
                 continue
         return sorted(records, key=lambda r: r.saved_at)
 
     def read_rejected(self, name: str) -> str:
         """The text of a held-back candidate. Raises UnknownVersionError when there is none."""
-        path = self.folder / REJECTED_DIR / f"{name}.md"
         if "/" in name or name.startswith("."):
             raise UnknownVersionError(f"there is no held-back distillation {name!r}")
         try:
-            return path.read_text(encoding="utf-8")
+            return read_bytes(self.root, f"{self._folder}/{REJECTED_DIR}/{name}.md").decode()
         except FileNotFoundError as exc:
             raise UnknownVersionError(f"there is no held-back distillation {name!r}") from exc
 
@@ -170,17 +177,22 @@ class MemoryHistory:
             sha256=text_sha(text),
         )
         # The text first, then its metadata: a version is listed only once its text is whole.
-        atomic_write(self._text_path(number), text.encode("utf-8"))
-        atomic_write(self.folder / f"{number:04d}.json", record.model_dump_json(indent=1).encode())
+        meta = record.model_dump_json(indent=1).encode()
+        write_replace(self.root, self._text_name(number), text.encode("utf-8"))
+        write_replace(self.root, f"{self._folder}/{number:04d}.json", meta)
         return record
 
-    def _text_path(self, version: int) -> Path:
-        return self.folder / f"{version:04d}.md"
+    def _text_name(self, version: int) -> str:
+        return f"{self._folder}/{version:04d}.md"
+
+    def _names(self, folder: str, suffix: str) -> list[str]:
+        """The regular files of `folder` ending in `suffix`, sorted (links left out)."""
+        return [name for name in files_in(self.root, folder) if name.endswith(suffix)]
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.folder / ".lock", os.O_WRONLY | os.O_CREAT, 0o644)
+        lock = f"{self._folder}/.lock"
+        fd = open_fd(self.root, lock, os.O_WRONLY | os.O_CREAT, create_parents=True)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

@@ -25,6 +25,7 @@ from pathlib import Path
 import yaml
 
 from harness.agent.workspace import SHIPPED_SKILLS_DIR
+from harness.workspace_files import UnsafePathError, files_in, lstat, read_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -49,19 +50,20 @@ def load_skills(workspace: Path) -> list[Skill]:
     of the same file name. A file without front matter, with YAML that does not parse, or
     without a non-empty string `name` and `description` is skipped with a warning (and a
     broken user skill then does not hide the shipped one). Whitespace runs in the name and
-    description are collapsed so that each skill stays on one index line.
+    description are collapsed so that each skill stays on one index line. A skill file that
+    is a link, or a skills folder that is one, is skipped with a warning, never followed.
     """
     by_file: dict[str, Skill] = {}
     for folder in (SHIPPED_SKILLS_DIR, USER_SKILLS_DIR):
-        directory = workspace / folder
-        if not directory.is_dir():
+        try:
+            names = [name for name in files_in(workspace, folder) if name.endswith(".md")]
+        except UnsafePathError as exc:
+            logger.warning("skills in %s skipped: %s", folder.as_posix(), exc)
             continue
-        for file in sorted(directory.glob("*.md")):
-            if not file.is_file():
-                continue
-            skill = _parse_cached(file, (folder / file.name).as_posix())
+        for name in names:
+            skill = _parse_cached(workspace, (folder / name).as_posix())
             if skill is not None:
-                by_file[file.name] = skill
+                by_file[name] = skill
     return sorted(by_file.values(), key=lambda s: (s.name, s.path))
 
 
@@ -75,18 +77,20 @@ _cache: dict[tuple[str, int, int], Skill | None] = {}
 _cache_lock = threading.Lock()
 
 
-def _parse_cached(file: Path, relative: str) -> Skill | None:
+def _parse_cached(workspace: Path, relative: str) -> Skill | None:
     """`_parse`, remembered per (path, mtime, size): the prompt is built before every model
     call, and parsing YAML each time was most of the harness's own time per iteration."""
     try:
-        stat = file.stat()
+        stat = lstat(workspace, relative)
     except OSError:
-        return _parse(file, relative)
-    key = (str(file), stat.st_mtime_ns, stat.st_size)
+        stat = None
+    if stat is None:
+        return _parse(workspace, relative)
+    key = (str(workspace / relative), stat.st_mtime_ns, stat.st_size)
     with _cache_lock:
         if key in _cache:
             return _cache[key]
-    skill = _parse(file, relative)
+    skill = _parse(workspace, relative)
     with _cache_lock:
         if len(_cache) > 1000:
             _cache.clear()
@@ -94,9 +98,9 @@ def _parse_cached(file: Path, relative: str) -> Skill | None:
     return skill
 
 
-def _parse(file: Path, relative: str) -> Skill | None:
+def _parse(workspace: Path, relative: str) -> Skill | None:
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_bytes(workspace, relative).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         logger.warning("skill %s skipped: cannot read it (%s)", relative, exc)
         return None

@@ -29,6 +29,7 @@ from pathlib import Path
 from harness.agent.memory import memory_context
 from harness.agent.skills import load_skills, skills_index
 from harness.llm.types import SystemBlock
+from harness.workspace_files import read_optional_text
 
 IDENTITY_FILES = ("SOUL.md", "IDENTITY.md")
 USER_FILE = "USER.md"
@@ -66,7 +67,8 @@ def build_system_prompt(
 
     `now` must be time zone-aware; it is converted to `tz_name` (an IANA zone such as
     `Europe/Paris`), whose local date picks the memory logs. The workspace must already exist
-    (see `ensure_workspace`); missing files just leave their section out. Raises ValueError
+    (see `ensure_workspace`); missing files just leave their section out, and so do files
+    that are links (`harness.workspace_files`: skipped with a warning). Raises ValueError
     for a naive `now` or an unknown `tz_name`, OSError for an unreadable workspace file.
     `function_notes` (load errors and failed runs of the agent's functions) joins the volatile
     block, and so does where this conversation's own `transcript` can be read, when given.
@@ -74,7 +76,7 @@ def build_system_prompt(
     local = _localize(now, tz_name)
     stable = [
         _identity(workspace, agent_name),
-        _section("About the User", _read(workspace / USER_FILE)),
+        _section("About the User", _read(workspace, USER_FILE)),
         _section("Memory", memory_context(memory_root or workspace, local)),
         _skills(workspace),
         tool_guidelines.strip(),
@@ -104,7 +106,7 @@ def _localize(now: datetime, tz_name: str) -> datetime:
 
 
 def _identity(workspace: Path, agent_name: str) -> str:
-    parts = [text for text in (_read(workspace / name) for name in IDENTITY_FILES) if text]
+    parts = [text for text in (_read(workspace, name) for name in IDENTITY_FILES) if text]
     return "\n\n".join([f"You are {agent_name}.", *parts])
 
 
@@ -126,8 +128,7 @@ def _section(title: str, body: str) -> str:
     return f"## {title}\n\n{body}" if body else ""
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").strip()
-    except (FileNotFoundError, IsADirectoryError):
-        return ""
+def _read(workspace: Path, name: str) -> str:
+    """A prompt file's text; a link (or hard link) is skipped with a warning, never followed:
+    `IDENTITY.md -> ../.env` would put the operator's secrets in every request."""
+    return read_optional_text(workspace, name, "prompt file")

@@ -43,6 +43,8 @@ from harness.agent.memory_scope import memory_root
 from harness.agent.send_file import SEND_FILE, send_file
 from harness.agent.session import SessionLine
 from harness.agent.system_prompt import build_system_prompt
+from harness.agent.tool_paths import resolve_call
+from harness.agent.untrusted import GUIDANCE, Taint, new_id
 from harness.errors import StepFailedError
 from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
 from harness.llm.errors import ContextOverflowError, ModelCancelledError, TransientModelError
@@ -58,6 +60,8 @@ from harness.tools.errors import ToolError
 
 log = logging.getLogger(__name__)
 DELEGATE_TIMEOUT = "30m"
+GUIDELINES = f"{TOOL_GUIDELINES}\n{GUIDANCE}"
+"""The tools block of the system prompt: constant, so the cached prefix stays byte-stable."""
 
 __all__ = ["DurableTurn", "ReplyTarget"]
 
@@ -96,6 +100,7 @@ class DurableTurn:
             deps.workspace, deps.settings.agent_memory_scope, session_key, deps.private
         )
         self.transcript = deps.sessions.path_for(session_key) if session_key else None
+        self.taint = Taint(deps.workspace)  # the outside content this turn has read
 
     # -- context ---------------------------------------------------------------------
     def now(self) -> datetime:
@@ -117,7 +122,7 @@ class DurableTurn:
             agent_name=settings.agent_name,
             channel=self.channel,
             now=self.now(),
-            tool_guidelines=TOOL_GUIDELINES,
+            tool_guidelines=GUIDELINES,
             tz_name=settings.agent_timezone,
             memory_root=self.memory_root,
             function_notes=_function_notes(self.ctx.runtime),
@@ -239,6 +244,7 @@ class DurableTurn:
         `ContextOverflowError` so the loop can compact and try again. With `live`, the text is
         passed on as it streams (not durable; a replay passes nothing on)."""
         self._thinks += 1
+        self.taint.saw(messages)
         try:
             raw = self.ctx.step.run("think", self._think_once, list(messages), list(tools), note)
         except StepFailedError as exc:
@@ -293,7 +299,12 @@ class DurableTurn:
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:
         """Run one tool call durably, once a person approved it when the policy asks
-        (`approval_gate`); every failure or refusal becomes an error result for the model."""
+        (`approval_gate`); every failure or refusal becomes an error result for the model.
+        A path-taking call is asked about and run on its resolved path (`tool_paths`)."""
+        resolved = resolve_call(self.ctx, self.deps.workspace, call)
+        if isinstance(resolved, str):
+            return _error(call, resolved)
+        call = resolved
         gate = ask_first(
             self.ctx,
             self.deps.settings,
@@ -301,6 +312,7 @@ class DurableTurn:
             session_key=self.session_key,
             reply=self.ask_in,
             risky=self.registry.is_risky(call.name),
+            tainted_by=self.taint.source,
         )
         self.arrived.extend(gate.arrived)
         if gate.pending is not None:  # the person wrote meanwhile: the request still stands
@@ -319,6 +331,7 @@ class DurableTurn:
             # a sub-agent sends into its parent's chat, where it would ask for approval
             return send_file(self.ctx, self.deps.workspace, self.ask_in, call, max_bytes)
         raw = self.ctx.step.run("tool", self._execute, call.name, call.arguments)
+        self.taint.ran(call.name, call.arguments, raw)
         return ToolResult(tool_call_id=call.id, content=raw["content"], is_error=raw["is_error"])
 
     def _execute(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -334,6 +347,8 @@ class DurableTurn:
             extras={"now": self.now, "memory_root": self.memory_root},
         )
         outcome = self.registry.execute(name, arguments, tool_ctx)
+        if not outcome.is_error and self.registry.carries_outside_content(name):
+            return self.taint.mark(name, arguments, outcome.content)  # wrapped in the step
         return {"content": outcome.content, "is_error": outcome.is_error}
 
     def _delegate(self, call: ToolCall) -> ToolResult:
@@ -354,7 +369,12 @@ class DurableTurn:
                 )
             except StepFailedError as exc:
                 return _error(call, f"the sub-agent failed: {exc.error}")
-            return ToolResult(tool_call_id=call.id, content=str(result.get("answer", "")))
+            answer = self.taint.subagent_answer(
+                str(result.get("answer", "")),
+                result.get("read_outside"),
+                lambda: self.ctx.step.run("untrusted-id", new_id),
+            )
+            return ToolResult(tool_call_id=call.id, content=answer)
         task = SubagentTask(task=params.task, reply=self.reply)
         if isinstance(params, DelegateScheduledParams):
             checked = self.ctx.step.run("schedule", self._check_schedule, params.scheduled_for)

@@ -24,11 +24,20 @@ to the workspace, and the skills index must name paths the `read` tool can open.
 from __future__ import annotations
 
 import logging
-import os
-import secrets
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from harness.tools.files import atomic_write
+from harness.workspace_files import (
+    UnsafePathError,
+    create_exclusively,
+    entries,
+    lstat,
+    make_folders,
+    read_bytes,
+    unlink,
+    write_replace,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -63,14 +72,25 @@ def ensure_workspace(workspace: Path, template: Path, shipped_skills: Path) -> N
     - Mirrors `shipped_skills/*.md` into `skills/shipped/`, replacing changed copies and
       removing copies whose source is gone. That folder belongs to the harness, not the user.
 
-    A missing `template` or `shipped_skills` folder is logged and treated as empty.
-    Raises OSError if the workspace cannot be written.
+    A missing `template` or `shipped_skills` folder is logged and treated as empty. Nothing is
+    written through a link in the workspace (`harness.workspace_files`): a file or folder
+    that is one is left alone with a warning. Raises OSError if the workspace cannot be
+    written.
     """
     workspace.mkdir(parents=True, exist_ok=True)
     for name in SUBFOLDERS:
-        (workspace / name).mkdir(exist_ok=True)
+        _guarded(name, make_folders, workspace, name)
     _copy_missing(template, workspace)
-    _mirror_skills(shipped_skills, workspace / SHIPPED_SKILLS_DIR)
+    _guarded(SHIPPED_SKILLS_DIR.as_posix(), _mirror_skills, shipped_skills, workspace)
+
+
+def _guarded(shown: str, action: Callable[..., object], *args: Any) -> None:
+    """Run `action(*args)`; a link in the way is logged and skipped, not fatal: a fleet must
+    start even when the agent left a link where a folder belongs."""
+    try:
+        action(*args)
+    except UnsafePathError as exc:
+        logger.warning("%s left as it is: %s", shown, exc)
 
 
 def _copy_missing(template: Path, workspace: Path) -> None:
@@ -81,45 +101,34 @@ def _copy_missing(template: Path, workspace: Path) -> None:
         relative = source.relative_to(template)
         if not source.is_file() or _SKIPPED_PARTS.intersection(relative.parts):
             continue
-        target = workspace / relative
-        if target.exists() or target.is_symlink():
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _create_exclusively(target, source.read_bytes())
-        logger.info("copied %s into the workspace", relative.as_posix())
+        shown = relative.as_posix()
+        try:
+            # only if nothing (not even a link) has the name: a concurrent creator or the
+            # user always wins, and no partial file is ever seen
+            if lstat(workspace, relative) is not None:
+                continue
+            if create_exclusively(workspace, relative, source.read_bytes()):
+                logger.info("copied %s into the workspace", shown)
+        except UnsafePathError as exc:
+            logger.warning("template file %s not copied: %s", shown, exc)
 
 
-def _create_exclusively(target: Path, data: bytes) -> None:
-    """Write `data` to `target` only if it does not exist, never exposing a partial file.
-
-    The content goes to a temporary file that is then hard-linked into place: `os.link`
-    fails if the target exists, so a concurrent creator (or the user) always wins.
-    """
-    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-    temp.write_bytes(data)
-    try:
-        os.link(temp, target)
-    except FileExistsError:
-        pass
-    finally:
-        temp.unlink()
-
-
-def _mirror_skills(source: Path, mirror: Path) -> None:
-    mirror.mkdir(parents=True, exist_ok=True)
+def _mirror_skills(source: Path, workspace: Path) -> None:
+    mirror = SHIPPED_SKILLS_DIR.as_posix()
+    make_folders(workspace, mirror)
     if not source.is_dir():
         logger.warning("shipped skills folder %s does not exist; no skills mirrored", source)
         wanted: dict[str, bytes] = {}
     else:
         wanted = {p.name: p.read_bytes() for p in sorted(source.glob("*.md")) if p.is_file()}
     for name, data in wanted.items():
-        target = mirror / name
+        target = f"{mirror}/{name}"
         try:
-            if target.read_bytes() == data:
+            if read_bytes(workspace, target) == data:
                 continue
-        except FileNotFoundError:
+        except OSError:  # missing, or a link: replaced below either way
             pass
-        atomic_write(target, data)
-    for stale in mirror.glob("*.md"):
-        if stale.name not in wanted:
-            stale.unlink(missing_ok=True)
+        write_replace(workspace, target, data)
+    for stale, _ in entries(workspace, mirror):
+        if stale.endswith(".md") and stale not in wanted:
+            unlink(workspace, f"{mirror}/{stale}")

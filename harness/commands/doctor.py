@@ -24,6 +24,7 @@ from harness.commands.doctor_remote import channel_checks, model_checks
 from harness.commands.mcp import mcp_checks
 from harness.errors import BusUnavailableError, ConfigurationError
 from harness.settings import Settings, get_settings
+from harness.workspace_files import files_in
 
 MIN_PYTHON = (3, 11)
 
@@ -104,12 +105,17 @@ def check_workspace(settings: Settings) -> list[Check]:
         return [Check("workspace", "fail", f"{workspace} is not writable: {exc.strerror}", fix)]
     checks = [Check("workspace", "ok", f"{workspace.resolve()} is writable")]
     functions = workspace / "functions"
-    if not functions.is_dir():
+    if functions.is_symlink():
+        detail = f"{functions} is a symbolic link: the fleet never follows one, nothing loads"
+        fix = f"make it a folder: rm {functions} && mkdir {functions}"
+        checks.append(Check("functions", "fail", detail, fix))
+    elif not functions.is_dir():
         detail = f"{functions} does not exist yet"
         checks.append(Check("functions", "warn", detail, f"create it: mkdir -p {functions}"))
     else:
         try:
-            count = len(list(functions.glob("*.py")))
+            names = files_in(workspace.resolve(), "functions")
+            count = len([name for name in names if name.endswith(".py")])
         except OSError as exc:
             fix = f"make {functions} readable"
             checks.append(Check("functions", "fail", f"{functions}: {exc.strerror}", fix))
@@ -158,6 +164,20 @@ def check_safety(settings: Settings) -> list[Check]:
     return checks
 
 
+def check_allowlist(settings: Settings) -> list[Check]:
+    """A warning per `AGENT_APPROVAL_ALLOW` pattern that does less than it seems: a wildcard
+    over a program that can run other programs (which it never allows), or one that does not
+    parse. Nothing when every pattern is fine."""
+    from harness.agent.approval_policy import ApprovalPolicy
+    from harness.agent.command_allowlist import wildcard_warnings
+
+    policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
+    fix = "allow such a program by exact commands (`git status`), or let it ask"
+    return [
+        Check("approval allowlist", "warn", line, fix) for line in wildcard_warnings(policy.allow)
+    ]
+
+
 def run_checks(offline: bool) -> list[Check]:
     """Every check, in the order printed. Reads the settings; never raises for a failed check."""
     settings = get_settings()
@@ -168,6 +188,7 @@ def run_checks(offline: bool) -> list[Check]:
         lambda: channel_checks(offline=offline),
         lambda: check_workspace(settings),
         lambda: check_safety(settings),
+        lambda: check_allowlist(settings),
         lambda: mcp_checks(settings),
     ]
     return [check for step in steps for check in step()]

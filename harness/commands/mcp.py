@@ -1,5 +1,6 @@
-"""`harness mcp list`: the MCP servers of `workspace/mcp.json`, their state and their tools;
-and the doctor's check of the same."""
+"""`harness mcp list`: the MCP servers of the operator's config file (MCP_CONFIG), their state
+and their tools; and the doctor's check of the same. Neither ever starts a server named in
+`workspace/mcp.json`: they say it is ignored, and how to adopt it."""
 
 from __future__ import annotations
 
@@ -8,17 +9,28 @@ from rich.console import Console
 
 from harness.commands.check import Check
 from harness.errors import ConfigurationError
-from harness.mcp import CONFIG_FILE, McpToolbox, load_config
+from harness.mcp import (
+    McpToolbox,
+    adoption_advice,
+    adoption_steps,
+    config_path,
+    ignored_workspace_file,
+    load_config,
+)
 from harness.mcp.toolbox import ServerStatus
+from harness.mcp.watch import RELOAD_INTERVAL
 from harness.settings import Settings, get_settings
 
-mcp_app = typer.Typer(help="MCP servers configured in workspace/mcp.json.", no_args_is_help=True)
+mcp_app = typer.Typer(
+    help="MCP servers configured in the operator's mcp.json (MCP_CONFIG, outside the workspace).",
+    no_args_is_help=True,
+)
 
 
 def server_statuses(settings: Settings) -> list[ServerStatus]:
-    """Start every configured server, list its tools, stop it. Raises `ConfigurationError`
-    for an unreadable mcp.json."""
-    box = McpToolbox(load_config(settings.agent_workspace.resolve()))
+    """Start every server of the MCP_CONFIG file, list its tools, stop it. Raises
+    `ConfigurationError` for MCP_CONFIG inside the workspace or an unreadable file."""
+    box = McpToolbox(load_config(config_path(settings)))
     try:
         return box.status()
     finally:
@@ -27,26 +39,49 @@ def server_statuses(settings: Settings) -> list[ServerStatus]:
 
 @mcp_app.command("list")
 def list_servers() -> None:
-    """Show each server, its state and its tools (this starts the servers briefly)."""
+    """Show each server of MCP_CONFIG, its state and its tools (this starts the servers
+    briefly). Workers pick up a change of that file within a few seconds."""
     console = Console()
-    statuses = server_statuses(get_settings())
+    settings = get_settings()
+    path = config_path(settings)
+    ignored = ignored_workspace_file(settings)
+    if ignored is not None:
+        console.print(f"! {adoption_advice(ignored, path)}", markup=False, soft_wrap=True)
+    statuses = server_statuses(settings)
     if not statuses:
-        console.print(f"No MCP servers: add them to {CONFIG_FILE} in the workspace.")
+        console.print(f"No MCP servers: add them to {path} (MCP_CONFIG).", markup=False)
         return
+    console.print(f"MCP servers of {path}:", markup=False)
     for status in statuses:
         line = f"{status.name} ({status.transport}): {status.state}"
         console.print(line + (f" - {status.reason}" if status.reason else ""), markup=False)
         for tool in status.tools:
             console.print(f"    {tool}", markup=False)
+    console.print(
+        f"Running workers read this file again within {RELOAD_INTERVAL:g} s of their next "
+        "model call, restarting the servers whose entry changed.",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def mcp_checks(settings: Settings) -> list[Check]:
-    """One check per configured server; none when there is no mcp.json. Never raises."""
+    """One check per server of the MCP_CONFIG file (none without one), and a warning when the
+    workspace holds an ignored `mcp.json`. Never raises."""
+    try:
+        path = config_path(settings)
+    except ConfigurationError as exc:
+        return [Check("mcp", "fail", str(exc), "set MCP_CONFIG to a file outside the workspace")]
+    checks: list[Check] = []
+    ignored = ignored_workspace_file(settings)
+    if ignored is not None:
+        detail = f"{ignored} is ignored: the agent can write it, so it starts no server"
+        checks.append(Check("mcp workspace file", "warn", detail, adoption_steps(ignored, path)))
     try:
         statuses = server_statuses(settings)
     except ConfigurationError as exc:
-        return [Check("mcp", "fail", str(exc), f"fix {CONFIG_FILE} in the workspace")]
-    return [
+        return [*checks, Check("mcp", "fail", str(exc), f"fix {path}")]
+    return checks + [
         Check(f"mcp {s.name}", "ok", f"{len(s.tools)} tool(s)")
         if s.state == "running"
         else Check(f"mcp {s.name}", "fail", s.reason or s.state, "see `harness mcp list`")

@@ -2,7 +2,9 @@
 
 `run_view` and `step_views` are the only functions that know the ledger's record shapes (the
 typed `RunRecord`, journal entries as `{"k": kind, "v"|"e": ..., "n", "s", "t"}`), so a change
-of either touches these two and nothing in the rendering.
+of either touches these two and nothing in the rendering. Text a run recorded (its error) is
+redacted here, when it is shown: records written before a secret was registered, or by a
+process that did not know it, show no more than new ones.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.redaction import redact
 from harness.runtime.ledger import RunRecord
 
 SUSPENDED = frozenset({"sleeping", "waiting"})
@@ -61,7 +64,7 @@ def _ms(value: Any) -> int:
 
 
 def run_view(record: RunRecord) -> RunView:
-    """A `RunView` of the ledger's record of a run."""
+    """A `RunView` of the ledger's record of a run, its error redacted."""
     return RunView(
         id=record.id,
         function_id=record.function_id,
@@ -70,7 +73,7 @@ def run_view(record: RunRecord) -> RunView:
         created_ms=record.created_at,
         started_ms=record.started_at,
         ended_ms=record.ended_at,
-        error=record.error,
+        error=redact(record.error),
         wake_kind=record.wake_kind,
         wake_step=record.wake_step,
         wake_since_ms=record.wake_since,

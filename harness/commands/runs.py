@@ -23,7 +23,7 @@ from harness.errors import RunNotFoundError
 from harness.observe.rerun import rerun
 from harness.observe.run_filters import RunFilter, find_runs
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
-from harness.redaction import redact
+from harness.redaction import redact_json
 from harness.runtime import Runtime, get_runtime
 from harness.runtime.durations import parse_duration
 from harness.runtime.kicker import kick_all
@@ -99,19 +99,8 @@ def print_rows(header: Sequence[str], rows: Sequence[Sequence[str]], no_wrap: in
 def _run_json(record: RunRecord) -> dict[str, Any]:
     """The run's record for `--json`, every string in it (the trigger event, the result, the
     error) redacted like the logs."""
-    redacted: dict[str, Any] = _redacted(record.model_dump(mode="json"))
+    redacted: dict[str, Any] = redact_json(record.model_dump(mode="json"))
     return redacted
-
-
-def _redacted(value: Any) -> Any:
-    """`value` (JSON data) with every string, keys included, passed through `redact`."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {redact(str(k)): _redacted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
 
 
 @runs_app.callback()
@@ -168,8 +157,10 @@ def _header(run: RunView) -> list[str]:
 
 
 def _journal_fields(entry: dict[str, Any]) -> dict[str, Any]:
-    """A journal entry without its full value (`v`, unredacted, for replay only)."""
-    return {k: v for k, v in entry.items() if k != "v"}
+    """A journal entry without its full value (`v`, unredacted, for replay only), its texts
+    (input preview, error) redacted."""
+    fields: dict[str, Any] = redact_json({k: v for k, v in entry.items() if k != "v"})
+    return fields
 
 
 def _tokens(detail: StepDetail | None) -> list[str]:

@@ -16,18 +16,20 @@ from pathlib import Path
 from PIL import Image, UnidentifiedImageError
 
 from harness.llm.types import ImageRef, Message
+from harness.workspace_files import read_bytes
 
 log = logging.getLogger(__name__)
 MAX_EDGE = 1568
 MAX_BYTES = 3_750_000  # base64 grows it by 4/3: stays under Anthropic's 5 MB
 
 
-def encode_image(path: Path, media_type: str) -> tuple[str, str] | None:
-    """The image at `path` as (media type, base64), resized to `MAX_EDGE` and re-encoded as
-    JPEG when it is larger than the limits; None when the file is missing or not an image.
-    Never raises for a bad file."""
+def encode_image(workspace: Path, path: str, media_type: str) -> tuple[str, str] | None:
+    """The image at `path` (relative to `workspace`) as (media type, base64), resized to
+    `MAX_EDGE` and re-encoded as JPEG when it is larger than the limits; None when the file is
+    missing, a link (never followed: `harness.workspace_files`) or not an image. Never raises
+    for a bad file."""
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(workspace, path)
         with Image.open(io.BytesIO(raw)) as image:
             if max(image.size) <= MAX_EDGE and len(raw) <= MAX_BYTES:
                 return media_type, base64.b64encode(raw).decode()
@@ -59,10 +61,7 @@ def with_image_data(messages: Sequence[Message], workspace: Path) -> list[Messag
 
 
 def _load(image: ImageRef, workspace: Path) -> ImageRef | None:
-    path = (workspace / image.path).resolve()
-    if not path.is_relative_to(workspace.resolve()):
-        return None
-    encoded = encode_image(path, image.media_type)
+    encoded = encode_image(workspace, image.path, image.media_type)
     if encoded is None:
         return None
     media_type, data = encoded

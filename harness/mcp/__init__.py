@@ -1,7 +1,9 @@
-"""MCP servers as tools: `workspace/mcp.json` names servers, each server's tools are offered
-to the model as `server__tool`.
+"""MCP servers as tools: the operator's `mcp.json` (`MCP_CONFIG`, outside the workspace) names
+servers, each server's tools are offered to the model as `server__tool`.
 
+location.py    which file: MCP_CONFIG, refused inside the workspace; workspace/mcp.json ignored
 config.py      mcp.json -> ServerConfig list, `${VAR}` from the environment
+watch.py       noticing that the file changed while a worker runs
 connection.py  one server over the official `mcp` SDK (the only module that touches it):
                lazy start, restart with backoff, list and call tools, errors translated
 tool.py        an MCP tool as a harness `Tool` (risky, timeout, result size cap)
@@ -11,6 +13,21 @@ toolbox.py     every configured server, as a dynamic tool source for the registr
 from __future__ import annotations
 
 from harness.mcp.config import CONFIG_FILE, ServerConfig, load_config
+from harness.mcp.location import (
+    adoption_advice,
+    adoption_steps,
+    config_path,
+    ignored_workspace_file,
+)
 from harness.mcp.toolbox import McpToolbox
 
-__all__ = ["CONFIG_FILE", "McpToolbox", "ServerConfig", "load_config"]
+__all__ = [
+    "CONFIG_FILE",
+    "McpToolbox",
+    "ServerConfig",
+    "adoption_advice",
+    "adoption_steps",
+    "config_path",
+    "ignored_workspace_file",
+    "load_config",
+]

@@ -1,4 +1,5 @@
-"""Reading `workspace/mcp.json`, in the format other MCP clients use:
+"""Reading the operator's `mcp.json` (the `MCP_CONFIG` file, never one in the workspace: see
+`location.py`), in the format other MCP clients use:
 
     {"mcpServers": {
         "files": {"command": "npx", "args": ["-y", "server-files"], "env": {"TOKEN": "${TOKEN}"}},
@@ -6,7 +7,8 @@
                    "headers": {"Authorization": "Bearer ${KEY}"}}
     }}
 
-`${VAR}` in any string is replaced from the environment, so secrets stay out of the file. A
+`${VAR}` in any string is replaced from the environment, so secrets stay out of the file (the
+file is the operator's, so filling it from the fleet's environment gives nothing away). A
 server whose variable is unset is kept, with a `problem`, so that `harness mcp list` and
 `harness doctor` can say why it does not run; the other servers are unaffected. Harness extras
 per server: `timeout` (seconds per call, default 60), `safe` (true exempts its tools from the
@@ -54,25 +56,43 @@ class ServerConfig(BaseModel):
         return "http" if self.url else "stdio"
 
 
-def load_config(workspace: Path, environ: Mapping[str, str] | None = None) -> list[ServerConfig]:
-    """The servers in `workspace/mcp.json`; an empty list when the file does not exist.
+def load_config(path: Path, environ: Mapping[str, str] | None = None) -> list[ServerConfig]:
+    """The servers in the config file `path`; an empty list when the file does not exist.
 
-    Raises `ConfigurationError` when the file is not JSON or has no `mcpServers` object.
-    Problems with one server (no command or url, a bad name, an unset variable) are reported
-    on that server's `problem` instead.
+    Raises `ConfigurationError` when the file cannot be read, is not JSON or has no
+    `mcpServers` object. Problems with one server (no command or url, a bad name, an unset
+    variable) are reported on that server's `problem` instead.
     """
-    path = workspace / CONFIG_FILE
-    if not path.exists():
+    return parse_config(read_config_text(path), path, environ)
+
+
+def parse_config(
+    text: str | None, path: Path, environ: Mapping[str, str] | None = None
+) -> list[ServerConfig]:
+    """The servers in `text`, the content of `path` (None: the file does not exist, so no
+    servers). Raises `ConfigurationError` as `load_config` does."""
+    if text is None:
         return []
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        raw = json.loads(text)
+    except ValueError as exc:
         raise ConfigurationError(f"{path} is not valid JSON: {exc}") from exc
     servers = raw.get("mcpServers") if isinstance(raw, dict) else None
     if not isinstance(servers, dict):
         raise ConfigurationError(f'{path} needs an object "mcpServers": {{"name": {{...}}}}')
     env = os.environ if environ is None else environ
     return [_server(name, entry, env) for name, entry in servers.items()]
+
+
+def read_config_text(path: Path) -> str | None:
+    """The file's text; None when it does not exist. Raises `ConfigurationError` when it
+    exists but cannot be read as UTF-8."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc}") from exc
 
 
 def _server(name: str, entry: Any, env: Mapping[str, str]) -> ServerConfig:

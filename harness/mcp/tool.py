@@ -22,10 +22,12 @@ class McpArguments(BaseModel):
 
 class McpTool(Tool[McpArguments]):
     """Calls one remote tool. `risky` is True unless the server is marked `safe` in mcp.json,
-    so an approval policy treats it like the built-in risky tools. A down, dying or silent
+    so an approval policy treats it like the built-in risky tools; its answers are outside
+    content (`Tool.outside_content`) either way. A down, dying or silent
     server, and an error the tool itself reports, become a `ToolError` the model reads."""
 
     parameters = McpArguments
+    outside_content = True  # whatever the server answers is outside the agent's own work
 
     def __init__(self, connection: ServerConnection, remote: RemoteTool) -> None:
         self.connection = connection

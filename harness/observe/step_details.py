@@ -1,8 +1,10 @@
 """What a person sees of one step beyond its timing: previews, error, tokens and cost.
 
 Reads the fields `Step.run` writes to a journal entry (`i` input preview, `e` error, `u`
-usage) and previews the step's value (`v`) as its output. Cost comes from the price table
-now, so an unpriced model shows None ("unknown").
+usage) and previews the step's value (`v`) as its output. Every text is redacted again here,
+when it is shown, though the recording process redacted the previews and the error too: an
+old record, or one written by a process that did not know a secret, shows no more. Cost comes
+from the price table now, so an unpriced model shows None ("unknown").
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pydantic import BaseModel
 
 from harness.llm.pricing import known_cost_usd
 from harness.llm.types import Usage
+from harness.redaction import redact
 from harness.runtime.previews import output_preview
 
 
@@ -51,14 +54,14 @@ def model_usage(raw: Mapping[str, Any]) -> ModelUsage:
 
 
 def step_detail(key: str, entry: Mapping[str, Any]) -> StepDetail:
-    """The detail of journal entry `entry` recorded under `key`. Never raises on old entries
-    (written before previews existed): their fields are simply empty."""
+    """The detail of journal entry `entry` recorded under `key`, its texts redacted. Never
+    raises on old entries (written before previews existed): their fields are simply empty."""
     raw_usage = entry.get("u")
     return StepDetail(
         key=key,
-        input=str(entry.get("i", "")),
-        output=output_preview(entry),
-        error=str(entry.get("e", "")),
+        input=redact(str(entry.get("i", ""))),
+        output=redact(output_preview(entry)),
+        error=redact(str(entry.get("e", ""))),
         usage=model_usage(raw_usage) if isinstance(raw_usage, Mapping) else None,
     )
 

@@ -4,12 +4,14 @@ The request record is what makes "the first answer counts" true: `decide` and `e
 Lua script each, so of two clicks, or of a click and the timeout, exactly one changes the
 record and every later attempt is told what happened instead. A request whose run has ended
 without it (cancelled with its chat's new message, failed) counts as expired. Records live a
-week after their request (for late clicks); a session's grants live 30 days.
+week after their request (for late clicks). A grant ("allow for this session") belongs to the
+person who gave it, in that session; a session's grants live 30 days from its latest one.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,25 +27,26 @@ Outcome = Literal["recorded", "answered", "expired", "forbidden", "unknown"]
 Others = Literal["none", "allowed"]
 
 _DECIDE = r"""
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown', '', '', ''} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown', '', '', '', ''} end
 local state = redis.call('HGET', KEYS[1], 'state')
 local by = redis.call('HGET', KEYS[1], 'by') or ''
 local at = redis.call('HGET', KEYS[1], 'at') or ''
+local who = redis.call('HGET', KEYS[1], 'who') or ''
 if state ~= 'pending' then
-  if state == 'expired' then return {'expired', state, by, at} end
-  return {'answered', state, by, at}
+  if state == 'expired' then return {'expired', state, by, at, who} end
+  return {'answered', state, by, at, who}
 end
 local run = redis.call('HGET', KEYS[1], 'run')
 if run and ARGV[1] ~= 'expired' then
   local status = redis.call('HGET', KEYS[2] .. run, 'status')
   if (not status) or status == 'completed' or status == 'failed' or status == 'cancelled' then
     redis.call('HSET', KEYS[1], 'state', 'expired', 'at', ARGV[3])
-    return {'expired', 'expired', '', ARGV[3]}
+    return {'expired', 'expired', '', ARGV[3], ''}
   end
 end
 if ARGV[1] == 'expired' then
   redis.call('HSET', KEYS[1], 'state', 'expired', 'at', ARGV[3])
-  return {'recorded', 'expired', '', ARGV[3]}
+  return {'recorded', 'expired', '', ARGV[3], ''}
 end
 local approvers = cjson.decode(redis.call('HGET', KEYS[1], 'approvers'))
 -- ARGV[6] == '1': the harness decides for nobody (the request could not be shown)
@@ -52,10 +55,10 @@ if #approvers > 0 and ARGV[6] ~= '1' then
   for _, who in ipairs(approvers) do if who == ARGV[2] then ok = true end end
   -- in a group with AGENT_APPROVAL_GROUP_ANSWER=allowed, any allowed member may answer too
   if redis.call('HGET', KEYS[1], 'others') == 'allowed' and ARGV[5] == '1' then ok = true end
-  if not ok then return {'forbidden', state, by, at} end
+  if not ok then return {'forbidden', state, by, at, who} end
 end
-redis.call('HSET', KEYS[1], 'state', ARGV[1], 'by', ARGV[4], 'at', ARGV[3])
-return {'recorded', ARGV[1], ARGV[4], ARGV[3]}
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'by', ARGV[4], 'at', ARGV[3], 'who', ARGV[2])
+return {'recorded', ARGV[1], ARGV[4], ARGV[3], ARGV[2]}
 """
 
 
@@ -64,12 +67,15 @@ class Claim:
     """The result of answering (or expiring) a request. `outcome` is `recorded` when this call
     changed the record; otherwise why not: `answered` / `expired` earlier (then `state`, `by`
     and `at` tell by whom and when), `forbidden` (the person may not answer this request), or
-    `unknown` (no such request: forged, or long gone). `at` is ms since the epoch, or 0."""
+    `unknown` (no such request: forged, or long gone). `at` is ms since the epoch, or 0.
+    `subject` is who answered as their channel verified it (`telegram:user:7`); empty for
+    the harness's own decisions and for records written before it was kept."""
 
     outcome: Outcome
     state: str = ""
     by: str = ""
     at: int = 0
+    subject: str = ""
 
 
 class ApprovalStore:
@@ -193,18 +199,48 @@ class ApprovalStore:
         keys = [self._record(approval_id), self._runtime.keys.run("")]
         flags = ["1" if allowed else "0", "1" if system else "0"]
         raw = self._decide(keys=keys, args=[decision, subject, now, label, *flags])
-        outcome, state, by, at = (v.decode() if isinstance(v, bytes) else str(v) for v in raw)
-        return Claim(outcome=outcome, state=state, by=by, at=int(at or 0))  # type: ignore[arg-type]
+        outcome, state, by, at, who = (v.decode() if isinstance(v, bytes) else str(v) for v in raw)
+        return Claim(outcome=outcome, state=state, by=by, at=int(at or 0), subject=who)  # type: ignore[arg-type]
 
-    @on_bus("allow a tool for a session")
-    def grant(self, session_key: str, tool: str) -> None:
-        """Let `tool` run without asking for the rest of `session_key`'s life (30 days)."""
-        key = f"{self._prefix}:grants:{session_key}"
-        self._runtime.redis.sadd(key, tool)
+    @on_bus("read an approval request's answer")
+    def settled(self, approval_id: str) -> Claim | None:
+        """The answer that counts for the request, as its record holds it (written only by
+        `decide`, `decide_unattended` and `expire`): a `Claim` with outcome `answered` (its
+        `state` the decision) or `expired`. None while the request is pending, and for a
+        request with no record (never opened, or long gone). Changes nothing."""
+        fields = ["state", "by", "at", "who"]
+        raw = self._runtime.redis.hmget(self._record(approval_id), fields)
+        state, by, at, who = (v.decode() if isinstance(v, bytes) else (v or "") for v in raw)
+        if state not in ("approve", "deny", "session", "expired"):
+            return None
+        outcome: Outcome = "expired" if state == "expired" else "answered"
+        return Claim(outcome=outcome, state=state, by=by, at=int(at or 0), subject=who)
+
+    @on_bus("allow a tool for a person in a session")
+    def grant(self, session_key: str, person: str, tool: str) -> None:
+        """Let `tool` run without asking `person` again in `session_key` (a person's user
+        subject, or the owner's mark for the owner's own entry points), for the rest of the
+        session's life (30 days from its latest grant). Idempotent."""
+        key = self._grants(session_key)
+        self._runtime.redis.sadd(key, json.dumps([person, tool]))
         self._runtime.redis.expire(key, GRANT_TTL_S)
 
-    @on_bus("read a session's grants")
-    def grants(self, session_key: str) -> list[str]:
-        """The tools allowed for `session_key`, sorted."""
-        members = self._runtime.redis.smembers(f"{self._prefix}:grants:{session_key}")
-        return sorted(m.decode() if isinstance(m, bytes) else str(m) for m in members)
+    @on_bus("read a person's grants in a session")
+    def grants(self, session_key: str, people: Collection[str]) -> list[str]:
+        """The tools any of `people` allowed for themselves in `session_key`, sorted. Grants
+        kept the old way, for the whole session (`{prefix}:approval:grants:<session>`), are
+        not read: they count for no one."""
+        members = self._runtime.redis.smembers(self._grants(session_key))
+        return sorted({tool for person, tool in map(_grant_of, members) if person in people})
+
+    def _grants(self, session_key: str) -> str:
+        return f"{self._prefix}:grants-of:{session_key}"
+
+
+def _grant_of(member: bytes | str) -> tuple[str, str]:
+    """The (person, tool) a grants member holds; ("", "") for one not written by `grant`."""
+    try:
+        person, tool = json.loads(member)
+    except (ValueError, TypeError):
+        return "", ""
+    return (person, tool) if isinstance(person, str) and isinstance(tool, str) else ("", "")

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from harness import fleets
+from harness.credentials import register_url_password
 from harness.embedded_redis import OWNER_NAME
 from harness.errors import ConfigurationError
 from harness.settings import Settings
@@ -24,8 +25,16 @@ from harness.state_dir import redis_dir, redis_url_file, state_dir
 def resolve_redis_url(settings: Settings) -> str:
     """The Redis URL this process should use (see the module docstring for the order).
 
+    Its password is registered for redaction in this process (the settings registered
+    REDIS_URL's; one read from the state folder or a fleet record is registered here).
     Raises `ConfigurationError` with a one-line message saying where it looked.
     """
+    url = _find_redis_url(settings)
+    register_url_password(url)
+    return url
+
+
+def _find_redis_url(settings: Settings) -> str:
     if settings.redis_url:
         return settings.redis_url
     workspace = settings.agent_workspace.expanduser().resolve()

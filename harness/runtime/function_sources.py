@@ -16,6 +16,7 @@ import json
 
 from pydantic import BaseModel, TypeAdapter
 
+from harness.redaction import RedactedText
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.instance import Runtime
@@ -30,7 +31,7 @@ class LoadError(BaseModel, frozen=True):
 
     file: str
     line: int = 0
-    error: str
+    error: RedactedText
 
     def describe(self) -> str:
         """`file:line: error`, the way compilers say it."""
@@ -50,7 +51,7 @@ class RunFailure(BaseModel, frozen=True):
 
     function_id: str
     run_id: str
-    error: str
+    error: RedactedText
     at_ms: int
 
 

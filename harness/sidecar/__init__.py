@@ -1,10 +1,18 @@
 """The sidecar: loads the agent's own functions from `workspace/functions` and runs them.
 
     supervisor.py   `harness sidecar`: watches the folder, validates, replaces the child
-    child.py        the child process: loads the files fresh, registers, runs on its queue
+    executor.py     the child: trusted, holds the bus; registers and runs on the sidecar queue
+    host.py         the function host: imports the files, holds no credential, sandboxed
+    host_context.py the `ctx` a handler gets in the host: each step sent to the executor
+    host_link.py    the executor's end of the host: start, load, replace
+    forwarding.py   the executor's handler: runs the host's, serves its steps with the real ctx
+    wire.py         the messages between executor and host; faults.py, exceptions across it
+    admission.py    the executor's own check of what the host says it loaded
+    publish_policy.py  which events a function may not publish (the fleet's own)
     loader.py       importing the folder file by file into a `LoadReport`
     validate.py     the same load in a fresh interpreter with a timeout (sidecar and tools)
-    environment.py  the child's environment (no secrets), limits, and the sandbox seam
+    environment.py  the processes' environments (no secrets; the host not even the bus),
+                    limits, and the sandbox seam
     builtins.py     the functions every child registers: heartbeat, failure recorder
     notes.py        load errors and failed runs, as the agent and the CLI read them
 

@@ -1,11 +1,16 @@
-"""What the processes that run agent-written code get: an environment without secrets, resource
-limits, and the one place where an OS sandbox will wrap their command.
+"""What the sidecar's processes get: environments, resource limits, and the one place where
+an OS sandbox wraps the processes that run agent-written code.
 
-The environment is built from an allowlist, then every variable whose name mentions a key,
-token, secret or password is dropped anyway, and so is every variable of a `SecretStr`
-setting. The bus URL (`REDIS_URL`, or the Sentinel settings and their passwords) is kept:
-functions need it to publish events. A function
-talks to people through events, never with the platform tokens themselves.
+Two environments, both built from an allowlist, minus every variable whose name mentions a
+key, token, secret or password and every `SecretStr` setting:
+
+- `function_environment`, for every process that imports a file of `functions/` (the
+  function host, the validator): no credential at all, not even the bus. Such code reaches
+  the fleet only through the trusted executor, which journals its steps and publishes its
+  events (see `host.py`).
+- `executor_environment`, for the trusted executor, which imports no agent code: the same,
+  plus the fleet's settings and the bus (`REDIS_URL`, or the Sentinel settings and their
+  passwords). A function talks to people through events, never with the platform tokens.
 """
 
 from __future__ import annotations
@@ -29,13 +34,13 @@ from harness.tools.sandbox import SandboxSetting, bwrap_arguments, bwrap_binary,
 
 log = logging.getLogger("harness.sidecar")
 
-_ALLOWED = re.compile(
+_FUNCTION_ALLOWED = re.compile(
     r"^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV|PYTHONPATH"
-    r"|LC_\w+|HARNESS_\w+|SIDECAR_\w+|AGENT_WORKSPACE|AGENT_TIMEZONE|AGENT_NAME|LOG_LEVEL"
-    r"|REDIS_URL|(?i:https?_proxy|no_proxy)|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE)$"
+    r"|LC_\w+|AGENT_WORKSPACE|AGENT_TIMEZONE|AGENT_NAME|LOG_LEVEL"
+    r"|(?i:https?_proxy|no_proxy)|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE)$"
 )
+_EXECUTOR_ALLOWED = re.compile(r"^(HARNESS_\w+|SIDECAR_\w+)$")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
-KEEP_ALWAYS = frozenset({"REDIS_URL"})
 
 
 def secret_setting_names() -> frozenset[str]:
@@ -52,31 +57,23 @@ def _types_of(annotation: object) -> set[object]:
     return {annotation} if not args else {a for arg in args for a in _types_of(arg)}
 
 
-def child_environment(
-    settings: Settings, redis_url: str, base: Mapping[str, str]
-) -> dict[str, str]:
-    """The environment of a process running workspace functions, built from `base` (usually
-    `os.environ`): allowlisted names only, no secrets, and the settings the child needs written
-    out explicitly (it runs outside the project folder, so it never reads `.env`)."""
+def _allowed(base: Mapping[str, str], allowed: re.Pattern[str]) -> dict[str, str]:
     secret = secret_setting_names()
-    env = {
+    return {
         name: value
         for name, value in base.items()
-        if _ALLOWED.match(name)
-        and name not in secret
-        and (name in KEEP_ALWAYS or not _SECRET_NAME.search(name))
+        if allowed.match(name) and name not in secret and not _SECRET_NAME.search(name)
     }
-    env.update(redis_environment(settings, redis_url))
+
+
+def function_environment(settings: Settings, base: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a process that imports agent-written code, built from `base`
+    (usually `os.environ`): allowlisted names only, no secret and no way to the bus, and the
+    few settings such a process reads written out (it never reads the project's `.env`)."""
+    env = _allowed(base, _FUNCTION_ALLOWED)
     env.update(
         AGENT_WORKSPACE=str(settings.agent_workspace.resolve()),
-        HARNESS_KEY_PREFIX=settings.harness_key_prefix,
-        HARNESS_LEASE_TTL=str(settings.harness_lease_ttl),
-        HARNESS_RETRY_BACKOFF=str(settings.harness_retry_backoff),
-        HARNESS_EVENTS_MAXLEN=str(settings.harness_events_maxlen),
         LOG_LEVEL=settings.log_level,
-        SIDECAR_QUEUE=settings.sidecar_queue,
-        SIDECAR_RUN_TIMEOUT=str(settings.sidecar_run_timeout),
-        SIDECAR_CONCURRENCY=str(settings.sidecar_concurrency),
         SIDECAR_MEMORY_MB=str(settings.sidecar_memory_mb),
         SIDECAR_CPU_SECONDS=str(settings.sidecar_cpu_seconds),
         PYTHONUNBUFFERED="1",
@@ -86,9 +83,31 @@ def child_environment(
     return env
 
 
+def executor_environment(
+    settings: Settings, redis_url: str, base: Mapping[str, str]
+) -> dict[str, str]:
+    """The environment of the sidecar's trusted executor: `function_environment`, the
+    harness's and sidecar's own variables (secrets still dropped), the settings it reads
+    written out, and the bus (`redis_environment`)."""
+    env = function_environment(settings, base)
+    env.update(_allowed(base, _EXECUTOR_ALLOWED))
+    env.update(redis_environment(settings, redis_url))
+    env.update(
+        HARNESS_KEY_PREFIX=settings.harness_key_prefix,
+        HARNESS_LEASE_TTL=str(settings.harness_lease_ttl),
+        HARNESS_RETRY_BACKOFF=str(settings.harness_retry_backoff),
+        HARNESS_EVENTS_MAXLEN=str(settings.harness_events_maxlen),
+        SIDECAR_QUEUE=settings.sidecar_queue,
+        SIDECAR_RUN_TIMEOUT=str(settings.sidecar_run_timeout),
+        SIDECAR_CONCURRENCY=str(settings.sidecar_concurrency),
+        SIDECAR_SANDBOX=settings.sidecar_sandbox,
+    )
+    return env
+
+
 def redis_environment(settings: Settings, redis_url: str) -> dict[str, str]:
-    """How the child reaches Redis: `REDIS_URL`, or the Sentinel settings (passwords included:
-    a function needs the bus, as it needs the password inside `REDIS_URL`)."""
+    """How the executor reaches Redis: `REDIS_URL`, or the Sentinel settings (passwords
+    included, as the password inside `REDIS_URL`)."""
     if not settings.redis_sentinels.strip():
         return {"REDIS_URL": redis_url}
     env = {

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
+import logging
+import os
 import shutil
 import sys
 import tempfile
@@ -30,8 +32,10 @@ from harness.runtime.functions import (
     FunctionRegistry,
     capture_declarations,
 )
+from harness.workspace_files import UnsafePathError, files_in, open_fd
 
 PACKAGE = "sidecar_functions"
+log = logging.getLogger(__name__)
 DISABLED_MARK = "# disabled"
 MAX_ERROR_CHARS = 600
 
@@ -82,14 +86,19 @@ class _Collector(FunctionRegistry):
 
 
 def function_files(folder: Path) -> tuple[list[Path], list[str]]:
-    """The files to load, sorted by name, and the names of disabled ones."""
-    if not folder.is_dir():
+    """The files to load, sorted by name, and the names of disabled ones. Links are left out
+    with a warning, and a `folder` that is itself a link has none (`harness.workspace_files`):
+    the fleet never follows a link in the workspace."""
+    try:
+        names = files_in(folder.parent, folder.name)
+    except UnsafePathError as exc:
+        log.warning("no functions loaded: %s", exc)
         return [], []
     files, disabled = [], []
-    for path in sorted(folder.glob("*.py")):
-        if path.name.startswith("_") or not path.is_file():
+    for path in (folder / name for name in names if name.endswith(".py")):
+        if path.name.startswith("_"):
             continue
-        if _first_line(path).strip().lower().startswith(DISABLED_MARK):
+        if _first_line(folder, path.name).strip().lower().startswith(DISABLED_MARK):
             disabled.append(path.name)
         else:
             files.append(path)
@@ -235,9 +244,10 @@ def _line_of(fn: Function) -> int:
     return int(code.co_firstlineno) if code is not None else 0
 
 
-def _first_line(path: Path) -> str:
+def _first_line(folder: Path, name: str) -> str:
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return handle.readline()
+        fd = open_fd(folder, name, os.O_RDONLY)
     except OSError:
         return ""
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as handle:
+        return handle.readline()

@@ -29,12 +29,12 @@ class SidecarSettings(BaseSettings):
     sidecar_queue: str = Field(default="sidecar", description="Celery queue of sidecar runs.")
     sidecar_concurrency: int = Field(default=4, ge=1, le=64)
     sidecar_memory_mb: int = Field(
-        default=2048, ge=0, description="Address-space limit of the sidecar child; 0: none."
+        default=2048, ge=0, description="Address-space limit of the function host; 0: none."
     )
     sidecar_cpu_seconds: int = Field(
         default=3600,
         ge=0,
-        description="CPU seconds one sidecar child may use before it is replaced; 0: no limit.",
+        description="CPU seconds one function host may use before it is replaced; 0: no limit.",
     )
     sidecar_sandbox: Literal["auto", "bwrap", "off"] = Field(
         default="auto",

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from croniter import croniter
 from pydantic import BaseModel
 
+from harness.redaction import RedactedText, redact
 from harness.runtime import Runtime
 from harness.runtime.function_sources import (
     FILE_SOURCE,
@@ -40,7 +41,7 @@ class LastRun(BaseModel, frozen=True):
     id: str
     status: str
     created_at_ms: int
-    error: str = ""
+    error: RedactedText = ""
 
 
 class FunctionRow(BaseModel, frozen=True):
@@ -108,8 +109,10 @@ def _last_runs(runtime: Runtime) -> dict[str, LastRun]:
     found: dict[str, LastRun] = {}
     for row in runtime.ledger.recent(HISTORY_SCAN):
         if row.function_id not in found:
+            # masked before the cut, which could split a secret and leave its head unmasked
+            error = redact(row.error)[:200]
             found[row.function_id] = LastRun(
-                id=row.id, status=row.status, created_at_ms=row.created_at, error=row.error[:200]
+                id=row.id, status=row.status, created_at_ms=row.created_at, error=error
             )
     return found
 

@@ -1,5 +1,8 @@
 """`harness sidecar`: keep one child running the current code of `workspace/functions`.
 
+The child is the trusted executor (`executor.py`), which runs the files in a function host
+of its own (`host.py`); the supervisor, like the executor, never imports them.
+
 Reloading replaces the process, never `importlib.reload`: on a change in the folder (watchdog),
 after `SIDECAR_DEBOUNCE` seconds of quiet, the folder is validated in a fresh interpreter,
 then a new child starts (importing everything fresh, helpers included), and only once it
@@ -32,8 +35,8 @@ from harness.runtime.connection import resolve_redis_url
 from harness.runtime.function_sources import FILE_SOURCE, replace_source
 from harness.settings import Settings
 from harness.sidecar.builtins import BUILTIN_IDS, fleet_builtin_ids
-from harness.sidecar.child import READY_FD_ENV
-from harness.sidecar.environment import child_environment, python_command, sandboxed
+from harness.sidecar.environment import executor_environment, function_environment, python_command
+from harness.sidecar.executor import READY_FD_ENV
 from harness.sidecar.validate import Validator, encode_skip
 
 log = logging.getLogger("harness.sidecar")
@@ -45,6 +48,7 @@ FINAL_GRACE_S = 3.0
 MAX_BACKOFF_S = 60.0
 STABLE_AFTER_S = 30.0
 _POLL_S = 0.05
+EXECUTOR_MODULE = "harness.sidecar.executor"
 
 
 class _Watcher(FileSystemEventHandler):
@@ -80,9 +84,12 @@ class Sidecar:
         self.settings = settings
         self.folder = settings.agent_workspace.resolve() / "functions"
         url = "" if settings.redis_sentinels.strip() else resolve_redis_url(settings)
-        self.env = child_environment(settings, url, os.environ)
+        self.env = executor_environment(settings, url, os.environ)
         self.validator = Validator(
-            self.folder, self.env, warm=True, sandbox=settings.sidecar_sandbox
+            self.folder,
+            function_environment(settings, os.environ),
+            warm=True,
+            sandbox=settings.sidecar_sandbox,
         )
         self._fleet_ids = _fleet_ids()
         self._touched = threading.Event()
@@ -194,15 +201,12 @@ class Sidecar:
     def _spawn(self) -> _Spawned | None:
         read_fd, write_fd = os.pipe()
         env = {**self.env, READY_FD_ENV: str(write_fd)}
-        argv = sandboxed(
-            python_command("harness.sidecar.child"),
-            self.folder.parent,
-            self.settings.sidecar_sandbox,
-        )
         try:
+            # The executor imports no agent code and sandboxes its function host itself. It
+            # works in `/`, so it reads no `.env`: not the project's, nor one the agent wrote.
             proc = subprocess.Popen(
-                argv, env=env, cwd=self.folder, pass_fds=(write_fd,), start_new_session=True,
-                stdin=subprocess.PIPE,
+                python_command(EXECUTOR_MODULE), env=env, cwd="/", pass_fds=(write_fd,),
+                start_new_session=True, stdin=subprocess.PIPE,
             )  # fmt: skip
         except OSError as exc:
             log.error("cannot start a sidecar child: %s", exc)

@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.runtime.functions import REGISTRY
 from harness.settings import Settings
-from harness.sidecar.environment import child_environment
+from harness.sidecar.environment import function_environment
 from harness.sidecar.loader import LoadReport
 from harness.sidecar.validate import validate
 from harness.tools.base import Tool, ToolContext, ToolRegistry
@@ -54,7 +54,7 @@ def check_function_writes(registry: ToolRegistry, settings: Settings) -> None:
 
 def check_file(path: Path, settings: Settings, reserved: Collection[str]) -> str:
     """The sidecar's verdict on one file of `functions/`, as one or more lines of text."""
-    env = child_environment(settings, settings.redis_url or "", os.environ)
+    env = function_environment(settings, os.environ)
     report = validate(
         path.parent,
         env=env,

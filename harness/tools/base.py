@@ -10,6 +10,12 @@ Timeouts. Python code in a thread cannot be killed. On timeout the registry sets
 So a pure-Python tool must bound its own work (web_fetch's httpx timeout and total deadline,
 grep's per-file cancel check); a tool that starts processes must kill them when `ctx.cancel` is
 set (bash kills its whole process group).
+
+Secrets. A tool's output is the model's input and is kept in the session and the run's
+journal, so every registered secret (`harness.credentials`: the Redis password, API keys,
+tokens) is masked in it here, whatever the tool (bash printing a password it found, a fetched
+page, an MCP server's answer). Only registered values: a credential-shaped string in the
+agent's own files (`token=abc123` in a test) is data, and masking it would break `edit`.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.redaction import redact_registered
 from harness.tools.errors import ToolError
 
 logger = logging.getLogger(__name__)
@@ -103,6 +110,9 @@ class Tool(ABC, Generic[P]):
     timeout: float = 30.0
     # Whether the tool acts on the world beyond the workspace; approval policies read it.
     risky: bool = False
+    # Whether its result carries text the agent did not write (a page, a file, a server's
+    # answer): the agent marks such results as untrusted data (`harness.agent.untrusted`).
+    outside_content: bool = False
 
     def json_schema(self) -> dict[str, Any]:
         """The JSON Schema given to the model; by default generated from `parameters`, once
@@ -184,6 +194,12 @@ class ToolRegistry:
         tool = self._all().get(name) if self._sources else self._tools.get(name)
         return bool(tool is not None and tool.risky)
 
+    def carries_outside_content(self, name: str) -> bool:
+        """True when the tool called `name` declares `outside_content`; False for unknown
+        names."""
+        tool = self._all().get(name) if self._sources else self._tools.get(name)
+        return bool(tool is not None and tool.outside_content)
+
     def specs(self) -> list[ToolSpec]:
         """Return every tool's declaration, its schema generated from its parameter model."""
         return [
@@ -198,7 +214,8 @@ class ToolRegistry:
 
         Unknown tool, non-JSON or invalid arguments, a tool exception, a timeout and a
         cancellation each give an error outcome whose text tells the model what went wrong.
-        `raw_arguments` is the model's arguments as a mapping or as a JSON text.
+        `raw_arguments` is the model's arguments as a mapping or as a JSON text. Registered
+        secrets are masked in the outcome (see the module docstring).
         """
         tools = self._all() if self._sources else self._tools
         tool = tools.get(name)
@@ -214,7 +231,8 @@ class ToolRegistry:
             return ToolOutcome(f"invalid arguments for tool {name!r}:\n{_describe(exc)}", True)
         if ctx.cancelled():
             return ToolOutcome(f"tool {name!r} was not run: the run was cancelled", True)
-        return _run_with_timeout(tool, params, ctx)
+        outcome = _run_with_timeout(tool, params, ctx)
+        return ToolOutcome(redact_registered(outcome.content), outcome.is_error)
 
 
 def _parse_arguments(raw: Mapping[str, Any] | str) -> Mapping[str, Any]:

@@ -8,8 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
-from harness.tools.files import atomic_write, read_text_file
+from harness.tools.files import read_text_file
 from harness.tools.paths import display_path, resolve_in_workspace
+from harness.workspace_files import write_replace
 
 
 class TextEdit(BaseModel):
@@ -76,7 +77,7 @@ class EditTool(Tool[EditParams]):
         if updated == original:
             return f"no change: the edits leave {shown} as it was"
         try:
-            atomic_write(path, updated.encode("utf-8"))
+            write_replace(ctx.workspace.resolve(), shown, updated.encode("utf-8"))
         except OSError as exc:
             raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from exc
         count = len(spans)

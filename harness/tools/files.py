@@ -1,11 +1,8 @@
-"""File helpers shared by the file tools: binary sniffing, strict text reads, atomic writes."""
+"""File helpers shared by the file tools: binary sniffing, strict text reads. (Atomic writes
+that follow no link are `harness.workspace_files.write_replace`.)"""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import secrets
-import stat
 from pathlib import Path
 
 from harness.tools.errors import ToolError
@@ -38,30 +35,3 @@ def read_text_file(path: Path, shown: str) -> str:
     except UnicodeDecodeError as exc:
         reason = f"{exc.reason} at byte {exc.start}"
         raise ToolError(f"{shown} is not valid UTF-8 text ({reason})") from None
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Replace the content of `path` with `data` so readers see the old or the new file, never half.
-
-    Writes a temporary file in the same folder, fsyncs it and renames it over `path`. An existing
-    file keeps its permission bits; a new one gets the usual umask-derived mode. Parent folders
-    must exist. On failure the temporary file is removed and `path` is unchanged.
-    """
-    try:
-        mode: int | None = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            if mode is not None:
-                os.fchmod(handle.fileno(), mode)
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        raise

@@ -53,6 +53,7 @@ class GrepTool(Tool[GrepParams]):
     )
     parameters = GrepParams
     timeout = 60.0
+    outside_content = True
 
     def run(self, params: GrepParams, ctx: ToolContext) -> str:
         """Search; see the class docstring."""

@@ -44,6 +44,7 @@ class ReadTool(Tool[ReadParams]):
     )
     parameters = ReadParams
     timeout = 30.0
+    outside_content = True
 
     def run(self, params: ReadParams, ctx: ToolContext) -> str:
         """Read the requested window of lines; see the class docstring."""

@@ -67,6 +67,7 @@ class WebFetchTool(Tool[WebFetchParams]):
     )
     parameters = WebFetchParams
     timeout = 60.0
+    outside_content = True
 
     def __init__(
         self,

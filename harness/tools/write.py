@@ -6,8 +6,8 @@ from pydantic import Field
 
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
-from harness.tools.files import atomic_write
 from harness.tools.paths import display_path, resolve_in_workspace
+from harness.workspace_files import write_replace
 
 
 class WriteParams(ToolParams):
@@ -21,7 +21,9 @@ class WriteTool(Tool[WriteParams]):
     """Write `content` (UTF-8) to `path`, creating parent folders; replaces an existing file.
 
     The write is atomic (temporary file in the same folder, then `os.replace`). Refuses a path
-    outside the workspace or one that is a directory.
+    outside the workspace or one that is a directory. The resolved path is written without
+    following a link (`harness.workspace_files`), so a link swapped in after the check (by a
+    function running meanwhile) makes the write fail instead of landing elsewhere.
     """
 
     name = "write"
@@ -40,8 +42,7 @@ class WriteTool(Tool[WriteParams]):
             raise ToolError(f"{shown} is a directory; give a file path")
         data = params.content.encode("utf-8")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, data)
+            write_replace(ctx.workspace.resolve(), shown, data)
         except OSError as exc:
             raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from exc
         return f"wrote {len(data)} bytes to {shown}"

@@ -19,6 +19,7 @@ from harness.runtime import Runtime, get_runtime
 from harness.runtime.worker import BUILTIN_FUNCTION_MODULES
 from harness.settings import Settings, get_settings
 from harness.web import dashboard
+from harness.web.body import BodyLimits
 from harness.web.deps import WebContext
 from harness.web.header_timeout import HeaderTimeoutProtocol
 from harness.web.processes import serve_processes
@@ -35,17 +36,25 @@ def create_app(
     routers: Iterable[APIRouter] = (),
 ) -> FastAPI:
     """Build the app: `/healthz`, `/api/events`, then each of `routers` (`default_routers()`
-    in production: `/api/chat` and the channel webhooks).
+    in production: `/api/chat` and the channel webhooks). Every request body is bounded by
+    `BodyLimits` (1 MiB, `WEB_BODY_TIMEOUT`); the API docs are served only with
+    `WEB_API_DOCS`.
 
     Nothing connects at build time; `runtime_factory` is called per request. More routers
     can be added afterwards with `app.include_router`; they reach the runtime and settings
     through the `harness.web.web_context` dependency.
     """
-    app = FastAPI(title="Harness", version="0.1.0")
-    app.state.harness = WebContext(
-        runtime_factory=runtime_factory, settings=settings or get_settings()
+    settings = settings or get_settings()
+    docs = settings.web_api_docs  # the schema names every route and body: only when asked
+    app = FastAPI(
+        title="Harness",
+        version="0.1.0",
+        openapi_url="/openapi.json" if docs else None,
+        docs_url="/docs" if docs else None,
+        redoc_url="/redoc" if docs else None,
     )
-    app.state.body_timeout = app.state.harness.settings.web_body_timeout  # read by read_body
+    app.state.harness = WebContext(runtime_factory=runtime_factory, settings=settings)
+    app.add_middleware(BodyLimits, timeout=settings.web_body_timeout)
     app.include_router(health.router)
     app.include_router(events_api.router)
     for router in routers:

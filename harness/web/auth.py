@@ -37,7 +37,17 @@ def require_api_key(
     if scheme.lower() != "bearer" or not token.strip():
         log.info("rejected %s %s: no bearer token", request.method, request.url.path)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing bearer token", _CHALLENGE)
-    presented = token.strip().encode()
-    if not hmac.compare_digest(presented, configured.get_secret_value().encode()):
+    if not equal_secrets(token.strip(), configured.get_secret_value()):
         log.info("rejected %s %s: wrong bearer token", request.method, request.url.path)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "invalid bearer token", _CHALLENGE)
+
+
+def equal_secrets(given: str, expected: str) -> bool:
+    """True when `given` is `expected`, compared in constant time. Never raises: any text a
+    client sends (non-ASCII, lone surrogates) is compared as its UTF-8 bytes, where
+    `hmac.compare_digest` on two str refuses non-ASCII with a TypeError."""
+    return hmac.compare_digest(_utf8(given), _utf8(expected))
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")

@@ -1,6 +1,6 @@
 """How long, and how large, a request's headers may be: uvicorn's httptools protocol, bounded.
 
-uvicorn bounds an idle keep-alive connection and our `read_body` bounds a body, but nothing
+uvicorn bounds an idle keep-alive connection and our `BodyLimits` bounds a body, but nothing
 bounds the request line and headers: a client sending them a byte at a time (slowloris) holds
 a connection, and its buffer, for as long as it likes, and httptools keeps a header line that
 never ends. `HeaderTimeoutProtocol` starts a timer when a connection opens, or when the first

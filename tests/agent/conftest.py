@@ -115,6 +115,7 @@ def make_settings(workspace: Path, model: ModelServer, **overrides: Any) -> Sett
     """Settings for a test agent pointed at the scripted model server, ignoring any .env."""
     values: dict[str, Any] = {
         "agent_workspace": workspace,
+        "mcp_config": workspace.parent / "mcp.json",  # the operator's, beside the workspace
         "anthropic_api_key": model.api_key,
         "anthropic_base_url": model.url,
         "agent_timezone": "UTC",

@@ -79,3 +79,34 @@ def test_policy_risky_asks_for_a_tool_that_declares_itself_risky() -> None:
     policy = ApprovalPolicy(mode="risky")
     assert policy.needs_approval("github__create_issue", {}, risky=True)
     assert not policy.needs_approval("github__list_issues", {}, risky=False)
+
+
+@pytest.mark.parametrize("command", ["git -c core.pager=sh log", "find . -exec id {} +"])
+def test_policy_allowlist_wildcard_over_a_runner_still_asks(command: str) -> None:
+    # Given AGENT_APPROVAL_ALLOW="git *,find *" / When git or find is given an exec option
+    policy = ApprovalPolicy.from_settings("risky", "git *,find *")
+    # Then it asks
+    assert policy.needs_approval("bash", {"command": command}), f"{command!r} slipped through"
+
+
+def test_policy_tainted_turn_asks_for_an_allowlisted_or_granted_risky_call() -> None:
+    # Given `ls *` allowlisted and bash granted for the session
+    policy = ApprovalPolicy.from_settings("risky", "ls *")
+    ls = {"command": "ls -la"}
+    assert not policy.needs_approval("bash", ls)
+    assert not policy.needs_approval("bash", {"command": "make"}, granted=["bash"])
+    # When the turn has read outside content / Then both ask
+    assert policy.needs_approval("bash", ls, tainted=True)
+    assert policy.needs_approval("bash", {"command": "make"}, granted=["bash"], tainted=True)
+
+
+def test_policy_tainted_turn_changes_nothing_for_harmless_calls_or_in_off_mode() -> None:
+    # Given a tainted turn
+    # Then a granted harmless call in `all` mode, a harmless call in `risky` mode and
+    # anything in `off` mode run as before
+    assert not ApprovalPolicy(mode="all").needs_approval(
+        "read", {"path": "a.md"}, granted=["read"], tainted=True
+    )
+    assert not ApprovalPolicy(mode="risky").needs_approval("web_fetch", {}, tainted=True)
+    off = ApprovalPolicy.from_settings("off", "ls *")
+    assert not off.needs_approval("bash", {"command": "rm -rf ~"}, tainted=True)

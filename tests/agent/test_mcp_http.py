@@ -1,6 +1,6 @@
 """MCP over streamable HTTP: a server written with the official SDK, served by uvicorn on a
-local port, configured in `workspace/mcp.json` with a `${VAR}` bearer token, and called by the
-model through the agent's real loop."""
+local port, configured in the operator's `mcp.json` (MCP_CONFIG) with a `${VAR}` bearer
+token, and called by the model through the agent's real loop."""
 
 from __future__ import annotations
 
@@ -25,11 +25,13 @@ def web() -> Iterator[HttpMcpServer]:
 
 
 def _configure(agent: AgentRig, server: HttpMcpServer, **extra: Any) -> None:
-    """Write mcp.json with the token as `${WEB_MCP_TOKEN}` and rebuild the agent's tools."""
+    """Write the operator's mcp.json with the token as `${WEB_MCP_TOKEN}` and rebuild the
+    agent's tools."""
     entry = {"url": server.url, "headers": {"Authorization": "Bearer ${WEB_MCP_TOKEN}"}}
     config = {"mcpServers": {"web": {**entry, "safe": True, **extra}}}
-    (agent.workspace / "mcp.json").write_text(json.dumps(config))
-    agent.deps = build_deps(make_settings(agent.workspace, agent.model))
+    settings = make_settings(agent.workspace, agent.model)
+    settings.mcp_config.write_text(json.dumps(config))
+    agent.deps = build_deps(settings)
     set_agent_deps(agent.deps)
 
 
@@ -52,7 +54,7 @@ def test_the_model_calls_an_http_mcp_tool_with_the_configured_header(
     first, second = (r.body for r in agent.model.requests)
     assert "web__echo" in _tool_names(first), _tool_names(first)
     (result,) = anthropic_tool_results(second)
-    assert result["content"] == "web echo: ping", result
+    assert "\nweb echo: ping\n</untrusted id=" in result["content"], result  # outside content
     assert web.rejected == 0
     assert agent.replies() == ["It said ping."]
 
@@ -105,4 +107,4 @@ def test_a_tool_list_change_reaches_the_next_model_call(
     assert "web__extra" not in _tool_names(first)
     results = anthropic_tool_results(second)
     assert "web__extra" in _tool_names(second), (_tool_names(second), results)
-    assert anthropic_tool_results(third)[-1]["content"] == "extra done"
+    assert "\nextra done\n</untrusted id=" in anthropic_tool_results(third)[-1]["content"]

@@ -19,11 +19,14 @@ def test_the_model_calls_an_mcp_tool_through_the_real_loop(agent: AgentRig) -> N
     finally:
         box.close()
 
-    # Then the tool was offered, run once as a step, and its answer went back to the model
+    # Then the tool was offered, run once as a step, and its answer went back to the model,
+    # marked as outside content
     first, second = (r.body for r in agent.model.requests)
     assert "demo__echo" in [t["name"] for t in first["tools"]]
     results = anthropic_tool_results(second)
-    assert results and results[0]["content"] == "echo: ping", results
+    content = str(results[0]["content"]) if results else ""
+    assert content.startswith('<untrusted source="demo__echo (MCP tool)"'), results
+    assert "\necho: ping\n</untrusted id=" in content, results
     assert agent.replies() == ["It said ping."]
 
 

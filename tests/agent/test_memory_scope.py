@@ -79,7 +79,7 @@ def test_memory_scope_per_chat_memory_is_hidden_from_the_file_tools(agent: Agent
         if block.get("type") == "tool_result"
     ]
     assert len(results) == 2
-    assert results[0].startswith("no matches"), results[0]
+    assert "\nno matches for '4711'" in results[0], results[0]
     assert "is inside memory/chats/, which is private" in results[1], results[1]
 
 

@@ -67,6 +67,9 @@ def test_slack_signature_within_five_minutes_is_accepted() -> None:
         ({}, BODY, "missing"),
         ({"X-Slack-Signature": slack_headers()["X-Slack-Signature"]}, BODY, "missing"),
         ({**slack_headers(), "X-Slack-Request-Timestamp": "yesterday"}, BODY, "malformed"),
+        ({**slack_headers(), "X-Slack-Request-Timestamp": "9" * 400}, BODY, "malformed"),
+        ({**slack_headers(), "X-Slack-Request-Timestamp": "1_700_000_000"}, BODY, "malformed"),
+        ({**slack_headers(), "X-Slack-Request-Timestamp": "-1700000000"}, BODY, "malformed"),
         (slack_headers(body=b"\xff\xfe"), b"\xff\xfe", "bad signature"),
     ],
     ids=[
@@ -77,6 +80,9 @@ def test_slack_signature_within_five_minutes_is_accepted() -> None:
         "missing",
         "no-timestamp",
         "bad-timestamp",
+        "400-digit-timestamp",
+        "underscored-timestamp",
+        "negative-timestamp",
         "not-utf8",
     ],
 )

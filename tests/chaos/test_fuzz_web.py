@@ -21,27 +21,17 @@ import redis
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import SecretStr
 
-from channels import registry as channel_registry
-from channels.slack.channel import SlackChannel
-from channels.telegram.channel import TelegramChannel
 from harness.runtime import Runtime
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import RecordingKicker
-from harness.settings import Settings
-from harness.web import create_app
-from harness.web.app import default_routers
 from tests.channels import payloads
 from tests.channels.conftest import (
     SLACK_SIGNING_SECRET,
     TELEGRAM_SECRET,
-    slack_settings,
-    telegram_settings,
 )
 from tests.chaos.scale import current
-from tests.fakes.slack_api import FakeSlackApi
-from tests.fakes.telegram_api import FakeTelegramApi
+from tests.web_fuzzing import JSON, production_app, published
 
 API_KEY = "fuzz-api-key-0123456789abcdef"
 FUZZ = settings(
@@ -57,26 +47,11 @@ def web(redis_url: str, tmp_path: Path) -> Iterator[tuple[TestClient, Runtime]]:
     """The whole app (every router) on the session's real Redis, with both channels."""
     client = redis.Redis.from_url(redis_url, decode_responses=True)
     runtime = Runtime(redis=client, kicker=RecordingKicker(), keys=Keys(f"fz{uuid.uuid4().hex}"))
-    with FakeTelegramApi() as telegram_api, FakeSlackApi() as slack_api:
-        telegram = TelegramChannel(telegram_settings(telegram_api))
-        slack = SlackChannel(slack_settings(slack_api))
-        channel_registry.reset()
-        channel_registry.register("telegram", lambda: telegram)
-        channel_registry.register("slack", lambda: slack)
-        app_settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
-            harness_api_key=SecretStr(API_KEY),
-            agent_workspace=tmp_path,
-        )
-        app = create_app(lambda: runtime, app_settings, routers=default_routers())
-        with TestClient(app, raise_server_exceptions=False) as test_client:
-            yield test_client, runtime
-        channel_registry.reset()
-        telegram.api.close()
-
-
-def _published(runtime: Runtime) -> int:
-    return int(runtime.redis.xlen(runtime.keys.events))
+    with (
+        production_app(runtime, tmp_path, API_KEY) as app,
+        TestClient(app, raise_server_exceptions=False) as test_client,
+    ):
+        yield test_client, runtime
 
 
 def _no_server_error(response: Any) -> None:
@@ -85,15 +60,6 @@ def _no_server_error(response: Any) -> None:
 
 # -- strategies ------------------------------------------------------------------------------
 
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=20,
-)
 SURROGATE_TEXT = st.text(
     alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF) | st.characters(),
     max_size=20,
@@ -176,7 +142,7 @@ def test_unverified_requests_get_a_4xx_and_publish_nothing(
     bearer: bytes,
 ) -> None:
     client, runtime = web
-    before = _published(runtime)
+    before = published(runtime)
     headers = {
         "X-Telegram-Bot-Api-Secret-Token": secret,
         "X-Slack-Signature": signature,
@@ -186,7 +152,7 @@ def test_unverified_requests_get_a_4xx_and_publish_nothing(
     }
     response = client.post(path, content=body, headers=headers)  # type: ignore[arg-type]
     assert 400 <= response.status_code < 500, f"{response.status_code}: {response.text[:300]}"
-    assert _published(runtime) == before, "an unverified request published an event"
+    assert published(runtime) == before, "an unverified request published an event"
 
 
 # -- verified requests never get a 5xx -----------------------------------------------------
@@ -214,11 +180,11 @@ def test_verified_telegram_bodies_deep_or_broken_never_get_a_5xx(
     web: tuple[TestClient, Runtime], body: bytes
 ) -> None:
     client, runtime = web
-    before = _published(runtime)
+    before = published(runtime)
     headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
     response = client.post("/webhooks/telegram", content=body, headers=headers)
     _no_server_error(response)
-    assert _published(runtime) == before, "a body that is not an update was published"
+    assert published(runtime) == before, "a body that is not an update was published"
 
 
 @FUZZ

@@ -155,3 +155,15 @@ def test_doctor_says_landlock_is_in_force_and_why(env: pytest.MonkeyPatch) -> No
     # Then the sandbox check passes and names the mode and its ABI
     expected = f"✔ sandbox: bash sandbox: landlock (ABI {landlock_abi()}, no PID namespace)"
     assert expected in result.output, result.output
+
+
+def test_doctor_warns_about_an_allowlist_wildcard_over_a_runner(env: pytest.MonkeyPatch) -> None:
+    # Given AGENT_APPROVAL_ALLOW with "git *" (git runs anything through -c) and a fine pattern
+    env.setenv("AGENT_APPROVAL_ALLOW", "git *,ls *")
+    get_settings.cache_clear()
+    # When doctor runs offline
+    result = CliRunner().invoke(app, ["doctor", "--offline"])
+    # Then it warns about that pattern once, and not about the fine one
+    assert result.output.count("! approval allowlist:") == 1, result.output
+    assert "pattern 'git *' is a wildcard over git" in result.output
+    assert "'ls *'" not in result.output

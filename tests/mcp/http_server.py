@@ -24,11 +24,13 @@ Scope = dict[str, Any]
 
 
 class HttpMcpServer:
-    """Start with `with HttpMcpServer(token) as server:`; `url` is its MCP endpoint and
-    `rejected` counts requests refused for a missing or wrong token."""
+    """Start with `with HttpMcpServer(token) as server:`; `url` is its MCP endpoint,
+    `requests` counts every HTTP request and `rejected` those refused for a missing or wrong
+    token."""
 
     def __init__(self, token: str) -> None:
         self.token = token
+        self.requests = 0
         self.rejected = 0
         self.mcp = self._build()
         self._socket = socket.socket()
@@ -87,6 +89,7 @@ class HttpMcpServer:
         expected = f"Bearer {self.token}".encode()
 
         async def guarded(scope: Scope, receive: Any, send: Any) -> None:
+            self.requests += scope["type"] == "http"
             if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
                 self.rejected += 1
                 await send({"type": "http.response.start", "status": 401, "headers": []})

@@ -17,9 +17,8 @@ from tests.fakes.model_server import ModelServer
 from tests.mcp.test_mcp_tools import DEMO
 
 
-def _write_config(workspace: Path, pidfiles: dict[str, Path]) -> None:
+def _write_config(path: Path, pidfiles: dict[str, Path]) -> None:
     """One lingering demo server per name, each writing its pid to its file."""
-    workspace.mkdir(parents=True, exist_ok=True)
     servers = {
         name: {
             "command": sys.executable,
@@ -28,7 +27,7 @@ def _write_config(workspace: Path, pidfiles: dict[str, Path]) -> None:
         }
         for name, pidfile in pidfiles.items()
     }
-    (workspace / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    path.write_text(json.dumps({"mcpServers": servers}))
 
 
 def _alive(pid: int) -> bool:
@@ -43,8 +42,9 @@ def _alive(pid: int) -> bool:
 def test_worker_shutdown_ends_the_stdio_servers(tmp_path: Path, model_server: ModelServer) -> None:
     # Given the process's agent deps with two stdio MCP servers that have started
     pidfiles = {"one": tmp_path / "one.pid", "two": tmp_path / "two.pid"}
-    _write_config(tmp_path / "workspace", pidfiles)
-    set_agent_deps(build_deps(make_settings(tmp_path / "workspace", model_server)))
+    settings = make_settings(tmp_path / "workspace", model_server)
+    _write_config(settings.mcp_config, pidfiles)
+    set_agent_deps(build_deps(settings))
     try:
         names = [s.name for s in agent_deps().tools.specs()]
         assert {"one__echo", "two__echo"} <= set(names), names

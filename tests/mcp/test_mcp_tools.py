@@ -50,7 +50,7 @@ def test_config_reads_mcp_servers_and_expands_variables(tmp_path: Path) -> None:
     (tmp_path / "mcp.json").write_text(json.dumps(config))
 
     # When it is loaded
-    files, web = load_config(tmp_path, {"HOME_DIR": "/srv", "TOK": "s3cret"})
+    files, web = load_config(tmp_path / "mcp.json", {"HOME_DIR": "/srv", "TOK": "s3cret"})
 
     # Then the variables are filled in and each server has its transport
     assert (files.transport, files.args, files.env, files.problem) == (
@@ -72,7 +72,7 @@ def test_a_server_with_a_missing_variable_is_reported_and_never_started(tmp_path
     (tmp_path / "mcp.json").write_text(json.dumps(config))
 
     # When the toolbox is asked for its tools and status
-    box = McpToolbox.from_workspace(tmp_path, {})
+    box = McpToolbox.from_file(tmp_path / "mcp.json", {})
     status = box.status()
     box.close()
 

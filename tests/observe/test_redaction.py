@@ -7,9 +7,16 @@ import random
 
 import pytest
 
-from harness import redaction
-from harness.redaction import MASK, SHAPES, _mask_match, redact, register_secret
+from harness.redaction import (
+    MASK,
+    SHAPES,
+    _mask_match,
+    redact,
+    redact_registered,
+    register_secret,
+)
 from harness.runtime.previews import INPUT_PREVIEW_CHARS, preview, step_preview
+from tests.secrets_registry import forget_registered_secrets
 
 TELEGRAM = "123456789:AAH" + "q" * 32
 # One of each shape, with the part that must never be shown.
@@ -27,6 +34,8 @@ PLANTED = {
     "SECRET= whsec_0123456": "whsec_0123456",
     "api_key:ABCDEF123456": "ABCDEF123456",
     "Token =  abcdefgh12": "abcdefgh12",
+    "redis://:hunter2pass@localhost:6379/0": "hunter2pass",
+    "rediss://default:p%40ss:w0rd@10.0.0.1": "w0rd",
 }
 
 
@@ -34,8 +43,7 @@ PLANTED = {
 def no_registered_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts with no registered value: other tests in the process register
     their settings (a Slack token "xoxb-1" once made these fail in CI only)."""
-    monkeypatch.setattr(redaction, "_secrets", frozenset())
-    monkeypatch.setattr(redaction, "_literal", None)
+    forget_registered_secrets(monkeypatch)
 
 
 def _unguarded(text: str) -> str:
@@ -68,6 +76,7 @@ def test_redact_equals_every_pattern_run_unguarded() -> None:
         '"password":"hunter22"', '"token": "abcdefgh12"', "secret ", "api-key", "TOKEN",
         ":", '":', "=", " = ", "-", "_", "K", "gh", "AKIA", "sk-", "xox", "bearer", " " * 40,
         "\t", "\n", "\u00a0", "x" * 30, "12345678", "İ", "é", '"', "note", "x=1",
+        "redis://", "://", "@", "user", ":pw123456@", "/", "host:6379",
     ]  # fmt: skip
     rng = random.Random(13)
     for _ in range(5000):
@@ -94,3 +103,22 @@ def test_a_registered_value_that_starts_a_longer_token_masks_the_whole_token() -
     # Then no part of the token's tail is shown, and the value alone is masked
     assert "PAGETOKEN" not in shown and "23456789012" not in shown and MASK in shown, shown
     assert alone == f"token {MASK} set", alone
+
+
+def test_redact_keeps_a_urls_user_and_host_and_masks_its_password() -> None:
+    # Given a Redis URL with a user and a password, in a sentence
+    text = "cannot reach redis://default:s3cr3t-pw@redis.internal:6379/0 (timeout)"
+    # When it is redacted
+    shown = redact(text)
+    # Then the user, host and port stay readable and the password is gone
+    assert shown == f"cannot reach redis://default:{MASK}@redis.internal:6379/0 (timeout)", shown
+
+
+def test_redact_registered_masks_registered_values_and_leaves_shapes_alone() -> None:
+    # Given a registered password, and text that also holds a credential-shaped example
+    register_secret("Xq7-registered-pw")
+    text = "conf: password=example123 and the real one Xq7-registered-pw"
+    # When only registered values are masked
+    shown = redact_registered(text)
+    # Then the registered value is gone and the example stays as the agent wrote it
+    assert shown == f"conf: password=example123 and the real one {MASK}", shown

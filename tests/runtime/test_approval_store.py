@@ -59,3 +59,42 @@ def test_store_timeout_after_an_answer_reports_the_answer(runtime: Runtime) -> N
 
 def test_store_unknown_request_is_unknown(runtime: Runtime) -> None:
     assert ApprovalStore(runtime).decide("forged", "approve", ANA, "Ana").outcome == "unknown"
+
+
+def test_store_grant_belongs_to_the_person_who_gave_it(runtime: Runtime) -> None:
+    # Given Ana allowed bash for herself in a group's session
+    store = ApprovalStore(runtime)
+    store.grant("group-1", ANA, "bash")
+    # Then her turns there read it, another member's and another session's do not
+    assert store.grants("group-1", [ANA]) == ["bash"]
+    assert store.grants("group-1", ["telegram:user:2"]) == []
+    assert store.grants("group-2", [ANA]) == []
+
+
+def test_store_session_wide_grant_of_the_old_kind_counts_for_nobody(runtime: Runtime) -> None:
+    # Given a grant kept the old way: the tool for the whole session
+    runtime.redis.sadd(f"{runtime.keys.prefix}:approval:grants:group-1", "bash")
+    # Then no one's turn reads it
+    assert ApprovalStore(runtime).grants("group-1", [ANA, "owner"]) == []
+
+
+def test_store_settled_reads_the_answer_and_who_gave_it_from_the_record(
+    runtime: Runtime,
+) -> None:
+    # Given a pending request Ana may answer
+    store = ApprovalStore(runtime)
+    store.open("a1", [ANA], "chat-1", _waiting_run(runtime))
+    # Then while it is pending the record holds no answer
+    assert store.settled("a1") is None
+    assert store.settled("never-opened") is None
+    # When she allows it for the session
+    store.decide("a1", "session", ANA, "Ana")
+    # Then the record says so, with her verified subject
+    settled = store.settled("a1")
+    assert settled is not None
+    assert (settled.outcome, settled.state, settled.by, settled.subject) == (
+        "answered",
+        "session",
+        "Ana",
+        ANA,
+    )

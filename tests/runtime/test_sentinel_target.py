@@ -1,5 +1,5 @@
 """Reading the Sentinel settings: where the fleet looks for its master, what Celery's broker
-is given, and what a sidecar child inherits. No Sentinel is contacted here."""
+is given, and what the sidecar's executor inherits. No Sentinel is contacted here."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from harness.runtime import celery_app
 from harness.runtime.assembly import build_runtime
 from harness.runtime.sentinel import sentinel_target
 from harness.settings import Settings
-from harness.sidecar.environment import child_environment
+from harness.sidecar.environment import executor_environment
 
 
 def _settings(tmp_path: Path, **fields: object) -> Settings:
@@ -72,14 +72,14 @@ def test_malformed_sentinel_settings_are_refused_in_one_line(
     assert "\n" not in str(caught.value)
 
 
-def test_sidecar_child_finds_the_bus_through_the_sentinels(tmp_path: Path) -> None:
+def test_sidecar_executor_finds_the_bus_through_the_sentinels(tmp_path: Path) -> None:
     # Given a fleet on Sentinel with a master password
     settings = _settings(
         tmp_path, redis_sentinels="h1:26379,h2:26379", redis_sentinel_master="mymaster",
         redis_password="master-pw",
     )  # fmt: skip
-    # When a sidecar child's environment is built (there is no REDIS_URL to give it)
-    env = child_environment(settings, "", {"PATH": "/usr/bin", "REDIS_PASSWORD": "stale"})
+    # When the sidecar executor's environment is built (there is no REDIS_URL to give it)
+    env = executor_environment(settings, "", {"PATH": "/usr/bin", "REDIS_PASSWORD": "stale"})
     # Then it gets the Sentinel settings and the master's password, and no REDIS_URL
     assert env["REDIS_SENTINELS"] == "h1:26379,h2:26379"
     assert env["REDIS_SENTINEL_MASTER"] == "mymaster"
@@ -177,12 +177,12 @@ def test_inconsistent_tls_settings_are_refused_in_one_line(
     assert "\n" not in str(caught.value)
 
 
-def test_sidecar_child_gets_the_tls_settings_as_absolute_paths(tmp_path: Path) -> None:
+def test_sidecar_executor_gets_the_tls_settings_as_absolute_paths(tmp_path: Path) -> None:
     settings = _tls_settings(
         tmp_path, redis_sentinel_tls=True, redis_sentinel_tls_ca_certs=Path("ca.pem"),
         redis_sentinel_tls_check_hostname=False,
     )  # fmt: skip
-    env = child_environment(settings, "", {"PATH": "/usr/bin"})
+    env = executor_environment(settings, "", {"PATH": "/usr/bin"})
     assert env["REDIS_SENTINEL_TLS"] == "true"
     assert env["REDIS_SENTINEL_TLS_CHECK_HOSTNAME"] == "false"
     assert env["REDIS_SENTINEL_TLS_CA_CERTS"] == str(Path("ca.pem").resolve())

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
+from harness.redaction import MASK, register_secret
 from harness.runtime import Runtime, event
 from harness.runtime.function_sources import (
     FILE_SOURCE,
@@ -13,6 +18,7 @@ from harness.runtime.function_sources import (
 )
 from harness.runtime.functions import FunctionSpec
 from harness.sidecar.status import agent_notes
+from tests.secrets_registry import forget_registered_secrets
 
 
 def _spec(function_id: str) -> tuple[FunctionSpec, Origin]:
@@ -51,3 +57,18 @@ def test_agent_notes_show_load_errors_and_recent_failures(runtime: Runtime) -> N
 def test_agent_notes_are_empty_when_all_is_well(runtime: Runtime) -> None:
     replace_source(runtime, FILE_SOURCE, {"b": _spec("b")}, [])
     assert agent_notes(runtime) == ""
+
+
+def test_agent_notes_mask_a_secret_in_a_failure_recorded_unmasked(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a failure recorded by a process that did not know the secret (an old record)
+    forget_registered_secrets(monkeypatch)
+    error, at = "KeyError: pw-0123456789", runtime.now_ms()
+    old = {"function_id": "b", "run_id": "r1", "error": error, "at_ms": at}
+    runtime.redis.lpush(runtime.keys.function_failures(FILE_SOURCE), json.dumps(old))
+    # When the secret is known and the agent's notes are read
+    register_secret("pw-0123456789")
+    notes = agent_notes(runtime)
+    # Then the note is there without the secret
+    assert notes.endswith(f"KeyError: {MASK}"), notes

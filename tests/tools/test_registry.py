@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.redaction import MASK, register_secret
 from harness.tools import (
     Tool,
     ToolContext,
@@ -15,6 +16,7 @@ from harness.tools import (
     default_registry,
 )
 from harness.tools.read import ReadParams
+from tests.secrets_registry import forget_registered_secrets
 
 
 class EchoParams(ToolParams):
@@ -214,3 +216,28 @@ def test_registry_register_adds_a_tool_to_the_specs() -> None:
     registry.register(BlockingTool())
 
     assert "block" in [spec.name for spec in registry.specs()]
+
+
+class PrintingTool(Tool[EchoParams]):
+    """Returns its text, as a command printing a file would."""
+
+    name = "print"
+    description = "Prints."
+    parameters = EchoParams
+
+    def run(self, params: EchoParams, ctx: ToolContext) -> str:
+        return params.text
+
+
+def test_registry_masks_registered_secrets_in_a_tools_output(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a registered secret (the Redis password), and a tool printing it beside a
+    # credential-shaped example of the agent's own
+    forget_registered_secrets(monkeypatch)
+    register_secret("RedisPw-0123456789")
+    printed = "url redis://:RedisPw-0123456789@host; example: token=example123"
+    # When the tool runs
+    outcome = ToolRegistry([PrintingTool()]).execute("print", {"text": printed}, ctx)
+    # Then the model reads the output without the secret, and the example as it was
+    assert outcome == ToolOutcome(f"url redis://:{MASK}@host; example: token=example123")

@@ -30,3 +30,27 @@ def test_extra_routers_are_mounted_and_reach_the_runtime(
     assert response.status_code == 200
     assert response.json() == {"agent": settings.agent_name}
     assert runtime.redis.get("probe") == "seen"
+
+
+def test_api_docs_are_not_served_by_default(runtime: Runtime, settings: Settings) -> None:
+    # Given the app with default settings
+    with TestClient(create_app(lambda: runtime, settings)) as client:
+        # When anyone asks for the schema or the docs pages
+        answers = {path: client.get(path).status_code for path in _DOCS}
+    # Then none is there
+    assert answers == dict.fromkeys(_DOCS, 404), answers
+
+
+def test_api_docs_are_served_when_enabled(runtime: Runtime, settings: Settings) -> None:
+    # Given the app with WEB_API_DOCS on
+    enabled = settings.model_copy(update={"web_api_docs": True})
+    with TestClient(create_app(lambda: runtime, enabled)) as client:
+        # When the schema and the docs pages are asked for
+        answers = {path: client.get(path).status_code for path in _DOCS}
+        schema = client.get("/openapi.json").json()
+    # Then they are served, the schema naming the API
+    assert answers == dict.fromkeys(_DOCS, 200), answers
+    assert "/api/events" in schema["paths"]
+
+
+_DOCS = ("/openapi.json", "/docs", "/redoc")

@@ -98,3 +98,27 @@ def test_chat_api_refuses_an_answer_that_is_not_a_decision(
 def test_chat_api_answer_needs_the_api_key(fleet: TestClient) -> None:
     body = {"session": "api-1", "decision": "approve"}
     assert fleet.post("/api/chat/approvals/abc", json=body).status_code == 401
+
+
+def test_chat_api_allow_for_session_covers_the_owners_next_call(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    auth: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    # Given the owner allowed writes "for this session" through the API
+    write = Reply.tool("write", {"path": "functions/a.py", "content": "a = 1\n"})
+    model_server.script(write, Reply.answer("Written."))
+    response, events = _events(fleet, {"message": "write it"}, auth)
+    session = response.headers[SESSION_HEADER]
+    (approval,) = [data for name, data in events if name == "approval"]
+    body: dict[str, Any] = {"session": session, "decision": "session"}
+    fleet.post(f"/api/chat/approvals/{approval['approval_id']}", json=body, headers=auth)
+    # When the model writes in functions/ again in the same session
+    again = Reply.tool("write", {"path": "functions/b.py", "content": "b = 1\n"})
+    model_server.script(again, Reply.answer("Again."))
+    _response, later = _events(fleet, {"message": "again", "session": session}, auth)
+    # Then it runs without asking: the grant is the owner's, and the owner asked
+    assert [name for name, _data in later if name == "approval"] == []
+    assert (tmp_path / "workspace" / "functions" / "b.py").read_text() == "b = 1\n"

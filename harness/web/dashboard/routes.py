@@ -1,4 +1,5 @@
-"""The dashboard's routes: login, run list, run page (live over SSE), usage, functions.
+"""The dashboard's routes: sign-in and out, run list, run page (live over SSE), usage,
+functions.
 
 Pages are rendered on the server with Jinja2; `static/dashboard.js` (our own, no library)
 only swaps in the fragments the SSE streams send (the run list's rows, a run's steps).
@@ -30,7 +31,10 @@ from starlette.concurrency import run_in_threadpool
 from harness.commands.runs import duration, local_time
 from harness.observe.run_filters import RunFilter
 from harness.runtime.durations import parse_duration
+from harness.web.auth import equal_secrets
+from harness.web.body import MAX_FORM_BYTES, read_body
 from harness.web.dashboard import gate, views
+from harness.web.dashboard.attempts import LoginAttempts
 from harness.web.deps import WebContext, web_context
 
 HERE = Path(__file__).parent
@@ -47,8 +51,8 @@ router = APIRouter(prefix="/dashboard", include_in_schema=False)
 Ctx = Annotated[WebContext, Depends(web_context)]
 
 
-def _page(name: str, **values: Any) -> HTMLResponse:
-    return HTMLResponse(templates.get_template(name).render(**values))
+def _page(name: str, *, signed_in: bool = True, **values: Any) -> HTMLResponse:
+    return HTMLResponse(templates.get_template(name).render(signed_in=signed_in, **values))
 
 
 def _require(request: Request, context: WebContext) -> None:
@@ -58,24 +62,60 @@ def _require(request: Request, context: WebContext) -> None:
 
 @router.get("/login")
 def login_form(context: Ctx, error: str = "") -> HTMLResponse:
-    """The login form."""
+    """The sign-in form."""
     gate.configured_key(context)
-    return _page("login.html", error=error)
+    return _page("login.html", error=error, signed_in=False)
 
 
 @router.post("/login")
 async def login(request: Request, context: Ctx) -> Response:
-    """Check the key from the form; on success set the HTTP-only cookie and go to the runs."""
+    """Check the key from the form (at most `MAX_FORM_BYTES`); on success set the sign-in
+    cookie and go to the runs. 429 with Retry-After once the client's address has failed
+    `attempts.MAX_FAILURES` times within `attempts.WINDOW_S`, whatever key it sends."""
     key = gate.configured_key(context)
-    fields = parse_qs((await request.body()).decode())
-    given = fields.get("key", [""])[0]
-    if gate.cookie_value(given) != gate.cookie_value(key):
-        return _page("login.html", error="That key is not right.")
+    address = request.client.host if request.client else "unknown"
+    tries = _login_attempts(request)
+    wait = tries.retry_after(address)
+    if wait is not None:
+        log.warning("dashboard sign-in from %s refused: too many failures", address)
+        raise HTTPException(429, "too many failed sign-ins; try again later",
+                            headers={"Retry-After": str(wait)})  # fmt: skip
+    given = _form_key(await read_body(request, limit=MAX_FORM_BYTES))
+    if not equal_secrets(given, key):
+        tries.failed(address)
+        log.info("dashboard sign-in from %s: wrong key", address)
+        return _page("login.html", error="That key is not right.", signed_in=False)
+    tries.succeeded(address)
     response = RedirectResponse("/dashboard", status_code=303)
-    response.set_cookie(
-        gate.COOKIE, gate.cookie_value(key), httponly=True, samesite="strict", path="/dashboard"
-    )
+    gate.sign_in(response, context)
     return response
+
+
+@router.post("/logout")
+def logout(context: Ctx) -> Response:
+    """Clear the sign-in cookie and go to the sign-in form."""
+    response = RedirectResponse("/dashboard/login", status_code=303)
+    gate.sign_out(response, context)
+    return response
+
+
+def _form_key(body: bytes) -> str:
+    """The `key` field of a URL-encoded form; 400 when the form is not UTF-8 text."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        log.info("dashboard sign-in: a form that is not UTF-8")
+        raise HTTPException(400, "the form is not UTF-8 text") from None
+    return parse_qs(text).get("key", [""])[0]
+
+
+def _login_attempts(request: Request) -> LoginAttempts:
+    """The app's sign-in failure counts, made on first use."""
+    state = request.app.state
+    if getattr(state, "login_attempts", None) is None:
+        state.login_attempts = LoginAttempts()
+    attempts: LoginAttempts = state.login_attempts
+    return attempts
 
 
 @router.get("/static/dashboard.js")

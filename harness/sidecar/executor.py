@@ -1,0 +1,206 @@
+"""The sidecar's trusted executor: the Celery worker on the sidecar queue, with the fleet's
+Redis, that runs the agent's functions in a function host it never imports them into.
+
+Started by the supervisor (`python -m harness.sidecar.executor`) with
+`environment.executor_environment`, outside the workspace (it reads no `.env`). In order:
+start the function host (`host.py`, sandboxed, without credentials; it imports the harness
+meanwhile), import Celery, wait for one line on stdin (the files the validation rejected;
+the supervisor keeps one executor waiting there, warm, with its host), have the host load
+the folder, check what it reports (`admission.py`), register a forwarding handler
+(`forwarding.py`) for each function on the sidecar queue under a timeout, start a Celery
+worker on that queue and, once it consumes, replace the sidecar's set of functions and
+load errors in the trigger table in one step and tell the supervisor (a line written to
+the file descriptor named in `READY_FD_ENV`). An execution that outlives its timeout fails
+its run and ends the host; a new host takes over. Celery is touched here and in
+`harness.runtime`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from celery.signals import worker_ready
+
+from harness.runtime import Function, FunctionSpec, Runtime, get_runtime
+from harness.runtime.celery_app import app
+from harness.runtime.function_sources import (
+    FILE_SOURCE,
+    LoadError,
+    Origin,
+    replace_source,
+    source_ids,
+)
+from harness.runtime.functions import REGISTRY
+from harness.runtime.presence import Heartbeat
+from harness.runtime.run_timeouts import with_timeout
+from harness.settings import Settings, get_settings
+from harness.sidecar.admission import admit
+from harness.sidecar.builtins import BUILTIN_IDS, builtin_functions
+from harness.sidecar.environment import function_environment, python_command, sandboxed
+from harness.sidecar.forwarding import forwarding_function
+from harness.sidecar.host_link import HostBroken, HostLink
+from harness.sidecar.validate import decode_skip
+from harness.sidecar.wire import Load
+
+log = logging.getLogger("harness.sidecar")
+READY_FD_ENV = "HARNESS_SIDECAR_READY_FD"
+# what `app.worker_main` imports lazily: imported before the child waits, so a warm child
+# starts consuming sooner once it is told to go
+WORKER_MODULES = (
+    "celery.bin.celery",  # the command line `worker_main` goes through (click, prompt_toolkit)
+    "celery.apps.worker",
+    "celery.app.amqp",
+    "celery.app.control",
+    "celery.events.dispatcher",
+    "celery.worker.components",
+    "celery.worker.consumer",
+    "celery.worker.strategy",
+    "celery.concurrency.thread",
+    "kombu.transport.redis",
+    "kombu.pidbox",
+)
+EXIT_HOST_BROKEN = 76
+HOST_MODULE = "harness.sidecar.host"
+
+
+def prepare(fn: Function, settings: Settings, on_expiry: Callable[[str], None]) -> Function:
+    """`fn` on the sidecar queue, under its own timeout or `SIDECAR_RUN_TIMEOUT`."""
+    spec = fn.spec.model_copy(update={"queue": settings.sidecar_queue})
+    seconds = spec.timeout or settings.sidecar_run_timeout
+    return with_timeout(Function(spec=spec, handler=fn.handler), seconds, on_expiry)
+
+
+def host_link(settings: Settings) -> HostLink:
+    """The link to a function host for the settings' workspace (not started)."""
+    folder = settings.agent_workspace.resolve() / "functions"
+    argv = sandboxed(
+        python_command(HOST_MODULE, str(folder)), folder.parent, settings.sidecar_sandbox
+    )
+    env = function_environment(settings, os.environ)
+    return HostLink(argv, env, folder, on_broken=_host_broken)
+
+
+def _host_broken(why: str) -> None:
+    log.error("%s; ending this sidecar executor (the supervisor starts a new one)", why)
+    logging.shutdown()
+    os._exit(EXIT_HOST_BROKEN)
+
+
+@dataclass
+class Loaded:
+    """What this executor runs: every function, and the registration to publish."""
+
+    functions: list[Function]
+    specs: dict[str, tuple[FunctionSpec, Origin]]
+    errors: list[LoadError]
+
+
+def load(
+    settings: Settings, runtime: Runtime, link: HostLink, skip: dict[str, LoadError]
+) -> Loaded:
+    """Have the host load the folder; register a forwarding handler for each function it
+    declared that passes `admit`, plus the built-ins, each on the sidecar queue under its
+    timeout. Ids already in the trigger table from elsewhere are refused as load errors (the
+    validation, given the fleet's built-in ids, refused those before any worker registered
+    them: such files come in `skip`). Raises `HostBroken` when the host does not load."""
+    table = {spec.id for spec in runtime.triggers.specs()}
+    reserved = (table - source_ids(runtime, FILE_SOURCE)) | BUILTIN_IDS
+    report = link.load(Load(reserved=sorted(reserved), skip=list(skip.values())))
+    admitted = admit(report, reserved)
+
+    def expire(run_id: str) -> None:
+        link.end(f"run {run_id} outlived its timeout")
+
+    functions = [
+        prepare(forwarding_function(spec, link), settings, expire) for spec in admitted.specs
+    ]
+    builtins = builtin_functions(admitted.files, fleet_ids=reserved)
+    functions += [prepare(fn, settings, expire) for fn in builtins]
+    specs = {}
+    for fn in functions:
+        REGISTRY.register(fn)
+        specs[fn.id] = (fn.spec, Origin(source=FILE_SOURCE, file=admitted.files.get(fn.id, "")))
+    for error in admitted.errors:
+        log.warning("skipped %s", error.describe())
+    return Loaded(functions=functions, specs=specs, errors=admitted.errors)
+
+
+def _on_ready(runtime: Runtime, loaded: Loaded) -> Callable[..., None]:
+    def ready(**_: object) -> None:
+        # Registered only now that this worker consumes: an event for a new function never
+        # waits on a queue that nobody who knows the function reads.
+        replace_source(runtime, FILE_SOURCE, loaded.specs, loaded.errors)
+        log.info(
+            "sidecar executor %d registered %d function(s), %d file(s) skipped",
+            os.getpid(), len(loaded.specs) - len(BUILTIN_IDS), len(loaded.errors),
+        )  # fmt: skip
+        fd = os.environ.get(READY_FD_ENV)
+        if fd:
+            os.write(int(fd), b"ready\n")
+            os.close(int(fd))
+
+    return ready
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this executor when the supervisor is gone (killed outright): an orphan would keep
+    consuming the queue with code nobody watches any more. Its host sees its stdin end."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    log.warning("the sidecar supervisor %d is gone; ending executor %d", parent, os.getpid())
+    os._exit(0)
+
+
+def main() -> int:
+    """Run the executor until SIGTERM (Celery's warm shutdown). Returns its exit code."""
+    settings = get_settings()
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    link = host_link(settings)
+    try:
+        link.start()  # the host imports the harness while this process imports Celery
+        runtime = get_runtime()
+        for module in WORKER_MODULES:
+            importlib.import_module(module)
+        line = sys.stdin.readline()  # a warm executor waits here for the files to skip
+        if not line.strip():
+            return 0  # a spare the supervisor no longer needs
+        loaded = load(settings, runtime, link, decode_skip(line))
+    except HostBroken as exc:
+        log.error("%s", exc)
+        link.close()
+        return EXIT_HOST_BROKEN
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
+    heartbeat = Heartbeat(runtime, "sidecar", (settings.sidecar_queue,))
+    heartbeat.start()
+    worker_ready.connect(_on_ready(runtime, loaded), weak=False)
+    try:
+        app.worker_main(
+            [
+                "worker",
+                f"--concurrency={settings.sidecar_concurrency}",
+                f"--queues={settings.sidecar_queue}",
+                f"--loglevel={settings.log_level}",
+                f"--hostname=sidecar-{os.getpid()}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ]
+        )
+    finally:
+        heartbeat.stop()
+        link.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
