@@ -4,6 +4,7 @@ the fleet started must be gone within 10 s and the port free."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -106,10 +107,10 @@ def _start(project: Path, model_server: ModelServer, log: Path) -> PipedUp:
     return running
 
 
-@pytest.fixture
-def piped(tmp_path: Path, model_server: ModelServer) -> Iterator[PipedUp]:
-    """A fresh `harness up` piped into `tee`; whatever the test leaves is killed after it."""
-    running = _start(_project(tmp_path), model_server, tmp_path / "up.log")
+@contextlib.contextmanager
+def _running(project: Path, model_server: ModelServer, log: Path) -> Iterator[PipedUp]:
+    """`harness up` in `project` piped into `tee`; whatever is left of it is killed after."""
+    running = _start(project, model_server, log)
     try:
         yield running
     finally:
@@ -120,6 +121,13 @@ def piped(tmp_path: Path, model_server: ModelServer) -> Iterator[PipedUp]:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+
+
+@pytest.fixture
+def piped(tmp_path: Path, model_server: ModelServer) -> Iterator[PipedUp]:
+    """A fresh `harness up` piped into `tee`."""
+    with _running(_project(tmp_path), model_server, tmp_path / "up.log") as running:
+        yield running
 
 
 def _wait_until_serving(piped: PipedUp) -> None:
@@ -185,8 +193,7 @@ def test_harness_up_exits_when_a_worker_fails_at_start_up_naming_the_setting(
 ) -> None:
     # Given a .env naming a function module that does not exist
     project = _project(tmp_path, "\nHARNESS_FUNCTION_MODULES=no_such_module_for_the_test\n")
-    piped = _start(project, model_server, tmp_path / "up.log")
-    try:
+    with _running(project, model_server, tmp_path / "up.log") as piped:
         # When `harness up` starts and the worker dies loading it
         wait_until(
             lambda: piped.up.poll() is not None,
@@ -204,14 +211,6 @@ def test_harness_up_exits_when_a_worker_fails_at_start_up_naming_the_setting(
         assert lines, piped.output()
         # And it sent each kill once
         assert piped.output().count("sending SIGKILL to sidecar") <= 1, piped.output()
-    finally:
-        piped.forget()
-        for process in piped.left():
-            process_tree.signal_process(process, signal.SIGKILL)
-        for proc in (piped.up, piped.reader):
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
 
 
 def test_harness_up_refuses_a_port_in_use_and_names_port(tmp_path: Path) -> None:
