@@ -22,8 +22,8 @@ from harness.llm.errors import (
     ContextOverflowError,
     ModelCancelledError,
     ModelError,
-    PermanentModelError,
     TransientModelError,
+    permanent_error,
     redact_secret,
     retry_after_seconds,
 )
@@ -41,6 +41,7 @@ from harness.llm.types import (
     Usage,
 )
 
+API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MODEL = "claude-sonnet-5-5"
 _NO_KEY = "no-key-configured"  # keyless gateways still need the SDK to have something
@@ -276,4 +277,4 @@ def classify_error(exc: Exception, secret: str | None) -> ModelError:
         return TransientModelError(
             text, provider=PROVIDER, status_code=status, retry_after=retry_after
         )
-    return PermanentModelError(text, provider=PROVIDER, status_code=status)
+    return permanent_error(text, PROVIDER, status, kind, detail, API_KEY_VARIABLE)
