@@ -16,7 +16,7 @@ import redis
 
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all
-from harness.runtime.steps import RunState
+from harness.runtime.run_state import RunState
 
 log = logging.getLogger("harness.run")
 
