@@ -15,7 +15,7 @@ import time
 from harness.errors import BusUnavailableError
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all
-from harness.runtime.steps import RunState
+from harness.runtime.run_state import RunState
 
 log = logging.getLogger("harness.run")
 
