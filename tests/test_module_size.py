@@ -12,9 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("harness", "channels")
 MAX_LINES = 450
 
-# Being split in their own branches (issue 27): the Lua of `scripts.py` moves to `.lua` files,
-# and `sandbox.py` is split after the landlock work lands. Remove each entry once it has.
-ALLOWED = frozenset({"harness/runtime/scripts.py", "harness/tools/sandbox.py"})
+# Being split in its own branch (issue 27): `sandbox.py` is split after the landlock work
+# lands. Remove the entry once it has.
+ALLOWED = frozenset({"harness/tools/sandbox.py"})
 
 
 def _lengths() -> dict[str, int]:
