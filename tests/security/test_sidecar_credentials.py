@@ -2,14 +2,15 @@
 it cannot write an approval grant, while functions still run durably through the sidecar.
 
 Integration: a real password-protected Redis, the real `harness sidecar` (supervisor,
-executor, function host in bubblewrap) and the real scheduler, started from a project folder
-whose `.env` holds the password, with the embedded Redis's state folder beside the workspace
-as `harness up` leaves it.
+executor, function host in bubblewrap, or in Landlock where bubblewrap cannot run) and the
+real scheduler, started from a project folder whose `.env` holds the password, with the
+embedded Redis's state folder beside the workspace as `harness up` leaves it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,14 +24,10 @@ from harness.embedded_redis import EmbeddedRedis
 from harness.events import APPROVAL_GIVEN
 from harness.runtime import publish
 from harness.runtime.ledger import RunRecord
-from harness.tools.sandbox import sandbox_mode
+from harness.tools.sandbox import SandboxSetting, sandbox_mode
 from tests.integration.sidecar_fleet import SidecarFleet, wait_for
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.timeout(300),
-    pytest.mark.skipif(sandbox_mode("bwrap") != "bwrap", reason="bubblewrap cannot run here"),
-]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 PASSWORD = "sidecar-pw-5d1c8e2a9b7f4a36"
 SESSION = "telegram:111"
@@ -160,6 +157,24 @@ def forge(ctx):
 """
 
 
+@pytest.fixture(params=["bwrap", "landlock"])
+def sandbox_env(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """Each sandbox mode this machine can run, and the sidecar's environment for it:
+    bubblewrap, or Landlock as `auto` picks it where bubblewrap cannot run (a `bwrap` first
+    on PATH that fails as it does without user namespaces)."""
+    mode: SandboxSetting = request.param
+    if sandbox_mode(mode) != mode:
+        pytest.skip(f"{mode} cannot run here")
+    if mode == "bwrap":
+        return mode, {"SIDECAR_SANDBOX": "bwrap"}
+    folder = tmp_path / "no-userns"
+    folder.mkdir()
+    fake = folder / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    return mode, {"SIDECAR_SANDBOX": "auto", "PATH": f"{folder}:{os.environ['PATH']}"}
+
+
 @pytest.fixture
 def locked_redis(tmp_path: Path) -> Iterator[EmbeddedRedis]:
     """A Redis that refuses clients without `PASSWORD`."""
@@ -201,7 +216,7 @@ def _grants(client: redis.Redis) -> list[Any]:
 
 
 def test_sidecar_function_finds_no_credential_and_writes_no_grant(
-    locked_redis: EmbeddedRedis, tmp_path: Path
+    locked_redis: EmbeddedRedis, tmp_path: Path, sandbox_env: tuple[str, dict[str, str]]
 ) -> None:
     # Given a project whose .env, environment and state folder hold the Redis password
     project = tmp_path / "project"
@@ -215,7 +230,7 @@ def test_sidecar_function_finds_no_credential_and_writes_no_grant(
     fleet = _ProjectFleet(
         redis_url=locked_redis.url,
         workspace=workspace,
-        extra_env={"SIDECAR_SANDBOX": "bwrap", "REDIS_PASSWORD": PASSWORD},
+        extra_env={**sandbox_env[1], "REDIS_PASSWORD": PASSWORD},
     )
     places = [str(project / ".env"), str(state / "*"), "/proc/1/cwd/.env", str(Path.home())]
     # and a sidecar running a hostile function beside ordinary ones
@@ -234,6 +249,7 @@ def test_sidecar_function_finds_no_credential_and_writes_no_grant(
     try:
         for function_id in ("spy", "durable", "catch", "forge"):
             fleet.wait_registered(function_id)
+        assert f"sidecar sandbox: {sandbox_env[0]}" in fleet.logs(), fleet.logs()
 
         # When the hostile function runs (it already ran its hunt at import time)
         spied = _run(fleet, "test/spy")
