@@ -38,13 +38,17 @@ def function_modules(settings: Settings, extra: Iterable[str] = ()) -> list[str]
 def load_function_modules(modules: Iterable[str]) -> None:
     """Import each module so its `@function` declarations register themselves.
 
-    Raises `ConfigurationError` naming the module that failed to import.
+    Raises `ConfigurationError` naming the module that failed to import and where such
+    modules are named (`HARNESS_FUNCTION_MODULES`, `--functions`).
     """
     for module in modules:
         try:
             importlib.import_module(module)
         except Exception as exc:
-            raise ConfigurationError(f"cannot load function module {module!r}: {exc}") from exc
+            raise ConfigurationError(
+                f"cannot load function module {module!r} (check HARNESS_FUNCTION_MODULES and "
+                f"--functions): {exc}"
+            ) from exc
 
 
 def run_worker(settings: Settings, modules: list[str], concurrency: int, queues: list[str]) -> None:
