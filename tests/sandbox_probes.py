@@ -34,13 +34,18 @@ def landlock_abi_3(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield from _kernel_abi(monkeypatch, 3)
 
 
-@pytest.fixture
-def broken_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A `bwrap` first on PATH that fails as it does where user namespaces are off."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
+def path_with_broken_bwrap(folder: Path) -> str:
+    """PATH with, first, a `bwrap` in `folder` (created) that fails as it does where user
+    namespaces are off; for this process or a child's environment."""
+    folder.mkdir(parents=True, exist_ok=True)
     fake = folder / "bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
     fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
-    return fake
+    return f"{folder}:{os.environ['PATH']}"
+
+
+@pytest.fixture
+def broken_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `bwrap` first on PATH that fails as it does where user namespaces are off."""
+    monkeypatch.setenv("PATH", path_with_broken_bwrap(tmp_path / "bin"))
+    return tmp_path / "bin" / "bwrap"

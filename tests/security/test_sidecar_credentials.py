@@ -10,7 +10,6 @@ embedded Redis's state folder beside the workspace as `harness up` leaves it.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from harness.runtime import publish
 from harness.runtime.ledger import RunRecord
 from harness.tools.sandbox import SandboxSetting, sandbox_mode
 from tests.integration.sidecar_fleet import SidecarFleet, wait_for
+from tests.sandbox_probes import path_with_broken_bwrap
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -167,12 +167,8 @@ def sandbox_env(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, di
         pytest.skip(f"{mode} cannot run here")
     if mode == "bwrap":
         return mode, {"SIDECAR_SANDBOX": "bwrap"}
-    folder = tmp_path / "no-userns"
-    folder.mkdir()
-    fake = folder / "bwrap"
-    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
-    fake.chmod(0o755)
-    return mode, {"SIDECAR_SANDBOX": "auto", "PATH": f"{folder}:{os.environ['PATH']}"}
+    path = path_with_broken_bwrap(tmp_path / "no-userns")
+    return mode, {"SIDECAR_SANDBOX": "auto", "PATH": path}
 
 
 @pytest.fixture
