@@ -124,8 +124,8 @@ class _Process:
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL what is left of the host's process group once its leader (sent SIGTERM) has
-    ended or `KILL_GRACE_S` has passed, and reap the leader. The group stays valid while any
-    member lives, so the signal cannot reach a stranger."""
+    ended or `KILL_GRACE_S` has passed, and reap the leader. A group id is not reused while
+    any member lives; with none left, the signal finds no group."""
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(KILL_GRACE_S)
     with contextlib.suppress(ProcessLookupError):
