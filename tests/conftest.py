@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-pytest_plugins = ["tests.redis_server", "tests.runtime_fixtures", "tests.conftest_llm"]
+pytest_plugins = [
+    "tests.redis_server",
+    "tests.runtime_fixtures",
+    "tests.conftest_llm",
+    "tests.sandbox_probes",
+]
 
 
 @pytest.fixture(autouse=True)

@@ -43,9 +43,10 @@ from harness.runtime.run_timeouts import with_timeout
 from harness.settings import Settings, get_settings
 from harness.sidecar.admission import admit
 from harness.sidecar.builtins import BUILTIN_IDS, builtin_functions
-from harness.sidecar.environment import function_environment, python_command, sandboxed
+from harness.sidecar.environment import function_environment
 from harness.sidecar.forwarding import forwarding_function
 from harness.sidecar.host_link import HostBroken, HostLink
+from harness.sidecar.sandbox import FunctionSandbox, confined_python
 from harness.sidecar.validate import decode_skip
 from harness.sidecar.wire import Load
 
@@ -78,11 +79,11 @@ def prepare(fn: Function, settings: Settings, on_expiry: Callable[[str], None]) 
 
 
 def host_link(settings: Settings) -> HostLink:
-    """The link to a function host for the settings' workspace (not started)."""
+    """The link to a function host for the settings' workspace (not started). Raises
+    `ConfigurationError` when functions cannot run here (`sandbox.refusal`)."""
     folder = settings.agent_workspace.resolve() / "functions"
-    argv = sandboxed(
-        python_command(HOST_MODULE, str(folder)), folder.parent, settings.sidecar_sandbox
-    )
+    sandbox = FunctionSandbox.from_settings(settings)
+    argv = confined_python(HOST_MODULE, [str(folder)], folder.parent, sandbox)
     env = function_environment(settings, os.environ)
     return HostLink(argv, env, folder, on_broken=_host_broken)
 

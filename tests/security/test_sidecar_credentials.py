@@ -2,9 +2,9 @@
 it cannot write an approval grant, while functions still run durably through the sidecar.
 
 Integration: a real password-protected Redis, the real `harness sidecar` (supervisor,
-executor, function host in bubblewrap) and the real scheduler, started from a project folder
-whose `.env` holds the password, with the embedded Redis's state folder beside the workspace
-as `harness up` leaves it.
+executor, function host in bubblewrap, or in Landlock where bubblewrap cannot run) and the
+real scheduler, started from a project folder whose `.env` holds the password, with the
+embedded Redis's state folder beside the workspace as `harness up` leaves it.
 """
 
 from __future__ import annotations
@@ -23,14 +23,11 @@ from harness.embedded_redis import EmbeddedRedis
 from harness.events import APPROVAL_GIVEN
 from harness.runtime import publish
 from harness.runtime.ledger import RunRecord
-from harness.tools.sandbox import sandbox_mode
+from harness.tools.sandbox import SandboxSetting, sandbox_mode
 from tests.integration.sidecar_fleet import SidecarFleet, wait_for
+from tests.sandbox_probes import path_with_broken_bwrap
 
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.timeout(300),
-    pytest.mark.skipif(sandbox_mode("bwrap") != "bwrap", reason="bubblewrap cannot run here"),
-]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 PASSWORD = "sidecar-pw-5d1c8e2a9b7f4a36"
 SESSION = "telegram:111"
@@ -160,6 +157,20 @@ def forge(ctx):
 """
 
 
+@pytest.fixture(params=["bwrap", "landlock"])
+def sandbox_env(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """Each sandbox mode this machine can run, and the sidecar's environment for it:
+    bubblewrap, or Landlock as `auto` picks it where bubblewrap cannot run (a `bwrap` first
+    on PATH that fails as it does without user namespaces)."""
+    mode: SandboxSetting = request.param
+    if sandbox_mode(mode) != mode:
+        pytest.skip(f"{mode} cannot run here")
+    if mode == "bwrap":
+        return mode, {"SIDECAR_SANDBOX": "bwrap"}
+    path = path_with_broken_bwrap(tmp_path / "no-userns")
+    return mode, {"SIDECAR_SANDBOX": "auto", "PATH": path}
+
+
 @pytest.fixture
 def locked_redis(tmp_path: Path) -> Iterator[EmbeddedRedis]:
     """A Redis that refuses clients without `PASSWORD`."""
@@ -201,7 +212,7 @@ def _grants(client: redis.Redis) -> list[Any]:
 
 
 def test_sidecar_function_finds_no_credential_and_writes_no_grant(
-    locked_redis: EmbeddedRedis, tmp_path: Path
+    locked_redis: EmbeddedRedis, tmp_path: Path, sandbox_env: tuple[str, dict[str, str]]
 ) -> None:
     # Given a project whose .env, environment and state folder hold the Redis password
     project = tmp_path / "project"
@@ -215,7 +226,7 @@ def test_sidecar_function_finds_no_credential_and_writes_no_grant(
     fleet = _ProjectFleet(
         redis_url=locked_redis.url,
         workspace=workspace,
-        extra_env={"SIDECAR_SANDBOX": "bwrap", "REDIS_PASSWORD": PASSWORD},
+        extra_env={**sandbox_env[1], "REDIS_PASSWORD": PASSWORD},
     )
     places = [str(project / ".env"), str(state / "*"), "/proc/1/cwd/.env", str(Path.home())]
     # and a sidecar running a hostile function beside ordinary ones
@@ -234,6 +245,7 @@ def test_sidecar_function_finds_no_credential_and_writes_no_grant(
     try:
         for function_id in ("spy", "durable", "catch", "forge"):
             fleet.wait_registered(function_id)
+        assert f"sidecar sandbox: {sandbox_env[0]}" in fleet.logs(), fleet.logs()
 
         # When the hostile function runs (it already ran its hunt at import time)
         spied = _run(fleet, "test/spy")
