@@ -102,7 +102,7 @@ def worker(
     queues: Annotated[str, typer.Option(help="Comma-separated queues to consume.")] = "harness",
 ) -> None:
     """Run a worker that advances runs of the loaded functions."""
-    from harness.runtime.worker import function_modules, run_worker
+    from harness.composition import function_modules, run_worker
 
     _setup_logging()
     settings = get_settings()

@@ -12,11 +12,12 @@ import os
 from collections.abc import Collection
 from typing import Any
 
+from harness.composition import BUILTIN_FUNCTION_MODULES
 from harness.events import FUNCTION_FAILED, FunctionFailed
 from harness.runtime import Context, Function, cron, event, function
 from harness.runtime.function_sources import FILE_SOURCE, RunFailure, record_failure
 from harness.runtime.functions import REGISTRY, FunctionRegistry, capture_declarations
-from harness.runtime.worker import BUILTIN_FUNCTION_MODULES, load_function_modules
+from harness.runtime.worker import load_function_modules
 
 HEARTBEAT = "sidecar-heartbeat"
 FAILURES = "sidecar-failures"
