@@ -1,5 +1,5 @@
-"""Where a fleet process is put together: the function modules its workers load, and the
-channel plug-ins, loaded and plugged into the agent.
+"""Where a fleet process is put together: the channel plug-ins, loaded and plugged into the
+agent, before the worker loads its function modules (`harness.fleet_functions`).
 
 Importing a module wires nothing; the entry points of each process call in here before their
 first channel or turn: `harness worker` (`run_worker`), the web server (`harness.web.app`), and
@@ -7,35 +7,16 @@ the channel commands (`harness setup`, `harness poll`, the listeners of `harness
 tools are plugged in when the agent builds its registries (`harness.tools.catalog`).
 
     plug_in_channels()                                   # before the first channel is used
-    run_worker(settings, function_modules(settings), concurrency, queues)
+    run_worker(settings, function_modules(settings), concurrency, queues)   # fleet_functions
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 from channels import registry as channel_registry
 from channels.agent_seam import ChannelPlatforms
 from harness.agent import platforms
 from harness.runtime import worker
 from harness.settings import Settings
-
-BUILTIN_FUNCTION_MODULES: tuple[str, ...] = (
-    "harness.agent.handlers",
-    "harness.agent.heartbeat",
-    "harness.agent.approval_text",
-    "channels.handlers",
-)
-"""The modules whose `@function`s every worker runs (and the web server registers)."""
-
-
-def function_modules(settings: Settings, extra: Iterable[str] = ()) -> list[str]:
-    """The modules whose functions a worker runs: built-ins, `HARNESS_FUNCTION_MODULES`, extra."""
-    configured = [m.strip() for m in settings.harness_function_modules.split(",") if m.strip()]
-    seen: dict[str, None] = {}
-    for module in (*BUILTIN_FUNCTION_MODULES, *configured, *extra):
-        seen.setdefault(module, None)
-    return list(seen)
 
 
 def plug_in_channels() -> list[str]:

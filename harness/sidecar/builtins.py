@@ -12,8 +12,8 @@ import os
 from collections.abc import Collection
 from typing import Any
 
-from harness.composition import BUILTIN_FUNCTION_MODULES
 from harness.events import FUNCTION_FAILED, FunctionFailed
+from harness.fleet_functions import BUILTIN_FUNCTION_MODULES
 from harness.runtime import Context, Function, cron, event, function
 from harness.runtime.function_sources import FILE_SOURCE, RunFailure, record_failure
 from harness.runtime.functions import REGISTRY, FunctionRegistry, capture_declarations

@@ -14,7 +14,8 @@ import harness.web.events_api as events_api
 import harness.web.health as health
 import harness.web.webhooks as webhooks
 from harness.access import announce_policy
-from harness.composition import BUILTIN_FUNCTION_MODULES, plug_in_channels
+from harness.composition import plug_in_channels
+from harness.fleet_functions import BUILTIN_FUNCTION_MODULES
 from harness.heap import freeze_startup_heap
 from harness.runtime import Runtime, get_runtime
 from harness.settings import Settings, get_settings
