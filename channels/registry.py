@@ -13,6 +13,7 @@ import logging
 import threading
 from collections.abc import Iterable
 from importlib.metadata import EntryPoint
+from typing import cast
 
 from channels.base import Channel
 from channels.errors import ChannelNotConfiguredError, UnknownChannelError
@@ -33,15 +34,10 @@ def load_plugins(found: Iterable[EntryPoint] | None = None) -> list[str]:
     installed) in place of those loaded before, and return their names. An entry point that
     fails to import, or names something that is not a `ChannelPlugin`, is left out with one
     log line naming it. Never raises for a plug-in's fault."""
-    loaded: dict[str, ChannelPlugin] = {}
-    for plugin in plugins.load(plugins.CHANNELS, found):
-        if isinstance(plugin.value, ChannelPlugin):
-            loaded[plugin.name] = plugin.value
-        else:
-            log.error(
-                "%s plug-in %r ignored: it names a %s, not a ChannelPlugin",
-                plugins.CHANNELS, plugin.origin, type(plugin.value).__name__,
-            )  # fmt: skip
+    found_plugins = plugins.load(
+        plugins.CHANNELS, found, lambda value: isinstance(value, ChannelPlugin), "a ChannelPlugin"
+    )
+    loaded = {plugin.name: cast(ChannelPlugin, plugin.value) for plugin in found_plugins}
     with _lock:
         _plugins.clear()
         _plugins.update(loaded)

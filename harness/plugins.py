@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, distribution, entry_points
 from importlib.metadata import PackageNotFoundError as _NotInstalled
@@ -55,10 +55,16 @@ def declared(group: str) -> list[EntryPoint]:
     return [*_own(group), *others]
 
 
-def load(group: str, found: Iterable[EntryPoint] | None = None) -> list[Plugin]:
+def load(
+    group: str,
+    found: Iterable[EntryPoint] | None,
+    accepts: Callable[[object], bool],
+    expected: str,
+) -> list[Plugin]:
     """Import each entry point of `group` (`found`, default `declared(group)`). One that
-    fails to import is left out with one error line naming it; a later one with the same name
-    as an earlier one is left out with a warning. Never raises for a plug-in's fault."""
+    fails to import, or names an object `accepts` refuses (it should name `expected`), is left
+    out with one error line naming it; a later one with the same name as an earlier one is
+    left out with a warning. Never raises for a plug-in's fault."""
     loaded: dict[str, Plugin] = {}
     for ep in declared(group) if found is None else found:
         origin = f"{ep.name} = {ep.value}"
@@ -69,6 +75,10 @@ def load(group: str, found: Iterable[EntryPoint] | None = None) -> list[Plugin]:
             value = ep.load()
         except Exception as exc:  # a broken plug-in must not stop the fleet
             log.error("%s plug-in %r failed to load: %s: %s", group, origin, _kind(exc), exc)
+            continue
+        if not accepts(value):
+            kind = type(value).__name__
+            log.error("%s plug-in %r ignored: it names a %s, not %s", group, origin, kind, expected)
             continue
         loaded[ep.name] = Plugin(ep.name, value, origin)
     return list(loaded.values())

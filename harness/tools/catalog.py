@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from harness import plugins
 from harness.tools.base import Tool
@@ -59,15 +59,8 @@ def load_tool_plugins(found: Iterable[EntryPoint] | None = None) -> list[str]:
     offered. One that fails to import or is not callable is left out with one log line naming
     it. Never raises for a plug-in's fault."""
     global _factories
-    loaded: dict[str, ToolFactory] = {}
-    for plugin in plugins.load(plugins.TOOLS, found):
-        if callable(plugin.value):
-            loaded[plugin.name] = plugin.value
-        else:
-            log.error(
-                "%s plug-in %r ignored: it names a %s, not a tool factory",
-                plugins.TOOLS, plugin.origin, type(plugin.value).__name__,
-            )  # fmt: skip
+    found_plugins = plugins.load(plugins.TOOLS, found, callable, "a tool factory")
+    loaded = {plugin.name: cast(ToolFactory, plugin.value) for plugin in found_plugins}
     with _lock:
         _factories = loaded
     return list(loaded)

@@ -113,7 +113,7 @@ def test_registry_leaves_out_an_entry_point_that_is_not_a_channel_plugin(
     odd = entry_point("odd", "NOT_A_PLUGIN")
 
     # When the plug-ins are loaded
-    with caplog.at_level(logging.ERROR, logger="channels.registry"):
+    with caplog.at_level(logging.ERROR, logger="harness.plugins"):
         loaded = registry.load_plugins([odd])
 
     # Then it is not a channel, and the log says why in one line
