@@ -1,5 +1,6 @@
 """Notices to the user about their turn: "Sorry - something went wrong" when a run about a chat
-spent its retries (`global-failure-handler`), and "reconsidering" in cancel mode
+spent its retries (`global-failure-handler`; with what to fix when a model provider refused
+the key, the quota or the model), and "reconsidering" in cancel mode
 (`reconsider-notice`).
 
 Both are published as `agent.reply.ready` with `channel_meta.harness_notice` set, so delivery
@@ -28,6 +29,7 @@ from harness.events import (
     ReplyReady,
     ReplyTarget,
 )
+from harness.llm.errors import failure_reason
 from harness.runtime import Context, Runtime, event, function
 
 FAILURE_HANDLER = "global-failure-handler"
@@ -36,6 +38,8 @@ RECONSIDER_NOTICE = "reconsider-notice"
 FAILURE_TEXT = (
     "Sorry — something went wrong while I was working on that. The error was logged (run {run_id})."
 )
+REFUSED_TEXT = "Sorry — I could not work on that: {reason}. (run {run_id})"
+"""The failure notice when the failure is one a person can fix (`failure_reason`)."""
 RECONSIDER_TEXT = "Got your new message — reconsidering."
 NOTICE_KEY = "harness_notice"
 """`channel_meta` key marking a reply as one of our notices ("failure" or "reconsider")."""
@@ -85,13 +89,16 @@ def _notice(ctx: Context, target: ReplyTarget, text: str, kind: str, run_id: str
 @function(id=FAILURE_HANDLER, trigger=event(FUNCTION_FAILED), retries=1)
 def tell_user_about_failure(ctx: Context) -> dict[str, Any]:
     """When a run about a chat spent its retries, tell that chat once, briefly, with the run id
-    and never the error. Failures of cosmetic functions, and of delivering a notice, are only
-    logged (by the runtime)."""
+    and never the error: only its reason, when it is one a person can fix (a refused model
+    key, a spent quota, an unknown model: `failure_reason`, fixed words and names). Failures
+    of cosmetic functions, and of delivering a notice, are only logged (by the runtime)."""
     failed = FunctionFailed.from_event(ctx.event)
     target = None if failed.function_id in _BEST_EFFORT else notice_target(failed.event)
     if target is None or ctx.step.run("undelivered", _undelivered, ctx.runtime, failed.run_id):
         return {"notified": False}
-    text = FAILURE_TEXT.format(run_id=failed.run_id)
+    reason = failure_reason(failed.error)
+    template = REFUSED_TEXT if reason else FAILURE_TEXT
+    text = template.format(run_id=failed.run_id, reason=reason)
     return {"notified": True, "event_id": _notice(ctx, target, text, "failure", failed.run_id)}
 
 

@@ -45,6 +45,7 @@ from harness.events import (
     Sender,
     validate_event,
 )
+from harness.llm.errors import failure_reason
 from harness.runtime import Runtime, publish
 from harness.runtime.stream import latest_cursor, read_events
 
@@ -68,13 +69,22 @@ class ChatTimeoutError(ChatError):
 
 
 class ChatFailedError(ChatError):
-    """The run started by the message failed after its retries; no reply will come."""
+    """The run started by the message failed after its retries; no reply will come.
+    `reason` says what a person should fix, when the failure is one we can name (a refused
+    model key, a spent quota, an unknown model: `harness.llm.errors.failure_reason`)."""
 
     code = "failed"
 
-    def __init__(self, message: str, run_id: str) -> None:
+    def __init__(self, message: str, run_id: str, reason: str | None = None) -> None:
         super().__init__(message)
         self.run_id = run_id
+        self.reason = reason
+
+    @classmethod
+    def of(cls, run_id: str, reason: str | None) -> ChatFailedError:
+        """The error for a failed run, its message ending with `reason` when known."""
+        why = f": {reason}" if reason else ""
+        return cls(f"the agent's run {run_id} failed; no reply will come{why}", run_id, reason)
 
 
 class ChatUnavailableError(ChatError, BusUnavailableError):
@@ -212,8 +222,7 @@ class Exchange:
             if name == FUNCTION_FAILED:
                 failed = event.typed(FunctionFailed)
                 if failed.event.get("id") == self.event_id:
-                    message = f"the agent's run {failed.run_id} failed; no reply will come"
-                    raise ChatFailedError(message, failed.run_id)
+                    raise ChatFailedError.of(failed.run_id, failure_reason(failed.error))
                 return None
             reply = event.typed(ReplyReady)
         except (ValidationError, InvalidEventError):

@@ -18,6 +18,12 @@ from pydantic import BaseModel, ValidationError
 
 from harness.state_dir import write_private
 
+FLEET_ID_ENV = "HARNESS_FLEET_ID"
+"""Set by `harness up` for its processes: a random id per start."""
+FLEET_ID_HEADER = "X-Harness-Fleet"
+"""The header in which `/readyz` echoes `FLEET_ID_ENV`, so `harness up` can tell its own web
+process from another fleet's on the same port."""
+
 
 class FleetRecord(BaseModel):
     """One running `harness up`: its workspace and state folder (absolute), the Redis URL its

@@ -3,22 +3,28 @@
 Without `REDIS_URL` it first starts an embedded Redis in the state folder (`harness.state_dir`:
 persistent, so runs survive a restart; password-protected) and hands its URL to every process.
 It records itself in this user's fleet records (`harness.fleets`) so the CLI finds it from any
-folder.
+folder. Before starting anything it checks that the web port is free, and says to set `PORT`
+when it is not.
 
-Restart policy: honcho runs the processes and, when one exits, or on Ctrl-C / SIGTERM, stops
-the others; the embedded Redis is stopped last, and its death stops the fleet too. So web,
-worker and scheduler are essential. Channel listeners (`harness poll <channel> --restart`)
-never exit on a platform failure: they restart themselves in-process with backoff
-(`harness.restarts`), so a bad token or an unreachable platform leaves the fleet serving.
-Once `/readyz` answers 200 (a worker is live), one line says the fleet can take messages.
+Restart policy: `harness.process_manager` runs the processes and, when one exits, on Ctrl-C /
+SIGTERM, or when our output's reader goes away, stops the others (each with everything it
+started; a second Ctrl-C kills at once); the embedded Redis is stopped last, and its death
+stops the fleet too. So web, worker and scheduler are essential. Channel listeners (`harness
+poll <channel> --restart`) never exit on a platform failure: they restart themselves
+in-process with backoff (`harness.restarts`), so a bad token or an unreachable platform leaves
+the fleet serving. Once `/readyz` answers 200 from our own web process (it echoes this
+start's fleet id, `harness.fleets.FLEET_ID_ENV`), one line says the fleet can take messages.
 """
 
 from __future__ import annotations
 
-import datetime
+import contextlib
+import errno
 import os
+import secrets
 import shlex
 import signal
+import socket
 import sys
 import threading
 import urllib.error
@@ -28,12 +34,12 @@ from types import FrameType
 from typing import NoReturn, TextIO
 
 from honcho.environ import parse_procfile
-from honcho.manager import Manager
-from honcho.printer import Message, Printer
+from honcho.printer import Printer
 
 from harness import fleets
 from harness.embedded_redis import EmbeddedRedis
 from harness.errors import ConfigurationError
+from harness.process_manager import ProcessManager
 from harness.settings import Settings
 from harness.state_dir import (
     migrate_legacy_redis,
@@ -45,7 +51,6 @@ from harness.state_dir import (
 from harness.urls import redact_url
 
 FLEET = ("web", "worker", "scheduler")
-_SYSTEM = "system"
 _WATCH_INTERVAL_S = 0.5
 
 
@@ -86,31 +91,39 @@ def run_fleet(
 ) -> int:
     """Run `processes` (default: `default_processes()`) until one exits or a signal arrives.
 
+    When a `web` process is among them, its port (`settings.host`:`settings.port`) must be
+    free: else `ConfigurationError` naming PORT is raised before anything starts.
     Every child gets `REDIS_URL`: the configured one, else that of an embedded Redis started
     in `redis_dir(state_dir(settings))` (data under `<workspace>/.harness/redis` is moved
     there first), whose URL is also published to `redis_url_file(state)` and which is stopped
     (and the file removed) on return. While running, a fleet record (`harness.fleets`) names
     this workspace's Redis and web port. Output goes to `output` (default stdout), each line
-    prefixed by its process name; no line carries the Redis password.
+    prefixed by its process name; no line carries the Redis password. When stdout breaks
+    (its reader exited), the fleet stops and stdout is pointed at /dev/null.
     Returns the exit code of the first process to stop (128 + signal number when killed by a
-    signal; 130/143 after Ctrl-C/SIGTERM; 1 when the embedded Redis died). Must run in the
-    main thread (it handles signals); restores the previous signal handlers on return.
+    signal; 130/143 after Ctrl-C/SIGTERM; 141 when the output broke; 1 when the embedded
+    Redis died). On return no process it started runs. Must run in the main thread (it
+    handles signals); restores the previous signal handlers on return.
     """
     processes = default_processes() if processes is None else dict(processes)
     if not processes:
         raise ConfigurationError("no processes to run")
+    if "web" in processes:
+        check_port_free(settings.host, settings.port)
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    # Until honcho installs its own handlers, SIGTERM must unwind through `finally` so that
-    # the embedded Redis (in a session of its own) is not left running.
+    # Until the manager installs its own handlers, SIGTERM must unwind through `finally` so
+    # that the embedded Redis (in a session of its own) is not left running.
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     embedded: EmbeddedRedis | None = None
     workspace = settings.agent_workspace.expanduser().resolve()
     stop_watching = threading.Event()
     watcher: threading.Thread | None = None
+    manager: ProcessManager | None = None
     try:
         printer = Printer(output if output is not None else sys.stdout)
-        manager = Manager(printer=printer)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        manager = ProcessManager(printer)
+        fleet_id = secrets.token_hex(8)
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", fleets.FLEET_ID_ENV: fleet_id}
         state = state_dir(settings)
         if settings.redis_sentinels.strip():
             env["REDIS_URL"] = ""  # the processes find the master through Sentinel
@@ -125,9 +138,8 @@ def run_fleet(
                 password=redis_password(state),
             ).start()
             env["REDIS_URL"] = embedded.url
-            _announce(
-                printer,
-                f"embedded Redis on {redact_url(embedded.url)}, data in {embedded.data_dir}",
+            manager.announce(
+                f"embedded Redis on {redact_url(embedded.url)}, data in {embedded.data_dir}"
             )
         fleets.publish(
             fleets.FleetRecord(
@@ -139,19 +151,18 @@ def run_fleet(
             )
         )
         for name, command in processes.items():
-            manager.add_process(name, command, env=env)
+            manager.add(name, command, env)
         watcher = threading.Thread(
             target=_watch,
-            args=(manager, embedded, settings.port if "web" in processes else None),
+            args=(manager, embedded, settings.port if "web" in processes else None, fleet_id),
             kwargs={"stop": stop_watching},
             name="fleet-watch",
             daemon=True,
         )
         watcher.start()
-        manager.loop()
+        code = manager.loop()
         if embedded is not None and not embedded.running():
             return 1
-        code = int(manager.returncode or 0)
         return 128 - code if code < 0 else code
     finally:
         stop_watching.set()
@@ -164,43 +175,76 @@ def run_fleet(
         for sig, handler in previous.items():
             if handler is not None:  # None: installed outside Python, cannot be restored
                 signal.signal(sig, handler)
+        if manager is not None and manager.output_broken and output is None:
+            _silence_stdout()
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Raise `ConfigurationError` naming PORT when nothing could listen on `host`:`port`
+    now (another server holds it). Binds the way uvicorn does (SO_REUSEADDR), so a port
+    left in TIME_WAIT by a fleet that just stopped counts as free."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ConfigurationError(
+                    f"port {port} is already in use on {host}: another server (maybe another "
+                    "`harness up`) listens there; stop it, or choose another port with PORT in "
+                    ".env or `harness up --port`"
+                ) from None
+            raise ConfigurationError(
+                f"cannot listen on {host}:{port} ({exc.strerror}); check PORT and HOST"
+            ) from None
+
+
+def _silence_stdout() -> None:
+    """Point file descriptor 1 (and 2, when it is the same pipe) at /dev/null, so that the
+    interpreter's last flush does not fail on a pipe nobody reads."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        with contextlib.suppress(OSError):
+            same = os.path.sameopenfile(1, 2)
+            os.dup2(devnull, 1)
+            if same:
+                os.dup2(devnull, 2)
+    finally:
+        os.close(devnull)
 
 
 def _watch(
-    manager: Manager, embedded: EmbeddedRedis | None, port: int | None, *, stop: threading.Event
+    manager: ProcessManager,
+    embedded: EmbeddedRedis | None,
+    port: int | None,
+    fleet_id: str,
+    *,
+    stop: threading.Event,
 ) -> None:
-    """Until `stop`: say once when `/readyz` on `port` answers 200, and stop the fleet when
-    the embedded Redis dies (nothing can work without it)."""
+    """Until `stop`: say once when our web process answers `/readyz` on `port` with 200, and
+    stop the fleet when the embedded Redis dies (nothing can work without it)."""
     ready = port is None
     while not stop.wait(_WATCH_INTERVAL_S):
         if embedded is not None and not embedded.running():
-            _announce(manager, "the embedded Redis exited; stopping the fleet")
-            manager.terminate()
+            manager.announce("the embedded Redis exited; stopping the fleet")
+            manager.stop()
             return
-        if not ready and _ready(port):
+        if not ready and _ready(port, fleet_id):
             ready = True
-            _announce(manager, f"ready: chat with `harness chat`, or POST /api/chat on port {port}")
+            manager.announce(f"ready: chat with `harness chat`, or POST /api/chat on port {port}")
 
 
-def _ready(port: int | None) -> bool:
+def _ready(port: int | None, fleet_id: str) -> bool:
+    """True when `/readyz` on `port` answers 200 with our fleet id: a web server of another
+    fleet on the same port does not count."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as response:
-            return int(response.status) == 200
+            ours = response.headers.get(fleets.FLEET_ID_HEADER) == fleet_id
+            return ours and int(response.status) == 200
     except (urllib.error.URLError, OSError, ValueError):
         return False
 
 
 def _exit_on_sigterm(signum: int, frame: FrameType | None) -> NoReturn:
     raise SystemExit(128 + signum)
-
-
-def _announce(target: Printer | Manager, text: str) -> None:
-    """Print one `system` line: directly on a printer, or through a running manager's queue
-    (thread-safe, in order with the processes' output)."""
-    message = Message(
-        type="line", data=text + "\n", time=datetime.datetime.now(), name=_SYSTEM, colour=None
-    )
-    if isinstance(target, Manager):
-        target.events.put(message)
-    else:
-        target.write(message)

@@ -30,6 +30,7 @@ from harness.chat_client import (
     ChatTimeoutError,
     Waiting,
 )
+from harness.cli import app as harness_app
 from harness.commands.chat import chat, run_chat
 from harness.errors import NonRetriableError
 from harness.events import MESSAGE_RECEIVED, REPLY_READY, Event
@@ -257,3 +258,44 @@ def test_harness_chat_refuses_an_invalid_session_key(agent_fleet: Runtime) -> No
     result = CliRunner().invoke(_cli(), ["--session", "x" * 301], input="hello\n")
     assert result.exit_code == 2, result.output
     assert "at most 300 characters" in " ".join(result.output.split()), result.output
+
+
+# -- a model provider that refuses the call -------------------------------------------------
+REFUSALS = [
+    (Reply.error(401), "the model provider refused the API key (401 authentication_error): "
+     "check ANTHROPIC_API_KEY"),
+    (Reply.error(402, "Your credit balance is too low", error_type="billing_error"),
+     "the model provider says the account's quota or credit is used up (402 billing_error)"),
+    (Reply.error(404), "the model provider does not know the model (404 not_found_error): "
+     "check AGENT_MODEL"),
+]  # fmt: skip
+REFUSAL_IDS = ["key", "quota", "model"]
+
+
+@pytest.mark.parametrize(("refusal", "reason"), REFUSALS, ids=REFUSAL_IDS)
+def test_harness_chat_says_why_the_model_refused(
+    agent_fleet: Runtime, model_server: ModelServer, refusal: Reply, reason: str
+) -> None:
+    # Given a model provider that refuses the call
+    model_server.script(refusal)
+    # When a user writes in `harness chat`
+    result = CliRunner().invoke(_cli(), [], input="hello\n/exit\n")
+    # Then the chat says the run failed and what to fix, without the key
+    out = " ".join(result.output.split())
+    assert "failed; no reply will come" in out and reason in out, out
+    assert model_server.api_key not in result.output
+
+
+@pytest.mark.parametrize(("refusal", "reason"), REFUSALS, ids=REFUSAL_IDS)
+def test_send_wait_says_why_the_model_refused(
+    agent_fleet: Runtime, model_server: ModelServer, refusal: Reply, reason: str
+) -> None:
+    # Given a model provider that refuses the call
+    model_server.script(refusal)
+    # When a message is sent with `harness send --wait`
+    result = CliRunner().invoke(harness_app, ["send", "--wait", "hello"])
+    # Then it fails with one line saying what to fix, without the key
+    assert result.exit_code != 0, result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert reason in line, result.output
+    assert model_server.api_key not in result.output

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 import shlex
 import signal
+import socket
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,10 +17,12 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from harness.embedded_redis import free_port
 from harness.errors import ConfigurationError
 from harness.settings import Settings, get_settings
 from harness.state_dir import redis_url_file
 from harness.supervisor import default_processes, procfile_processes, run_fleet
+from tests.waiting import wait_until
 
 # Each child prints, then waits until every child has printed, so honcho (which stops the
 # fleet when the first process exits) cannot cut one off before its output.
@@ -187,3 +192,81 @@ def test_run_fleet_stops_when_the_embedded_redis_dies(
     # Then it stops everything and fails, saying why
     assert code == 1, output.getvalue()
     assert "the embedded Redis exited; stopping the fleet" in output.getvalue()
+
+
+# A stand-in web process: answers GET /readyz with 200 (echoing the fleet id it was given
+# when told to), counting the requests in a file.
+READYZ = """
+import os, pathlib, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+count, echo = pathlib.Path(sys.argv[2]), sys.argv[3] == "echo"
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        if echo:
+            self.send_header("X-Harness-Fleet", os.environ["HARNESS_FLEET_ID"])
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+        count.write_text(str(int(count.read_text() or 0) + 1) if count.exists() else "1")
+
+    def log_message(self, *args):
+        pass
+
+HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("echo", ["echo", "silent"])
+def test_run_fleet_says_ready_only_when_its_own_web_process_answers(
+    tmp_path: Path, echo: str
+) -> None:
+    # Given a web process whose /readyz answers 200, with or without this start's fleet id
+    port, count = free_port(), tmp_path / "count"
+    script = tmp_path / "readyz.py"
+    script.write_text(READYZ)
+    web = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {port} {count} {echo}"
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, agent_workspace=tmp_path, redis_url="redis://127.0.0.1:1/0", port=port
+    )
+    output = io.StringIO()
+
+    def stop_once_judged() -> None:
+        # the first answer with our id is the last one asked for; without it, asked again
+        if echo == "echo":
+            wait_until(lambda: "ready:" in output.getvalue(), what="ready", timeout=60)
+        else:
+            wait_until(
+                lambda: count.exists() and count.read_text() == "2", what="2 polls", timeout=60
+            )
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    judge = threading.Thread(target=stop_once_judged, daemon=True)
+    judge.start()
+    # When the fleet runs until its readiness was judged
+    run_fleet(settings, {"web": web}, output=output)
+    judge.join(timeout=10)
+    # Then `ready:` is printed only when the answer carried our fleet id
+    said_ready = "ready: chat with `harness chat`" in output.getvalue()
+    assert said_ready is (echo == "echo"), output.getvalue()
+
+
+def test_run_fleet_refuses_a_port_in_use_before_starting_anything(tmp_path: Path) -> None:
+    # Given another server listening on the web port
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        settings = Settings(_env_file=None, agent_workspace=tmp_path / "workspace", port=port)  # type: ignore[call-arg]
+        output = io.StringIO()
+        python = shlex.quote(sys.executable)
+        # When the fleet is asked to start
+        with pytest.raises(ConfigurationError) as refused:
+            run_fleet(settings, {"web": f"{python} -c 'print(1)'"}, output=output)
+    # Then it says which setting to change, and started nothing (not even Redis)
+    assert f"port {port} is already in use" in str(refused.value)
+    assert "PORT" in str(refused.value)
+    assert output.getvalue() == ""
+    assert not (tmp_path / ".harness" / "redis").exists()

@@ -10,10 +10,17 @@
 All but `TransientModelError` are also `NonRetriableError`, so a durable step fails at once
 instead of spending its retries on a call that cannot succeed. Messages never include the
 API key.
+
+A refusal a person must fix (a refused key, a spent quota, an unknown model) starts its
+message with a `refusal_reason` sentence built from fixed words, the status, the error type
+and a variable name. It travels inside the failed run's error text, from which
+`failure_reason` takes it back, alone, for the person waiting on a reply (`send --wait`,
+`harness chat`, the chat's failure notice), who otherwise would see only "the run failed".
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -93,3 +100,71 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
         if seconds >= 0:
             return seconds
     return None
+
+
+MODEL_VARIABLE = "AGENT_MODEL"
+_KEY_REFUSED = "the model provider refused the API key ({status} {kind}): check {key}"
+_NO_ACCESS = (
+    "the model provider refused this API key access ({status} {kind}): check {key} and what "
+    "its account may use"
+)
+_QUOTA_SPENT = (
+    "the model provider says the account's quota or credit is used up ({status} {kind}): "
+    "add credit or raise the limit of the account of {key}"
+)
+_UNKNOWN_MODEL = "the model provider does not know the model ({status} {kind}): check {key}"
+_TEMPLATES = (_KEY_REFUSED, _NO_ACCESS, _QUOTA_SPENT, _UNKNOWN_MODEL)
+_KIND = re.compile(r"[a-z0-9_]{1,40}")
+_QUOTA_KINDS = frozenset({"insufficient_quota", "billing_error"})
+_QUOTA_HINTS = ("credit balance is too low", "exceeded your current quota")
+
+
+def refusal_reason(status: int | None, kind: str, detail: str, key_variable: str) -> str | None:
+    """The sentence a person can act on for a provider's refusal that no retry fixes: a
+    refused key (401), no access (403), a spent quota or credit (402 `billing_error`, 429
+    `insufficient_quota`, a 400 saying the credit balance is too low) or an unknown model
+    (404). None for anything else. `kind` is the provider's error type or code, `detail` its
+    message (only searched, never copied), `key_variable` the setting holding the key
+    (`ANTHROPIC_API_KEY`). Holds no secret: fixed words, digits and names."""
+    if status is None:
+        return None
+    kind = kind if _KIND.fullmatch(kind) else "error"
+    lowered = detail.lower()
+    if kind in _QUOTA_KINDS or status == 402 or any(hint in lowered for hint in _QUOTA_HINTS):
+        template = _QUOTA_SPENT
+    elif status == 401:
+        template = _KEY_REFUSED
+    elif status == 403:
+        template = _NO_ACCESS
+    elif status == 404:
+        template, key_variable = _UNKNOWN_MODEL, MODEL_VARIABLE
+    else:
+        return None
+    return template.format(status=status, kind=kind, key=key_variable)
+
+
+def _pattern(template: str) -> str:
+    fields = {"status": r"\d{3}", "kind": _KIND.pattern, "key": r"[A-Z][A-Z0-9_]{0,63}"}
+    pieces = re.split(r"\{(\w+)\}", template)
+    return "".join(fields[p] if i % 2 else re.escape(p) for i, p in enumerate(pieces))
+
+
+_REASON = re.compile("|".join(f"(?:{_pattern(t)})" for t in _TEMPLATES))
+
+
+def failure_reason(error: str) -> str | None:
+    """The `refusal_reason` sentence inside a failed run's error text, alone, or None. Only
+    text matching one of those sentences comes out, so nothing else of the error (which may
+    quote the conversation) reaches whoever is shown it."""
+    found = _REASON.search(error)
+    return found.group(0) if found else None
+
+
+def permanent_error(
+    text: str, provider: str, status: int | None, kind: str, detail: str, key_variable: str
+) -> PermanentModelError:
+    """The `PermanentModelError` for a provider's refusal: `text` (status, type, message,
+    already without the key), led by its `refusal_reason` when it has one."""
+    reason = refusal_reason(status, kind, detail, key_variable)
+    message = f"{reason}; {text}" if reason else text
+    return PermanentModelError(message, provider=provider, status_code=status)

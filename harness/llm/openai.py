@@ -28,8 +28,8 @@ from harness.llm.errors import (
     ContextOverflowError,
     ModelCancelledError,
     ModelError,
-    PermanentModelError,
     TransientModelError,
+    permanent_error,
     redact_secret,
     retry_after_seconds,
 )
@@ -49,6 +49,7 @@ from harness.llm.types import (
 )
 
 PROVIDER = "openai"
+API_KEY_VARIABLE = "OPENAI_API_KEY"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-5.4-mini"
 _NO_KEY = "no-key-configured"  # local OpenAI-compatible servers ignore the key
@@ -372,16 +373,17 @@ def classify_error(exc: Exception, secret: str | None) -> ModelError:
     detail = str(body.get("message") or exc.message)
     code = exc.code or ""
     where = status if status is not None else "in-stream"
-    text = redact_secret(f"openai {where} {code or exc.type or 'error'}: {detail}", secret)
+    kind = code or exc.type or "error"
+    text = redact_secret(f"openai {where} {kind}: {detail}", secret)
     overflow_hint = any(hint in detail.lower() for hint in _OVERFLOW_HINTS)
     if code == "context_length_exceeded" or (status in (None, 400) and overflow_hint):
         return ContextOverflowError(text, provider=PROVIDER, status_code=status)
     if status == 429 and code == "insufficient_quota":
-        return PermanentModelError(text, provider=PROVIDER, status_code=status)
+        return permanent_error(text, PROVIDER, status, kind, detail, API_KEY_VARIABLE)
     if status is None or status in (408, 409, 429) or status >= 500:
         headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else {}
         retry_after = retry_after_seconds(headers)
         return TransientModelError(
             text, provider=PROVIDER, status_code=status, retry_after=retry_after
         )
-    return PermanentModelError(text, provider=PROVIDER, status_code=status)
+    return permanent_error(text, PROVIDER, status, kind, detail, API_KEY_VARIABLE)

@@ -1,7 +1,7 @@
 """Starting worker and scheduler processes: load function modules, register, consume.
 
 Which modules a fleet worker loads is decided where the fleet is put together
-(`harness.composition`); the engine names no module of the agent or the channels."""
+(`harness.fleet_functions`); the engine names no module of the agent or the channels."""
 
 from __future__ import annotations
 
@@ -26,13 +26,17 @@ log = logging.getLogger(__name__)
 def load_function_modules(modules: Iterable[str]) -> None:
     """Import each module so its `@function` declarations register themselves.
 
-    Raises `ConfigurationError` naming the module that failed to import.
+    Raises `ConfigurationError` naming the module that failed to import and where such
+    modules are named (`HARNESS_FUNCTION_MODULES`, `--functions`).
     """
     for module in modules:
         try:
             importlib.import_module(module)
         except Exception as exc:
-            raise ConfigurationError(f"cannot load function module {module!r}: {exc}") from exc
+            raise ConfigurationError(
+                f"cannot load function module {module!r} (check HARNESS_FUNCTION_MODULES and "
+                f"--functions): {exc}"
+            ) from exc
 
 
 def run_worker(settings: Settings, modules: list[str], concurrency: int, queues: list[str]) -> None:

@@ -42,6 +42,9 @@ from harness.sidecar.validate import Validator, encode_skip
 log = logging.getLogger("harness.sidecar")
 READY_TIMEOUT_S = 60.0
 STOP_GRACE_S = 5.0
+FINAL_GRACE_S = 3.0
+"""When the sidecar itself stops: shorter than the 5 s `harness up` gives it before SIGKILL
+(`harness.process_manager.STOP_GRACE_S`), so its child is stopped by it, not orphaned."""
 MAX_BACKOFF_S = 60.0
 STABLE_AFTER_S = 30.0
 _POLL_S = 0.05
@@ -128,7 +131,7 @@ class Sidecar:
             if self._spare is not None:
                 self._spare.discard()
             if self._child is not None:
-                _stop_child(self._child, grace=10.0)
+                _stop_child(self._child, grace=FINAL_GRACE_S)
             observer.join(timeout=5)
 
     def _child_died(self, code: int) -> None:

@@ -3,18 +3,21 @@ answered now, i.e. is a worker live?).
 
 A load balancer should check `/healthz`: webhooks are stored on the bus while Redis answers,
 even with no worker up, so the web server stays in rotation. `/readyz` is for whoever wants
-to know that messages will be answered now (`harness up` prints "ready" on it).
+to know that messages will be answered now (`harness up` prints "ready" on it, once the
+answer echoes the id it gave this start: `harness.fleets.FLEET_ID_HEADER`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, status
 from fastapi.responses import JSONResponse
 
 from harness.errors import BusUnavailableError
+from harness.fleets import FLEET_ID_ENV, FLEET_ID_HEADER
 from harness.runtime.presence import live_members_async
 from harness.web.deps import WebContext, web_context
 
@@ -45,7 +48,8 @@ async def healthz(context: Annotated[WebContext, Depends(web_context)]) -> JSONR
 async def readyz(context: Annotated[WebContext, Depends(web_context)]) -> JSONResponse:
     """200 `{"status": "ready", "workers": N}` when at least one worker is live; 503
     `{"status": "waiting for a worker", "workers": 0}` before, and 503 with the error class as
-    `redis` when Redis does not answer. Never raises."""
+    `redis` when Redis does not answer. The 200 carries `X-Harness-Fleet` under `harness up`.
+    Never raises."""
     try:
         workers = len(await live_members_async(context.runtime_factory(), role="worker"))
     except Exception as exc:  # reported in the body, like /healthz
@@ -55,7 +59,15 @@ async def readyz(context: Annotated[WebContext, Depends(web_context)]) -> JSONRe
             {"status": "waiting for a worker", "workers": 0},
             status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
         )
-    return JSONResponse({"status": "ready", "workers": workers})
+    return JSONResponse({"status": "ready", "workers": workers}, headers=_fleet_header())
+
+
+def _fleet_header() -> dict[str, str]:
+    """`X-Harness-Fleet: <id>` under `harness up` (which tells its own web process from
+    another fleet's by it); nothing otherwise. The id is random per start and grants
+    nothing."""
+    fleet_id = os.environ.get(FLEET_ID_ENV, "")
+    return {FLEET_ID_HEADER: fleet_id} if fleet_id else {}
 
 
 def _unavailable(exc: Exception) -> JSONResponse:

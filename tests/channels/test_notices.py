@@ -4,15 +4,17 @@ that the agent is reconsidering; cosmetic failures and notices' own failures sta
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from channels.acknowledge import ACKNOWLEDGE
 from channels.delivery import SEND_REPLY
-from channels.notices import FAILURE_TEXT, NOTICE_KEY, RECONSIDER_TEXT
+from channels.notices import FAILURE_TEXT, NOTICE_KEY, RECONSIDER_TEXT, REFUSED_TEXT
 from channels.telegram.channel import TelegramChannel
-from harness.agent.handlers import HANDLE_MESSAGE
+from harness.agent.deps import build_deps, set_agent_deps
+from harness.agent.handlers import HANDLE_MESSAGE, handle_message
 from harness.events import FUNCTION_CANCELLED, FUNCTION_FAILED, MESSAGE_RECEIVED, REPLY_READY
 from harness.runtime import (
     Context,
@@ -25,8 +27,10 @@ from harness.runtime import (
 )
 from harness.runtime.functions import FunctionRegistry, SingletonMode
 from harness.runtime.testing import drain
+from tests.agent.conftest import make_settings
 from tests.channels import payloads
 from tests.channels.channel_doubles import channel_bus
+from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
 
 SECRET_ERROR = "upstream said: invalid x-api-key sk-live-0123456789"
@@ -177,3 +181,42 @@ def test_a_run_cancelled_from_the_command_line_gets_no_notice(
     publish({"name": FUNCTION_CANCELLED, "data": cancelled}, runtime=bus)
     drain(bus)
     assert telegram_api.messages == []
+
+
+@pytest.mark.parametrize(
+    ("refusal", "reason"),
+    [
+        (Reply.error(401), "the model provider refused the API key (401 authentication_error): "
+         "check ANTHROPIC_API_KEY"),
+        (Reply.error(402, "Your credit balance is too low", error_type="billing_error"),
+         "the model provider says the account's quota or credit is used up (402 billing_error): "
+         "add credit or raise the limit of the account of ANTHROPIC_API_KEY"),
+        (Reply.error(404), "the model provider does not know the model (404 not_found_error): "
+         "check AGENT_MODEL"),
+    ],
+    ids=["key", "quota", "model"],
+)  # fmt: skip
+def test_failure_notice_says_what_to_fix_when_the_model_provider_refused(
+    bus: Runtime,
+    registry: FunctionRegistry,
+    telegram_api: FakeTelegramApi,
+    model_server: ModelServer,
+    tmp_path: Path,
+    refusal: Reply,
+    reason: str,
+) -> None:
+    # Given the real agent, whose model provider refuses the call
+    registry.register(handle_message)
+    bus.register_functions()
+    set_agent_deps(build_deps(make_settings(tmp_path / "workspace", model_server)))
+    model_server.script(refusal)
+    try:
+        # When a message arrives on Telegram and everything runs
+        result = publish(message("hello", 1), runtime=bus)
+        drain(bus)
+    finally:
+        set_agent_deps(None)
+    # Then the chat is told once what to fix, with the run id, and nothing else of the error
+    agent_run = run_id_for(HANDLE_MESSAGE, result.event_id)
+    assert sent_texts(telegram_api) == [REFUSED_TEXT.format(reason=reason, run_id=agent_run)]
+    assert model_server.api_key not in telegram_api.messages[0]["raw_text"]

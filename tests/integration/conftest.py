@@ -24,6 +24,22 @@ ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = "tests.integration.functions"
 
 
+# Settings a `harness up` test owns; anything else in the environment could change what it
+# checks.
+_UP_OWNS = ("REDIS_URL", "AGENT_WORKSPACE", "HARNESS_STATE_DIR", "PORT", "TELEGRAM_", "SLACK_",
+            "ANTHROPIC_", "OPENAI_", "LLM_PROVIDER", "AGENT_MODEL",
+            "HARNESS_KEY_PREFIX")  # fmt: skip
+
+
+def up_env() -> dict[str, str]:
+    """This environment without pytest's variables and the settings `harness up` tests own."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PYTEST") and not any(k.startswith(own) for own in _UP_OWNS)
+    }
+
+
 FLEET_WAIT_S = 30.0
 """How long to wait for subprocess workers: they start Python and Celery first."""
 

@@ -18,22 +18,10 @@ import pytest
 from harness import fleets
 from harness.embedded_redis import free_port
 from tests.fakes.model_server import ModelServer, Reply
-from tests.integration.conftest import ROOT, wait_until
+from tests.integration.conftest import ROOT, up_env, wait_until
 
 # Each test starts a whole fleet of processes: allow for a slow, busy machine.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(360)]
-
-# Settings the test owns; anything else in the environment could change what it checks.
-_OWN = ("REDIS_URL", "AGENT_WORKSPACE", "HARNESS_STATE_DIR", "PORT", "TELEGRAM_", "SLACK_",
-        "ANTHROPIC_", "OPENAI_", "LLM_PROVIDER", "AGENT_MODEL", "HARNESS_KEY_PREFIX")  # fmt: skip
-
-
-def _base_env() -> dict[str, str]:
-    return {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("PYTEST") and not any(k.startswith(own) for own in _OWN)
-    }
 
 
 def _get(url: str) -> httpx.Response | None:
@@ -69,7 +57,7 @@ def up(tmp_path: Path, model_server: ModelServer) -> Iterator[Up]:
     project.mkdir()
     shutil.copy(ROOT / ".env.example", project / ".env")
     closed, port = free_port(), free_port()
-    env = _base_env() | {
+    env = up_env() | {
         "ANTHROPIC_API_KEY": model_server.api_key,
         "ANTHROPIC_BASE_URL": model_server.url,
         "PORT": str(port),
@@ -103,7 +91,7 @@ def up(tmp_path: Path, model_server: ModelServer) -> Iterator[Up]:
 def _cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args],
-        cwd=cwd, env=_base_env(), capture_output=True, text=True, timeout=timeout,
+        cwd=cwd, env=up_env(), capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
 
 
