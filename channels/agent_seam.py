@@ -1,6 +1,6 @@
 """The channels as a chat turn sees them (`harness.agent.platforms.ChatPlatforms`): drafts
-drawn by a `DraftWriter`, files fetched through a `FileChannel`. Installed by
-`channels.registry` when it is imported."""
+drawn by a `DraftWriter`, files fetched through a `FileChannel`. Installed by the process
+that assembles the fleet (`harness.composition.plug_in_channels`), never on import."""
 
 from __future__ import annotations
 

@@ -140,9 +140,10 @@ def test_import_graph_sees_function_local_and_relative_imports() -> None:
     assert any(name.startswith("channels.") for name in graph), "channels/ not scanned"
 
 
-ASSEMBLY_POINTS = ("harness.web", "harness.commands", "harness.sidecar")
-"""The parts of `harness` that wire the channels in (the web app's webhook routes, the CLI's
-`setup` and `doctor`, the sidecar's environment); everywhere else `harness` does not know
+ASSEMBLY_POINTS = ("harness.web", "harness.commands", "harness.sidecar", "harness.composition")
+"""The parts of `harness` that wire the channels in (the composition of a fleet process, the
+web app's webhook routes, the CLI's `setup` and `doctor`, the sidecar's environment); everywhere
+else `harness` does not know
 `channels`: the channels plug into seams it defines (`harness.agent.platforms`)."""
 
 
@@ -158,3 +159,26 @@ def test_harness_knows_the_channels_only_where_it_assembles_them() -> None:
     offenders = {module: targets for module, targets in offenders.items() if targets}
     # Then there are none: the agent, the runtime and the rest reach channels through seams
     assert offenders == {}, f"harness modules importing channels: {offenders}"
+
+
+PRODUCT_PACKAGES = ("harness.agent", "channels")
+
+
+def test_engine_names_no_module_of_the_agent_or_the_channels() -> None:
+    # Given every string literal in the engine's source (module names loaded by importlib)
+    named = {
+        (path.name, node.value)
+        for path in sorted((ROOT / "harness" / "runtime").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+
+    # When looking for names of the agent's or the channels' modules
+    offenders = sorted(
+        (file, value)
+        for file, value in named
+        if any(value == pkg or value.startswith(f"{pkg}.") for pkg in PRODUCT_PACKAGES)
+    )
+
+    # Then there are none: what a fleet worker loads is decided in `harness.composition`
+    assert offenders == [], f"the engine names product modules: {offenders}"
