@@ -47,9 +47,9 @@ class Plugin:
 
 
 def declared(group: str) -> list[EntryPoint]:
-    """The entry points of `group`: this project's own first, in the order pyproject.toml
-    declares them, then every other installed package's, by package and name. Imports
-    nothing."""
+    """The entry points of `group`: this project's own first, by name (installers write
+    entry-point metadata sorted, so declared order is not kept), then every other installed
+    package's, by package and name. Imports nothing."""
     others = [ep for ep in entry_points(group=group) if _dist_name(ep) != OWN_DISTRIBUTION]
     others.sort(key=lambda ep: (_dist_name(ep), ep.name))
     return [*_own(group), *others]
@@ -94,13 +94,13 @@ def _own(group: str) -> list[EntryPoint]:
     except _NotInstalled:
         metadata = None
     if metadata is not None and group in metadata.groups:
-        return list(metadata.select(group=group))
+        return sorted(metadata.select(group=group), key=lambda ep: ep.name)
     pyproject = Path(harness.__file__).resolve().parent.parent / "pyproject.toml"
     if not pyproject.is_file():
         return []
     with pyproject.open("rb") as file:
         table = tomllib.load(file).get("project", {}).get("entry-points", {}).get(group, {})
-    return [EntryPoint(name, value, group) for name, value in table.items()]
+    return [EntryPoint(name, value, group) for name, value in sorted(table.items())]
 
 
 def _dist_name(ep: EntryPoint) -> str:
