@@ -21,7 +21,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import harness.llm.anthropic as anthropic_module
+import harness.llm.anthropic_wire as anthropic_wire
 from harness.llm.anthropic import AnthropicProvider
 from harness.llm.guard import forbid_real_model_calls
 from harness.llm.openai import OpenAIProvider
@@ -106,12 +106,12 @@ def main() -> None:
         return OpenAIProvider(api_key=server.api_key, base_url=server.openai_url, timeout=30.0)
 
     rows = [("Anthropic, system + conversation breakpoints", run("a", anthropic, args.turns))]
-    original = anthropic_module.mark_conversation
-    anthropic_module.mark_conversation = lambda wire: wire  # the behaviour before issue 16
+    original = anthropic_wire.mark_conversation
+    anthropic_wire.mark_conversation = lambda wire: wire  # the behaviour before issue 16
     try:
         rows.append(("Anthropic, system breakpoint only", run("b", anthropic, args.turns)))
     finally:
-        anthropic_module.mark_conversation = original
+        anthropic_wire.mark_conversation = original
     rows.append(("OpenAI-compatible, automatic prefix", run("c", openai, args.turns)))
     print(f"{args.turns} turns")
     print("| strategy | calls | uncached | cache read | cache write | read share |")

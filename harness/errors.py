@@ -7,7 +7,8 @@ HarnessError
 ├── ConfigurationError            a setting is missing or wrong
 │   ├── InvalidSettingsError          settings failed validation: one readable line per variable
 │   └── ChannelNotConfiguredError     [channels/errors.py] a channel's settings are missing
-├── BusUnavailableError           the event bus (Redis) failed; raised by the runtime's seam
+├── BusUnavailableError           the event bus (Redis) failed; every redis-py error becomes one
+│   │                                 at the runtime's seam (harness/runtime/bus_errors.py)
 │   ├── ReplicationTimeoutError       fewer replicas than REDIS_WAIT_REPLICAS acknowledged in time
 │   └── ChatUnavailableError          [harness/chat_client.py] + ChatError
 ├── InvalidEventError             an event failed validation; nothing was published (+ ValueError)

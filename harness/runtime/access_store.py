@@ -4,7 +4,7 @@ A stranger who writes to the bot gets a short one-time code; the owner approves 
 command line (`harness pair approve CODE`). Approvals survive restarts; codes expire after
 `CODE_TTL_S`. Subjects are opaque strings chosen by the caller, such as `telegram:chat:42` or
 `slack:user:U123`. Each method is one round trip, and `approve` / `deny` are atomic: a code
-is used at most once.
+is used at most once (`lua/pairing_decide.lua`).
 """
 
 from __future__ import annotations
@@ -13,29 +13,13 @@ import json
 import secrets
 from dataclasses import dataclass
 
+from harness.runtime import scripts
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.instance import Runtime
 
 CODE_TTL_S = 3600
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: read aloud or retyped
 CODE_LENGTH = 6
-
-_APPROVE = r"""
-local raw = redis.call('HGET', KEYS[1], ARGV[1])
-if not raw then return false end
-local code = cjson.decode(raw)
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('DEL', KEYS[4] .. code.subject)
-if tonumber(code.expires_ms) < tonumber(ARGV[2]) then return false end
-if ARGV[3] == 'approve' then
-  local grant = {label = code.label, approved_ms = tonumber(ARGV[2]), via = 'code ' .. ARGV[1]}
-  redis.call('HSET', KEYS[2], code.subject, cjson.encode(grant))
-  redis.call('HDEL', KEYS[3], code.subject)
-else
-  redis.call('HSET', KEYS[3], code.subject, cjson.encode({ms = tonumber(ARGV[2])}))
-end
-return raw
-"""
 
 
 @dataclass(frozen=True)
@@ -71,7 +55,7 @@ class AccessStore:
         self._approved = f"{prefix}:access:approved"
         self._denied = f"{prefix}:access:denied"
         self._pending = f"{prefix}:access:pending:"
-        self._decide = runtime.redis.register_script(_APPROVE)
+        self._decide = scripts.load(runtime.redis, "pairing_decide")
 
     @on_bus("reach the pairing records")
     def allowed(self, subjects: list[str]) -> bool:

@@ -1,11 +1,12 @@
 """Pending approval requests and session grants, in Redis: who may answer, and the answer.
 
 The request record is what makes "the first answer counts" true: `decide` and `expire` are one
-Lua script each, so of two clicks, or of a click and the timeout, exactly one changes the
-record and every later attempt is told what happened instead. A request whose run has ended
-without it (cancelled with its chat's new message, failed) counts as expired. Records live a
-week after their request (for late clicks). A grant ("allow for this session") belongs to the
-person who gave it, in that session; a session's grants live 30 days from its latest one.
+Lua script each (`lua/approval_decide.lua`), so of two clicks, or of a click and the timeout,
+exactly one changes the record and every later attempt is told what happened instead. A
+request whose run has ended without it (cancelled with its chat's new message, failed)
+counts as expired. Records live a week after their request (for late clicks). A grant ("allow
+for this session") belongs to the person who gave it, in that session; a session's grants
+live 30 days from its latest one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.events import ApprovalGiven
+from harness.runtime import scripts
 from harness.runtime.access_store import AccessStore
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.instance import Runtime
@@ -25,41 +27,6 @@ GRANT_TTL_S = 30 * 24 * 3600
 
 Outcome = Literal["recorded", "answered", "expired", "forbidden", "unknown"]
 Others = Literal["none", "allowed"]
-
-_DECIDE = r"""
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown', '', '', '', ''} end
-local state = redis.call('HGET', KEYS[1], 'state')
-local by = redis.call('HGET', KEYS[1], 'by') or ''
-local at = redis.call('HGET', KEYS[1], 'at') or ''
-local who = redis.call('HGET', KEYS[1], 'who') or ''
-if state ~= 'pending' then
-  if state == 'expired' then return {'expired', state, by, at, who} end
-  return {'answered', state, by, at, who}
-end
-local run = redis.call('HGET', KEYS[1], 'run')
-if run and ARGV[1] ~= 'expired' then
-  local status = redis.call('HGET', KEYS[2] .. run, 'status')
-  if (not status) or status == 'completed' or status == 'failed' or status == 'cancelled' then
-    redis.call('HSET', KEYS[1], 'state', 'expired', 'at', ARGV[3])
-    return {'expired', 'expired', '', ARGV[3], ''}
-  end
-end
-if ARGV[1] == 'expired' then
-  redis.call('HSET', KEYS[1], 'state', 'expired', 'at', ARGV[3])
-  return {'recorded', 'expired', '', ARGV[3], ''}
-end
-local approvers = cjson.decode(redis.call('HGET', KEYS[1], 'approvers'))
--- ARGV[6] == '1': the harness decides for nobody (the request could not be shown)
-if #approvers > 0 and ARGV[6] ~= '1' then
-  local ok = false
-  for _, who in ipairs(approvers) do if who == ARGV[2] then ok = true end end
-  -- in a group with AGENT_APPROVAL_GROUP_ANSWER=allowed, any allowed member may answer too
-  if redis.call('HGET', KEYS[1], 'others') == 'allowed' and ARGV[5] == '1' then ok = true end
-  if not ok then return {'forbidden', state, by, at, who} end
-end
-redis.call('HSET', KEYS[1], 'state', ARGV[1], 'by', ARGV[4], 'at', ARGV[3], 'who', ARGV[2])
-return {'recorded', ARGV[1], ARGV[4], ARGV[3], ARGV[2]}
-"""
 
 
 @dataclass(frozen=True)
@@ -85,7 +52,7 @@ class ApprovalStore:
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
         self._prefix = f"{runtime.keys.prefix}:approval"
-        self._decide = runtime.redis.register_script(_DECIDE)
+        self._decide = scripts.load(runtime.redis, "approval_decide")
 
     def _record(self, approval_id: str) -> str:
         return f"{self._prefix}:request:{approval_id}"

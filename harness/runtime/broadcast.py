@@ -13,6 +13,7 @@ from typing import Any
 import redis
 
 from harness.errors import BusUnavailableError
+from harness.runtime.bus_errors import redis_errors
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +28,8 @@ class Broadcast:
 
     def publish(self, channel: str, message: str) -> None:
         """Send `message` to the current subscribers of `channel` (none is fine)."""
-        try:
+        with redis_errors("publish to a pub/sub channel"):
             self._redis.publish(channel, message)
-        except redis.RedisError as exc:
-            raise BusUnavailableError("could not publish to a pub/sub channel") from exc
 
     def subscribe(self, channel: str) -> Subscription:
         """A subscription to `channel` that sees everything published after this returns
@@ -45,11 +44,12 @@ class Subscription:
         self.channel = channel
         self._pubsub: Any = client.pubsub()  # type: ignore[no-untyped-call]
         try:
-            self._pubsub.subscribe(channel)
-            self._await_ack()
-        except redis.RedisError as exc:
+            with redis_errors("subscribe to a pub/sub channel"):
+                self._pubsub.subscribe(channel)
+                self._await_ack()
+        except BusUnavailableError:
             self.close()
-            raise BusUnavailableError("could not subscribe to a pub/sub channel") from exc
+            raise
 
     def _await_ack(self) -> None:
         deadline = time.monotonic() + _SUBSCRIBE_ACK_TIMEOUT_S
@@ -65,10 +65,8 @@ class Subscription:
         deadline = time.monotonic() + max(timeout, 0.0)
         while True:
             left = deadline - time.monotonic()
-            try:
+            with redis_errors("read from the pub/sub connection"):
                 message = self._pubsub.get_message(timeout=max(left, 0.0))
-            except redis.RedisError as exc:
-                raise BusUnavailableError("the pub/sub connection failed") from exc
             if message is not None and message.get("type") == "message":
                 return message.get("data")
             if message is None and left <= 0:

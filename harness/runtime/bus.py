@@ -8,12 +8,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import redis
 from redis.asyncio import Redis as AsyncRedis
 
 from harness.errors import BusUnavailableError, FunctionNotFoundError
 from harness.events import Event, parse_event, validate_event
 from harness.runtime import waiters
+from harness.runtime.bus_errors import redis_errors
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all, kick_all_async
@@ -70,10 +70,8 @@ def publish(
     Raises `BusUnavailableError` when Redis fails; the event may or may not have been
     accepted, and publishing it again is safe.
     """
-    try:
+    with redis_errors("publish the event"):
         return _publish(event, runtime, target, parent)
-    except redis.RedisError as exc:
-        raise BusUnavailableError("the event bus is unavailable") from exc
 
 
 def _publish(
@@ -111,7 +109,7 @@ async def publish_async(
     `runtime.wait_replicas` > 0 it returns once that many replicas hold the event, and raises
     `ReplicationTimeoutError` (a `BusUnavailableError`: the web answers 503) when fewer did
     (this needs `runtime.aredis`, which the assembled runtime always has)."""
-    try:
+    with redis_errors("publish the event"):
         ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
         if runtime.aredis is None:
             return _publish(ev, runtime, None, None)
@@ -135,8 +133,6 @@ async def publish_async(
                 planner.legacy = {str(k): str(v) for k, v in legacy.items()}
             planner.learn(outcome)
         raise BusUnavailableError("the trigger table or the waiters kept changing while publishing")
-    except redis.RedisError as exc:
-        raise BusUnavailableError("the event bus is unavailable") from exc
 
 
 MAX_PLANS = 5  # a plan goes stale only when functions are registered or waiters use a new path

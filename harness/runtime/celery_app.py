@@ -20,7 +20,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import redis
 from celery import Celery
 from celery.signals import worker_shutting_down
 from redis.asyncio import BlockingConnectionPool
@@ -28,6 +27,7 @@ from redis.asyncio import Redis as AsyncRedis
 
 from harness.errors import BusUnavailableError, ConfigurationError
 from harness.runtime import broker_transport
+from harness.runtime.bus_errors import redis_errors
 from harness.runtime.executor import advance
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import KICK_TASK, Kick
@@ -93,11 +93,12 @@ def kick(run_id: str, seq: int = 0) -> str:
     if _runtime_provider is None:
         raise ConfigurationError("the kick task has no runtime: call configure(url, provider)")
     try:
-        return advance(_runtime_provider(), run_id, seq)
-    except (redis.RedisError, BusUnavailableError) as exc:
+        with redis_errors("advance the run"):
+            return advance(_runtime_provider(), run_id, seq)
+    except BusUnavailableError as exc:
         log.warning(
             "run %s: Redis failed while advancing it (%s); the reaper kicks it again",
-            run_id, type(exc).__name__,
+            run_id, type(exc.__cause__ or exc).__name__,
         )  # fmt: skip
         return REDIS_FAILED
 

@@ -16,20 +16,15 @@ from datetime import datetime
 from croniter import croniter
 
 from harness.events import CronTick, Event
+from harness.runtime import scripts
 from harness.runtime.bus import publish
+from harness.runtime.bus_errors import on_bus
 from harness.runtime.functions import CRON_EVENT, CronTrigger, FunctionSpec
 from harness.runtime.instance import Runtime
 
 log = logging.getLogger(__name__)
 GRACE_MS = 60_000
 MAX_TICKS_PER_PASS = 1_000
-
-_CAS = """
-local cur = redis.call('GET', KEYS[1])
-if (cur or '') ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2])
-return 1
-"""
 
 
 def due_ticks(trigger: CronTrigger, after_ms: int, now_ms: int) -> list[datetime]:
@@ -45,13 +40,15 @@ def due_ticks(trigger: CronTrigger, after_ms: int, now_ms: int) -> list[datetime
     return ticks
 
 
+@on_bus("fire the due cron ticks")
 def fire_due_ticks(runtime: Runtime, specs: list[FunctionSpec] | None = None) -> list[str]:
     """Publish the cron events that are due now. Returns the ids of events published.
 
-    Safe to call from any number of schedulers at once.
+    Safe to call from any number of schedulers at once. Raises `BusUnavailableError` when
+    Redis fails (ticks already published stay published; the rest are due next pass).
     """
     now_ms = runtime.now_ms()
-    cas = runtime.redis.register_script(_CAS)
+    cas = scripts.load(runtime.redis, "cron_claim_ticks")
     published: list[str] = []
     for spec in specs if specs is not None else runtime.triggers.specs():
         for index, trigger in enumerate(spec.triggers):

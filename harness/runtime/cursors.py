@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import redis
 
-from harness.errors import BusUnavailableError
+from harness.runtime.bus_errors import redis_errors
 from harness.runtime.keys import Keys
 
 
@@ -18,15 +18,11 @@ class Cursors:
 
     def get(self, name: str) -> str | None:
         """The saved cursor of listener `name`, or None when none was saved."""
-        try:
+        with redis_errors(f"read the cursor of {name}"):
             value = self._redis.get(self._keys.listener_cursor(name))
-        except redis.RedisError as exc:
-            raise BusUnavailableError(f"could not read the cursor of {name}") from exc
         return None if value is None else str(value)
 
     def set(self, name: str, cursor: str) -> None:
         """Save the cursor of listener `name`, replacing the previous one."""
-        try:
+        with redis_errors(f"save the cursor of {name}"):
             self._redis.set(self._keys.listener_cursor(name), cursor)
-        except redis.RedisError as exc:
-            raise BusUnavailableError(f"could not save the cursor of {name}") from exc

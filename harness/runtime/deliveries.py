@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import redis
 
-from harness.errors import BusUnavailableError
+from harness.runtime.bus_errors import redis_errors
 from harness.runtime.keys import Keys
 
 DELIVERY_TTL_S = 7 * 86_400
@@ -20,30 +20,24 @@ class DeliveryRecords:
 
     def posted(self, reply_id: str) -> dict[int, str]:
         """Chunk index -> platform message id, for every chunk of the reply posted so far."""
-        try:
+        with redis_errors("read the reply's delivery record"):
             raw = self._redis.hgetall(self._keys.reply_chunks(reply_id))
-        except redis.RedisError as exc:
-            raise BusUnavailableError("could not read the reply's delivery record") from exc
         return {int(index): str(message_id) for index, message_id in raw.items()}
 
     def record(self, reply_id: str, index: int, message_id: str) -> None:
         """Remember that chunk `index` of the reply was posted as `message_id`. Idempotent."""
         key = self._keys.reply_chunks(reply_id)
-        try:
+        with redis_errors("record a delivered chunk"):
             pipe = self._redis.pipeline(transaction=False)
             pipe.hset(key, str(index), message_id)
             pipe.expire(key, DELIVERY_TTL_S)
             pipe.execute()
-        except redis.RedisError as exc:
-            raise BusUnavailableError("could not record a delivered chunk") from exc
 
     def begin(self, reply_id: str) -> bool:
         """Note that an attempt to deliver the reply starts; True when an earlier attempt
         already started (it may have posted chunks it could not record)."""
-        try:
+        with redis_errors("mark a delivery as begun"):
             first = self._redis.set(
                 self._keys.reply_begun(reply_id), "1", nx=True, ex=DELIVERY_TTL_S
             )
-        except redis.RedisError as exc:
-            raise BusUnavailableError("could not mark a delivery as begun") from exc
         return not first

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import redis
 
-from harness.errors import BusUnavailableError
+from harness.runtime.bus_errors import redis_errors
 from harness.runtime.deliveries import DELIVERY_TTL_S
 from harness.runtime.keys import Keys
 
@@ -37,10 +37,8 @@ class DraftRecords:
 
     def get(self, run_id: str) -> DraftRecord:
         """The run's draft as recorded so far (an empty record when there is none)."""
-        try:
+        with redis_errors("read the run's draft record"):
             raw = self._redis.hgetall(self._keys.draft(run_id))
-        except redis.RedisError as exc:
-            raise BusUnavailableError("could not read the run's draft record") from exc
         fields = {str(k): str(v) for k, v in raw.items()}
         quiet = fields.get(_QUIET_UNTIL_MS, "")
         return DraftRecord(
@@ -57,10 +55,8 @@ class DraftRecords:
 
     def _write(self, run_id: str, field: str, value: str) -> None:
         key = self._keys.draft(run_id)
-        try:
+        with redis_errors("record the run's draft"):
             pipe = self._redis.pipeline(transaction=False)
             pipe.hset(key, field, value)
             pipe.expire(key, DELIVERY_TTL_S)
             pipe.execute()
-        except redis.RedisError as exc:
-            raise BusUnavailableError("could not record the run's draft") from exc

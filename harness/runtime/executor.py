@@ -27,14 +27,9 @@ from harness.runtime.kicker import Kick, kick_all
 from harness.runtime.leases import LeaseKeeper
 from harness.runtime.ledger import Claim
 from harness.runtime.log_context import enter_run
-from harness.runtime.steps import (
-    Cancelled,
-    Context,
-    LeaseLost,
-    RunState,
-    Suspended,
-    backoff_seconds,
-)
+from harness.runtime.retries import backoff_seconds
+from harness.runtime.run_state import Cancelled, LeaseLost, RunState, Suspended
+from harness.runtime.steps import Context
 from harness.runtime.usage_store import session_of
 
 log = logging.getLogger("harness.run")

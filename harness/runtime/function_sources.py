@@ -4,7 +4,8 @@ Fleet workers add their specs to the trigger table one by one and never remove t
 instead owns a set of function ids and replaces it whole: `replace_source` writes the new
 specs, deletes the specs of ids it no longer declares, and stores the source's load errors, in
 one Lua script. So a deleted file's functions stop receiving events in the same instant the
-new set starts receiving them, and no reader ever sees half of a reload.
+new set starts receiving them, and no reader ever sees half of a reload
+(`lua/source_replace.lua`).
 
 Also kept per source: the latest failed runs of its functions (`record_failure`), so the agent
 and `harness functions` can show them without scanning the run history.
@@ -17,6 +18,7 @@ import json
 from pydantic import BaseModel, TypeAdapter
 
 from harness.redaction import RedactedText
+from harness.runtime import scripts
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.instance import Runtime
@@ -57,28 +59,6 @@ class RunFailure(BaseModel, frozen=True):
 
 _ERRORS = TypeAdapter(list[LoadError])
 
-# KEYS: functions hash, version counter, source set, origins hash, errors string
-# ARGV: {id: spec json}, {id: origin json}, errors json
-_REPLACE = """
-local specs = cjson.decode(ARGV[1])
-local origins = cjson.decode(ARGV[2])
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[3])) do
-  if specs[id] == nil then
-    redis.call('HDEL', KEYS[1], id)
-    redis.call('HDEL', KEYS[4], id)
-  end
-end
-redis.call('DEL', KEYS[3])
-for id, spec in pairs(specs) do
-  redis.call('HSET', KEYS[1], id, spec)
-  redis.call('HSET', KEYS[4], id, origins[id])
-  redis.call('SADD', KEYS[3], id)
-end
-redis.call('SET', KEYS[5], ARGV[3])
-redis.call('INCR', KEYS[2])
-return 1
-"""
-
 
 @on_bus("register the sidecar's functions")
 def replace_source(
@@ -94,18 +74,14 @@ def replace_source(
     # cjson turns an empty JSON object into an array; pairs() over it is empty either way
     spec_json = json.dumps({fid: spec.model_dump_json() for fid, (spec, _) in specs.items()})
     origin_json = json.dumps({fid: origin.model_dump_json() for fid, (_, origin) in specs.items()})
-    runtime.redis.eval(
-        _REPLACE,
-        5,
-        keys.functions,
-        keys.functions_version,
-        keys.function_source(source),
-        keys.function_origins,
-        keys.load_errors(source),
-        spec_json,
-        origin_json,
-        _ERRORS.dump_json(errors).decode(),
-    )
+    replace = scripts.load(runtime.redis, "source_replace")
+    replace(
+        keys=[
+            keys.functions, keys.functions_version, keys.function_source(source),
+            keys.function_origins, keys.load_errors(source),
+        ],
+        args=[spec_json, origin_json, _ERRORS.dump_json(errors).decode()],
+    )  # fmt: skip
 
 
 @on_bus("read where functions come from")

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import redis
 from redis.asyncio import Redis as AsyncRedis
 
-from harness.errors import BusUnavailableError
 from harness.observe.tracing import NO_TRACER, Tracer
 from harness.runtime.broadcast import Broadcast
+from harness.runtime.bus_errors import redis_errors
 from harness.runtime.cursors import Cursors
 from harness.runtime.deliveries import DeliveryRecords
 from harness.runtime.draft_records import DraftRecords
@@ -91,20 +91,16 @@ class Runtime:
     def ping(self) -> None:
         """Return when Redis answers PING; raise `BusUnavailableError` (its cause is the
         client's error) when it does not."""
-        try:
+        with redis_errors("ping Redis"):
             self.redis.ping()
-        except redis.RedisError as exc:
-            raise BusUnavailableError("Redis did not answer PING") from exc
 
     async def ping_async(self) -> None:
         """`ping` without blocking the event loop."""
         if self.aredis is None:
             self.ping()
             return
-        try:
+        with redis_errors("ping Redis"):
             await self.aredis.ping()
-        except redis.RedisError as exc:
-            raise BusUnavailableError("Redis did not answer PING") from exc
 
     async def aclose(self) -> None:
         """Close the async clients (Redis, and the kicker's when it has one), on the loop that

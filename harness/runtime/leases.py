@@ -12,11 +12,10 @@ import logging
 import threading
 import time
 
-import redis
-
+from harness.errors import BusUnavailableError
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all
-from harness.runtime.steps import RunState
+from harness.runtime.run_state import RunState
 
 log = logging.getLogger("harness.run")
 
@@ -92,7 +91,7 @@ def _renew(s: RunState) -> bool:
     ttl_ms = int(s.runtime.lease_ttl * 1000)
     try:
         ok, cancel = s.runtime.ledger.renew(s.run_id, s.epoch, s.runtime.now_ms(), ttl_ms)
-    except redis.RedisError:
+    except BusUnavailableError:
         log.warning("could not renew the lease of run %s; will try again", s.run_id)
         return True
     if not ok:
@@ -119,7 +118,7 @@ def hand_back(runtime: Runtime) -> int:
         state.request_stop(lost=True)
         try:
             released, kicks = runtime.ledger.release(state.run_id, state.epoch, runtime.now_ms())
-        except redis.RedisError as exc:
+        except BusUnavailableError as exc:
             log.warning("could not hand run %s back (%s); its lease will expire", state.run_id, exc)
             continue
         kick_all(runtime.kicker, kicks)

@@ -1,8 +1,9 @@
-"""The run ledger: Python's side of the Lua scripts in `scripts.py`.
+"""The run ledger: Python's side of the run scripts in `lua/` (one method per script).
 
-This is the one module that talks to Redis about runs. Every method is a single round trip.
-Methods a running worker calls take the run's epoch and report `False` (or raise
-`LeaseLostError` in the executor) when the epoch is stale.
+This is the one module that talks to Redis about runs. Every method is a single round trip
+and raises `BusUnavailableError` when Redis fails. Methods a running worker calls take the
+run's epoch and report `False` (or raise `LeaseLostError` in the executor) when the epoch is
+stale.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import redis.asyncio
 from pydantic import BaseModel, ConfigDict, Field
 
 import harness.runtime.scripts as scripts
-from harness.runtime.bus_errors import on_bus
+from harness.runtime.bus_errors import on_bus, redis_errors
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kick
 
@@ -38,7 +39,7 @@ class RunParent(BaseModel, frozen=True):
 
 
 class RunRecord(BaseModel):
-    """A run as the ledger holds it (the Lua scripts in `scripts.py` write every field).
+    """A run as the ledger holds it (the run scripts in `lua/` write every field).
 
     Times are milliseconds since the epoch, 0 when not reached yet. `event` is the triggering
     event and `result` the handler's return value (None until completed), both parsed from
@@ -190,25 +191,27 @@ def _kicks(flat: list[Any]) -> tuple[Kick, ...]:
 
 
 class Ledger:
-    """Run state in Redis. Thread-safe (redis-py clients are)."""
+    """Run state in Redis. Thread-safe (redis-py clients are). Every method raises
+    `BusUnavailableError` when Redis fails."""
 
     def __init__(
         self, client: redis.Redis, keys: Keys, aclient: redis.asyncio.Redis | None = None
     ) -> None:
         self.redis = client
         self.keys = keys
-        self._publish = client.register_script(scripts.PUBLISH)
-        self._apublish = aclient.register_script(scripts.PUBLISH) if aclient else None
-        self._claim = client.register_script(scripts.CLAIM)
-        self._renew = client.register_script(scripts.RENEW)
-        self._commit = client.register_script(scripts.COMMIT)
-        self._drain = client.register_script(scripts.DRAIN_INBOX)
-        self._suspend = client.register_script(scripts.SUSPEND)
-        self._finish = client.register_script(scripts.FINISH)
-        self._release = client.register_script(scripts.RELEASE)
-        self._reap = client.register_script(scripts.REAP)
-        self._cancel = client.register_script(scripts.REQUEST_CANCEL)
+        self._publish = scripts.load(client, "publish")
+        self._apublish = scripts.load_async(aclient, "publish") if aclient else None
+        self._claim = scripts.load(client, "claim")
+        self._renew = scripts.load(client, "renew")
+        self._commit = scripts.load(client, "commit")
+        self._drain = scripts.load(client, "drain_inbox")
+        self._suspend = scripts.load(client, "suspend")
+        self._finish = scripts.load(client, "finish")
+        self._release = scripts.load(client, "release")
+        self._reap = scripts.load(client, "reap")
+        self._cancel = scripts.load(client, "request_cancel")
 
+    @on_bus("record the event")
     def accept_event(self, plan: EventPlan) -> Acceptance:
         """Record an event once, in one round trip: check the plan is current, dedupe by id,
         append to the stream, create the planned runs, wake the waiters in its buckets, and
@@ -224,9 +227,10 @@ class Ledger:
         """`accept_event` on the async client (blocking on the sync one when there is none);
         on `client` when given (one connection of that client, for a WAIT after it)."""
         args = self._publish_args(plan)
-        if self._apublish is None:
-            return _acceptance(self._publish(args=args))
-        return _acceptance(await self._apublish(args=args, client=client))
+        with redis_errors("record the event"):
+            if self._apublish is None:
+                return _acceptance(self._publish(args=args))
+            return _acceptance(await self._apublish(args=args, client=client))
 
     def _publish_args(self, plan: EventPlan) -> list[Any]:
         seeds = [seed.__dict__ for seed in plan.runs]
@@ -238,6 +242,7 @@ class Ledger:
             "1" if plan.legacy_checked else "0",
         ]  # fmt: skip
 
+    @on_bus("claim the run")
     def claim(
         self,
         run_id: str,
@@ -279,21 +284,25 @@ class Ledger:
             journal_version=int(out[8]),
         )
 
+    @on_bus("renew the run's lease")
     def renew(self, run_id: str, epoch: str, now_ms: int, ttl_ms: int) -> tuple[bool, str]:
         """Extend the lease. Returns (still_ours, cancel_request)."""
         ok, cancel = self._renew(args=[self.keys.prefix, run_id, epoch, now_ms, ttl_ms])
         return bool(ok), str(cancel or "")
 
+    @on_bus("record the step")
     def commit_step(self, run_id: str, epoch: str, key: str, record: str) -> tuple[bool, str]:
         """Write a step record under the fence. Returns (written, cancel_request)."""
         cancel = self._commit(args=[self.keys.prefix, run_id, epoch, key, record])
         return cancel is not None, str(cancel or "")
 
+    @on_bus("take the run's inbox")
     def drain_inbox(self, run_id: str, epoch: str, key: str, now_ms: int) -> str | None:
         """Move handed-over events into the journal under `key`; returns the record or None."""
         out = self._drain(args=[self.keys.prefix, run_id, epoch, key, now_ms])
         return str(out[1]) if out[0] else None
 
+    @on_bus("suspend the run")
     def suspend(
         self,
         run_id: str,
@@ -333,6 +342,7 @@ class Ledger:
         )
         return int(code), int(version)
 
+    @on_bus("finish the run")
     def finish(
         self,
         run_id: str,
@@ -356,12 +366,14 @@ class Ledger:
         )  # fmt: skip
         return bool(out[0]), _kicks(out[1:])
 
+    @on_bus("hand the run back")
     def release(self, run_id: str, epoch: str, now_ms: int) -> tuple[bool, tuple[Kick, ...]]:
         """Give the lease up: the run is queued again and kicked. Returns (released, kicks);
         False when the epoch is stale (the run is no longer this holder's)."""
         out = self._release(args=[self.keys.prefix, run_id, epoch, now_ms])
         return bool(out[0]), _kicks(out[1:])
 
+    @on_bus("reap timers and leases")
     def reap(
         self, now_ms: int, ttl_ms: int, idle_queues: list[str], limit: int = 500
     ) -> tuple[Kick, ...]:

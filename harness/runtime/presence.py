@@ -12,10 +12,7 @@ import logging
 import threading
 from dataclasses import dataclass
 
-import redis
-
-from harness.errors import BusUnavailableError
-from harness.runtime.bus_errors import on_bus
+from harness.runtime.bus_errors import on_bus, redis_errors
 from harness.runtime.instance import Runtime
 
 log = logging.getLogger(__name__)
@@ -35,8 +32,10 @@ class Member:
     last_beat_ms: int
 
 
+@on_bus("record this process as alive")
 def beat(runtime: Runtime, role: str, queues: tuple[str, ...] = ()) -> None:
-    """Record that this process (`runtime.worker_id`) is alive now. Raises on Redis errors."""
+    """Record that this process (`runtime.worker_id`) is alive now. Raises
+    `BusUnavailableError` on Redis errors."""
     now = runtime.now_ms()
     info = json.dumps({"role": role, "queues": list(queues)})
     pipe = runtime.redis.pipeline(transaction=False)
@@ -77,15 +76,13 @@ async def live_members_async(runtime: Runtime, role: str | None = None) -> list[
     if runtime.aredis is None:
         return live_members(runtime, role)
     now = runtime.now_ms()
-    try:
+    with redis_errors("read which fleet processes are alive"):
         entries: list[tuple[str, float]] = await runtime.aredis.zrangebyscore(  # type: ignore[assignment]
             runtime.keys.presence, now - _ttl_ms(), "+inf", withscores=True
         )
         if not entries:
             return []
         infos = await runtime.aredis.hmget(runtime.keys.presence_info, [m for m, _ in entries])
-    except redis.RedisError as exc:
-        raise BusUnavailableError("could not read which fleet processes are alive") from exc
     return _members(entries, infos, role)  # type: ignore[arg-type]
 
 

@@ -1,6 +1,6 @@
 """Finding runs by function, chat session, status or parent without reading every run.
 
-The Lua scripts (`scripts.py`) keep one sorted set of run ids per function, per session, per
+The run scripts (`lua/`) keep one sorted set of run ids per function, per session, per
 status and per parent run, scored by creation time, and move a run between status sets
 whenever its status changes. This module reads them (newest first, from a creation time on),
 trims them with the run retention, and indexes runs created before the indexes existed.

@@ -8,8 +8,8 @@ from __future__ import annotations
 import logging
 import threading
 
-import redis
-
+from harness.errors import BusUnavailableError
+from harness.runtime.bus_errors import redis_errors
 from harness.runtime.cron_ticks import fire_due_ticks
 from harness.runtime.functions import DEFAULT_QUEUE
 from harness.runtime.instance import Runtime
@@ -50,14 +50,15 @@ def run_scheduler(runtime: Runtime, interval: float, stop: threading.Event) -> N
     passes = 0
     while not stop.is_set():
         try:
-            reap_once(runtime)
-            fire_due_ticks(runtime)
-            if passes % 600 == 0:
-                trim_history(runtime)
-            runtime.redis.hset(
-                runtime.keys.scheduler_heartbeat(), runtime.worker_id, runtime.now_ms()
-            )
-        except redis.RedisError as exc:
+            with redis_errors("run a scheduler pass"):
+                reap_once(runtime)
+                fire_due_ticks(runtime)
+                if passes % 600 == 0:
+                    trim_history(runtime)
+                runtime.redis.hset(
+                    runtime.keys.scheduler_heartbeat(), runtime.worker_id, runtime.now_ms()
+                )
+        except BusUnavailableError as exc:
             log.warning("scheduler pass failed (%s); retrying", exc)
         passes += 1
         stop.wait(interval)

@@ -25,7 +25,8 @@ import redis.sentinel
 from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
 
-from harness.errors import BusUnavailableError, ConfigurationError
+from harness.errors import ConfigurationError
+from harness.runtime.bus_errors import redis_errors
 from harness.settings import Settings
 
 SOCKET_TIMEOUT_S = 5.0
@@ -133,10 +134,9 @@ class SentinelTarget:
         manager = redis.sentinel.Sentinel(  # type: ignore[no-untyped-call]
             list(self.sentinels), sentinel_kwargs=self._sentinel_kwargs()
         )
-        try:
-            host, port = manager.discover_master(self.master)  # type: ignore[no-untyped-call]
-        except redis.RedisError as exc:  # MasterNotFoundError is one
-            raise BusUnavailableError(f"no Sentinel knows master {self.master!r} ({exc})") from exc
+        try:  # MasterNotFoundError is a RedisError
+            with redis_errors(f"find master {self.master!r} through the Sentinels"):
+                host, port = manager.discover_master(self.master)  # type: ignore[no-untyped-call]
         finally:
             for sentinel in manager.sentinels:
                 sentinel.close()

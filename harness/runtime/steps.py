@@ -4,41 +4,43 @@ Steps are memoized in the run's journal: on replay (a retry, a resume after a cr
 wake-up after a sleep) a completed step returns its recorded result without running again.
 Step ids are auto-indexed per run, so `step.run("think", ...)` in a loop records `think:0`,
 `think:1`, ... A handler must ask for its steps in the same order on every replay.
+
+The run's state, its fenced journal writes and the interrupts that unwind a handler live in
+`harness.runtime.run_state`; when a failed step is tried again, in `harness.runtime.retries`.
+The interrupts are re-exported here, where handlers and the sidecar have always found them.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import random
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
 from harness.errors import (
     BusUnavailableError,
-    NonDeterminismError,
     NonRetriableError,
     StepFailedError,
     StepResultError,
 )
 from harness.events import Event
-from harness.observe.tracing import NO_RUN, RunSpan, StepSpan
+from harness.observe.tracing import StepSpan
 from harness.redaction import redact
 from harness.runtime import log_context, waiters
 from harness.runtime.bus import publish
 from harness.runtime.durations import parse_duration
 from harness.runtime.expressions import resolve_path
-from harness.runtime.functions import INVOKE_EVENT, FunctionSpec
+from harness.runtime.functions import INVOKE_EVENT
 from harness.runtime.instance import Runtime
 from harness.runtime.previews import step_preview, usage_of
+from harness.runtime.retries import backoff_seconds, retry_after, within_retry_budget
+from harness.runtime.run_state import Cancelled, Interrupt, LeaseLost, RunState, Suspended
 from harness.runtime.usage_store import session_of
 
 T = TypeVar("T")
 _MAX_ERROR_CHARS = 2000
-_MAX_BACKOFF_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -48,78 +50,6 @@ class Woken:
 
     event: Event | None
     by_inbox: bool = False
-
-
-class Interrupt(BaseException):
-    """Unwinds a handler without running its `except Exception` blocks. Never caught by users."""
-
-
-class Suspended(Interrupt):
-    """The run parked itself (sleep, wait, retry backoff); a timer or an event resumes it."""
-
-
-class Cancelled(Interrupt):
-    """The run was asked to stop; raised at the next step boundary."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class LeaseLost(Interrupt):
-    """Another worker owns the run now; this execution must stop without writing anything."""
-
-
-@dataclass
-class RunState:
-    """Mutable, per-execution state shared by the step API, the executor and the lease keeper."""
-
-    runtime: Runtime
-    spec: FunctionSpec
-    run_id: str
-    epoch: str
-    event: dict[str, Any]
-    journal: dict[str, dict[str, Any]]
-    attempt: int = 0
-    run_attempt: int = 0
-    cancel_reason: str = ""
-    lease_lost: bool = False
-    abort: threading.Event = field(default_factory=threading.Event)
-    counters: dict[str, int] = field(default_factory=dict)
-    span: RunSpan = NO_RUN
-
-    def request_stop(self, *, cancel: str = "", lost: bool = False) -> None:
-        """Note a cancel request or a lost lease and wake anything watching `abort`."""
-        if cancel:
-            self.cancel_reason = cancel
-        if lost:
-            self.lease_lost = True
-        self.abort.set()
-
-
-def backoff_seconds(base: float, failures: int) -> float:
-    """Exponential backoff with 10% jitter: base, 2*base, 4*base, ... capped at five minutes."""
-    delay = min(base * (2 ** max(failures - 1, 0)), _MAX_BACKOFF_S)
-    return float(delay * random.uniform(0.9, 1.1))
-
-
-def _retry_after(exc: BaseException) -> float:
-    """The wait an error asks for (`retry_after` seconds, as rate-limit errors carry), capped
-    at an hour; 0 when it asks for none."""
-    value = getattr(exc, "retry_after", None)
-    try:
-        return min(max(float(value), 0.0), 3600.0) if value is not None else 0.0
-    except (TypeError, ValueError):
-        return 0.0
-
-
-def _within_retry_budget(exc: BaseException, first_failed_ms: int, now_ms: int) -> bool:
-    """True when `exc` asks to be retried for a while (`retry_for` seconds) and that much
-    time has not passed since the step first failed."""
-    budget = getattr(exc, "retry_for", None)
-    if not isinstance(budget, int | float) or budget <= 0:
-        return False
-    return now_ms - first_failed_ms < budget * 1000
 
 
 def _error_text(exc: BaseException) -> str:
@@ -142,65 +72,6 @@ class Step:
     def __init__(self, state: RunState) -> None:
         self._s = state
 
-    # -- bookkeeping -------------------------------------------------------------------
-    def _key(self, step_id: str) -> str:
-        if not step_id or ":" in step_id:
-            raise ValueError(f"step id {step_id!r} must be non-empty and contain no ':'")
-        n = self._s.counters.get(step_id, 0)
-        self._s.counters[step_id] = n + 1
-        return f"{step_id}:{n}"
-
-    def _recorded(self, key: str, kind: str) -> dict[str, Any] | None:
-        rec = self._s.journal.get(key)
-        if rec is not None and rec.get("k") != kind:
-            raise NonDeterminismError(
-                f"step {key!r} was recorded as {rec.get('k')!r} but is now called as {kind!r}; "
-                "a handler must call its steps in the same order on every replay"
-            )
-        return rec
-
-    def _boundary(self) -> None:
-        if self._s.lease_lost:
-            raise LeaseLost()
-        if self._s.cancel_reason:
-            raise Cancelled(self._s.cancel_reason)
-
-    def _commit(self, key: str, record: str, entry: dict[str, Any] | None = None) -> None:
-        """Write `record` (JSON) as step `key`'s journal entry, and keep `entry` (default: the
-        record parsed) as this execution's copy of it."""
-        ok, cancel = self._s.runtime.ledger.commit_step(self._s.run_id, self._s.epoch, key, record)
-        if not ok:
-            self._s.request_stop(lost=True)
-            raise LeaseLost()
-        self._s.journal[key] = json.loads(record) if entry is None else entry
-        if cancel:
-            self._s.request_stop(cancel=cancel)
-
-    def _suspend(self, key: str, kind: str, wake_at_ms: int | None, **kw: Any) -> int:
-        s = self._s
-        out, version = s.runtime.ledger.suspend(
-            s.run_id,
-            s.epoch,
-            s.runtime.now_ms(),
-            kind=kind,
-            step_key=key,
-            wake_at_ms=wake_at_ms,
-            **kw,
-        )
-        if out == 0:
-            raise LeaseLost()
-        if out == 1:  # parked: keep the journal for the resume (this execution ends here)
-            s.runtime.journals.keep(s.run_id, version, s.journal)
-            if kind != "retry":  # a retry's step has its own span; this shows where it parked
-                s.span.step(key, kind, 1).end()
-        return out
-
-    def _resolved_record(self, key: str) -> dict[str, Any]:
-        raw = self._s.runtime.redis.hget(self._s.runtime.keys.journal(self._s.run_id), key)
-        rec: dict[str, Any] = json.loads(raw)  # type: ignore[arg-type]
-        self._s.journal[key] = rec
-        return rec
-
     # -- the API -----------------------------------------------------------------------
     def run(self, step_id: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run `fn(*args, **kwargs)` once per run and return its JSON result.
@@ -214,8 +85,8 @@ class Step:
         The value returned is the JSON round trip of `fn`'s result (tuples become lists),
         so the first execution and every replay see the same thing.
         """
-        key = self._key(step_id)
-        rec = self._recorded(key, "run")
+        key = self._s.step_key(step_id)
+        rec = self._s.recorded(key, "run")
         if rec is not None:
             if "v" in rec:
                 return rec["v"]  # type: ignore[no-any-return]
@@ -223,7 +94,7 @@ class Step:
                 raise StepFailedError(step_id, rec["e"])
         failures = int(rec.get("n", 0)) if rec else 0
         first_failed = int(rec.get("f", rec.get("s", 0))) if rec else 0
-        self._boundary()
+        self._s.check_stop()
         self._s.attempt = failures
         log_context.STEP.set(key)
         span = self._s.span.step(key, "run", failures + 1)
@@ -251,7 +122,7 @@ class Step:
         except NonRetriableError as exc:
             self._fail(key, step_id, exc, (failures + 1, first_failed), started, span, final=True)
         except Exception as exc:
-            final = failures >= self._s.spec.retries and not _within_retry_budget(
+            final = failures >= self._s.spec.retries and not within_retry_budget(
                 exc, first_failed, self._s.runtime.now_ms()
             )
             self._fail(key, step_id, exc, (failures + 1, first_failed), started, span, final=final)
@@ -265,7 +136,7 @@ class Step:
                 f"JSON ({exc}); return plain data: dict, list, str, int, float, bool or None"
             )
             span.failed(message, "StepResultError", final=True)
-            self._commit(
+            self._s.commit(
                 key, "{" + stamps + ',"k":"run","final":true,"e":' + json.dumps(message) + "}"
             )
             raise StepResultError(message) from exc
@@ -276,7 +147,7 @@ class Step:
         # the previews are not parsed back, nothing in this execution reads them.
         entry = {"s": started, "t": ended, "n": failures + 1, "k": "run",
                  "v": json.loads(encoded)}  # fmt: skip
-        self._commit(key, record, entry)
+        self._s.commit(key, record, entry)
         if usage is not None:
             span.model_call(cast(dict[str, Any], value), usage)
             self._add_usage(usage)
@@ -292,11 +163,6 @@ class Step:
             )
         except BusUnavailableError as exc:
             logging.getLogger(__name__).warning("run %s: usage not counted: %s", s.run_id, exc)
-
-    def _stamps(self, started_ms: int) -> str:
-        """`"s":<ms>,"t":<ms>`: when the step began and when it is being recorded, so
-        `harness runs show` can order the journal and time each step."""
-        return f'"s":{started_ms},"t":{self._s.runtime.now_ms()}'
 
     def _fail(
         self,
@@ -323,12 +189,12 @@ class Step:
             "t": self._s.runtime.now_ms(),
         }
         if final:
-            self._commit(key, json.dumps({**record, "final": True}))
+            self._s.commit(key, json.dumps({**record, "final": True}))
             raise StepFailedError(step_id, text) from exc
-        self._commit(key, json.dumps(record))
+        self._s.commit(key, json.dumps(record))
         s = self._s
-        delay = max(backoff_seconds(s.runtime.retry_backoff, failures), _retry_after(exc))
-        self._suspend(key, "retry", s.runtime.now_ms() + int(delay * 1000))
+        delay = max(backoff_seconds(s.runtime.retry_backoff, failures), retry_after(exc))
+        self._s.suspend(key, "retry", s.runtime.now_ms() + int(delay * 1000))
         raise Suspended()
 
     def send_event(self, step_id: str, event: Event | dict[str, Any]) -> str:
@@ -338,11 +204,11 @@ class Step:
         event gets one derived from the run and step, so a replay after a crash between
         publishing and recording publishes nothing new.
         """
-        key = self._key(step_id)
-        rec = self._recorded(key, "send")
+        key = self._s.step_key(step_id)
+        rec = self._s.recorded(key, "send")
         if rec is not None:
             return str(rec["v"])
-        self._boundary()
+        self._s.check_stop()
         # exclude_unset: an `Event`'s default id is random; it must not hide the derived one
         raw = (
             event.model_dump(mode="json", exclude_unset=True)
@@ -354,8 +220,10 @@ class Step:
         span = self._s.span.step(key, "send", 1)
         try:
             result = publish(raw, runtime=self._s.runtime)
-            stamps = self._stamps(started)
-            self._commit(key, "{" + stamps + ',"k":"send","v":' + json.dumps(result.event_id) + "}")
+            stamps = self._s.stamps(started)
+            self._s.commit(
+                key, "{" + stamps + ',"k":"send","v":' + json.dumps(result.event_id) + "}"
+            )
         finally:
             span.end()
         return result.event_id
@@ -366,17 +234,17 @@ class Step:
 
     def sleep_until(self, step_id: str, when: datetime | str | float) -> None:
         """Suspend the run until a time (aware datetime, ISO 8601 string or epoch seconds)."""
-        key = self._key(step_id)
-        if self._recorded(key, "sleep") is not None:
+        key = self._s.step_key(step_id)
+        if self._s.recorded(key, "sleep") is not None:
             return
-        self._boundary()
+        self._s.check_stop()
         wake_ms = _to_ms(when)
         if wake_ms <= self._s.runtime.now_ms():
-            self._commit(
-                key, "{" + self._stamps(self._s.runtime.now_ms()) + ',"k":"sleep","v":null}'
+            self._s.commit(
+                key, "{" + self._s.stamps(self._s.runtime.now_ms()) + ',"k":"sleep","v":null}'
             )
             return
-        self._suspend(key, "sleep", wake_ms)
+        self._s.suspend(key, "sleep", wake_ms)
         raise Suspended()
 
     def wait_for_event(
@@ -424,21 +292,21 @@ class Step:
         *,
         wake_on_inbox: bool,
     ) -> dict[str, Any]:
-        key = self._key(step_id)
-        rec = self._recorded(key, "wait")
+        key = self._s.step_key(step_id)
+        rec = self._s.recorded(key, "wait")
         if rec is None:
-            self._boundary()
+            self._s.check_stop()
             value = resolve_path(f"event.{match}", self._s.event) if match else None
             if match and equals is not None:
                 value = equals
             wake = self._s.runtime.now_ms() + int(parse_duration(timeout) * 1000)
-            out = self._suspend(
+            out = self._s.suspend(
                 key, "wait", wake, status="waiting", wait_event=event,
                 waiter_bucket=waiters.bucket(match, value), wake_on_inbox=wake_on_inbox,
             )  # fmt: skip
             if out != 2:
                 raise Suspended()
-            rec = self._resolved_record(key)
+            rec = self._s.resolved_record(key)
         return rec
 
     def invoke(
@@ -453,10 +321,10 @@ class Step:
         The caller suspends until the child finishes. A child that fails, or does not
         finish within `timeout`, raises `StepFailedError` here.
         """
-        key = self._key(step_id)
-        rec = self._recorded(key, "invoke")
+        key = self._s.step_key(step_id)
+        rec = self._s.recorded(key, "invoke")
         if rec is None:
-            self._boundary()
+            self._s.check_stop()
             s = self._s
             child = Event(name=INVOKE_EVENT, id=f"{s.run_id}:{key}", data=data or {})
             publish(child, runtime=s.runtime, target=function_id, parent=(s.run_id, key))
@@ -465,9 +333,9 @@ class Step:
                 if timeout is None
                 else s.runtime.now_ms() + int(parse_duration(timeout) * 1000)
             )
-            if self._suspend(key, "invoke", wake, status="waiting") != 2:
+            if self._s.suspend(key, "invoke", wake, status="waiting") != 2:
                 raise Suspended()
-            rec = self._resolved_record(key)
+            rec = self._s.resolved_record(key)
         if "v" in rec:
             return rec["v"]
         raise StepFailedError(step_id, rec.get("e", "invoked function failed"))
@@ -475,10 +343,10 @@ class Step:
     def take_inbox(self, step_id: str = "inbox") -> list[Event]:
         """Events handed to this run while it held its singleton key (steer mode), oldest
         first, each returned exactly once across replays. Empty when there are none."""
-        key = self._key(step_id)
-        rec = self._recorded(key, "inbox")
+        key = self._s.step_key(step_id)
+        rec = self._s.recorded(key, "inbox")
         if rec is None:
-            self._boundary()
+            self._s.check_stop()
             s = self._s
             raw = s.runtime.ledger.drain_inbox(s.run_id, s.epoch, key, s.runtime.now_ms())
             if raw is None:
@@ -514,7 +382,7 @@ class Context:
     def check_stop(self) -> None:
         """Raise the run's stop signal if it was asked to stop (cancelled, or its lease was
         lost). For step functions that noticed `cancelled` and gave up early."""
-        Step(self._state)._boundary()
+        self._state.check_stop()
 
     @property
     def attempt(self) -> int:

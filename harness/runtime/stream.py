@@ -5,19 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import redis
-
-from harness.errors import BusUnavailableError
+from harness.runtime.bus_errors import redis_errors
 from harness.runtime.instance import Runtime
 
 
 def latest_cursor(runtime: Runtime) -> str:
     """A cursor at the newest entry, so a read after it sees only later events. Raises
     `BusUnavailableError` when Redis fails."""
-    try:
+    with redis_errors("read the events stream"):
         last: Any = runtime.redis.xrevrange(runtime.keys.events, count=1)
-    except redis.RedisError as exc:
-        raise BusUnavailableError("could not read the events stream") from exc
     return str(last[0][0]) if last else "0-0"
 
 
@@ -26,10 +22,8 @@ def read_events(
 ) -> tuple[str, list[dict[str, Any]]]:
     """Events after `cursor`, waiting up to `block_ms` for one. Returns (new cursor, events).
     Raises `BusUnavailableError` when Redis fails."""
-    try:
+    with redis_errors("read the events stream"):
         batches: Any = runtime.redis.xread({runtime.keys.events: cursor}, block=block_ms)
-    except redis.RedisError as exc:
-        raise BusUnavailableError("could not read the events stream") from exc
     events: list[dict[str, Any]] = []
     for _stream, entries in batches or []:
         for entry_id, fields in entries:

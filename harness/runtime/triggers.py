@@ -8,6 +8,7 @@ from collections.abc import Iterable
 import redis
 import redis.asyncio
 
+from harness.runtime.bus_errors import on_bus, redis_errors
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.keys import Keys
 
@@ -17,7 +18,8 @@ _NAMES_KEPT = 1024  # event names whose specs `planned_for` keeps before startin
 
 class TriggerTable:
     """Reads and writes function specs. Reads are cached until the table's version changes,
-    so a publish costs one GET when nothing was registered since the last one."""
+    so a publish costs one GET when nothing was registered since the last one. Methods that
+    reach Redis raise `BusUnavailableError` when it fails."""
 
     def __init__(
         self, client: redis.Redis, keys: Keys, aclient: redis.asyncio.Redis | None = None
@@ -30,6 +32,7 @@ class TriggerTable:
         self._specs: list[FunctionSpec] = []
         self._by_name: dict[str, list[FunctionSpec]] = {}
 
+    @on_bus("register functions")
     def register(self, specs: Iterable[FunctionSpec]) -> int:
         """Add or replace specs by function id. Returns how many were written."""
         mapping = {spec.id: spec.model_dump_json() for spec in specs}
@@ -41,6 +44,7 @@ class TriggerTable:
         pipe.execute()
         return len(mapping)
 
+    @on_bus("unregister functions")
     def unregister(self, function_ids: Iterable[str]) -> None:
         """Remove specs; events published afterwards no longer reach these functions."""
         ids = list(function_ids)
@@ -50,10 +54,12 @@ class TriggerTable:
             pipe.incr(self._keys.functions_version)
             pipe.execute()
 
+    @on_bus("read the trigger table")
     def specs(self) -> list[FunctionSpec]:
         """Every registered spec, fresh as of this call's version check."""
         return self.specs_at(self._redis.get(self._keys.functions_version))  # type: ignore[arg-type]
 
+    @on_bus("read the trigger table")
     def specs_at(self, version: str | None) -> list[FunctionSpec]:
         """Every registered spec, given the table's version read by the caller (so it can
         batch that read with others); reloads only when the version changed."""
@@ -69,14 +75,16 @@ class TriggerTable:
             return cached
         if self._aredis is None:
             return self.specs_at(version)
-        raw = await self._aredis.hgetall(self._keys.functions)
+        with redis_errors("read the trigger table"):
+            raw = await self._aredis.hgetall(self._keys.functions)
         return self._store(version, raw)  # type: ignore[arg-type]
 
     async def specs_async(self) -> list[FunctionSpec]:
         """`specs` on the async client (blocking on the sync one when there is none)."""
         if self._aredis is None:
             return self.specs()
-        version = await self._aredis.get(self._keys.functions_version)
+        with redis_errors("read the trigger table"):
+            version = await self._aredis.get(self._keys.functions_version)
         return await self.specs_at_async(version)  # type: ignore[arg-type]
 
     def planned(self) -> tuple[str, list[FunctionSpec]]:
@@ -99,6 +107,7 @@ class TriggerTable:
                 self._by_name[name] = specs
             return version, specs
 
+    @on_bus("read the trigger table")
     def reload(self, version: str) -> list[FunctionSpec]:
         """Load every spec and keep them as of `version` (the one the publish script saw)."""
         return self._store(version, self._redis.hgetall(self._keys.functions))  # type: ignore[arg-type]
@@ -107,7 +116,8 @@ class TriggerTable:
         """`reload` on the async client (blocking on the sync one when there is none)."""
         if self._aredis is None:
             return self.reload(version)
-        raw = await self._aredis.hgetall(self._keys.functions)
+        with redis_errors("read the trigger table"):
+            raw = await self._aredis.hgetall(self._keys.functions)
         return self._store(version, raw)  # type: ignore[arg-type]
 
     def _cached(self, version: str | None) -> list[FunctionSpec] | None:

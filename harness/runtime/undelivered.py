@@ -6,8 +6,8 @@ from __future__ import annotations
 import redis
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from harness.errors import BusUnavailableError
 from harness.events import REPLY_READY, Event
+from harness.runtime.bus_errors import redis_errors
 from harness.runtime.keys import Keys
 
 REDELIVERS = "harness_redelivers"
@@ -54,25 +54,19 @@ class UndeliveredReplies:
 
     def record(self, reply: UndeliveredReply) -> None:
         """Keep `reply` (replacing an earlier give-up of the same reply). Idempotent."""
-        try:
+        with redis_errors("record an undelivered reply"):
             self._redis.hset(self._key, reply.reply_id, _ADAPTER.dump_json(reply).decode())
-        except redis.RedisError as exc:
-            raise BusUnavailableError("could not record an undelivered reply") from exc
 
     def get(self, reply_id: str) -> UndeliveredReply | None:
         """The undelivered reply with this original id, or None."""
-        try:
+        with redis_errors("read the undelivered replies"):
             raw = self._redis.hget(self._key, reply_id)
-        except redis.RedisError as exc:
-            raise BusUnavailableError("could not read the undelivered replies") from exc
         return _parse(raw)
 
     def all(self) -> list[UndeliveredReply]:
         """Every undelivered reply, oldest first."""
-        try:
+        with redis_errors("read the undelivered replies"):
             raw = self._redis.hvals(self._key)
-        except redis.RedisError as exc:
-            raise BusUnavailableError("could not read the undelivered replies") from exc
         found = [reply for reply in map(_parse, raw) if reply is not None]
         return sorted(found, key=lambda reply: reply.at_ms)
 
@@ -82,10 +76,8 @@ class UndeliveredReplies:
 
     def discard(self, reply_id: str) -> None:
         """Forget a reply (its redelivery was published). Unknown ids are ignored."""
-        try:
+        with redis_errors("update the undelivered replies"):
             self._redis.hdel(self._key, reply_id)
-        except redis.RedisError as exc:
-            raise BusUnavailableError("could not update the undelivered replies") from exc
 
 
 def _parse(raw: object) -> UndeliveredReply | None:

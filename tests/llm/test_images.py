@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from harness.llm.anthropic import convert_messages as anthropic_messages
+from harness.llm.anthropic_wire import convert_messages as anthropic_messages
 from harness.llm.images import MAX_EDGE, with_image_data
 from harness.llm.openai import convert_messages as openai_messages
 from harness.llm.types import ImageRef, Message

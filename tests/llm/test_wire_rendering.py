@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from harness.llm.anthropic import messages_json
+from harness.llm.anthropic_wire import messages_json
 from harness.llm.types import Message, ToolCall, ToolResult
 
 

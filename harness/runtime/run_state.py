@@ -1,0 +1,145 @@
+"""One execution of a run: what it holds, how it writes its journal, and how it is stopped.
+
+A `RunState` is shared by the step API (`harness.runtime.steps`), the executor and the lease
+keeper. Every journal write goes through `commit` or `suspend`, both fenced by the run's
+lease epoch: a write refused by the fence means another worker owns the run now, and this
+execution unwinds with `LeaseLost` without writing anything more. The interrupts below are
+`BaseException`s so that a handler's `except Exception` never swallows them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import NonDeterminismError
+from harness.observe.tracing import NO_RUN, RunSpan
+from harness.runtime.functions import FunctionSpec
+from harness.runtime.instance import Runtime
+
+
+class Interrupt(BaseException):
+    """Unwinds a handler without running its `except Exception` blocks. Never caught by users."""
+
+
+class Suspended(Interrupt):
+    """The run parked itself (sleep, wait, retry backoff); a timer or an event resumes it."""
+
+
+class Cancelled(Interrupt):
+    """The run was asked to stop; raised at the next step boundary."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class LeaseLost(Interrupt):
+    """Another worker owns the run now; this execution must stop without writing anything."""
+
+
+@dataclass
+class RunState:
+    """Mutable, per-execution state shared by the step API, the executor and the lease keeper."""
+
+    runtime: Runtime
+    spec: FunctionSpec
+    run_id: str
+    epoch: str
+    event: dict[str, Any]
+    journal: dict[str, dict[str, Any]]
+    attempt: int = 0
+    run_attempt: int = 0
+    cancel_reason: str = ""
+    lease_lost: bool = False
+    abort: threading.Event = field(default_factory=threading.Event)
+    counters: dict[str, int] = field(default_factory=dict)
+    span: RunSpan = NO_RUN
+
+    def request_stop(self, *, cancel: str = "", lost: bool = False) -> None:
+        """Note a cancel request or a lost lease and wake anything watching `abort`."""
+        if cancel:
+            self.cancel_reason = cancel
+        if lost:
+            self.lease_lost = True
+        self.abort.set()
+
+    def check_stop(self) -> None:
+        """Raise `LeaseLost` or `Cancelled` if this execution was told to stop; the step
+        boundary every step passes before it does anything."""
+        if self.lease_lost:
+            raise LeaseLost()
+        if self.cancel_reason:
+            raise Cancelled(self.cancel_reason)
+
+    def step_key(self, step_id: str) -> str:
+        """The journal key of the next step named `step_id` in this execution: `think:0`,
+        then `think:1`, ... Raises `ValueError` for an empty id or one containing ':'."""
+        if not step_id or ":" in step_id:
+            raise ValueError(f"step id {step_id!r} must be non-empty and contain no ':'")
+        n = self.counters.get(step_id, 0)
+        self.counters[step_id] = n + 1
+        return f"{step_id}:{n}"
+
+    def recorded(self, key: str, kind: str) -> dict[str, Any] | None:
+        """The journal entry of step `key`, or None when it has not been recorded. Raises
+        `NonDeterminismError` when it was recorded as another kind of step."""
+        rec = self.journal.get(key)
+        if rec is not None and rec.get("k") != kind:
+            raise NonDeterminismError(
+                f"step {key!r} was recorded as {rec.get('k')!r} but is now called as {kind!r}; "
+                "a handler must call its steps in the same order on every replay"
+            )
+        return rec
+
+    def commit(self, key: str, record: str, entry: dict[str, Any] | None = None) -> None:
+        """Write `record` (JSON) as step `key`'s journal entry, and keep `entry` (default: the
+        record parsed) as this execution's copy of it. Raises `LeaseLost` when the fence
+        refuses the write; a cancel request that came back with it is noted, not raised."""
+        ok, cancel = self.runtime.ledger.commit_step(self.run_id, self.epoch, key, record)
+        if not ok:
+            self.request_stop(lost=True)
+            raise LeaseLost()
+        self.journal[key] = json.loads(record) if entry is None else entry
+        if cancel:
+            self.request_stop(cancel=cancel)
+
+    def suspend(self, key: str, kind: str, wake_at_ms: int | None, **kw: Any) -> int:
+        """Park the run at step `key` (`kind`: sleep, wait, invoke, retry) until `wake_at_ms`
+        or what `kw` names wakes it. Returns 1 when parked (the journal is kept for the
+        resume; this execution must end) or 2 when what it waits for had already happened;
+        raises `LeaseLost` when the fence refuses."""
+        out, version = self.runtime.ledger.suspend(
+            self.run_id,
+            self.epoch,
+            self.runtime.now_ms(),
+            kind=kind,
+            step_key=key,
+            wake_at_ms=wake_at_ms,
+            **kw,
+        )
+        if out == 0:
+            raise LeaseLost()
+        if out == 1:  # parked: keep the journal for the resume (this execution ends here)
+            self.runtime.journals.keep(self.run_id, version, self.journal)
+            if kind != "retry":  # a retry's step has its own span; this shows where it parked
+                self.span.step(key, kind, 1).end()
+        return out
+
+    def resolved_record(self, key: str) -> dict[str, Any]:
+        """Step `key`'s journal entry as Redis holds it (written by whoever resolved the
+        wait), kept as this execution's copy."""
+        raw = self.runtime.redis.hget(self.runtime.keys.journal(self.run_id), key)
+        rec: dict[str, Any] = json.loads(raw)  # type: ignore[arg-type]
+        self.journal[key] = rec
+        return rec
+
+    def stamps(self, started_ms: int) -> str:
+        """`"s":<ms>,"t":<ms>`: when the step began and when it is being recorded, so
+        `harness runs show` can order the journal and time each step."""
+        return f'"s":{started_ms},"t":{self.runtime.now_ms()}'
+
+
+__all__ = ["Cancelled", "Interrupt", "LeaseLost", "RunState", "Suspended"]
