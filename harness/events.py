@@ -37,6 +37,19 @@ MESSAGE_HANDLER = "agent-handle-message"
 the message contract, so that channels can follow the turn a message started
 (`run_id_for(MESSAGE_HANDLER, message_event_id)`) without importing the agent."""
 
+SYSTEM_SESSION_PREFIX = "system"
+"""Sessions whose key starts with this are a function's or cron's own, not a person's: their
+turns are unattended whatever the message says (nobody is there to answer a request)."""
+
+SYSTEM_CHANNEL = "system"
+"""The channel that delivers nowhere: a turn on it acts without answering anyone."""
+
+
+def is_system_session(session_key: str | None) -> bool:
+    """True for a session of a function's own (`SYSTEM_SESSION_PREFIX`)."""
+    return bool(session_key) and str(session_key).startswith(SYSTEM_SESSION_PREFIX)
+
+
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$")
 
 

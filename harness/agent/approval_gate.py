@@ -7,10 +7,12 @@
 a step, so a replay after a crash or a restart sees what the first execution saw.
 
 A run is attended when its reply goes somewhere that says it can answer
-(`channel_meta["approvals"]` is true: the chat channels and `harness chat` set it); other runs
-(a `system` session, a sub-agent, `harness send`) follow `AGENT_APPROVAL_UNATTENDED`. So does
-an attended run whose request the chat refused to show: `ask-approval` answers it at once for
-nobody (`UNSHOWN_BY`), through the same first-answer-wins record and answered event as a press.
+(`channel_meta["approvals"]` is true: the chat channels and `harness chat` set it) and its
+session is not a `system` one; other runs (a `system` session whatever its message says, as
+a function or cron started it; a sub-agent; `harness send`) follow
+`AGENT_APPROVAL_UNATTENDED`. So does an attended run whose request the chat refused to show:
+`ask-approval` answers it at once for nobody (`UNSHOWN_BY`), through the same
+first-answer-wins record and answered event as a press.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from harness.events import (
     Event,
     MessageReceived,
     ReplyTarget,
+    is_system_session,
 )
 from harness.llm.types import ToolCall
 from harness.runtime.approval_store import ApprovalStore, Claim, Others
@@ -128,7 +131,7 @@ def ask_first(
     decided = ctx.step.run("approval-check", check)
     if not decided:
         return Gate()
-    if reply is None or not reply.channel_meta.get(CAN_ANSWER_META):
+    if reply is None or not attended(reply, session_key):
         allow = settings.agent_approval_unattended == "allow"
         return Gate(refusal=None if allow else UNATTENDED_REFUSAL)
     approvers = approvers_of(reply)
@@ -164,6 +167,15 @@ def ask_first(
         Event(name=APPROVAL_REQUESTED, id=f"approval-ask-{approval_id}", data=request.model_dump()),
     )
     return settle(ctx, settings, call, approval_id, deadline_ms, session_key, reply=reply)
+
+
+def attended(reply: ReplyTarget | None, session_key: str | None) -> bool:
+    """True when a person can be asked in this run: its reply goes where someone can answer
+    (`CAN_ANSWER_META`) and its session is not a `system` one (started by a function or cron,
+    whose message could claim anything)."""
+    if reply is None or is_system_session(session_key) or is_system_session(reply.session_key):
+        return False
+    return bool(reply.channel_meta.get(CAN_ANSWER_META))
 
 
 def taint_note(source: str) -> str:

@@ -187,16 +187,20 @@ def check_sidecar_sandbox(settings: Settings) -> list[Check]:
 
 
 def check_allowlist(settings: Settings) -> list[Check]:
-    """A warning per `AGENT_APPROVAL_ALLOW` pattern that does less than it seems: a wildcard
-    over a program that can run other programs (which it never allows), or one that does not
-    parse. Nothing when every pattern is fine."""
+    """A warning per `AGENT_APPROVAL_ALLOW` pattern that does other than it seems: a wildcard
+    over a program that can run other programs (which it never allows), an exact pattern
+    over a program that reads config or code from the workspace (which trusts those files),
+    or one that does not parse. Nothing when every pattern is fine."""
     from harness.agent.approval_policy import ApprovalPolicy
-    from harness.agent.command_allowlist import wildcard_warnings
+    from harness.agent.command_allowlist import allowlist_warnings
 
     policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
-    fix = "allow such a program by exact commands (`git status`), or let it ask"
+    fix = (
+        "allow such a program only by exact commands (`git status`), and only where you "
+        "trust the workspace's files it reads; otherwise let it ask"
+    )
     return [
-        Check("approval allowlist", "warn", line, fix) for line in wildcard_warnings(policy.allow)
+        Check("approval allowlist", "warn", line, fix) for line in allowlist_warnings(policy.allow)
     ]
 
 

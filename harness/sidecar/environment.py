@@ -9,8 +9,10 @@ key, token, secret or password and every `SecretStr` setting:
   the fleet only through the trusted executor, which journals its steps and publishes its
   events (see `host.py`).
 - `executor_environment`, for the trusted executor, which imports no agent code: the same,
-  plus the fleet's settings and the bus (`REDIS_URL`, or the Sentinel settings and their
-  passwords). A function talks to people through events, never with the platform tokens.
+  plus the fleet's settings (`DM_POLICY` and the channels' allowlists among them: which chats
+  a function's message may be answered in) and the bus (`REDIS_URL`, or the Sentinel
+  settings and their passwords). A function talks to people through events, never with the
+  platform tokens.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Mapping
 from pydantic import SecretStr
 
 from harness.settings import Settings
+from harness.sidecar.served_chats import allowlist_environment
 
 _FUNCTION_ALLOWED = re.compile(
     r"^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV|PYTHONPATH"
@@ -83,7 +86,9 @@ def executor_environment(
     env = function_environment(settings, base)
     env.update(_allowed(base, _EXECUTOR_ALLOWED))
     env.update(redis_environment(settings, redis_url))
+    env.update(allowlist_environment())  # which chats a function's message may be answered in
     env.update(
+        DM_POLICY=settings.dm_policy,
         HARNESS_KEY_PREFIX=settings.harness_key_prefix,
         HARNESS_LEASE_TTL=str(settings.harness_lease_ttl),
         HARNESS_RETRY_BACKOFF=str(settings.harness_retry_backoff),
