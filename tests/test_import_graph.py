@@ -158,3 +158,28 @@ def test_harness_knows_the_channels_only_where_it_assembles_them() -> None:
     offenders = {module: targets for module, targets in offenders.items() if targets}
     # Then there are none: the agent, the runtime and the rest reach channels through seams
     assert offenders == {}, f"harness modules importing channels: {offenders}"
+
+
+ENGINE = "harness.runtime"
+PRODUCT = ("harness.records", "harness.agent", "harness.web", "harness.commands", "channels")
+"""The engine (`harness.runtime`: events, functions, steps, runs, leases, timers, the broker)
+knows no product: the stores of the product's records, the agent, the channels, the web app
+and the commands build on it, never the other way."""
+
+
+def test_engine_imports_no_product_module() -> None:
+    # Given every module of the engine and what it imports
+    graph = _graph()
+    # When looking for imports of the records, the agent, the channels, the web app, commands
+    offenders = {
+        module: sorted(target for target in targets if _within(target, PRODUCT))
+        for module, targets in graph.items()
+        if _within(module, (ENGINE,))
+    }
+    offenders = {module: targets for module, targets in offenders.items() if targets}
+    # Then there are none
+    assert offenders == {}, f"engine modules importing the product: {offenders}"
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == package or module.startswith(f"{package}.") for package in packages)
