@@ -152,12 +152,7 @@ class RedisApprovalStore:
         run_id: str | None = None,
         others: Others = "none",
     ) -> None:
-        """Create the pending request once; idempotent (a replay changes nothing). An empty
-        `approvers` means anyone who can reach the request may answer (the owner's own
-        entry points); `others="allowed"` lets any allowed person answer besides them (a
-        group with `AGENT_APPROVAL_GROUP_ANSWER=allowed`). With `session_key`, it becomes the
-        session's pending request (see `pending`); with `run_id`, answers stop counting once
-        that run has ended, and `of_run` finds it."""
+        """See `ApprovalStore.open`."""
         key = self._record(approval_id)
         redis = self._runtime.redis
         if redis.hsetnx(key, "state", "pending"):
@@ -171,8 +166,7 @@ class RedisApprovalStore:
 
     @on_bus("note where an approval request was posted")
     def posted(self, approval_id: str, message_id: str, request_json: str) -> None:
-        """Remember the platform message that shows the request (and the request itself), so
-        it can be rewritten when the request expires or is cancelled. Idempotent."""
+        """See `ApprovalStore.posted`."""
         key = self._record(approval_id)
         if self._runtime.redis.exists(key):
             self._runtime.redis.hset(
@@ -181,7 +175,7 @@ class RedisApprovalStore:
 
     @on_bus("find where an approval request was posted")
     def where_posted(self, approval_id: str) -> tuple[str, str] | None:
-        """The message id and request JSON `posted` noted, or None when nothing was posted."""
+        """See `ApprovalStore.where_posted`."""
         raw = self._runtime.redis.hmget(self._record(approval_id), ["message_id", "request"])
         message_id, request = (v.decode() if isinstance(v, bytes) else v for v in raw)
         if not message_id or not request:
@@ -190,7 +184,7 @@ class RedisApprovalStore:
 
     @on_bus("find a run's approval request")
     def of_run(self, run_id: str) -> str | None:
-        """The id of the latest request `run_id` opened, or None."""
+        """See `ApprovalStore.of_run`."""
         raw = self._runtime.redis.get(f"{self._prefix}:run:{run_id}")
         if raw is None:
             return None
@@ -198,7 +192,7 @@ class RedisApprovalStore:
 
     @on_bus("find a session's pending approval request")
     def pending(self, session_key: str) -> str | None:
-        """The id of the session's latest request if it is still pending, else None."""
+        """See `ApprovalStore.pending`."""
         redis = self._runtime.redis
         raw = redis.get(f"{self._prefix}:pending:{session_key}")
         if raw is None:
@@ -212,15 +206,11 @@ class RedisApprovalStore:
     def decide(
         self, approval_id: str, decision: str, subject: str, label: str, *, allowed: bool = False
     ) -> Claim:
-        """Record `decision` by `subject` (shown as `label`) if the request is pending and the
-        subject may answer it (one of its approvers, or `allowed` where the request lets any
-        allowed person answer); atomic, first answer wins."""
+        """See `ApprovalStore.decide`."""
         return self._run(approval_id, decision, subject, label or subject, allowed)
 
     def answer(self, given: ApprovalGiven) -> Claim:
-        """`decide` for a press or a typed answer: the person counts as allowed (for requests
-        that let any allowed person answer) when the channel's allowlist names them or the
-        owner paired them."""
+        """See `ApprovalStore.answer`."""
         allowed = given.allowlisted or RedisAccessStore(self._runtime).allowed([given.subject])
         return self.decide(
             given.approval_id, given.decision, given.subject, given.label, allowed=allowed
@@ -228,14 +218,12 @@ class RedisApprovalStore:
 
     @on_bus("answer an approval request for nobody")
     def decide_unattended(self, approval_id: str, decision: str, label: str) -> Claim:
-        """Record `decision` (shown as `label`) for a request nobody can answer because it
-        could not be shown, whoever its approvers are; atomic, first answer wins like a
-        press, so a late press (or the timeout) changes nothing once this counted."""
+        """See `ApprovalStore.decide_unattended`."""
         return self._run(approval_id, decision, "", label, system=True)
 
     @on_bus("expire an approval request")
     def expire(self, approval_id: str) -> Claim:
-        """Close a pending request as expired; if it was answered first, say so instead."""
+        """See `ApprovalStore.expire`."""
         return self._run(approval_id, "expired", "", "")
 
     def _run(
@@ -257,10 +245,8 @@ class RedisApprovalStore:
 
     @on_bus("read an approval request's answer")
     def settled(self, approval_id: str) -> Claim | None:
-        """The answer that counts for the request, as its record holds it (written only by
-        `decide`, `decide_unattended` and `expire`): a `Claim` with outcome `answered` (its
-        `state` the decision) or `expired`. None while the request is pending, and for a
-        request with no record (never opened, or long gone). Changes nothing."""
+        """See `ApprovalStore.settled`. Reads the record `decide`, `decide_unattended` and
+        `expire` write, nothing else."""
         fields = ["state", "by", "at", "who"]
         raw = self._runtime.redis.hmget(self._record(approval_id), fields)
         state, by, at, who = (v.decode() if isinstance(v, bytes) else (v or "") for v in raw)
@@ -271,18 +257,16 @@ class RedisApprovalStore:
 
     @on_bus("allow a tool for a person in a session")
     def grant(self, session_key: str, person: str, tool: str) -> None:
-        """Let `tool` run without asking `person` again in `session_key` (a person's user
-        subject, or the owner's mark for the owner's own entry points), for the rest of the
-        session's life (30 days from its latest grant). Idempotent."""
+        """See `ApprovalStore.grant`."""
         key = self._grants(session_key)
         self._runtime.redis.sadd(key, json.dumps([person, tool]))
         self._runtime.redis.expire(key, GRANT_TTL_S)
 
     @on_bus("read a person's grants in a session")
     def grants(self, session_key: str, people: Collection[str]) -> list[str]:
-        """The tools any of `people` allowed for themselves in `session_key`, sorted. Grants
-        kept the old way, for the whole session (`{prefix}:approval:grants:<session>`), are
-        not read: they count for no one."""
+        """See `ApprovalStore.grants`."""
+        # Grants kept the old way, for the whole session (`{prefix}:approval:grants:<session>`),
+        # are not read: they count for no one.
         members = self._runtime.redis.smembers(self._grants(session_key))
         return sorted({tool for person, tool in map(_grant_of, members) if person in people})
 
@@ -425,7 +409,8 @@ class MemoryApprovalStore:
         return Claim("recorded", decision, label, now, subject)
 
     def settled(self, approval_id: str) -> Claim | None:
-        """See `ApprovalStore.settled`."""
+        """See `ApprovalStore.settled`. Reads the record `decide`, `decide_unattended` and
+        `expire` write, nothing else."""
         r = self._requests.get(approval_id)
         if r is None or r.state not in ("approve", "deny", "session", "expired"):
             return None
