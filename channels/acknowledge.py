@@ -24,8 +24,8 @@ from harness.events import (
     MessageReceived,
     ReplyReady,
 )
+from harness.records.redelivery import redeliver_chat
 from harness.runtime import Context, Runtime, event, function, run_id_for
-from harness.runtime.redelivery import redeliver_chat
 from harness.settings import get_settings
 
 ACKNOWLEDGE = "acknowledge-message"

@@ -5,7 +5,7 @@ Replies and files of one chat go out one at a time, in the order they were publi
 (`DELIVERY_ORDER`): a file the agent sends before it answers reaches the person before the
 answer, across crashes and retries.
 A platform that keeps failing is retried with backoff (honouring `retry_after`) for
-`DELIVERY_RETRY_FOR`; then the reply is recorded as undelivered (`runtime.undelivered`) and the
+`DELIVERY_RETRY_FOR`; then the reply is recorded as undelivered (`records.undelivered`) and the
 run fails with `DeliveryGaveUp`, which frees the chat's next reply. The undelivered reply goes
 out when the person writes next (`channels.acknowledge`) or through `harness runs redeliver`.
 
@@ -26,9 +26,10 @@ from channels.media.outbox import post_file
 from channels.registry import channel_or_none
 from harness.errors import ConfigurationError, NonRetriableError
 from harness.events import FILE_READY, REPLY_READY, FileReady, ReplyReady
+from harness.records.deliveries import RedisDeliveryRecords
+from harness.records.undelivered import REDELIVERS, RedisUndeliveredReplies, UndeliveredReply
 from harness.runtime import Context, Runtime, Singleton, event, function
 from harness.runtime.durations import parse_duration
-from harness.runtime.undelivered import REDELIVERS, UndeliveredReply
 from harness.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -45,14 +46,14 @@ class DeliveryGaveUp(NonRetriableError):
 
 
 class DeliveryLog:
-    """Which chunks of one reply are already on the platform (`runtime.deliveries`, kept for a
+    """Which chunks of one reply are already on the platform (`records.deliveries`, kept for a
     week). Written right after each post, so a retry of `send-reply` skips what an earlier
     attempt posted. One attempt reads the record once and keeps its own view up to date as
     it records: while it runs it holds the run's lease, so nothing else writes the record.
     Methods raise `BusUnavailableError` when Redis fails."""
 
     def __init__(self, runtime: Runtime, reply_id: str) -> None:
-        self._records = runtime.deliveries
+        self._records = RedisDeliveryRecords(runtime.redis, runtime.keys)
         self.reply_id = reply_id
         self._posted: dict[int, str] | None = None
 
@@ -234,7 +235,7 @@ def _give_up(
     attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any], exc: Exception
 ) -> None:
     error = f"{type(exc).__name__}: {exc}"[:500]
-    attempt.runtime.undelivered.record(
+    RedisUndeliveredReplies(attempt.runtime.redis, attempt.runtime.keys).record(
         UndeliveredReply(
             reply_id=attempt.reply_id,
             run_id=attempt.run_id,

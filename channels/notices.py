@@ -30,6 +30,7 @@ from harness.events import (
     ReplyTarget,
 )
 from harness.llm.errors import failure_reason
+from harness.records.undelivered import RedisUndeliveredReplies
 from harness.runtime import Context, Runtime, event, function
 
 FAILURE_HANDLER = "global-failure-handler"
@@ -126,7 +127,8 @@ def reconsider_notice(ctx: Context) -> dict[str, Any]:
 def _undelivered(runtime: Runtime, run_id: str) -> bool:
     """True when the failed run gave up on a reply that is kept as undelivered: the chat gets
     that reply when the person writes next, not a "Sorry" that would fail the same way."""
-    return any(reply.run_id == run_id for reply in runtime.undelivered.all())
+    kept = RedisUndeliveredReplies(runtime.redis, runtime.keys).all()
+    return any(reply.run_id == run_id for reply in kept)
 
 
 def _superseded(runtime: Runtime, reason: str, function_id: str) -> bool:

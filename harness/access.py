@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from harness.records.pairing import CODE_TTL_S, RedisAccessStore
 from harness.runtime import Runtime
-from harness.runtime.access_store import CODE_TTL_S, AccessStore
 from harness.settings import DmPolicy
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ def admit(runtime: Runtime, policy: DmPolicy, channel: str, asker: Asker | None)
         return Admission(serve=True, reason="allowlist")
     if policy == "allowlist" or not asker.pairing_subject:
         return Admission(serve=False, reason="not in the allowlist")
-    store = AccessStore(runtime)
+    store = RedisAccessStore(runtime)
     if store.allowed(asker.subjects):
         return Admission(serve=True, reason="paired")
     if store.denied(asker.pairing_subject):
@@ -105,7 +105,7 @@ def may_serve(runtime: Runtime, policy: DmPolicy, asker: Asker | None) -> bool:
         return True
     if policy == "allowlist":
         return False
-    return AccessStore(runtime).allowed(asker.subjects)
+    return RedisAccessStore(runtime).allowed(asker.subjects)
 
 
 def describe_policy(policy: DmPolicy) -> str:

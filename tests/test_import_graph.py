@@ -182,3 +182,28 @@ def test_engine_names_no_module_of_the_agent_or_the_channels() -> None:
 
     # Then there are none: what a fleet worker loads is decided in `harness.composition`
     assert offenders == [], f"the engine names product modules: {offenders}"
+
+
+ENGINE = "harness.runtime"
+PRODUCT = ("harness.records", "harness.agent", "harness.web", "harness.commands", "channels")
+"""The engine (`harness.runtime`: events, functions, steps, runs, leases, timers, the broker)
+knows no product: the stores of the product's records, the agent, the channels, the web app
+and the commands build on it, never the other way."""
+
+
+def test_engine_imports_no_product_module() -> None:
+    # Given every module of the engine and what it imports
+    graph = _graph()
+    # When looking for imports of the records, the agent, the channels, the web app, commands
+    offenders = {
+        module: sorted(target for target in targets if _within(target, PRODUCT))
+        for module, targets in graph.items()
+        if _within(module, (ENGINE,))
+    }
+    offenders = {module: targets for module, targets in offenders.items() if targets}
+    # Then there are none
+    assert offenders == {}, f"engine modules importing the product: {offenders}"
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == package or module.startswith(f"{package}.") for package in packages)

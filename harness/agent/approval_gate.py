@@ -41,7 +41,7 @@ from harness.events import (
     is_system_session,
 )
 from harness.llm.types import ToolCall
-from harness.runtime.approval_store import ApprovalStore, Claim, Others
+from harness.records.approvals import ApprovalStore, Claim, Others, RedisApprovalStore
 from harness.runtime.durations import parse_duration
 from harness.runtime.steps import Context
 from harness.settings import Settings
@@ -113,7 +113,7 @@ def ask_first(
     which makes a risky call ask even when allowlisted or granted; the request then says so.
     Suspends the run while it waits (raises `Suspended`)."""
     policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     tainted = tainted_by is not None
     if not policy.needs_approval(call.name, call.arguments, risky=risky, tainted=tainted):
         return Gate()  # grants only ever relax the policy: no need to read them (or record it)
@@ -206,7 +206,7 @@ def settle(
     forge one. An event whose request is still pending is ignored (the wait goes on). A
     "session" answer grants the tool to the person who gave it (`approval_grants`), whose
     turns `reply` tells apart."""
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     arrived: list[Event] = []
     while True:
         left_s = max(deadline_ms - ctx.runtime.now_ms(), 1) / 1000
@@ -295,7 +295,7 @@ def _apply(
         )
     person = grantee_of(reply, claim)
     if claim.state == "session" and session_key and person:
-        store = ApprovalStore(ctx.runtime)
+        store = RedisApprovalStore(ctx.runtime)
         ctx.step.run("approval-grant", store.grant, session_key, person, call.name)
     return None
 
@@ -305,7 +305,7 @@ def _expire(
 ) -> str | None:
     """Close the request as expired (and say so on it); if an answer beat the timeout, apply
     that answer instead."""
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     claim = Claim(**ctx.step.run("approval-expire", lambda: asdict(store.expire(approval_id))))
     if claim.outcome == "recorded" or claim.state == "expired":
         timeout = settings.agent_approval_timeout

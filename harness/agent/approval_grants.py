@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from harness.access import asker_of
 from harness.events import ReplyTarget
-from harness.runtime.approval_store import Claim
+from harness.records.approvals import Claim
 
 OWNER = "owner"
 """The person of the owner's own entry points; no channel's subject can equal it (they all

@@ -22,8 +22,8 @@ from harness.events import (
     Event,
     MessageReceived,
 )
+from harness.records.approvals import RedisApprovalStore
 from harness.runtime import Context, event, function
-from harness.runtime.approval_store import ApprovalStore
 from harness.settings import get_settings
 
 APPROVAL_BY_TEXT = "approval-by-text"
@@ -57,7 +57,7 @@ def approval_by_text(ctx: Context) -> dict[str, Any]:
         return {"answered": None}  # the new message cancels the waiting run, request and all
     data = MessageReceived.from_event(ctx.event)
     decision = decision_of(data.message)
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     pending = ctx.step.run("pending", store.pending, data.session_key)
     if decision is None or pending is None:
         return {"answered": None}

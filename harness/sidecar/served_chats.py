@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from channels.slack.settings import SlackSettings
 from channels.telegram.settings import TelegramSettings
 from harness.errors import InvalidSettingsError
+from harness.records.pairing import RedisAccessStore
 from harness.runtime import Runtime
-from harness.runtime.access_store import AccessStore
 from harness.settings import DmPolicy
 from harness.settings_errors import read_settings
 
@@ -55,7 +55,7 @@ class ServedChats:
         if self.policy == "allowlist":
             return False
         subjects = [f"{channel}:chat:{chat_id}", f"{channel}:user:{chat_id}"]
-        return AccessStore(self.runtime).allowed(subjects)
+        return RedisAccessStore(self.runtime).allowed(subjects)
 
 
 def configured_allowlists() -> dict[str, frozenset[str]]:

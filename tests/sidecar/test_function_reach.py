@@ -11,8 +11,8 @@ import pytest
 
 from harness.errors import EventRefusedError, InvokeRefusedError
 from harness.events import MESSAGE_RECEIVED
+from harness.records.pairing import RedisAccessStore
 from harness.runtime import Runtime
-from harness.runtime.access_store import AccessStore
 from harness.settings import DmPolicy, Settings
 from harness.sidecar.environment import executor_environment
 from harness.sidecar.faults import fault_of, host_exception
@@ -41,7 +41,7 @@ def _message(channel: str, chat_id: str, **extra: Any) -> dict[str, Any]:
 
 
 def _served(runtime: Runtime, policy: DmPolicy = "pairing") -> ServedChats:
-    store = AccessStore(runtime)
+    store = RedisAccessStore(runtime)
     store.grant(f"telegram:user:{PAIRED_USER}", "Alice", "test")
     store.grant(f"telegram:chat:{PAIRED_GROUP}", "Wonderland", "test")
     return ServedChats(runtime, policy, {"telegram": frozenset({LISTED})})
