@@ -78,7 +78,9 @@ def test_forum_topic_message_gets_a_session_and_thread_per_topic() -> None:
     assert data.session_key == "telegram--1009876543210-42"
     assert data.destination.thread_id == "42"
     assert data.destination.message_id == "120"
-    assert "reply_to_message_id" not in data.channel_meta.platform, "a topic's implicit reply is no reply"
+    assert "reply_to_message_id" not in data.channel_meta.platform, (
+        "a topic's implicit reply is no reply"
+    )
 
 
 def test_photo_caption_starts_a_turn() -> None:
