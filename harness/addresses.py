@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from pydantic import (
     BaseModel,
@@ -138,6 +138,26 @@ class ChannelMeta(BaseModel):
     def plus(self, keys: Mapping[str, Any]) -> ChannelMeta:
         """A copy with `keys` added (a wire key such as `access` sets its typed field)."""
         return ChannelMeta.model_validate({**self.model_dump(mode="json"), **keys})
+
+
+class PlatformMeta(BaseModel):
+    """Base of a channel's typed view of its own keys in `ChannelMeta.platform` (one model per
+    platform, owned by that channel). Every field is optional; unknown keys are ignored."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    @classmethod
+    def of(cls, channel_meta: Mapping[str, Any]) -> Self:
+        """The platform's keys in a channel's meta. A malformed value (an event edited by hand,
+        or from another channel) reads as absent rather than raising."""
+        try:
+            return cls.model_validate(channel_meta)
+        except ValidationError:
+            return cls()
+
+    def keys(self) -> dict[str, Any]:
+        """The wire keys this meta sets (unset fields are left out, as they always were)."""
+        return self.model_dump(mode="json", exclude_none=True)
 
 
 class ReplyTarget(BaseModel, frozen=True):

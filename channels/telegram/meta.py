@@ -7,18 +7,13 @@ replies, and from a button press to the approval it settles.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from harness.addresses import PlatformMeta
 
 
-class TelegramMeta(BaseModel):
+class TelegramMeta(PlatformMeta):
     """The chat a message came from (`chat_type`: private, group, supergroup, channel), the
     update that carried it, and for a pressed approval button the callback to answer and the
     request's text to rewrite. Every field is optional: which are set depends on the event."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
 
     update_id: int | None = None
     chat_type: str | None = None
@@ -27,16 +22,3 @@ class TelegramMeta(BaseModel):
     reply_to_message_id: int | None = None
     callback_query_id: str | None = None
     request_text: str | None = None
-
-    @classmethod
-    def of(cls, channel_meta: Mapping[str, Any]) -> TelegramMeta:
-        """Telegram's keys in a channel's meta (the platform part). A malformed value (an
-        event from another channel, edited by hand) reads as absent rather than raising."""
-        try:
-            return cls.model_validate(channel_meta)
-        except ValidationError:
-            return cls()
-
-    def keys(self) -> dict[str, Any]:
-        """The wire keys this meta sets (unset fields are left out, as they always were)."""
-        return self.model_dump(mode="json", exclude_none=True)
