@@ -29,7 +29,7 @@ class ChannelPlatforms:
         if not isinstance(channel, DraftingChannel) or not streams_replies(channel, stream_default):
             return None
         drafts = DraftLog(runtime, run_id)
-        return DraftWriter(channel, reply.destination, reply.channel_meta, drafts)
+        return DraftWriter(channel, reply.destination, reply.channel_meta.platform, drafts)
 
     def fetch(self, channel: str, attachment: Attachment, max_bytes: int) -> Fetched:
         """The attachment's bytes; platform refusals become `FileRefused`, transient

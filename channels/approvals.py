@@ -39,7 +39,6 @@ from harness.events import (
     ApprovalGiven,
     ApprovalRequested,
     Destination,
-    Event,
     FunctionCancelled,
 )
 from harness.records.approvals import Claim, RedisApprovalStore
@@ -136,7 +135,7 @@ def _publish_answer(
     """Publish, once per run, the `agent.approval.answered` event the asking run waits on, for
     an answer its record just took (`claim`)."""
     answer = ApprovalAnswered(approval_id=approval_id, decision=decision, by=claim.by, at=claim.at)
-    ctx.step.send_event("answered", answer.as_event())
+    ctx.step.send_event("answered", answer.to_event())
 
 
 def _until_waiting(ctx: Context, run_id: str) -> None:
@@ -172,7 +171,7 @@ def answer_approval(ctx: Context) -> dict[str, Any]:
             "settle",
             channel.settle_approval,
             given.destination,
-            given.channel_meta,
+            given.channel_meta.platform,
             notice,
             outcome,
         )
@@ -217,7 +216,7 @@ def cancel_approval(ctx: Context) -> dict[str, Any]:
     closed = ApprovalClosed(approval_id=approval_id, reason=CANCELLED_LINE)
     ctx.step.send_event(
         "closed",
-        Event(name=APPROVAL_CLOSED, id=f"approval-closed-{approval_id}", data=closed.model_dump()),
+        closed.to_event(id=f"approval-closed-{approval_id}"),
     )
     return {"closed": approval_id}
 

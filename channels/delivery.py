@@ -103,7 +103,7 @@ def send_reply(ctx: Context) -> dict[str, Any]:
     channel = channel_or_none(data.channel)
     if channel is None:
         return {"posted": []}
-    reply_id = str(data.channel_meta.get(REDELIVERS) or ctx.event.id)
+    reply_id = str(data.channel_meta.platform.get(REDELIVERS) or ctx.event.id)
     deadline_ms = ctx.step.run("deadline", _deadline, ctx.runtime)
     attempt = _Attempt(ctx.runtime, ctx.run_id, reply_id, deadline_ms)
     posted = ctx.step.run("send", _deliver, attempt, data, ctx.event.model_dump(mode="json"))
@@ -171,7 +171,7 @@ def _deliver(attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any]) -> 
         channel.send_reply(
             data.response,
             data.destination,
-            data.channel_meta,
+            data.channel_meta.platform,
             attempt.reply_id,
             skip_chunks=frozenset(already),
             on_chunk_sent=delivery.record,
@@ -193,7 +193,7 @@ def _recover(channel: Channel, data: ReplyReady, delivery: DeliveryLog) -> None:
         return
     try:
         found = channel.find_posted(
-            data.response, data.destination, data.channel_meta, delivery.reply_id
+            data.response, data.destination, data.channel_meta.platform, delivery.reply_id
         )
     except PlatformError as exc:  # best effort: at worst the chunk in flight goes twice
         log.warning(
@@ -227,7 +227,7 @@ def _finish_draft(
     wait = min(drafts.held_for(), channel.draft_interval(data.destination))
     if wait > 0:
         time.sleep(wait)
-    channel.finish_draft(message_id, data.response, data.destination, data.channel_meta)
+    channel.finish_draft(message_id, data.response, data.destination, data.channel_meta.platform)
     delivery.record(0, message_id)
 
 
@@ -258,7 +258,7 @@ def _complete(attempt: _Attempt, data: ReplyReady) -> None:
     if channel is None:
         return
     try:
-        channel.complete(data.destination, data.channel_meta)
+        channel.complete(data.destination, data.channel_meta.platform)
     except NonRetriableError:
         raise
     except Exception as exc:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.access import Asker, admit, asker_of
+from harness.access import admit
+from harness.addresses import Asker, ChannelMeta
 from harness.records.pairing import CODE_ALPHABET, CODE_TTL_S, RedisAccessStore
 from harness.runtime import Runtime
 from tests.runtime_fixtures import ManualClock
@@ -19,7 +20,7 @@ STRANGER = Asker(
 def test_access_owner_entry_points_are_always_served(runtime: Runtime) -> None:
     # Given a message with no access description (harness chat, the API)
     # When the strictest policy is applied
-    verdict = admit(runtime, "allowlist", "cli", asker_of({}))
+    verdict = admit(runtime, "allowlist", "cli", ChannelMeta.model_validate({}).asker)
     # Then it is served
     assert verdict.serve
 
@@ -108,7 +109,7 @@ def test_access_allowlisted_senders_are_served_under_every_policy(runtime: Runti
 
 
 def test_access_a_malformed_description_is_not_served(runtime: Runtime) -> None:
-    asker = asker_of({"access": {"subjects": "not-a-list"}})
+    asker = ChannelMeta.model_validate({"access": {"subjects": "not-a-list"}}).asker
     assert asker is not None
     assert not admit(runtime, "pairing", "telegram", asker).serve
 
