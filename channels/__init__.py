@@ -1,9 +1,10 @@
 """Chat platforms: webhooks in, replies out.
 
-Each platform lives in `channels/<name>/` and implements `Channel` (see `channels.base`);
-`channels.registry` creates them by name. Nothing outside this package knows a platform's
-details. Typical use:
+Each platform lives in `channels/<name>/` (or in a package of its own) and implements `Channel`
+(see `channels.base`); `channels.registry` creates them by name, from the plug-ins it loads
+(`channels.plugin`). Nothing outside this package knows a platform's details. Typical use:
 
+    load_plugins()                                # once, where the process is assembled
     channel = get_channel("telegram")
     channel.verify(headers, body)                 # WebhookRejected -> answer its status
     inbound = channel.transform(json.loads(body), headers)
@@ -28,10 +29,12 @@ from channels.errors import (
     UnknownChannelError,
     WebhookRejected,
 )
+from channels.plugin import ChannelPlugin
 from channels.registry import (
     configured_channels,
     create_channel,
     get_channel,
+    load_plugins,
     names,
     register,
 )
@@ -40,6 +43,7 @@ __all__ = [
     "Channel",
     "ChannelError",
     "ChannelNotConfiguredError",
+    "ChannelPlugin",
     "ChunkSent",
     "Ignored",
     "Inbound",
@@ -52,6 +56,7 @@ __all__ = [
     "configured_channels",
     "create_channel",
     "get_channel",
+    "load_plugins",
     "names",
     "register",
 ]

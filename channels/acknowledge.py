@@ -15,7 +15,8 @@ from typing import Any
 
 from channels.base import RefreshingChannel
 from channels.registry import channel_or_none
-from harness.access import Asker, asker_of, may_serve
+from harness.access import may_serve
+from harness.addresses import Asker
 from harness.events import (
     MESSAGE_HANDLER,
     MESSAGE_RECEIVED,
@@ -24,8 +25,8 @@ from harness.events import (
     MessageReceived,
     ReplyReady,
 )
+from harness.records.redelivery import redeliver_chat
 from harness.runtime import Context, Runtime, event, function, run_id_for
-from harness.runtime.redelivery import redeliver_chat
 from harness.settings import get_settings
 
 ACKNOWLEDGE = "acknowledge-message"
@@ -50,11 +51,13 @@ def acknowledge_message(ctx: Context) -> dict[str, Any]:
     channel = channel_or_none(data.channel)
     if channel is None:
         return {"acknowledged": False, "redelivered": redelivered}
-    asker = asker_of(data.channel_meta)
+    asker = data.channel_meta.asker
     if asker is not None and not ctx.step.run("may-serve", _may_serve, ctx.runtime, asker):
         # a stranger sees nothing but the pairing code
         return {"acknowledged": False, "redelivered": redelivered}
-    ctx.step.run("acknowledge", _acknowledge, data.channel, data.destination, data.channel_meta)
+    ctx.step.run(
+        "acknowledge", _acknowledge, data.channel, data.destination, data.channel_meta.platform
+    )
     if not isinstance(channel, RefreshingChannel):
         return {"acknowledged": True, "refreshes": 0, "redelivered": redelivered}
     # The agent's run for this message: its function id is part of the message contract.
@@ -76,7 +79,7 @@ def acknowledge_message(ctx: Context) -> dict[str, Any]:
             agent_run,
             data.channel,
             data.destination,
-            data.channel_meta,
+            data.channel_meta.platform,
         ):
             break
         refreshes += 1

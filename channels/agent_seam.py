@@ -1,6 +1,6 @@
 """The channels as a chat turn sees them (`harness.agent.platforms.ChatPlatforms`): drafts
-drawn by a `DraftWriter`, files fetched through a `FileChannel`. Installed by
-`channels.registry` when it is imported."""
+drawn by a `DraftWriter`, files fetched through a `FileChannel`. Installed by the process
+that assembles the fleet (`harness.composition.plug_in_channels`), never on import."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class ChannelPlatforms:
         if not isinstance(channel, DraftingChannel) or not streams_replies(channel, stream_default):
             return None
         drafts = DraftLog(runtime, run_id)
-        return DraftWriter(channel, reply.destination, reply.channel_meta, drafts)
+        return DraftWriter(channel, reply.destination, reply.channel_meta.platform, drafts)
 
     def fetch(self, channel: str, attachment: Attachment, max_bytes: int) -> Fetched:
         """The attachment's bytes; platform refusals become `FileRefused`, transient

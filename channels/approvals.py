@@ -39,11 +39,10 @@ from harness.events import (
     ApprovalGiven,
     ApprovalRequested,
     Destination,
-    Event,
     FunctionCancelled,
 )
+from harness.records.approvals import Claim, RedisApprovalStore
 from harness.runtime import Context, event, function
-from harness.runtime.approval_store import ApprovalStore, Claim
 
 ASK_APPROVAL = "ask-approval"
 ANSWER_APPROVAL = "answer-approval"
@@ -105,7 +104,7 @@ def ask_approval(ctx: Context) -> dict[str, Any]:
         posted = ctx.step.run("post", channel.ask_approval, request)
     except StepFailedError as exc:
         return answer_unshown(ctx, request, exc.error)
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     ctx.step.run("note", store.posted, request.approval_id, posted, request.model_dump_json())
     return {"posted": posted}
 
@@ -117,7 +116,7 @@ def answer_unshown(ctx: Context, request: ApprovalRequested, error: str) -> dict
     (durably) until the asking run is in its wait first, since a run does not see an event
     published before it waits."""
     decision: Literal["approve", "deny"] = "approve" if request.unattended == "allow" else "deny"
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     claim = Claim(
         **ctx.step.run(
             "unshown",
@@ -136,7 +135,7 @@ def _publish_answer(
     """Publish, once per run, the `agent.approval.answered` event the asking run waits on, for
     an answer its record just took (`claim`)."""
     answer = ApprovalAnswered(approval_id=approval_id, decision=decision, by=claim.by, at=claim.at)
-    ctx.step.send_event("answered", answer.as_event())
+    ctx.step.send_event("answered", answer.to_event())
 
 
 def _until_waiting(ctx: Context, run_id: str) -> None:
@@ -160,7 +159,7 @@ def answer_approval(ctx: Context) -> dict[str, Any]:
     `agent.approval.answered` (once: only the answer that took the record publishes); tell
     the presser either way."""
     given = ApprovalGiven.from_event(ctx.event)
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     raw = ctx.step.run("decide", lambda: vars(store.answer(given)))
     claim = Claim(**raw)
     if claim.outcome == "recorded":
@@ -172,7 +171,7 @@ def answer_approval(ctx: Context) -> dict[str, Any]:
             "settle",
             channel.settle_approval,
             given.destination,
-            given.channel_meta,
+            given.channel_meta.platform,
             notice,
             outcome,
         )
@@ -184,7 +183,7 @@ def close_approval(ctx: Context) -> dict[str, Any]:
     """Rewrite a request that ended unanswered to show why, without its buttons (best effort:
     nothing when it was never posted, or its channel cannot show buttons)."""
     closed = ApprovalClosed.from_event(ctx.event)
-    where = ctx.step.run("where", ApprovalStore(ctx.runtime).where_posted, closed.approval_id)
+    where = ctx.step.run("where", RedisApprovalStore(ctx.runtime).where_posted, closed.approval_id)
     if where is None:
         return {"closed": None}
     message_id, raw = where
@@ -207,7 +206,7 @@ def cancel_approval(ctx: Context) -> dict[str, Any]:
     """A chat turn was cancelled (cancel mode, or `harness runs cancel`): expire the request
     it waited on, if any was still pending, and have it shown as cancelled."""
     cancelled = FunctionCancelled.from_event(ctx.event)
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     approval_id = ctx.step.run("find", store.of_run, cancelled.run_id)
     if approval_id is None:
         return {"closed": None}
@@ -217,7 +216,7 @@ def cancel_approval(ctx: Context) -> dict[str, Any]:
     closed = ApprovalClosed(approval_id=approval_id, reason=CANCELLED_LINE)
     ctx.step.send_event(
         "closed",
-        Event(name=APPROVAL_CLOSED, id=f"approval-closed-{approval_id}", data=closed.model_dump()),
+        closed.to_event(id=f"approval-closed-{approval_id}"),
     )
     return {"closed": approval_id}
 

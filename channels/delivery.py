@@ -5,7 +5,7 @@ Replies and files of one chat go out one at a time, in the order they were publi
 (`DELIVERY_ORDER`): a file the agent sends before it answers reaches the person before the
 answer, across crashes and retries.
 A platform that keeps failing is retried with backoff (honouring `retry_after`) for
-`DELIVERY_RETRY_FOR`; then the reply is recorded as undelivered (`runtime.undelivered`) and the
+`DELIVERY_RETRY_FOR`; then the reply is recorded as undelivered (`records.undelivered`) and the
 run fails with `DeliveryGaveUp`, which frees the chat's next reply. The undelivered reply goes
 out when the person writes next (`channels.acknowledge`) or through `harness runs redeliver`.
 
@@ -26,9 +26,10 @@ from channels.media.outbox import post_file
 from channels.registry import channel_or_none
 from harness.errors import ConfigurationError, NonRetriableError
 from harness.events import FILE_READY, REPLY_READY, FileReady, ReplyReady
+from harness.records.deliveries import RedisDeliveryRecords
+from harness.records.undelivered import REDELIVERS, RedisUndeliveredReplies, UndeliveredReply
 from harness.runtime import Context, Runtime, Singleton, event, function
 from harness.runtime.durations import parse_duration
-from harness.runtime.undelivered import REDELIVERS, UndeliveredReply
 from harness.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -45,14 +46,14 @@ class DeliveryGaveUp(NonRetriableError):
 
 
 class DeliveryLog:
-    """Which chunks of one reply are already on the platform (`runtime.deliveries`, kept for a
+    """Which chunks of one reply are already on the platform (`records.deliveries`, kept for a
     week). Written right after each post, so a retry of `send-reply` skips what an earlier
     attempt posted. One attempt reads the record once and keeps its own view up to date as
     it records: while it runs it holds the run's lease, so nothing else writes the record.
     Methods raise `BusUnavailableError` when Redis fails."""
 
     def __init__(self, runtime: Runtime, reply_id: str) -> None:
-        self._records = runtime.deliveries
+        self._records = RedisDeliveryRecords(runtime.redis, runtime.keys)
         self.reply_id = reply_id
         self._posted: dict[int, str] | None = None
 
@@ -102,7 +103,7 @@ def send_reply(ctx: Context) -> dict[str, Any]:
     channel = channel_or_none(data.channel)
     if channel is None:
         return {"posted": []}
-    reply_id = str(data.channel_meta.get(REDELIVERS) or ctx.event.id)
+    reply_id = str(data.channel_meta.platform.get(REDELIVERS) or ctx.event.id)
     deadline_ms = ctx.step.run("deadline", _deadline, ctx.runtime)
     attempt = _Attempt(ctx.runtime, ctx.run_id, reply_id, deadline_ms)
     posted = ctx.step.run("send", _deliver, attempt, data, ctx.event.model_dump(mode="json"))
@@ -170,7 +171,7 @@ def _deliver(attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any]) -> 
         channel.send_reply(
             data.response,
             data.destination,
-            data.channel_meta,
+            data.channel_meta.platform,
             attempt.reply_id,
             skip_chunks=frozenset(already),
             on_chunk_sent=delivery.record,
@@ -192,7 +193,7 @@ def _recover(channel: Channel, data: ReplyReady, delivery: DeliveryLog) -> None:
         return
     try:
         found = channel.find_posted(
-            data.response, data.destination, data.channel_meta, delivery.reply_id
+            data.response, data.destination, data.channel_meta.platform, delivery.reply_id
         )
     except PlatformError as exc:  # best effort: at worst the chunk in flight goes twice
         log.warning(
@@ -226,7 +227,7 @@ def _finish_draft(
     wait = min(drafts.held_for(), channel.draft_interval(data.destination))
     if wait > 0:
         time.sleep(wait)
-    channel.finish_draft(message_id, data.response, data.destination, data.channel_meta)
+    channel.finish_draft(message_id, data.response, data.destination, data.channel_meta.platform)
     delivery.record(0, message_id)
 
 
@@ -234,7 +235,7 @@ def _give_up(
     attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any], exc: Exception
 ) -> None:
     error = f"{type(exc).__name__}: {exc}"[:500]
-    attempt.runtime.undelivered.record(
+    RedisUndeliveredReplies(attempt.runtime.redis, attempt.runtime.keys).record(
         UndeliveredReply(
             reply_id=attempt.reply_id,
             run_id=attempt.run_id,
@@ -257,7 +258,7 @@ def _complete(attempt: _Attempt, data: ReplyReady) -> None:
     if channel is None:
         return
     try:
-        channel.complete(data.destination, data.channel_meta)
+        channel.complete(data.destination, data.channel_meta.platform)
     except NonRetriableError:
         raise
     except Exception as exc:

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from channels.base import Channel
 from harness.events import Destination
+from harness.records.drafts import RedisDraftRecords
 from harness.runtime import Runtime
 
 
@@ -82,7 +83,7 @@ class DraftLog:
 
     def __init__(self, runtime: Runtime, run_id: str) -> None:
         self._runtime = runtime
-        self._records = runtime.drafts
+        self._records = RedisDraftRecords(runtime.redis, runtime.keys)
         self._run_id = run_id
         self.key = f"draft:{run_id}"  # names the run's preview, the same at every retry
 

@@ -22,7 +22,6 @@ from harness.events import (
     MESSAGE_HANDLER,
     MESSAGE_RECEIVED,
     REPLY_READY,
-    Event,
     FunctionCancelled,
     FunctionFailed,
     MessageReceived,
@@ -30,6 +29,7 @@ from harness.events import (
     ReplyTarget,
 )
 from harness.llm.errors import failure_reason
+from harness.records.undelivered import RedisUndeliveredReplies
 from harness.runtime import Context, Runtime, event, function
 
 FAILURE_HANDLER = "global-failure-handler"
@@ -64,7 +64,7 @@ def notice_target(raw_event: Mapping[str, Any]) -> ReplyTarget | None:
             )
         if name == REPLY_READY:
             target = ReplyTarget.model_validate(data)
-            return None if NOTICE_KEY in target.channel_meta else target
+            return None if NOTICE_KEY in target.channel_meta.platform else target
         if isinstance(data.get("reply"), Mapping):
             return ReplyTarget.model_validate(data["reply"])
     except ValidationError:
@@ -77,13 +77,11 @@ def _notice(ctx: Context, target: ReplyTarget, text: str, kind: str, run_id: str
         response=text,
         channel=target.channel,
         destination=target.destination,
-        channel_meta={**target.channel_meta, NOTICE_KEY: kind},
+        channel_meta=target.channel_meta.plus({NOTICE_KEY: kind}),
         run_id=run_id,
     )
     # The event id derives from this run and step: a retry or replay never sends it twice.
-    return ctx.step.send_event(
-        "notify", Event(name=REPLY_READY, data=reply.model_dump(mode="json"))
-    )
+    return ctx.step.send_event("notify", reply.to_event())
 
 
 @function(id=FAILURE_HANDLER, trigger=event(FUNCTION_FAILED), retries=1)
@@ -126,7 +124,8 @@ def reconsider_notice(ctx: Context) -> dict[str, Any]:
 def _undelivered(runtime: Runtime, run_id: str) -> bool:
     """True when the failed run gave up on a reply that is kept as undelivered: the chat gets
     that reply when the person writes next, not a "Sorry" that would fail the same way."""
-    return any(reply.run_id == run_id for reply in runtime.undelivered.all())
+    kept = RedisUndeliveredReplies(runtime.redis, runtime.keys).all()
+    return any(reply.run_id == run_id for reply in kept)
 
 
 def _superseded(runtime: Runtime, reason: str, function_id: str) -> bool:

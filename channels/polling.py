@@ -26,6 +26,7 @@ from channels.errors import (
 )
 from channels.listener import publish_inbound
 from harness.errors import BusUnavailableError, ConfigurationError
+from harness.records.cursors import RedisCursors
 from harness.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ MAX_BACKOFF_S = 60.0
 
 
 def offset_key(runtime: Runtime, channel_name: str) -> str:
-    """The Redis key holding a polling channel's cursor (see `runtime.cursors`)."""
+    """The Redis key holding a polling channel's cursor (see `harness.records.cursors`)."""
     return runtime.keys.listener_cursor(channel_name)
 
 
@@ -42,12 +43,13 @@ def poll_once(channel: ResumablePollingChannel, runtime: Runtime, timeout: float
     """One long poll: fetch from the saved cursor, publish every message, then save the new
     cursor. Returns how many messages were fetched. Raises a `PlatformError` (nothing fetched)
     or `BusUnavailableError` (the cursor is not advanced; the batch comes again)."""
-    cursor = runtime.cursors.get(channel.name)
+    cursors = RedisCursors(runtime.redis, runtime.keys)
+    cursor = cursors.get(channel.name)
     batch = channel.poll_from(cursor, timeout)
     for inbound in batch.inbound:
         publish_inbound(inbound, runtime, source=f"{channel.name} update")
     if batch.cursor is not None and batch.cursor != cursor:
-        runtime.cursors.set(channel.name, batch.cursor)
+        cursors.set(channel.name, batch.cursor)
     return len(batch.inbound)
 
 

@@ -1,36 +1,54 @@
 """Channel names to factories.
 
-Built-in channels are named here by import path and imported on first use, so importing the
-registry does not import slack_sdk or httpx. A new platform (say Discord) is a package
-`channels/discord/` exposing a factory plus one line in `_BUILTIN`, or a `register()` call.
+The channels come from plug-ins (`channels.plugin`): the process that assembles the fleet calls
+`load_plugins()` once, which imports every entry point of the `harness.channels` group, the
+built-in telegram and slack included. Importing this module registers and installs nothing.
+Tests and embedders may also `register()` a factory by hand; it takes precedence over a
+plug-in of the same name until `reset()`.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Iterable
+from importlib.metadata import EntryPoint
 from typing import cast
 
 from channels.base import Channel
 from channels.errors import ChannelNotConfiguredError, UnknownChannelError
+from channels.plugin import ChannelFactory, ChannelPlugin
+from harness import plugins
 from harness.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
 
-ChannelFactory = Callable[[], Channel]
-"""Builds a channel from the environment; raises `ChannelNotConfiguredError` when its settings
-are missing."""
-
-_BUILTIN: dict[str, str] = {
-    "telegram": "channels.telegram.channel:create_channel",
-    "slack": "channels.slack.channel:create_channel",
-}
-
 _lock = threading.Lock()
+_plugins: dict[str, ChannelPlugin] = {}
 _factories: dict[str, ChannelFactory] = {}
 _instances: dict[str, Channel] = {}
+
+
+def load_plugins(found: Iterable[EntryPoint] | None = None) -> list[str]:
+    """Load the channel plug-ins (`found`, default every `harness.channels` entry point
+    installed) in place of those loaded before, and return their names. An entry point that
+    fails to import, or names something that is not a `ChannelPlugin`, is left out with one
+    log line naming it. Never raises for a plug-in's fault."""
+    found_plugins = plugins.load(
+        plugins.CHANNELS, found, lambda value: isinstance(value, ChannelPlugin), "a ChannelPlugin"
+    )
+    loaded = {plugin.name: cast(ChannelPlugin, plugin.value) for plugin in found_plugins}
+    with _lock:
+        _plugins.clear()
+        _plugins.update(loaded)
+        _instances.clear()
+    return sorted(loaded)
+
+
+def plugin(name: str) -> ChannelPlugin | None:
+    """The loaded plug-in called `name`, or None."""
+    with _lock:
+        return _plugins.get(name)
 
 
 def register(name: str, factory: ChannelFactory) -> None:
@@ -43,7 +61,7 @@ def register(name: str, factory: ChannelFactory) -> None:
 def names() -> list[str]:
     """Every registered channel name, sorted, whether or not it is configured."""
     with _lock:
-        return sorted(set(_BUILTIN) | set(_factories))
+        return sorted(set(_plugins) | set(_factories))
 
 
 def create_channel(name: str) -> Channel:
@@ -90,7 +108,8 @@ def configured_channels() -> list[str]:
 
 
 def reset() -> None:
-    """Forget registrations made with `register` and every cached instance (for tests)."""
+    """Forget registrations made with `register` and every cached instance (for tests); the
+    loaded plug-ins stay."""
     with _lock:
         _factories.clear()
         _instances.clear()
@@ -99,22 +118,9 @@ def reset() -> None:
 def _factory(name: str) -> ChannelFactory:
     with _lock:
         factory = _factories.get(name)
+        loaded = _plugins.get(name)
     if factory is not None:
         return factory
-    target = _BUILTIN.get(name)
-    if target is None:
+    if loaded is None:
         raise UnknownChannelError(name, names())
-    module_name, _, attribute = target.partition(":")
-    return cast(ChannelFactory, getattr(importlib.import_module(module_name), attribute))
-
-
-def _plug_into_the_agent() -> None:
-    """Chat turns reach the channels through `harness.agent.platforms` (the agent does not
-    import `channels`): importing the registry installs them there."""
-    from channels.agent_seam import ChannelPlatforms
-    from harness.agent import platforms
-
-    platforms.install(ChannelPlatforms(channel_or_none))
-
-
-_plug_into_the_agent()
+    return loaded.create

@@ -1,8 +1,8 @@
 """Who the agent serves: the `DM_POLICY` gate in front of every chat turn.
 
-Channels describe who wrote, in `channel_meta["access"]` (see `Asker`), from a verified
-payload: the subjects the message speaks for (the chat, the user), the one to pair when a
-code is needed, a label for the owner, and whether a configured allowlist already names it.
+Channels describe who wrote, in `channel_meta.asker` (see `harness.addresses.Asker`), from
+a verified payload: the subjects the message speaks for (the chat, the user), the one to pair
+when a code is needed, a label for the owner, and whether a configured allowlist names it.
 Messages without that description come from the owner's own entry points (`harness chat`,
 `harness send`, the API behind `HARNESS_API_KEY`) and are always served.
 
@@ -16,36 +16,21 @@ Messages without that description come from the owner's own entry points (`harne
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from harness.addresses import Asker
+from harness.records.pairing import CODE_TTL_S, RedisAccessStore
 from harness.runtime import Runtime
-from harness.runtime.access_store import CODE_TTL_S, AccessStore
 from harness.settings import DmPolicy
 
 log = logging.getLogger(__name__)
-
-ACCESS_META = "access"
-"""`channel_meta` key under which a channel describes the message's sender (an `Asker`)."""
 
 PAIRING_TEXT = (
     "Hi! I don't know you yet. To talk to me, ask my owner to run:\n\n"
     "    harness pair approve {code}\n\n"
     "The code works for {minutes} minutes."
 )
-
-
-class Asker(BaseModel):
-    """Who a message is from, as a channel sees it. `subjects` are every identity the message
-    speaks for (`telegram:chat:42`, `slack:user:U1`); approving any one serves the message.
-    `pairing_subject` is the one a code approves: the user in a direct chat, the chat in a
-    group. `allowlisted` is True when a configured allowlist names one of the subjects."""
-
-    subjects: list[str]
-    pairing_subject: str
-    label: str = ""
-    allowlisted: bool = False
 
 
 class Admission(BaseModel):
@@ -55,19 +40,6 @@ class Admission(BaseModel):
     serve: bool
     code: str | None = None
     reason: str = ""
-
-
-def asker_of(channel_meta: dict[str, Any]) -> Asker | None:
-    """The sender description a channel put in `channel_meta`, or None for the owner's own
-    entry points. A malformed description is treated as a stranger with no identity."""
-    raw = channel_meta.get(ACCESS_META)
-    if raw is None:
-        return None
-    try:
-        return Asker.model_validate(raw)
-    except ValidationError:
-        log.warning("a message carried a malformed access description; not serving it")
-        return Asker(subjects=[], pairing_subject="")
 
 
 def admit(runtime: Runtime, policy: DmPolicy, channel: str, asker: Asker | None) -> Admission:
@@ -82,7 +54,7 @@ def admit(runtime: Runtime, policy: DmPolicy, channel: str, asker: Asker | None)
         return Admission(serve=True, reason="allowlist")
     if policy == "allowlist" or not asker.pairing_subject:
         return Admission(serve=False, reason="not in the allowlist")
-    store = AccessStore(runtime)
+    store = RedisAccessStore(runtime)
     if store.allowed(asker.subjects):
         return Admission(serve=True, reason="paired")
     if store.denied(asker.pairing_subject):
@@ -105,7 +77,7 @@ def may_serve(runtime: Runtime, policy: DmPolicy, asker: Asker | None) -> bool:
         return True
     if policy == "allowlist":
         return False
-    return AccessStore(runtime).allowed(asker.subjects)
+    return RedisAccessStore(runtime).allowed(asker.subjects)
 
 
 def describe_policy(policy: DmPolicy) -> str:

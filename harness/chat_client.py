@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.agent.approval_gate import CAN_ANSWER_META
+from harness.addresses import CAN_ANSWER_META
 from harness.agent.progress import Progress, ProgressSubscription, subscribe
 from harness.errors import BusUnavailableError, HarnessError, InvalidEventError
 from harness.events import (

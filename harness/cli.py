@@ -102,7 +102,8 @@ def worker(
     queues: Annotated[str, typer.Option(help="Comma-separated queues to consume.")] = "harness",
 ) -> None:
     """Run a worker that advances runs of the loaded functions."""
-    from harness.runtime.worker import function_modules, run_worker
+    from harness.composition import run_worker
+    from harness.fleet_functions import function_modules
 
     _setup_logging()
     settings = get_settings()

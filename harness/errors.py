@@ -22,7 +22,8 @@ HarnessError
 │   ├── StepResultError           a step's result cannot be stored as JSON (+ TypeError)
 │   └── NonDeterminismError       the handler asked for steps in another order than recorded
 ├── NonRetriableError             raise this from a step or handler to fail without retries
-│   └── EventRefusedError         a workspace function may not publish this fleet-only event
+│   ├── EventRefusedError         a workspace function may not publish this fleet-only event
+│   └── InvokeRefusedError        a workspace function may invoke only the sidecar's own
 │   (also a base of ContextOverflowError, PermanentModelError, ModelCancelledError and
 │    PermanentPlatformError below)
 ├── RunTimeoutError               one execution of a function outlived its timeout (sidecar)
@@ -133,6 +134,12 @@ class InvalidEventDataError(InvalidEventError, NonRetriableError):
 class EventRefusedError(NonRetriableError):
     """A workspace function asked to publish an event only the fleet may emit (an approval's
     answer, a reply to a chat, ...). Nothing was published; the run fails without retries."""
+
+
+class InvokeRefusedError(NonRetriableError):
+    """A workspace function asked to invoke a function that is not one of the sidecar's own
+    (the agent's handler, a channel's, a built-in). Nothing was invoked; the run fails
+    without retries."""
 
 
 class RunTimeoutError(HarnessError):

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-pytest_plugins = ["tests.redis_server", "tests.runtime_fixtures", "tests.conftest_llm"]
+from harness.composition import plug_in_channels
+
+pytest_plugins = [
+    "tests.redis_server",
+    "tests.runtime_fixtures",
+    "tests.conftest_llm",
+    "tests.sandbox_probes",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -16,3 +23,11 @@ def _own_fleet_records(
     """Every test keeps its fleet records (`harness.fleets`) in a folder of its own, never the
     user's `~/.local/state/harness`."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _channels_plugged_in() -> None:
+    """The test process is assembled the way a worker is at start: the channel plug-ins
+    loaded and plugged into the agent (`harness.composition.plug_in_channels`). Tests that
+    load other plug-ins put these back when they end."""
+    plug_in_channels()

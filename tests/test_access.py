@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.access import Asker, admit, asker_of
+from harness.access import admit
+from harness.addresses import Asker, ChannelMeta
+from harness.records.pairing import CODE_ALPHABET, CODE_TTL_S, RedisAccessStore
 from harness.runtime import Runtime
-from harness.runtime.access_store import CODE_ALPHABET, CODE_TTL_S, AccessStore
 from tests.runtime_fixtures import ManualClock
 
 STRANGER = Asker(
@@ -19,7 +20,7 @@ STRANGER = Asker(
 def test_access_owner_entry_points_are_always_served(runtime: Runtime) -> None:
     # Given a message with no access description (harness chat, the API)
     # When the strictest policy is applied
-    verdict = admit(runtime, "allowlist", "cli", asker_of({}))
+    verdict = admit(runtime, "allowlist", "cli", ChannelMeta.model_validate({}).asker)
     # Then it is served
     assert verdict.serve
 
@@ -35,7 +36,7 @@ def test_access_a_stranger_gets_one_code_and_is_not_served(runtime: Runtime) -> 
 def test_access_approving_the_code_serves_the_stranger_from_then_on(runtime: Runtime) -> None:
     code = admit(runtime, "pairing", "telegram", STRANGER).code
     assert code is not None
-    request = AccessStore(runtime).approve(code.lower())  # typed by hand, any case
+    request = RedisAccessStore(runtime).approve(code.lower())  # typed by hand, any case
     assert request is not None and request.subject == "telegram:user:42"
     assert admit(runtime, "pairing", "telegram", STRANGER).serve
 
@@ -43,7 +44,7 @@ def test_access_approving_the_code_serves_the_stranger_from_then_on(runtime: Run
 def test_access_a_code_is_used_once(runtime: Runtime) -> None:
     code = admit(runtime, "pairing", "telegram", STRANGER).code
     assert code is not None
-    store = AccessStore(runtime)
+    store = RedisAccessStore(runtime)
     assert store.approve(code) is not None
     assert store.approve(code) is None
     assert store.deny(code) is None
@@ -51,7 +52,7 @@ def test_access_a_code_is_used_once(runtime: Runtime) -> None:
 
 def test_access_a_wrong_code_approves_nobody(runtime: Runtime) -> None:
     admit(runtime, "pairing", "telegram", STRANGER)
-    assert AccessStore(runtime).approve("ZZZZZZ") is None
+    assert RedisAccessStore(runtime).approve("ZZZZZZ") is None
     assert not admit(runtime, "pairing", "telegram", STRANGER).serve
 
 
@@ -61,7 +62,7 @@ def test_access_an_expired_code_does_nothing_and_a_new_one_is_sent(
     code = admit(runtime, "pairing", "telegram", STRANGER).code
     assert code is not None
     clock.advance(CODE_TTL_S + 1)
-    store = AccessStore(runtime)
+    store = RedisAccessStore(runtime)
     assert store.pending() == []
     assert store.approve(code) is None
     renewed = admit(runtime, "pairing", "telegram", STRANGER)
@@ -71,13 +72,13 @@ def test_access_an_expired_code_does_nothing_and_a_new_one_is_sent(
 def test_access_denied_strangers_get_no_more_codes(runtime: Runtime) -> None:
     code = admit(runtime, "pairing", "telegram", STRANGER).code
     assert code is not None
-    assert AccessStore(runtime).deny(code) is not None
+    assert RedisAccessStore(runtime).deny(code) is not None
     verdict = admit(runtime, "pairing", "telegram", STRANGER)
     assert not verdict.serve and verdict.code is None
 
 
 def test_access_revoke_forgets_an_approval(runtime: Runtime) -> None:
-    store = AccessStore(runtime)
+    store = RedisAccessStore(runtime)
     store.grant("telegram:user:42", "Eve", "test")
     assert admit(runtime, "pairing", "telegram", STRANGER).serve
     assert store.revoke("telegram:user:42")
@@ -85,7 +86,7 @@ def test_access_revoke_forgets_an_approval(runtime: Runtime) -> None:
 
 
 def test_access_approving_a_group_serves_its_other_members(runtime: Runtime) -> None:
-    AccessStore(runtime).grant("telegram:chat:-100", "the team", "test")
+    RedisAccessStore(runtime).grant("telegram:chat:-100", "the team", "test")
     member = Asker(
         subjects=["telegram:chat:-100", "telegram:user:7"], pairing_subject="telegram:chat:-100"
     )
@@ -108,7 +109,7 @@ def test_access_allowlisted_senders_are_served_under_every_policy(runtime: Runti
 
 
 def test_access_a_malformed_description_is_not_served(runtime: Runtime) -> None:
-    asker = asker_of({"access": {"subjects": "not-a-list"}})
+    asker = ChannelMeta.model_validate({"access": {"subjects": "not-a-list"}}).asker
     assert asker is not None
     assert not admit(runtime, "pairing", "telegram", asker).serve
 

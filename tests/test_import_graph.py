@@ -140,9 +140,10 @@ def test_import_graph_sees_function_local_and_relative_imports() -> None:
     assert any(name.startswith("channels.") for name in graph), "channels/ not scanned"
 
 
-ASSEMBLY_POINTS = ("harness.web", "harness.commands", "harness.sidecar")
-"""The parts of `harness` that wire the channels in (the web app's webhook routes, the CLI's
-`setup` and `doctor`, the sidecar's environment); everywhere else `harness` does not know
+ASSEMBLY_POINTS = ("harness.web", "harness.commands", "harness.sidecar", "harness.composition")
+"""The parts of `harness` that wire the channels in (the composition of a fleet process, the
+web app's webhook routes, the CLI's `setup` and `doctor`, the sidecar's environment); everywhere
+else `harness` does not know
 `channels`: the channels plug into seams it defines (`harness.agent.platforms`)."""
 
 
@@ -158,3 +159,51 @@ def test_harness_knows_the_channels_only_where_it_assembles_them() -> None:
     offenders = {module: targets for module, targets in offenders.items() if targets}
     # Then there are none: the agent, the runtime and the rest reach channels through seams
     assert offenders == {}, f"harness modules importing channels: {offenders}"
+
+
+PRODUCT_PACKAGES = ("harness.agent", "channels")
+
+
+def test_engine_names_no_module_of_the_agent_or_the_channels() -> None:
+    # Given every string literal in the engine's source (module names loaded by importlib)
+    named = {
+        (path.name, node.value)
+        for path in sorted((ROOT / "harness" / "runtime").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+
+    # When looking for names of the agent's or the channels' modules
+    offenders = sorted(
+        (file, value)
+        for file, value in named
+        if any(value == pkg or value.startswith(f"{pkg}.") for pkg in PRODUCT_PACKAGES)
+    )
+
+    # Then there are none: what a fleet worker loads is decided in `harness.composition`
+    assert offenders == [], f"the engine names product modules: {offenders}"
+
+
+ENGINE = "harness.runtime"
+PRODUCT = ("harness.records", "harness.agent", "harness.web", "harness.commands", "channels")
+"""The engine (`harness.runtime`: events, functions, steps, runs, leases, timers, the broker)
+knows no product: the stores of the product's records, the agent, the channels, the web app
+and the commands build on it, never the other way."""
+
+
+def test_engine_imports_no_product_module() -> None:
+    # Given every module of the engine and what it imports
+    graph = _graph()
+    # When looking for imports of the records, the agent, the channels, the web app, commands
+    offenders = {
+        module: sorted(target for target in targets if _within(target, PRODUCT))
+        for module, targets in graph.items()
+        if _within(module, (ENGINE,))
+    }
+    offenders = {module: targets for module, targets in offenders.items() if targets}
+    # Then there are none
+    assert offenders == {}, f"engine modules importing the product: {offenders}"
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == package or module.startswith(f"{package}.") for package in packages)

@@ -39,7 +39,12 @@ def post_file(delivery: DeliveryLog, data: FileReady) -> str:
         return already[0]
     content = _read(data)
     posted = channel.send_file(
-        content, data.name, data.mime_type, data.caption, data.destination, data.channel_meta
+        content,
+        data.name,
+        data.mime_type,
+        data.caption,
+        data.destination,
+        data.channel_meta.platform,
     )
     delivery.record(0, posted)
     return posted

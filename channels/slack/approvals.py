@@ -14,7 +14,9 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from channels.base import Ignored, Inbound, Publish
-from harness.events import APPROVAL_GIVEN, ApprovalGiven, Destination, Event
+from channels.slack.meta import SlackMeta
+from harness.addresses import ChannelMeta
+from harness.events import ApprovalGiven, Destination
 
 CHANNEL = "slack"
 ACTION_PREFIX = "harness_approval_"
@@ -88,16 +90,18 @@ def transform_interaction(
         label=str(user.get("name") or user.get("username") or user["id"]),
         channel=CHANNEL,
         destination=Destination(chat_id=channel, message_id=_str(container.get("message_ts"))),
-        channel_meta={
-            "user": str(user["id"]),
-            "request_text": str(message.get("text") or ""),
-            "thread_ts": _str(message.get("thread_ts")),
-        },
+        channel_meta=ChannelMeta.of(
+            SlackMeta(
+                user=str(user["id"]),
+                request_text=str(message.get("text") or ""),
+                thread_ts=_str(message.get("thread_ts")),
+            ).keys()
+        ),
         allowlisted=str(user["id"]) in allowed,
     )
     pressed = action.get("action_ts") or payload.get("trigger_id")
     event_id = f"slack-{team}-{channel}-action-{pressed}"
-    return Publish(Event(name=APPROVAL_GIVEN, id=event_id, data=given.model_dump()))
+    return Publish(given.to_event(id=event_id))
 
 
 def _str(value: object) -> str | None:

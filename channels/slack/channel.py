@@ -18,6 +18,7 @@ from channels.slack.approvals import (
     transform_interaction,
 )
 from channels.slack.format import to_chunks
+from channels.slack.meta import SlackMeta
 from channels.slack.settings import SlackSettings
 from channels.slack.setup import set_up
 from channels.slack.transform import CHANNEL, transform_payload
@@ -118,16 +119,13 @@ class SlackChannel:
         """Rewrite the request to show `outcome` (removing the buttons), or tell the presser
         `notice` alone (an ephemeral message). Never raises."""
         try:
+            pressed = SlackMeta.of(channel_meta)
             if outcome is not None and destination.message_id is not None:
-                text = f"{channel_meta.get('request_text', '')}\n\n{outcome}".strip()
+                text = f"{pressed.request_text or ''}\n\n{outcome}".strip()
                 self.api.update_message(destination.chat_id, destination.message_id, text)
-            elif channel_meta.get("user"):
-                thread = channel_meta.get("thread_ts")
+            elif pressed.user:
                 self.api.post_ephemeral(
-                    destination.chat_id,
-                    str(channel_meta["user"]),
-                    notice,
-                    thread_ts=str(thread) if thread else None,
+                    destination.chat_id, pressed.user, notice, thread_ts=pressed.thread_ts or None
                 )
         except PlatformError as exc:
             log.warning("slack: could not settle an approval: %s", exc)

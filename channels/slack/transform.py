@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from channels.base import Ignored, Inbound, Publish, Respond
+from channels.slack.meta import SlackMeta
+from harness.addresses import Asker, ChannelMeta
 from harness.events import (
-    MESSAGE_RECEIVED,
     Attachment,
     Destination,
     Event,
@@ -155,13 +156,13 @@ def _event(
     else:
         session_key = f"slack-{channel}-{ts}"  # a mention opens a thread: its session
     sender_name = name(user)
-    access = {
-        "subjects": [f"{CHANNEL}:chat:{channel}", f"{CHANNEL}:user:{user}"],
+    access = Asker(
+        subjects=[f"{CHANNEL}:chat:{channel}", f"{CHANNEL}:user:{user}"],
         # A DM pairs the person; a channel pairs as one, like a Telegram group.
-        "pairing_subject": f"{CHANNEL}:user:{user}" if is_dm else f"{CHANNEL}:chat:{channel}",
-        "label": sender_name or user if is_dm else f"{sender_name or user} in {channel}",
-        "allowlisted": channel in allowed or user in allowed,
-    }
+        pairing_subject=f"{CHANNEL}:user:{user}" if is_dm else f"{CHANNEL}:chat:{channel}",
+        label=sender_name or user if is_dm else f"{sender_name or user} in {channel}",
+        allowlisted=channel in allowed or user in allowed,
+    )
     data = MessageReceived(
         message=text,
         session_key=session_key,
@@ -173,17 +174,11 @@ def _event(
             # A top-level DM is answered in the conversation, anything else in its thread.
             thread_id=thread_ts or (None if is_dm else ts),
         ),
-        channel_meta={
-            "team_id": team,
-            "channel_type": str(event.get("channel_type") or ""),
-            "access": access,
-            "approvals": True,
-        },
+        channel_meta=ChannelMeta.of(
+            SlackMeta(team_id=team, channel_type=str(event.get("channel_type") or "")).keys(),
+            asker=access,
+            can_answer=True,
+        ),
         attachments=files,
     )
-    return Event(
-        name=MESSAGE_RECEIVED,
-        id=f"slack-{team}-{channel}-{ts}",
-        data=data.model_dump(mode="json"),
-        ts=int(float(ts) * 1000),
-    )
+    return data.to_event(id=f"slack-{team}-{channel}-{ts}", ts=int(float(ts) * 1000))

@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from channels.base import Ignored, Inbound, Publish
-from harness.events import APPROVAL_GIVEN, ApprovalGiven, Destination, Event
+from channels.telegram.meta import TelegramMeta
+from harness.addresses import ChannelMeta
+from harness.events import ApprovalGiven, Destination
 
 CHANNEL = "telegram"
 _CODES = {"a": "approve", "d": "deny", "s": "session"}
@@ -62,15 +64,15 @@ def transform_callback(
         label=name or str(sender["id"]),
         channel=CHANNEL,
         destination=Destination(chat_id=chat_id, message_id=_str(message.get("message_id"))),
-        channel_meta={
-            "callback_query_id": str(query.get("id", "")),
-            "request_text": str(message.get("text", "")),
-        },
+        channel_meta=ChannelMeta.of(
+            TelegramMeta(
+                callback_query_id=str(query.get("id", "")),
+                request_text=str(message.get("text", "")),
+            ).keys()
+        ),
         allowlisted=str(sender["id"]) in allowed_chats,
     )
-    return Publish(
-        Event(name=APPROVAL_GIVEN, id=f"telegram-{bot_id}-{update_id}", data=given.model_dump())
-    )
+    return Publish(given.to_event(id=f"telegram-{bot_id}-{update_id}"))
 
 
 def _str(value: object) -> str | None:

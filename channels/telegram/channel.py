@@ -20,6 +20,7 @@ from channels.telegram import draft
 from channels.telegram.api import TelegramApi, redact
 from channels.telegram.approvals import keyboard, request_text
 from channels.telegram.format import Chunk, to_chunks
+from channels.telegram.meta import TelegramMeta
 from channels.telegram.settings import TelegramSettings
 from channels.telegram.setup import ALLOWED_UPDATES, set_up
 from channels.telegram.transform import CHANNEL, Audience, transform_update
@@ -241,10 +242,11 @@ class TelegramChannel:
         """Answer the callback query; with `outcome`, edit the request to show it (which
         removes the buttons). Never raises."""
         try:
-            if channel_meta.get("callback_query_id"):  # a typed yes/no has none
-                self.api.answer_callback_query(str(channel_meta["callback_query_id"]), notice)
+            pressed = TelegramMeta.of(channel_meta)
+            if pressed.callback_query_id:  # a typed yes/no has none
+                self.api.answer_callback_query(pressed.callback_query_id, notice)
             if outcome is not None and destination.message_id is not None:
-                text = f"{channel_meta.get('request_text', '')}\n\n{outcome}".strip()
+                text = f"{pressed.request_text or ''}\n\n{outcome}".strip()
                 self.api.edit_message_text(destination.chat_id, destination.message_id, text)
         except PlatformError as exc:
             log.warning("telegram: could not settle an approval: %s", self._describe(exc))

@@ -28,6 +28,7 @@ from channels.errors import (
 )
 from channels.telegram.api import TelegramApi
 from channels.telegram.format import Chunk, to_chunks
+from channels.telegram.meta import TelegramMeta
 from harness.events import Destination
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ class Previews:
     def offered(self, destination: Destination, channel_meta: Mapping[str, Any]) -> bool:
         """True when a draft in `destination` should be tried as a preview: previews are on
         and the chat is private (its `chat_type`, else a positive chat id)."""
-        chat_type = channel_meta.get("chat_type")
+        chat_type = TelegramMeta.of(channel_meta).chat_type
         private = chat_type == "private" if chat_type else not destination.chat_id.startswith("-")
         with self._lock:
             return self._enabled and private

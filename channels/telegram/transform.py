@@ -19,7 +19,9 @@ from typing import Any, Literal
 from channels.base import Ignored, Inbound, Publish
 from channels.telegram.approvals import transform_callback
 from channels.telegram.attachments import attachments_of, describe_other
-from harness.events import MESSAGE_RECEIVED, Destination, Event, MessageReceived, Sender
+from channels.telegram.meta import TelegramMeta
+from harness.addresses import Asker, ChannelMeta
+from harness.events import Destination, MessageReceived, Sender
 
 CHANNEL = "telegram"
 _SERVICE_KEYS = frozenset(
@@ -129,22 +131,17 @@ def _message(
             message_id=str(message.get("message_id")) if "message_id" in message else None,
             thread_id=str(thread_id) if thread_id is not None else None,
         ),
-        channel_meta={
-            **_meta(update_id, message, chat),
-            "access": _access(chat, sender, chat_id, listed=listed, in_group=in_group),
-            "approvals": True,
-        },
+        channel_meta=_meta(
+            update_id,
+            message,
+            chat,
+            _access(chat, sender, chat_id, listed=listed, in_group=in_group),
+        ),
         attachments=attachments,
     )
     date = message.get("date")
-    timestamp = {"ts": date * 1000} if isinstance(date, int) and date > 0 else {}
-    event = Event(
-        name=MESSAGE_RECEIVED,
-        id=f"telegram-{bot_id}-{update_id}",
-        data=data.model_dump(mode="json"),
-        **timestamp,
-    )
-    return Publish(event)
+    timestamp = date * 1000 if isinstance(date, int) and date > 0 else None
+    return Publish(data.to_event(id=f"telegram-{bot_id}-{update_id}", ts=timestamp))
 
 
 def _text(message: Mapping[str, Any]) -> str | Ignored:
@@ -191,7 +188,7 @@ def _access(
     *,
     listed: bool,
     in_group: bool,
-) -> dict[str, Any]:
+) -> Asker:
     """Who wrote, for the `DM_POLICY` gate (`harness.access.Asker`): in a group the chat is
     what a pairing code approves, in a private chat the person."""
     user = f"{CHANNEL}:user:{sender.get('id', '')}"
@@ -201,12 +198,12 @@ def _access(
         name = f"{name} (@{sender['username']})".strip()
     if in_group or chat.get("type") == "channel":
         name = f"{name} in {chat.get('title') or chat_id}"
-    return {
-        "subjects": [group, user],
-        "pairing_subject": group if chat.get("type") != "private" else user,
-        "label": name,
-        "allowlisted": listed,
-    }
+    return Asker(
+        subjects=[group, user],
+        pairing_subject=group if chat.get("type") != "private" else user,
+        label=name,
+        allowlisted=listed,
+    )
 
 
 def _strip_mention(text: str, username: str | None) -> str:
@@ -216,15 +213,20 @@ def _strip_mention(text: str, username: str | None) -> str:
     return re.sub(r"[ \t]{2,}", " ", pattern.sub("", text)).strip()
 
 
-def _meta(update_id: int, message: Mapping[str, Any], chat: Mapping[str, Any]) -> dict[str, Any]:
-    meta: dict[str, Any] = {"update_id": update_id, "chat_type": chat.get("type", "")}
-    if chat.get("title"):
-        meta["chat_title"] = chat["title"]
-    if "photo" in message:
-        meta["has_photo"] = True
-    if message.get("media_group_id"):
-        meta["media_group_id"] = str(message["media_group_id"])
+def _meta(
+    update_id: int, message: Mapping[str, Any], chat: Mapping[str, Any], asker: Asker
+) -> ChannelMeta:
+    """What the core reads (who asks; approvals can be answered in a chat; the album) and
+    Telegram's own keys (`TelegramMeta`)."""
     reply = message.get("reply_to_message")
-    if isinstance(reply, Mapping) and "message_id" in reply and not message.get("is_topic_message"):
-        meta["reply_to_message_id"] = reply["message_id"]
-    return meta
+    # a topic's messages all reply to the topic's first one: that is no reply
+    answered = reply if isinstance(reply, Mapping) and not message.get("is_topic_message") else {}
+    own = TelegramMeta(
+        update_id=update_id,
+        chat_type=chat.get("type", ""),
+        chat_title=chat.get("title") or None,
+        has_photo=True if "photo" in message else None,
+        reply_to_message_id=answered.get("message_id"),
+    )
+    album = str(message["media_group_id"]) if message.get("media_group_id") else None
+    return ChannelMeta.of(own.keys(), asker=asker, can_answer=True, album=album)

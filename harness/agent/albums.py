@@ -20,7 +20,7 @@ def gather_album(ctx: Context, data: MessageReceived) -> MessageReceived:
     """`data` with the parts of its album (and any message that came with them) folded in:
     texts joined by blank lines, attachments in arrival order. Returns `data` unchanged for a
     message outside an album. Deterministic across replays (a sleep and an inbox step)."""
-    if not data.channel_meta.get("media_group_id"):
+    if not data.channel_meta.album:
         return data
     ctx.step.sleep("album", ALBUM_WAIT)
     arrived = [MessageReceived.from_event(event) for event in ctx.step.take_inbox("album")]

@@ -7,10 +7,12 @@
 a step, so a replay after a crash or a restart sees what the first execution saw.
 
 A run is attended when its reply goes somewhere that says it can answer
-(`channel_meta["approvals"]` is true: the chat channels and `harness chat` set it); other runs
-(a `system` session, a sub-agent, `harness send`) follow `AGENT_APPROVAL_UNATTENDED`. So does
-an attended run whose request the chat refused to show: `ask-approval` answers it at once for
-nobody (`UNSHOWN_BY`), through the same first-answer-wins record and answered event as a press.
+(`channel_meta.can_answer` is true: the chat channels and `harness chat` set it) and its
+session is not a `system` one; other runs (a `system` session whatever its message says, as
+a function or cron started it; a sub-agent; `harness send`) follow
+`AGENT_APPROVAL_UNATTENDED`. So does an attended run whose request the chat refused to show:
+`ask-approval` answers it at once for nobody (`UNSHOWN_BY`), through the same
+first-answer-wins record and answered event as a press.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from harness.access import asker_of
 from harness.agent.approval_grants import grantee_of, people_of
 from harness.agent.approval_lines import UNSHOWN_BY, decision_line
 from harness.agent.approval_policy import DECISIONS, ApprovalPolicy, summarize_call
@@ -28,23 +29,19 @@ from harness.agent.approval_text import decision_of, typed_answer
 from harness.agent.untrusted import clean_source
 from harness.events import (
     APPROVAL_ANSWERED,
-    APPROVAL_CLOSED,
-    APPROVAL_REQUESTED,
     ApprovalAnswered,
     ApprovalClosed,
     ApprovalRequested,
     Event,
     MessageReceived,
     ReplyTarget,
+    is_system_session,
 )
 from harness.llm.types import ToolCall
-from harness.runtime.approval_store import ApprovalStore, Claim, Others
+from harness.records.approvals import ApprovalStore, Claim, Others, RedisApprovalStore
 from harness.runtime.durations import parse_duration
 from harness.runtime.steps import Context
 from harness.settings import Settings
-
-CAN_ANSWER_META = "approvals"
-"""`channel_meta` key a channel sets to true when a person can answer requests there."""
 
 UNATTENDED_REFUSAL = (
     "Not run: this tool call needs a person's approval, and nobody can be asked in this run "
@@ -110,7 +107,7 @@ def ask_first(
     which makes a risky call ask even when allowlisted or granted; the request then says so.
     Suspends the run while it waits (raises `Suspended`)."""
     policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     tainted = tainted_by is not None
     if not policy.needs_approval(call.name, call.arguments, risky=risky, tainted=tainted):
         return Gate()  # grants only ever relax the policy: no need to read them (or record it)
@@ -128,7 +125,7 @@ def ask_first(
     decided = ctx.step.run("approval-check", check)
     if not decided:
         return Gate()
-    if reply is None or not reply.channel_meta.get(CAN_ANSWER_META):
+    if reply is None or not attended(reply, session_key):
         allow = settings.agent_approval_unattended == "allow"
         return Gate(refusal=None if allow else UNATTENDED_REFUSAL)
     approvers = approvers_of(reply)
@@ -161,9 +158,18 @@ def ask_first(
     )
     ctx.step.send_event(
         "approval-ask",
-        Event(name=APPROVAL_REQUESTED, id=f"approval-ask-{approval_id}", data=request.model_dump()),
+        request.to_event(id=f"approval-ask-{approval_id}"),
     )
     return settle(ctx, settings, call, approval_id, deadline_ms, session_key, reply=reply)
+
+
+def attended(reply: ReplyTarget | None, session_key: str | None) -> bool:
+    """True when a person can be asked in this run: its reply goes where someone can answer
+    (`channel_meta.can_answer`) and its session is not a `system` one (started by a function
+    or cron, whose message could claim anything)."""
+    if reply is None or is_system_session(session_key) or is_system_session(reply.session_key):
+        return False
+    return reply.channel_meta.can_answer
 
 
 def taint_note(source: str) -> str:
@@ -194,7 +200,7 @@ def settle(
     forge one. An event whose request is still pending is ignored (the wait goes on). A
     "session" answer grants the tool to the person who gave it (`approval_grants`), whose
     turns `reply` tells apart."""
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     arrived: list[Event] = []
     while True:
         left_s = max(deadline_ms - ctx.runtime.now_ms(), 1) / 1000
@@ -257,7 +263,7 @@ def _typed_answer(
             answered = ApprovalAnswered(
                 approval_id=approval_id, decision=given.decision, by=claim.by, at=claim.at
             )
-            ctx.step.send_event("approval-answered", answered.as_event())
+            ctx.step.send_event("approval-answered", answered.to_event())
         if claim.state in DECISIONS:
             _close(ctx, approval_id, decision_line(claim.state, claim.by, claim.at))
         return claim
@@ -283,7 +289,7 @@ def _apply(
         )
     person = grantee_of(reply, claim)
     if claim.state == "session" and session_key and person:
-        store = ApprovalStore(ctx.runtime)
+        store = RedisApprovalStore(ctx.runtime)
         ctx.step.run("approval-grant", store.grant, session_key, person, call.name)
     return None
 
@@ -293,7 +299,7 @@ def _expire(
 ) -> str | None:
     """Close the request as expired (and say so on it); if an answer beat the timeout, apply
     that answer instead."""
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     claim = Claim(**ctx.step.run("approval-expire", lambda: asdict(store.expire(approval_id))))
     if claim.outcome == "recorded" or claim.state == "expired":
         timeout = settings.agent_approval_timeout
@@ -310,14 +316,14 @@ def _close(ctx: Context, approval_id: str, line: str) -> None:
     closed = ApprovalClosed(approval_id=approval_id, reason=line)
     ctx.step.send_event(
         "approval-closed",
-        Event(name=APPROVAL_CLOSED, id=f"approval-closed-{approval_id}", data=closed.model_dump()),
+        closed.to_event(id=f"approval-closed-{approval_id}"),
     )
 
 
 def approvers_of(reply: ReplyTarget) -> list[str]:
     """Who may answer a request in this chat: the person who sent the message (its user
     subjects), or anyone able to reach it (empty) for the owner's own entry points."""
-    asker = asker_of(reply.channel_meta)
+    asker = reply.channel_meta.asker
     if asker is None:
         return []
     return [s for s in asker.subjects if ":user:" in s] or list(asker.subjects)
@@ -326,7 +332,7 @@ def approvers_of(reply: ReplyTarget) -> list[str]:
 def in_group(reply: ReplyTarget) -> bool:
     """True when the request's chat is a group (what a pairing code approves there is the
     chat, not the person)."""
-    asker = asker_of(reply.channel_meta)
+    asker = reply.channel_meta.asker
     return asker is not None and ":chat:" in asker.pairing_subject
 
 

@@ -4,10 +4,14 @@ Pure: no I/O, no clock. The durable side (asking, waiting, recording) is in
 `harness.agent.approval_gate`.
 
     off    nothing asks
-    risky  the default: `bash`, `write` and `edit` under `functions/` (decided on the
-           path resolved inside the workspace: the turn resolves it first, `tool_paths`),
-           `delegate_scheduled_task` (work that runs later, with nobody watching), and any
-           tool that declares itself risky (MCP tools, unless their server is marked safe)
+    risky  the default: `bash`; `write` and `edit` in a guarded folder (decided on the
+           path resolved inside the workspace: the turn resolves it first, `tool_paths`):
+           `functions/` (code the sidecar runs), any `.git` (a repository's config names
+           commands git runs, e.g. `core.fsmonitor` on `git status`) and `.home/` (the
+           sandbox's HOME: `.gitconfig`, `.npmrc`, `.bashrc`...), so that an allowlisted
+           command runs no config the agent wrote unasked; `delegate_scheduled_task`
+           (work that runs later, with nobody watching); any tool that declares itself
+           risky (MCP tools, unless their server is marked safe)
     all    every tool call asks
 
 A `bash` command matching an `AGENT_APPROVAL_ALLOW` pattern word by word (`ls *`,
@@ -25,13 +29,17 @@ from typing import Any, Literal
 
 from harness.agent.command_allowlist import command_allowed
 from harness.settings import ApprovalMode
+from harness.tools.sandbox import HOME_FOLDER
 
 Decision = Literal["approve", "deny", "session"]
 DECISIONS: tuple[Decision, ...] = ("approve", "deny", "session")
 
 RISKY_TOOLS = frozenset({"bash", "delegate_scheduled_task"})
 WRITING_TOOLS = frozenset({"write", "edit"})
-GUARDED_FOLDER = "functions"
+GUARDED_ROOTS = ("functions", HOME_FOLDER)
+"""Workspace folders (at its root) whose files `write` and `edit` ask about."""
+GUARDED_ANYWHERE = ".git"
+"""A path component whose files (or itself, a `gitdir:` file) `write` and `edit` ask about."""
 MAX_SUMMARY_CHARS = 1500
 
 
@@ -88,8 +96,10 @@ def _risky_call(tool: str, arguments: Mapping[str, Any], risky: bool) -> bool:
 
 
 def _under_guarded_folder(path: str) -> bool:
+    """True when workspace-relative `path` is, or lies in, a guarded folder."""
     normal = posixpath.normpath(path.strip().lstrip("/")) if path.strip() else ""
-    return normal == GUARDED_FOLDER or normal.startswith(GUARDED_FOLDER + "/")
+    parts = normal.split("/")
+    return parts[0] in GUARDED_ROOTS or GUARDED_ANYWHERE in parts
 
 
 def summarize_call(tool: str, arguments: Mapping[str, Any]) -> str:

@@ -13,17 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.access import asker_of
 from harness.events import (
-    APPROVAL_GIVEN,
     MESSAGE_RECEIVED,
     ApprovalGiven,
     Destination,
-    Event,
     MessageReceived,
 )
+from harness.records.approvals import RedisApprovalStore
 from harness.runtime import Context, event, function
-from harness.runtime.approval_store import ApprovalStore
 from harness.settings import get_settings
 
 APPROVAL_BY_TEXT = "approval-by-text"
@@ -57,19 +54,19 @@ def approval_by_text(ctx: Context) -> dict[str, Any]:
         return {"answered": None}  # the new message cancels the waiting run, request and all
     data = MessageReceived.from_event(ctx.event)
     decision = decision_of(data.message)
-    store = ApprovalStore(ctx.runtime)
+    store = RedisApprovalStore(ctx.runtime)
     pending = ctx.step.run("pending", store.pending, data.session_key)
     if decision is None or pending is None:
         return {"answered": None}
     given = typed_answer(data, decision, pending)
-    ctx.step.send_event("answer", Event(name=APPROVAL_GIVEN, data=given.model_dump()))
+    ctx.step.send_event("answer", given.to_event())
     return {"answered": pending}
 
 
 def typed_answer(data: MessageReceived, decision: str, approval_id: str) -> ApprovalGiven:
     """A typed yes / no as the answer of its sender (their user subject, as the channel
     verified it) to request `approval_id`."""
-    asker = asker_of(data.channel_meta)
+    asker = data.channel_meta.asker
     users = [s for s in asker.subjects if ":user:" in s] if asker else []
     return ApprovalGiven(
         approval_id=approval_id,

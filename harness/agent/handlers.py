@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from harness.access import Admission, admit, asker_of, pairing_text
+from harness.access import Admission, admit, pairing_text
 from harness.agent.albums import gather_album
 from harness.agent.approval_deferral import settle_deferred
 from harness.agent.approval_hook import ApprovalHook
@@ -26,8 +26,6 @@ from harness.agent.turn import DurableTurn
 from harness.events import (
     MESSAGE_HANDLER,
     MESSAGE_RECEIVED,
-    REPLY_READY,
-    Event,
     MessageReceived,
     ReplyReady,
     ReplyTarget,
@@ -173,7 +171,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
 
 def _admitted(ctx: Context, data: MessageReceived, policy: DmPolicy) -> bool:
     """Apply `DM_POLICY` (see `harness.access`); a stranger gets a pairing code, once."""
-    asker = asker_of(data.channel_meta)
+    asker = data.channel_meta.asker
     if asker is None:
         return True
     verdict = Admission.model_validate(
@@ -202,4 +200,4 @@ def _send_reply(ctx: Context, text: str, target: ReplyTarget | None) -> None:
         channel_meta=target.channel_meta,
         run_id=ctx.run_id,
     )
-    ctx.step.send_event("reply", Event(name=REPLY_READY, data=data.model_dump(mode="json")))
+    ctx.step.send_event("reply", data.to_event())

@@ -1,10 +1,10 @@
 """What a chat turn needs from the chat platforms, without knowing any of them.
 
 The agent draws a streamed draft of its answer and fetches the files people send through
-this seam; the `channels` package plugs itself in (`install`) when it is imported, as the
-worker does at start-up. With nothing installed (the terminal chat, `harness chat`), there is
-no draft and files cannot be fetched. `harness.agent` never imports `channels`
-(tests/test_import_graph.py holds it to that).
+this seam; the process that assembles the fleet plugs the channels in (`install`, called by
+`harness.composition.plug_in_channels` in the worker and web processes). With nothing
+installed (the terminal chat, `harness chat`), there is no draft and files cannot be fetched.
+`harness.agent` never imports `channels` (tests/test_import_graph.py holds it to that).
 
     platforms = installed()
     draft = platforms.open_draft(runtime, run_id, reply, stream_default=True) if platforms else None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from harness.events import FILE_READY, Event, FileReady, ReplyTarget
+from harness.events import FileReady, ReplyTarget
 from harness.llm.types import ToolCall, ToolResult
 from harness.runtime.steps import Context
 from harness.tools.base import Tool, ToolContext, ToolParams
@@ -68,7 +68,7 @@ def send_file(
         destination=reply.destination,
         channel_meta=reply.channel_meta,
     )
-    ctx.step.send_event("file", Event(name=FILE_READY, data=data.model_dump(mode="json")))
+    ctx.step.send_event("file", data.to_event())
     return ToolResult(tool_call_id=call.id, content=f"Sent {checked['shown']} to the chat.")
 
 

@@ -164,17 +164,43 @@ def check_safety(settings: Settings) -> list[Check]:
     return checks
 
 
+def check_sidecar_sandbox(settings: Settings) -> list[Check]:
+    """What confines the agent's functions, said as the shell's sandbox is: functions without a
+    sandbox are a warning; functions that do not run because none works are a failure."""
+    from harness.sidecar.sandbox import FunctionSandbox, describe_function_sandbox, refusal
+
+    if not settings.sidecar_enabled:
+        return [Check("sandbox", "ok", "the sidecar is off (SIDECAR_ENABLED=false)")]
+    sandbox = FunctionSandbox.from_settings(settings)
+    if sandbox.setting == "off":
+        fix = "set SIDECAR_SANDBOX=auto to confine the agent's functions to the workspace"
+        return [Check("sandbox", "warn", describe_function_sandbox(sandbox), fix)]
+    why = refusal(sandbox, settings.agent_workspace)
+    if why is not None:
+        fix = (
+            "allow unprivileged user namespaces (bubblewrap), use a kernel with Landlock "
+            "(5.13+), or set SIDECAR_SANDBOX=off on purpose (functions then see the host), "
+            "or SIDECAR_ENABLED=false"
+        )
+        return [Check("sandbox", "fail", f"sidecar: functions do not run: {why}", fix)]
+    return [Check("sandbox", "ok", describe_function_sandbox(sandbox))]
+
+
 def check_allowlist(settings: Settings) -> list[Check]:
-    """A warning per `AGENT_APPROVAL_ALLOW` pattern that does less than it seems: a wildcard
-    over a program that can run other programs (which it never allows), or one that does not
-    parse. Nothing when every pattern is fine."""
+    """A warning per `AGENT_APPROVAL_ALLOW` pattern that does other than it seems: a wildcard
+    over a program that can run other programs (which it never allows), an exact pattern
+    over a program that reads config or code from the workspace (which trusts those files),
+    or one that does not parse. Nothing when every pattern is fine."""
     from harness.agent.approval_policy import ApprovalPolicy
-    from harness.agent.command_allowlist import wildcard_warnings
+    from harness.agent.command_allowlist import allowlist_warnings
 
     policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
-    fix = "allow such a program by exact commands (`git status`), or let it ask"
+    fix = (
+        "allow such a program only by exact commands (`git status`), and only where you "
+        "trust the workspace's files it reads; otherwise let it ask"
+    )
     return [
-        Check("approval allowlist", "warn", line, fix) for line in wildcard_warnings(policy.allow)
+        Check("approval allowlist", "warn", line, fix) for line in allowlist_warnings(policy.allow)
     ]
 
 
@@ -188,6 +214,7 @@ def run_checks(offline: bool) -> list[Check]:
         lambda: channel_checks(offline=offline),
         lambda: check_workspace(settings),
         lambda: check_safety(settings),
+        lambda: check_sidecar_sandbox(settings),
         lambda: check_allowlist(settings),
         lambda: mcp_checks(settings),
     ]

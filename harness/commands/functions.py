@@ -47,13 +47,18 @@ def functions(
     workspace/functions that failed to load."""
     from harness.runtime import get_runtime
     from harness.sidecar.builtins import fleet_builtin_ids
+    from harness.sidecar.sandbox import FunctionSandbox, refusal
     from harness.sidecar.status import function_table
 
+    settings = get_settings()
     try:
         table = function_table(get_runtime(), fleet_builtin_ids())
     except HarnessError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(code=2) from exc
+    if settings.sidecar_enabled:
+        sandbox = FunctionSandbox.from_settings(settings)
+        table.refused = refusal(sandbox, settings.agent_workspace) or ""
     if as_json:
         print(table.model_dump_json(indent=2))
         return
@@ -67,6 +72,8 @@ def functions(
     console.print(view)
     alive = "[green]running[/green]" if table.sidecar_alive else "[red]not running[/red]"
     console.print(f"sidecar: {alive}")
+    if table.refused:
+        console.print(f"[red]functions do not run here:[/red] {table.refused}", highlight=False)
     for error in table.load_errors:
         console.print(f"[red]failed to load[/red] {error.describe()}", highlight=False)
     for failure in table.failures[:5]:

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.errors import HarnessError
-from harness.runtime.access_store import AccessStore
+from harness.records.pairing import AccessStore, RedisAccessStore
 
 pair_app = typer.Typer(help="Let people talk to the bot: pairing codes and approvals.")
 _out = Console()
@@ -27,7 +27,7 @@ def _store() -> AccessStore:
     from harness.runtime import get_runtime
 
     try:
-        return AccessStore(get_runtime())
+        return RedisAccessStore(get_runtime())
     except HarnessError as exc:
         _err.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(code=1) from exc

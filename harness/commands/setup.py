@@ -5,7 +5,8 @@ a channel's messages without a public URL (Telegram polling, Slack Socket Mode).
     app.command()(poll)
     processes.update(extra_processes())   # in `harness up`: one listener per such channel
 
-Every command goes through `channels.registry`; the platform details stay in `channels/`.
+Every command loads the channel plug-ins first (`harness.composition.plug_in_channels`) and
+goes through `channels.registry`; the platform details stay in `channels/`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from channels.errors import ChannelNotConfiguredError, PlatformError, UnknownCha
 from channels.listeners import listener_channels, run_listener
 from channels.registry import get_channel
 from channels.tokens import blank_tokens
+from harness.composition import plug_in_channels
 from harness.errors import ConfigurationError, HarnessError
 from harness.settings import get_settings
 
@@ -37,6 +39,7 @@ def set_up_channel(name: str) -> str:
     channel package may still help: `channels.<name>.setup.unconfigured_report()` (Slack prints
     the manifest to create the app from). Raises `ChannelNotConfiguredError`,
     `UnknownChannelError` or a `PlatformError`."""
+    plug_in_channels()
     try:
         channel = get_channel(name)
     except ChannelNotConfiguredError:
@@ -107,6 +110,7 @@ def poll(
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
+    plug_in_channels()
     try:
         if restart:
             run_with_restarts(
@@ -129,6 +133,7 @@ def extra_processes() -> dict[str, str]:
     any of whose tokens is set but empty (`TELEGRAM_BOT_TOKEN=` in a copied `.env.example`).
     Reads the channels' settings from the environment, as the fleet's processes do. Touches
     no network."""
+    plug_in_channels()
     python = shlex.quote(sys.executable)
     return {
         f"{name}-listener": f"{python} -m harness.cli poll {name} --restart"

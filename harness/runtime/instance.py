@@ -19,9 +19,6 @@ from redis.asyncio import Redis as AsyncRedis
 from harness.observe.tracing import NO_TRACER, Tracer
 from harness.runtime.broadcast import Broadcast
 from harness.runtime.bus_errors import redis_errors
-from harness.runtime.cursors import Cursors
-from harness.runtime.deliveries import DeliveryRecords
-from harness.runtime.draft_records import DraftRecords
 from harness.runtime.functions import REGISTRY, FunctionRegistry
 from harness.runtime.journals import JournalCache
 from harness.runtime.keys import Keys
@@ -29,7 +26,6 @@ from harness.runtime.kicker import Kicker
 from harness.runtime.ledger import Ledger
 from harness.runtime.run_index import RunIndex
 from harness.runtime.triggers import TriggerTable
-from harness.runtime.undelivered import UndeliveredReplies
 from harness.runtime.usage_store import UsageStore
 from harness.runtime.waiters import KnownPaths
 
@@ -64,10 +60,6 @@ class Runtime:
     ledger: Ledger = field(init=False)
     run_index: RunIndex = field(init=False)
     triggers: TriggerTable = field(init=False)
-    deliveries: DeliveryRecords = field(init=False)
-    drafts: DraftRecords = field(init=False)
-    undelivered: UndeliveredReplies = field(init=False)
-    cursors: Cursors = field(init=False)
     broadcast: Broadcast = field(init=False)
     usage: UsageStore = field(init=False)
     journals: JournalCache = field(init=False)
@@ -78,10 +70,6 @@ class Runtime:
         self.ledger = Ledger(self.redis, self.keys, self.aredis)
         self.run_index = RunIndex(self.redis, self.keys)
         self.triggers = TriggerTable(self.redis, self.keys, self.aredis)
-        self.deliveries = DeliveryRecords(self.redis, self.keys)
-        self.drafts = DraftRecords(self.redis, self.keys)
-        self.undelivered = UndeliveredReplies(self.redis, self.keys)
-        self.cursors = Cursors(self.redis, self.keys)
         self.broadcast = Broadcast(self.redis)
         self.usage = UsageStore(self.redis, self.keys, self.usage_retention_s)
         self.journals = JournalCache()

@@ -1,4 +1,7 @@
-"""Starting worker and scheduler processes: load function modules, register, consume."""
+"""Starting worker and scheduler processes: load function modules, register, consume.
+
+Which modules a fleet worker loads is decided where the fleet is put together
+(`harness.fleet_functions`); the engine names no module of the agent or the channels."""
 
 from __future__ import annotations
 
@@ -18,21 +21,6 @@ from harness.runtime.scheduler import run_scheduler
 from harness.settings import Settings
 
 log = logging.getLogger(__name__)
-BUILTIN_FUNCTION_MODULES: tuple[str, ...] = (
-    "harness.agent.handlers",
-    "harness.agent.heartbeat",
-    "harness.agent.approval_text",
-    "channels.handlers",
-)
-
-
-def function_modules(settings: Settings, extra: Iterable[str] = ()) -> list[str]:
-    """The modules whose functions a worker runs: built-ins, `HARNESS_FUNCTION_MODULES`, extra."""
-    configured = [m.strip() for m in settings.harness_function_modules.split(",") if m.strip()]
-    seen: dict[str, None] = {}
-    for module in (*BUILTIN_FUNCTION_MODULES, *configured, *extra):
-        seen.setdefault(module, None)
-    return list(seen)
 
 
 def load_function_modules(modules: Iterable[str]) -> None:

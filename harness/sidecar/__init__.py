@@ -12,7 +12,10 @@
     loader.py       importing the folder file by file into a `LoadReport`
     validate.py     the same load in a fresh interpreter with a timeout (sidecar and tools)
     environment.py  the processes' environments (no secrets; the host not even the bus),
-                    limits, and the sandbox seam
+                    limits
+    sandbox.py      the OS sandbox of the processes that import functions/ (bwrap or
+                    Landlock), and whether functions may run at all; sandbox_start.py, how
+                    Python starts inside Landlock
     builtins.py     the functions every child registers: heartbeat, failure recorder
     notes.py        load errors and failed runs, as the agent and the CLI read them
 

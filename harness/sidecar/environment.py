@@ -1,5 +1,5 @@
-"""What the sidecar's processes get: environments, resource limits, and the one place where
-an OS sandbox wraps the processes that run agent-written code.
+"""What the sidecar's processes get: environments and resource limits (their OS sandbox is
+`sandbox.py`).
 
 Two environments, both built from an allowlist, minus every variable whose name mentions a
 key, token, secret or password and every `SecretStr` setting:
@@ -9,30 +9,24 @@ key, token, secret or password and every `SecretStr` setting:
   the fleet only through the trusted executor, which journals its steps and publishes its
   events (see `host.py`).
 - `executor_environment`, for the trusted executor, which imports no agent code: the same,
-  plus the fleet's settings and the bus (`REDIS_URL`, or the Sentinel settings and their
-  passwords). A function talks to people through events, never with the platform tokens.
+  plus the fleet's settings (`DM_POLICY` and the channels' allowlists among them: which chats
+  a function's message may be answered in) and the bus (`REDIS_URL`, or the Sentinel
+  settings and their passwords). A function talks to people through events, never with the
+  platform tokens.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
 import os
 import re
 import resource
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 
 from pydantic import SecretStr
 
-import channels
-import harness
-from harness.errors import ConfigurationError
 from harness.settings import Settings
-from harness.tools.sandbox import SandboxSetting, bwrap_arguments, bwrap_binary, sandbox_mode
-
-log = logging.getLogger("harness.sidecar")
+from harness.sidecar.served_chats import allowlist_environment
 
 _FUNCTION_ALLOWED = re.compile(
     r"^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV|PYTHONPATH"
@@ -92,7 +86,9 @@ def executor_environment(
     env = function_environment(settings, base)
     env.update(_allowed(base, _EXECUTOR_ALLOWED))
     env.update(redis_environment(settings, redis_url))
+    env.update(allowlist_environment())  # which chats a function's message may be answered in
     env.update(
+        DM_POLICY=settings.dm_policy,
         HARNESS_KEY_PREFIX=settings.harness_key_prefix,
         HARNESS_LEASE_TTL=str(settings.harness_lease_ttl),
         HARNESS_RETRY_BACKOFF=str(settings.harness_retry_backoff),
@@ -101,6 +97,7 @@ def executor_environment(
         SIDECAR_RUN_TIMEOUT=str(settings.sidecar_run_timeout),
         SIDECAR_CONCURRENCY=str(settings.sidecar_concurrency),
         SIDECAR_SANDBOX=settings.sidecar_sandbox,
+        AGENT_SHELL_NETWORK=str(settings.agent_shell_network).lower(),  # functions' network
     )
     return env
 
@@ -131,54 +128,6 @@ def redis_environment(settings: Settings, redis_url: str) -> dict[str, str]:
             if path is not None:
                 env[name] = str(path.resolve())
     return env
-
-
-def sandboxed(argv: list[str], workspace: Path, setting: SandboxSetting) -> list[str]:
-    """The command that runs `argv` (a Python process that executes workspace code) inside the
-    OS sandbox of the agent's shell (`harness.tools.sandbox`): bubblewrap with the host's
-    network (the bus), the workspace read-write, the system, this Python and the harness's
-    own packages read-only, and nothing else of the host (no project folder, no `.env`, no
-    home). `off`, or `auto` where bubblewrap cannot run, returns `argv` unchanged (logged).
-    Raises `ConfigurationError` for `bwrap` where it cannot run."""
-    if setting == "off":
-        return argv
-    binary = bwrap_binary()
-    if binary is None or sandbox_mode(setting) != "bwrap":
-        if setting == "bwrap":
-            raise ConfigurationError("SIDECAR_SANDBOX=bwrap, but bubblewrap cannot run here")
-        _warn_unconfined()
-        return argv
-    args = _without_missing_covers(bwrap_arguments(workspace.resolve(), network=True))
-    for path in _python_paths():
-        args += ["--ro-bind", path, path]
-    return [binary, *args, "--", *argv]
-
-
-def _without_missing_covers(args: list[str]) -> list[str]:
-    """Drop `--tmpfs` covers of workspace folders that do not exist: bwrap would create them in
-    the workspace (a `.harness` there would look like runtime state in the wrong place)."""
-    kept: list[str] = []
-    pairs = iter(args)
-    for arg in pairs:
-        if arg == "--tmpfs":
-            target = next(pairs)
-            if target == "/tmp" or Path(target).exists():
-                kept += [arg, target]
-        else:
-            kept.append(arg)
-    return kept
-
-
-@functools.cache
-def _warn_unconfined() -> None:
-    log.warning("no OS sandbox can run here: the sidecar runs functions without one")
-
-
-def _python_paths() -> list[str]:
-    """This interpreter, its environment, and the harness's packages (not their folder)."""
-    paths = {sys.base_prefix, sys.prefix, str(Path(sys.executable).resolve().parent)}
-    paths |= {str(Path(module.__file__ or "").resolve().parent) for module in (harness, channels)}
-    return sorted(p for p in paths if Path(p).exists())
 
 
 def python_command(module: str, *args: str) -> list[str]:

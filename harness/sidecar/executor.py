@@ -7,7 +7,8 @@ start the function host (`host.py`, sandboxed, without credentials; it imports t
 meanwhile), import Celery, wait for one line on stdin (the files the validation rejected;
 the supervisor keeps one executor waiting there, warm, with its host), have the host load
 the folder, check what it reports (`admission.py`), register a forwarding handler
-(`forwarding.py`) for each function on the sidecar queue under a timeout, start a Celery
+(`forwarding.py`, which decides what a function may reach: the functions it loaded, the
+chats the fleet serves) for each function on the sidecar queue under a timeout, start a Celery
 worker on that queue and, once it consumes, replace the sidecar's set of functions and
 load errors in the trigger table in one step and tell the supervisor (a line written to
 the file descriptor named in `READY_FD_ENV`). An execution that outlives its timeout fails
@@ -43,9 +44,11 @@ from harness.runtime.run_timeouts import with_timeout
 from harness.settings import Settings, get_settings
 from harness.sidecar.admission import admit
 from harness.sidecar.builtins import BUILTIN_IDS, builtin_functions
-from harness.sidecar.environment import function_environment, python_command, sandboxed
-from harness.sidecar.forwarding import forwarding_function
+from harness.sidecar.environment import function_environment
+from harness.sidecar.forwarding import Reach, forwarding_function
 from harness.sidecar.host_link import HostBroken, HostLink
+from harness.sidecar.sandbox import FunctionSandbox, confined_python
+from harness.sidecar.served_chats import ServedChats
 from harness.sidecar.validate import decode_skip
 from harness.sidecar.wire import Load
 
@@ -78,11 +81,11 @@ def prepare(fn: Function, settings: Settings, on_expiry: Callable[[str], None]) 
 
 
 def host_link(settings: Settings) -> HostLink:
-    """The link to a function host for the settings' workspace (not started)."""
+    """The link to a function host for the settings' workspace (not started). Raises
+    `ConfigurationError` when functions cannot run here (`sandbox.refusal`)."""
     folder = settings.agent_workspace.resolve() / "functions"
-    argv = sandboxed(
-        python_command(HOST_MODULE, str(folder)), folder.parent, settings.sidecar_sandbox
-    )
+    sandbox = FunctionSandbox.from_settings(settings)
+    argv = confined_python(HOST_MODULE, [str(folder)], folder.parent, sandbox)
     env = function_environment(settings, os.environ)
     return HostLink(argv, env, folder, on_broken=_host_broken)
 
@@ -114,12 +117,14 @@ def load(
     reserved = (table - source_ids(runtime, FILE_SOURCE)) | BUILTIN_IDS
     report = link.load(Load(reserved=sorted(reserved), skip=list(skip.values())))
     admitted = admit(report, reserved)
+    own_ids = frozenset(spec.id for spec in admitted.specs)
+    reach = Reach(own_ids, ServedChats.configured(runtime, settings.dm_policy))
 
     def expire(run_id: str) -> None:
         link.end(f"run {run_id} outlived its timeout")
 
     functions = [
-        prepare(forwarding_function(spec, link), settings, expire) for spec in admitted.specs
+        prepare(forwarding_function(spec, link, reach), settings, expire) for spec in admitted.specs
     ]
     builtins = builtin_functions(admitted.files, fleet_ids=reserved)
     functions += [prepare(fn, settings, expire) for fn in builtins]

@@ -7,6 +7,12 @@ or it wrote something that is not the wire) is replaced at once by a new one giv
 `Load`; the executions it had in flight stop with `HostGone` and resume from their journals
 once their leases expire, as after a crash. A replacement that cannot load calls `on_broken`
 (the executor then exits, and the supervisor starts it again with backoff).
+
+Two things the Landlock sandbox asks of whoever starts a host. Its supervisor asks for SIGTERM
+when its parent *thread* ends (`PR_SET_PDEATHSIG` follows the thread that forked it), so the
+thread that starts a replacement lives as long as that host. And it kills every process
+under it (a function's `setsid` children included) on SIGTERM, so a host is ended with
+SIGTERM to its process group's leader first, and SIGKILL to the group `KILL_GRACE_S` later.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from harness.sidecar.wire import (
 log = logging.getLogger("harness.sidecar")
 LOAD_TIMEOUT_S = 60.0
 READY_WAIT_S = 60.0
+KILL_GRACE_S = 1.0
 GONE: Final = None  # what an inbox receives when its host has ended
 
 Inbox = queue.Queue[Call | Outcome | None]
@@ -99,6 +106,7 @@ class _Process:
             log.error("function host %d broke the wire (%s); ending it", self.proc.pid, exc)
         finally:
             self.end()
+            stdout.close()
 
     def end(self) -> None:
         """Kill the host (idempotent) and wake everything waiting on it."""
@@ -106,12 +114,26 @@ class _Process:
             return
         self.ended.set()
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+            os.kill(self.proc.pid, signal.SIGTERM)
         self.loaded.put(None)
         for inbox in list(self.inboxes.values()):
             inbox.put(GONE)
-        threading.Thread(target=self.proc.wait, daemon=True).start()  # reap it
+        threading.Thread(target=_kill, args=(self.proc,), daemon=True).start()
         self._on_end(self)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL what is left of the host's process group once its leader (sent SIGTERM) has
+    ended or `KILL_GRACE_S` has passed, and reap the leader. A group id is not reused while
+    any member lives; with none left, the signal finds no group."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(KILL_GRACE_S)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
 
 
 class HostLink:
@@ -209,6 +231,7 @@ class HostLink:
         threading.Thread(target=self._replace, args=(process,), daemon=True).start()
 
     def _replace(self, old: _Process) -> None:
+        """Start and load a new host; then stay until it ends (see the module docstring)."""
         log.warning("function host %d ended; starting a new one", old.proc.pid)
         try:
             new = self._spawn()
@@ -221,3 +244,4 @@ class HostLink:
             self._on_broken(str(exc))
             return
         self._ready.set()
+        new.ended.wait()

@@ -36,10 +36,11 @@ class SidecarSettings(BaseSettings):
         ge=0,
         description="CPU seconds one function host may use before it is replaced; 0: no limit.",
     )
-    sidecar_sandbox: Literal["auto", "bwrap", "off"] = Field(
+    sidecar_sandbox: Literal["auto", "bwrap", "landlock", "off"] = Field(
         default="auto",
         description="OS sandbox of the processes that run functions: auto (bubblewrap where it "
-        "runs, else none, logged), bwrap (required), off.",
+        "runs, else Landlock; where neither runs, functions do not run), bwrap or landlock "
+        "(insist on one), off (unconfined, on purpose).",
     )
     sidecar_validate_timeout: float = Field(
         default=15.0, gt=0.0, description="Seconds to load functions/ when validating."

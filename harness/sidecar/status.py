@@ -57,12 +57,14 @@ class FunctionRow(BaseModel, frozen=True):
 
 
 class FunctionTable(BaseModel):
-    """Everything `harness functions` shows."""
+    """Everything `harness functions` shows. `refused`: why no function runs on this machine
+    (no OS sandbox can confine them: `sandbox.refusal`), or ""."""
 
     sidecar_alive: bool
     functions: list[FunctionRow]
     load_errors: list[LoadError]
     failures: list[RunFailure]
+    refused: str = ""
 
 
 def function_table(runtime: Runtime, builtin_ids: Collection[str]) -> FunctionTable:

@@ -13,6 +13,10 @@ expires, like after a crash.
 A child that fails to start, or dies, is started again with exponential backoff (1 s up to
 60 s) without waiting for a file change; while a new child fails to start, the old one (if
 any) keeps running.
+
+Where no OS sandbox can confine the agent's functions (`sandbox.refusal`), the supervisor
+starts nothing, removes the functions an earlier sidecar registered and idles, after one log
+line saying why; `harness functions`, `harness doctor` and the write/edit check say it too.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from harness.errors import HarnessError
+from harness.errors import ConfigurationError, HarnessError
 from harness.runtime import get_runtime
 from harness.runtime.connection import resolve_redis_url
 from harness.runtime.function_sources import FILE_SOURCE, replace_source
@@ -37,6 +41,7 @@ from harness.settings import Settings
 from harness.sidecar.builtins import BUILTIN_IDS, fleet_builtin_ids
 from harness.sidecar.environment import executor_environment, function_environment, python_command
 from harness.sidecar.executor import READY_FD_ENV
+from harness.sidecar.sandbox import FunctionSandbox, describe_function_sandbox, refusal
 from harness.sidecar.validate import Validator, encode_skip
 
 log = logging.getLogger("harness.sidecar")
@@ -89,7 +94,7 @@ class Sidecar:
             self.folder,
             function_environment(settings, os.environ),
             warm=True,
-            sandbox=settings.sidecar_sandbox,
+            sandbox=FunctionSandbox.from_settings(settings),
         )
         self._fleet_ids = _fleet_ids()
         self._touched = threading.Event()
@@ -154,9 +159,14 @@ class Sidecar:
         """Validate, start a new child, stop the old one. False when the new child did not
         become ready (the old one, if any, is left running)."""
         started = time.monotonic()
-        report = self.validator.validate(
-            reserved=self._fleet_ids, timeout=self.settings.sidecar_validate_timeout
-        )
+        try:
+            report = self.validator.validate(
+                reserved=self._fleet_ids, timeout=self.settings.sidecar_validate_timeout
+            )
+        except ConfigurationError as exc:  # the sandbox refuses now (a private folder filled)
+            log.error("sidecar: %s", exc)
+            self._backoff()
+            return False
         log.info("sidecar: validated functions/ in %.2fs", time.monotonic() - started)
         skip = {error.file: error for error in report.errors}
         child = self._start_child(encode_skip(skip), stop)
@@ -253,19 +263,35 @@ def _stop_child(child: subprocess.Popen[bytes], grace: float) -> None:
 
 
 def run_sidecar(settings: Settings) -> None:
-    """The `harness sidecar` process: supervise until SIGINT or SIGTERM. With
-    `SIDECAR_ENABLED=false` it unregisters the functions of earlier runs and idles (so a
-    Procfile that lists it still runs)."""
+    """The `harness sidecar` process: `serve` until SIGINT or SIGTERM."""
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    serve(settings, stop)
+
+
+def serve(settings: Settings, stop: threading.Event) -> None:
+    """Supervise until `stop` is set. With `SIDECAR_ENABLED=false`, or where no OS sandbox
+    can confine functions (`sandbox.refusal`, logged once), it unregisters the functions of
+    earlier runs and idles (so a Procfile that lists it still runs)."""
     if not settings.sidecar_enabled:
         log.info("sidecar disabled (SIDECAR_ENABLED=false): functions/ is not loaded")
-        _unregister_all()
-        while not stop.wait(1.0):
-            pass
+        _idle(stop)
         return
+    sandbox = FunctionSandbox.from_settings(settings)
+    why = refusal(sandbox, settings.agent_workspace)
+    if why is not None:
+        log.error("sidecar: the agent's functions do not run: %s", why)
+        _idle(stop)
+        return
+    log.info("%s", describe_function_sandbox(sandbox))
     Sidecar(settings).run(stop)
+
+
+def _idle(stop: threading.Event) -> None:
+    _unregister_all()
+    while not stop.wait(1.0):
+        pass
 
 
 def _unregister_all() -> None:

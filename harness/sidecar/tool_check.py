@@ -17,6 +17,7 @@ from harness.runtime.functions import REGISTRY
 from harness.settings import Settings
 from harness.sidecar.environment import function_environment
 from harness.sidecar.loader import LoadReport
+from harness.sidecar.sandbox import FunctionSandbox, refusal
 from harness.sidecar.validate import validate
 from harness.tools.base import Tool, ToolContext, ToolRegistry
 
@@ -53,14 +54,15 @@ def check_function_writes(registry: ToolRegistry, settings: Settings) -> None:
 
 
 def check_file(path: Path, settings: Settings, reserved: Collection[str]) -> str:
-    """The sidecar's verdict on one file of `functions/`, as one or more lines of text."""
+    """The sidecar's verdict on one file of `functions/`, as one or more lines of text (why
+    no function runs, without loading any, when no sandbox can confine them here)."""
+    sandbox = FunctionSandbox.from_settings(settings)
+    why = refusal(sandbox, path.parent.parent)
+    if why is not None:
+        return f"sidecar: NOT loaded: the sidecar runs no function on this machine: {why}"
     env = function_environment(settings, os.environ)
     report = validate(
-        path.parent,
-        env=env,
-        reserved=reserved,
-        timeout=CHECK_TIMEOUT_S,
-        sandbox=settings.sidecar_sandbox,
+        path.parent, env=env, reserved=reserved, timeout=CHECK_TIMEOUT_S, sandbox=sandbox
     )
     if path.name.startswith("_"):
         return describe_helper(report, path.name)

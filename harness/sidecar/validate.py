@@ -20,11 +20,12 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from harness.runtime.function_sources import LoadError
-from harness.sidecar.environment import apply_limits, python_command, sandboxed
+from harness.sidecar.environment import apply_limits
 from harness.sidecar.loader import LoadReport, function_files, load_folder
-from harness.tools.sandbox import SandboxSetting
+from harness.sidecar.sandbox import FunctionSandbox, confined_python
 
 MARK = "@@harness-sidecar "
+UNCONFINED = FunctionSandbox("off")
 MODULE = "harness.sidecar.validate"
 
 
@@ -39,7 +40,7 @@ class Validator:
         env: Mapping[str, str],
         *,
         warm: bool = False,
-        sandbox: SandboxSetting = "off",
+        sandbox: FunctionSandbox = UNCONFINED,
     ) -> None:
         self.folder = folder.resolve()
         self.env = dict(env)
@@ -49,7 +50,8 @@ class Validator:
 
     def validate(self, reserved: Collection[str] = (), timeout: float = 15.0) -> LoadReport:
         """Load the folder in a fresh interpreter and return its report. Never raises for
-        anything the files do; each attempt is bounded by `timeout` seconds."""
+        anything the files do; each attempt is bounded by `timeout` seconds. Raises
+        `ConfigurationError` when the sandbox refuses to run functions here."""
         skip: dict[str, LoadError] = {}
         for _ in range(len(function_files(self.folder)[0]) + 1):
             out, code = self._attempt(reserved, skip, timeout)
@@ -76,7 +78,7 @@ class Validator:
             self._spare = None
 
     def _spawn(self) -> subprocess.Popen[bytes]:
-        argv = sandboxed(python_command(MODULE, str(self.folder)), self.folder.parent, self.sandbox)
+        argv = confined_python(MODULE, [str(self.folder)], self.folder.parent, self.sandbox)
         return subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.PIPE,
             env=self.env, cwd=self.folder, start_new_session=True,
@@ -104,11 +106,11 @@ def validate(
     env: Mapping[str, str],
     reserved: Collection[str] = (),
     timeout: float = 15.0,
-    sandbox: SandboxSetting = "off",
+    sandbox: FunctionSandbox = UNCONFINED,
 ) -> LoadReport:
     """Load `folder` in a new interpreter (environment `env`, OS sandbox `sandbox`) and return
     its report. Never raises for anything the files do; each attempt is bounded by `timeout`
-    seconds."""
+    seconds. Raises `ConfigurationError` when the sandbox refuses to run functions here."""
     return Validator(folder, env, sandbox=sandbox).validate(reserved, timeout)
 
 

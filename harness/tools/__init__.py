@@ -9,8 +9,6 @@ Typical use by the agent loop:
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.tools.base import (
     Tool,
     ToolContext,
@@ -20,6 +18,7 @@ from harness.tools.base import (
     ToolSpec,
 )
 from harness.tools.bash import BashTool
+from harness.tools.catalog import ToolFactory, ToolSettings, tools_for
 from harness.tools.edit import EditTool
 from harness.tools.errors import ToolError, WorkspaceEscapeError
 from harness.tools.find import FindTool
@@ -43,9 +42,11 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolError",
+    "ToolFactory",
     "ToolOutcome",
     "ToolParams",
     "ToolRegistry",
+    "ToolSettings",
     "ToolSpec",
     "WebFetchTool",
     "WorkspaceEscapeError",
@@ -73,22 +74,14 @@ def default_registry(
     allow_private_fetch: bool = False,
     shell_policy: ShellPolicy | None = None,
 ) -> ToolRegistry:
-    """Return a new registry with read, write, edit, ls, find, grep, web_fetch, and bash.
+    """Return a new registry with the tools of every `harness.tools` plug-in
+    (`harness.tools.catalog`): the built-in read, write, edit, ls, find, grep, web_fetch, and
+    bash, then those of installed packages.
 
     bash is included only when `allow_shell` is True; even then each call runs only if its
     `ToolContext.allow_shell` is set too, and it is confined by `shell_policy` (default: the
     sandbox in `auto` mode, host network). web_fetch refuses private and local addresses
     unless `allow_private_fetch`. More tools can be added with `register`.
     """
-    tools: list[Tool[Any]] = [
-        ReadTool(),
-        WriteTool(),
-        EditTool(),
-        LsTool(),
-        FindTool(),
-        GrepTool(),
-        WebFetchTool(allow_private=allow_private_fetch),
-    ]
-    if allow_shell:
-        tools.append(BashTool(shell_policy))
-    return ToolRegistry(tools)
+    settings = ToolSettings(allow_shell, allow_private_fetch, shell_policy)
+    return ToolRegistry(tools_for(settings))

@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 
 from harness.tools.errors import ToolError, WorkspaceEscapeError
-from harness.tools.sandbox import HIDDEN_FOLDERS
+from harness.tools.sandbox_rules import HIDDEN_FOLDERS
 
 
 def resolve_in_workspace(workspace: Path, path: str | Path) -> Path:

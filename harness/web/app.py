@@ -14,9 +14,10 @@ import harness.web.events_api as events_api
 import harness.web.health as health
 import harness.web.webhooks as webhooks
 from harness.access import announce_policy
+from harness.composition import plug_in_channels
+from harness.fleet_functions import BUILTIN_FUNCTION_MODULES
 from harness.heap import freeze_startup_heap
 from harness.runtime import Runtime, get_runtime
-from harness.runtime.worker import BUILTIN_FUNCTION_MODULES
 from harness.settings import Settings, get_settings
 from harness.web import dashboard
 from harness.web.body import BodyLimits
@@ -88,6 +89,7 @@ def serve(
     settings = settings or get_settings()
     level = settings.log_level.lower()
     announce_policy(settings.dm_policy)
+    plug_in_channels()
     _warm_up_channels()
     FunctionRegistrar(runtime_factory, BUILTIN_FUNCTION_MODULES).start()
     logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
@@ -114,6 +116,7 @@ def production_app() -> FastAPI:
     """The app as `harness web` serves it, from the process settings: the factory each of
     several web worker processes calls."""
     logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
+    plug_in_channels()
     app = create_app(get_runtime, get_settings(), routers=default_routers())
     freeze_startup_heap()
     return app

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from harness.access import ACCESS_META
+from harness.addresses import ACCESS_META
 from harness.agent.approval_grants import OWNER, grantee_of, people_of
 from harness.events import Destination, ReplyTarget
-from harness.runtime.approval_store import Claim
+from harness.records.approvals import Claim
 
 BOB = "telegram:user:7"
 

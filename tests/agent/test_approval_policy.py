@@ -25,13 +25,30 @@ def test_policy_risky_asks_for_shell_functions_and_scheduled_work(
 
 
 @pytest.mark.parametrize(
+    "path",
+    [".git/config", ".git", "vendor/lib/.git/config", ".home/.gitconfig", ".home/.npmrc"],
+)
+def test_policy_risky_asks_for_a_write_of_config_a_program_runs_commands_from(path: str) -> None:
+    # Given the default policy (a repository's .git/config, or a dotfile in the sandbox's HOME,
+    # names commands that git, npm or a shell run, even under an exact allowlist entry)
+    policy = ApprovalPolicy(mode="risky", allow=("git status",))
+    # When the agent writes or edits such a file (or a `.git` gitdir file)
+    # Then it must wait for a person
+    assert policy.needs_approval("write", {"path": path, "content": "x"}), path
+    assert policy.needs_approval("edit", {"path": path, "edits": []}), path
+
+
+@pytest.mark.parametrize(
     ("tool", "arguments"),
     [
+        ("read", {"path": ".git/config"}),
+        ("write", {"path": ".gitignore", "content": "x"}),
+        ("write", {"path": "notes/.github/home.md", "content": "x"}),
         ("read", {"path": "functions/a.py"}),
         ("write", {"path": "notes/functions.md", "content": "x"}),
         ("web_fetch", {"url": "https://example.com"}),
     ],
-    ids=["read", "write-elsewhere", "fetch"],
+    ids=["read-git", "write-gitignore", "write-dotted", "read", "write-elsewhere", "fetch"],
 )
 def test_policy_risky_lets_harmless_calls_run(tool: str, arguments: dict[str, object]) -> None:
     assert not ApprovalPolicy(mode="risky").needs_approval(tool, arguments), f"{tool} asked"

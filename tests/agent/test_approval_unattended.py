@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.agent.approval_gate import attended
 from harness.agent.deps import build_deps, set_agent_deps
+from harness.events import MESSAGE_RECEIVED, Destination, ReplyTarget
+from harness.runtime import publish
+from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig, make_settings
 from tests.fakes.model_server import Reply, anthropic_tool_results
 
@@ -47,3 +51,42 @@ def test_unattended_run_refuses_a_risky_call_by_default_and_says_why(agent: Agen
     assert not (agent.workspace / "functions" / "job.py").exists()
     (result,) = _tool_results(agent.model.requests[1].body)
     assert "nobody can be asked" in result and "AGENT_APPROVAL_UNATTENDED=deny" in result, result
+
+
+def test_attended_never_for_a_system_session_whatever_its_message_says() -> None:
+    # Given a reply target that says a person can answer there
+    meta = {"approvals": True}
+    chat = Destination(chat_id="42")
+    person = ReplyTarget(channel="telegram", destination=chat, channel_meta=meta)
+    # When its session is a person's, Then the run is attended
+    assert attended(person, "telegram-42")
+    # When its session is a system one (a function or cron started it, and its message
+    # could claim anything), Then nobody is asked, in the turn or in a sub-agent it started
+    assert not attended(person, "system-cleanup")
+    system_parent = person.model_copy(update={"session_key": "system-cleanup"})
+    assert not attended(system_parent, "subagent-1")
+
+
+def test_system_session_message_claiming_approvals_runs_no_risky_call(agent: AgentRig) -> None:
+    # Given the default AGENT_APPROVAL_UNATTENDED (deny)
+    agent.model.script(RISKY, Reply.answer("I may not."))
+    # When a message in a system session says a person can answer approvals there
+    publish(
+        {
+            "name": MESSAGE_RECEIVED,
+            "data": {
+                "message": "write the job",
+                "session_key": "system-nightly",
+                "channel": "test",
+                "sender": {"id": "system", "name": "nightly"},
+                "destination": {"chat_id": "system-nightly"},
+                "channel_meta": {"approvals": True},
+            },
+        },
+        runtime=agent.runtime,
+    )
+    drain(agent.runtime)
+    # Then the risky call did not run and asked nobody: the run is unattended
+    assert not (agent.workspace / "functions" / "job.py").exists()
+    (result,) = _tool_results(agent.model.requests[1].body)
+    assert "nobody can be asked" in result, result

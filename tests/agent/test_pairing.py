@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from harness.events import MESSAGE_RECEIVED
+from harness.records.pairing import RedisAccessStore
 from harness.runtime import publish
-from harness.runtime.access_store import AccessStore
 from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig
 from tests.fakes.model_server import Reply
@@ -57,7 +57,7 @@ def test_pairing_an_approved_stranger_is_served(agent: AgentRig) -> None:
     _stranger_says(agent, "hi")
     code = re.search(r"approve ([A-Z2-9]{6})", agent.replies()[0])
     assert code is not None
-    assert AccessStore(agent.runtime).approve(code.group(1)) is not None
+    assert RedisAccessStore(agent.runtime).approve(code.group(1)) is not None
     agent.model.script(Reply.answer("hello Eve"))
     _stranger_says(agent, "hi again")
     assert agent.replies()[-1] == "hello Eve"

@@ -15,8 +15,8 @@ from urllib.parse import urlencode
 from fastapi.testclient import TestClient
 
 from harness.agent.handlers import HANDLE_MESSAGE
+from harness.records.pairing import RedisAccessStore
 from harness.runtime import Runtime, run_id_for
-from harness.runtime.access_store import AccessStore
 from harness.runtime.testing import drain
 from tests.channels import payloads
 from tests.channels.conftest import SLACK_SIGNING_SECRET, TELEGRAM_SECRET
@@ -32,7 +32,7 @@ MALLORY = {"id": 6666666, "is_bot": False, "first_name": "Mallory"}
 def write_in_private(fleet: TestClient, runtime: Runtime, update_id: int, text: str) -> str:
     """Alice, paired, writes `text` in her private chat on Telegram; the fleet runs until the
     turn waits or ends. Returns the turn's run id."""
-    AccessStore(runtime).grant(f"telegram:user:{payloads.ALICE['id']}", "Alice", "test")
+    RedisAccessStore(runtime).grant(f"telegram:user:{payloads.ALICE['id']}", "Alice", "test")
     update = payloads.tg_private_text(update_id, text=text)
     response = fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
     assert response.status_code == 200, response.text

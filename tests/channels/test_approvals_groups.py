@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import HANDLE_MESSAGE
+from harness.records.pairing import RedisAccessStore
 from harness.runtime import Runtime, run_id_for
-from harness.runtime.access_store import AccessStore
 from harness.runtime.testing import drain
 from tests.agent.conftest import make_settings
 from tests.channels import payloads
@@ -43,7 +43,7 @@ WRITE = Reply.tool("write", {"path": "functions/g.py", "content": "g = 1\n"})
 def members(fleet: TestClient, runtime: Runtime) -> None:
     """The group and #general are paired; Bob (Telegram) and U0BOB (Slack) are allowed
     people; Mallory and U0EVE are members no one allowed."""
-    store = AccessStore(runtime)
+    store = RedisAccessStore(runtime)
     store.grant(f"telegram:chat:{GROUP_ID}", "Wonderland", "test")
     store.grant(f"telegram:user:{BOB['id']}", "Bob", "test")
     store.grant("slack:user:U0BOB", "Bob", "test")

@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 from harness.agent.approval_lines import UNSHOWN_BY
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import HANDLE_MESSAGE
+from harness.records.approvals import RedisApprovalStore
 from harness.runtime import Runtime, run_id_for
-from harness.runtime.approval_store import ApprovalStore
 from harness.runtime.testing import drain
 from tests.agent.conftest import make_settings
 from tests.channels import payloads
@@ -105,7 +105,7 @@ def test_a_late_answer_does_not_change_a_request_decided_for_nobody(
     _refuse_requests_for_good(telegram_api)
     model_server.script(RISKY, Reply.answer("I could not ask you."))
     run_id = write_in_private(fleet, runtime, 50011, "Hello there")
-    store = ApprovalStore(runtime)
+    store = RedisApprovalStore(runtime)
     approval_id = store.of_run(run_id)
     assert approval_id is not None, "the run opened no request"
     # When Alice's approval arrives afterwards (through the same first-answer-wins record)

@@ -11,6 +11,7 @@ from channels.notices import FAILURE_TEXT
 from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
 from harness.events import REPLY_READY, Destination
+from harness.records.deliveries import RedisDeliveryRecords
 from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.testing import drain
 from tests.channels.channel_doubles import AfterChunkPosted, use_channels
@@ -148,11 +149,12 @@ def test_send_reply_for_a_channel_without_a_platform_is_skipped(
 
 
 def test_a_delivery_reads_its_record_once_and_keeps_its_view_current(bus: Runtime) -> None:
-    bus.deliveries.record("reply-2", 0, "m0")
+    records = RedisDeliveryRecords(bus.redis, bus.keys)
+    records.record("reply-2", 0, "m0")
     delivery = DeliveryLog(bus, "reply-2")
     assert delivery.posted() == {0: "m0"}
 
-    bus.deliveries.record("reply-2", 5, "written-elsewhere")  # not read again in this attempt
+    records.record("reply-2", 5, "written-elsewhere")  # not read again in this attempt
     delivery.record(1, "m1")
 
     assert delivery.posted() == {0: "m0", 1: "m1"}

@@ -8,11 +8,12 @@ from collections.abc import Iterator
 
 import pytest
 
+import channels.delivery
 from channels.slack.channel import DELIVERY_EVENT, SlackChannel
 from channels.slack.format import to_chunks
 from harness.events import REPLY_READY, Destination
+from harness.records.deliveries import RedisDeliveryRecords
 from harness.runtime import Runtime, publish
-from harness.runtime.deliveries import DeliveryRecords
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from tests.channels.channel_doubles import channel_bus
@@ -27,11 +28,11 @@ class WorkerDied(Exception):
     """Stands for the worker dying: raised where a posted chunk would be recorded."""
 
 
-class DiesBeforeRecording(DeliveryRecords):
+class DiesBeforeRecording(RedisDeliveryRecords):
     """The runtime's delivery records, except that recording chunk `index` of a reply fails
     once: the platform has the message, our record does not."""
 
-    def __init__(self, inner: DeliveryRecords, index: int) -> None:
+    def __init__(self, inner: RedisDeliveryRecords, index: int) -> None:
         self.__dict__.update(inner.__dict__)
         self.index, self.died = index, False
 
@@ -61,13 +62,17 @@ def _reply(response: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("dies_at", [0, 1])
 def test_a_crash_after_slack_answered_posts_no_chunk_twice(
-    bus: Runtime, clock: ManualClock, slack_api: FakeSlackApi, dies_at: int
+    bus: Runtime,
+    clock: ManualClock,
+    slack_api: FakeSlackApi,
+    dies_at: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Given a three-message reply whose delivery dies right after Slack took chunk `dies_at`
     chunks = to_chunks(LONG_REPLY)
     assert len(chunks) == 3
-    records = DiesBeforeRecording(bus.deliveries, dies_at)
-    bus.deliveries = records
+    records = DiesBeforeRecording(RedisDeliveryRecords(bus.redis, bus.keys), dies_at)
+    monkeypatch.setattr(channels.delivery, "RedisDeliveryRecords", lambda *_: records)
     publish(_reply(LONG_REPLY), runtime=bus)
     # When the delivery runs, dies, and is retried to the end
     drain(bus)

@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 from PIL import Image
 
 from harness.agent.deps import build_deps, set_agent_deps
+from harness.records.pairing import RedisAccessStore
 from harness.runtime import Runtime
-from harness.runtime.access_store import AccessStore
 from harness.runtime.testing import drain
 from tests.agent.conftest import make_settings
 from tests.channels import payloads
@@ -36,7 +36,7 @@ def _png() -> bytes:
 
 
 def _send(client: TestClient, runtime: Runtime, update: dict[str, Any]) -> None:
-    AccessStore(runtime).grant(ALICE, "Alice", "test")
+    RedisAccessStore(runtime).grant(ALICE, "Alice", "test")
     response = client.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
     assert response.status_code == 200, response.text
     drain(runtime)
@@ -375,7 +375,7 @@ def test_telegram_album_arrives_as_one_message(
     telegram_api.add_file("AgAD-one", _png())
     telegram_api.add_file("AgAD-two", _png())
     model_server.script(Reply.answer("Two red rectangles."))
-    AccessStore(runtime).grant(ALICE, "Alice", "test")
+    RedisAccessStore(runtime).grant(ALICE, "Alice", "test")
     # When Telegram delivers them as two updates and the fleet runs past the album wait
     for update in (
         payloads.tg_album_part(10030, "AgAD-one", caption="Which is redder?"),

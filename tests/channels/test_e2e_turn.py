@@ -18,8 +18,8 @@ from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import HANDLE_MESSAGE, handle_message
+from harness.records.pairing import RedisAccessStore
 from harness.runtime import Runtime, run_id_for, set_runtime
-from harness.runtime.access_store import AccessStore
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.settings import Settings
@@ -51,7 +51,7 @@ def fleet(
     runtime.register_functions()
     set_runtime(runtime)
     # The people in these tests paired already (DM_POLICY=pairing, the default).
-    store = AccessStore(runtime)
+    store = RedisAccessStore(runtime)
     store.grant(f"telegram:chat:{payloads.FORUM_CHAT['id']}", "forum", "test")
     store.grant("slack:user:U0USER", "Alice", "test")
     store.grant("slack:chat:C123ABC456", "#general", "test")
@@ -146,7 +146,7 @@ def test_e2e_telegram_stranger_gets_a_pairing_code_then_is_served_once_approved(
     assert model_server.requests == []
     assert telegram_api.calls_to("sendChatAction") == []
     # When the owner approves the code and the person writes again
-    assert AccessStore(runtime).approve(code.group(1)) is not None
+    assert RedisAccessStore(runtime).approve(code.group(1)) is not None
     model_server.script(Reply.answer(ANSWER))
     fleet.post("/webhooks/telegram", json=payloads.tg_private_text(20002), headers=TELEGRAM_HEADERS)
     drain(runtime)

@@ -46,7 +46,7 @@ def test_private_text_message_starts_a_turn() -> None:
     assert data.destination.chat_id == "1111111"
     assert data.destination.message_id == "1365"
     assert data.destination.thread_id is None
-    assert data.channel_meta["chat_type"] == "private"
+    assert data.channel_meta.platform["chat_type"] == "private"
 
 
 def test_group_mention_strips_the_bot_username() -> None:
@@ -54,7 +54,7 @@ def test_group_mention_strips_the_bot_username() -> None:
 
     assert data.message == "what is the hour of the pearl?"
     assert data.session_key == "telegram--1001234567890"
-    assert data.channel_meta["chat_title"] == "Wonderland"
+    assert data.channel_meta.platform["chat_title"] == "Wonderland"
 
 
 def test_mention_is_kept_when_the_username_is_unknown() -> None:
@@ -78,14 +78,16 @@ def test_forum_topic_message_gets_a_session_and_thread_per_topic() -> None:
     assert data.session_key == "telegram--1009876543210-42"
     assert data.destination.thread_id == "42"
     assert data.destination.message_id == "120"
-    assert "reply_to_message_id" not in data.channel_meta, "a topic's implicit reply is no reply"
+    assert "reply_to_message_id" not in data.channel_meta.platform, (
+        "a topic's implicit reply is no reply"
+    )
 
 
 def test_photo_caption_starts_a_turn() -> None:
     data = published(transform(payloads.tg_photo(caption="What is this?")))
 
     assert data.message == "What is this?"
-    assert data.channel_meta["has_photo"] is True
+    assert data.channel_meta.platform["has_photo"] is True
 
 
 @pytest.mark.parametrize(

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from channels.delivery import SEND_REPLY
 from harness.agent.handlers import HANDLE_MESSAGE
+from harness.records.undelivered import RedisUndeliveredReplies
 from harness.runtime.ledger import RunRecord
-from harness.runtime.undelivered import UndeliveredReplies
 from tests.chaos.fleet import ChaosFleet, wait_explained
 from tests.chaos.load import Outcome
 
@@ -136,7 +136,7 @@ def check(chaos: ChaosFleet, outcome: Outcome) -> Report:
     _check_replies(chaos, outcome, report)
     _check_tools(chaos, outcome, report)
     _check_runs(chaos, report)
-    report.undelivered = len(UndeliveredReplies(chaos.client(), chaos.keys).all())
+    report.undelivered = len(RedisUndeliveredReplies(chaos.client(), chaos.keys).all())
     return report
 
 

@@ -167,3 +167,19 @@ def test_doctor_warns_about_an_allowlist_wildcard_over_a_runner(env: pytest.Monk
     assert result.output.count("! approval allowlist:") == 1, result.output
     assert "pattern 'git *' is a wildcard over git" in result.output
     assert "'ls *'" not in result.output
+
+
+def test_doctor_warns_that_an_exact_entry_over_git_trusts_the_workspace(
+    env: pytest.MonkeyPatch,
+) -> None:
+    # Given AGENT_APPROVAL_ALLOW with exactly "git status" (git runs core.fsmonitor from the
+    # repository's config) and an exact entry over a program that reads no config
+    env.setenv("AGENT_APPROVAL_ALLOW", "git status,wc -l")
+    get_settings.cache_clear()
+    # When doctor runs offline
+    result = CliRunner().invoke(app, ["doctor", "--offline"])
+    # Then it says once that the git entry trusts files the agent can write
+    assert result.output.count("! approval allowlist:") == 1, result.output
+    assert "'git status' runs git unasked" in result.output
+    assert "trusts files the agent can write" in " ".join(result.output.split())
+    assert "'wc -l'" not in result.output

@@ -1,9 +1,9 @@
 """The Redis seam, proved for every store: whatever redis-py raises, ours leaves the runtime.
 
 The targets are found, not listed: every public method of every class in `harness/runtime/`
-built from a Redis client or a `Runtime` (the ledger, the trigger table, the records, the
-approval and pairing stores, the runtime itself), and every public function there that takes
-a `Runtime`. Each runs against a client whose every command fails with one redis-py error
+and `harness/records/` built from a Redis client or a `Runtime` (the ledger, the trigger table,
+the records' Redis stores, the runtime itself), and every public function there that takes a
+`Runtime`. Each runs against a client whose every command fails with one redis-py error
 family (the fake sits at the connection, so redis-py's own paths run: scripts' EVALSHA,
 pipelines, pub/sub, the async client). A new method is covered the day it is written; a new
 parameter type needs a sample below, and the test says so.
@@ -29,15 +29,16 @@ import redis.sentinel
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+import harness.records as records_package
 import harness.runtime as runtime_package
 from harness.errors import HarnessError
 from harness.events import REPLY_READY, ApprovalGiven, Destination, Event, ReplyReady
+from harness.records.undelivered import UndeliveredReply
 from harness.runtime.function_sources import Origin, RunFailure
 from harness.runtime.functions import EventTrigger, FunctionRegistry, FunctionSpec
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import RecordingKicker
 from harness.runtime.ledger import Claim, EventPlan, RunSeed
-from harness.runtime.undelivered import UndeliveredReply
 
 FAMILIES: list[type[redis.RedisError]] = [
     redis.ConnectionError,
@@ -140,8 +141,9 @@ class Target:
 
 
 def _runtime_modules() -> Iterator[Any]:
-    for info in pkgutil.iter_modules(runtime_package.__path__):
-        yield importlib.import_module(f"{runtime_package.__name__}.{info.name}")
+    for package in (runtime_package, records_package):
+        for info in pkgutil.iter_modules(package.__path__):
+            yield importlib.import_module(f"{package.__name__}.{info.name}")
 
 
 def _takes_redis(params: list[inspect.Parameter]) -> bool:
@@ -336,14 +338,16 @@ def test_store_method_turns_every_redis_error_into_ours(
 
 
 def test_seam_finds_the_stores_and_their_methods() -> None:
-    # Given the targets found in harness/runtime
+    # Given the targets found in harness/runtime and harness/records
     names = {target.name for target in TARGETS}
     # Then the ledger's script methods, the stores and the runtime functions are among them
     expected = {
         "Ledger.claim", "Ledger.commit_step", "Ledger.accept_event_async", "Ledger.reap",
-        "TriggerTable.specs_async", "ApprovalStore.decide", "AccessStore.approve",
-        "UsageStore.add", "Cursors.get", "Broadcast.subscribe", "Runtime.ping",
-        "publish", "publish_async", "fire_due_ticks", "replace_source", "live_members_async",
+        "TriggerTable.specs_async", "RedisApprovalStore.decide", "RedisAccessStore.approve",
+        "UsageStore.add", "RedisCursors.get", "RedisDeliveryRecords.begin",
+        "RedisDraftRecords.get", "RedisUndeliveredReplies.record", "Broadcast.subscribe",
+        "Runtime.ping", "publish", "publish_async", "fire_due_ticks", "replace_source",
+        "live_members_async", "redeliver_chat",
     }  # fmt: skip
     assert expected <= names, sorted(expected - names)
     # and every method allowed to swallow a failure still exists

@@ -25,8 +25,8 @@ from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import HANDLE_MESSAGE, handle_message, run_subagent
+from harness.records.pairing import RedisAccessStore
 from harness.runtime import Runtime, run_id_for, set_runtime
-from harness.runtime.access_store import AccessStore
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.settings import Settings
@@ -237,7 +237,7 @@ def attack_fleet(
         registry.register(fn)
     runtime.register_functions()
     set_runtime(runtime)
-    store = AccessStore(runtime)
+    store = RedisAccessStore(runtime)
     store.grant(f"telegram:user:{payloads.ALICE['id']}", "Alice", "test")
     store.grant(f"telegram:user:{BOB['id']}", "Bob", "test")
     store.grant(f"telegram:chat:{GROUP_ID}", "Wonderland", "test")

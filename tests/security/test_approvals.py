@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.events import ApprovalAnswered
+from harness.records.approvals import RedisApprovalStore
 from harness.runtime import publish
-from harness.runtime.approval_store import ApprovalStore
 from harness.runtime.testing import drain
 from tests.channels.approval_presses import BOB
 from tests.fakes.model_server import Reply
@@ -78,12 +78,12 @@ def test_approvals_forged_answer_event_does_not_run_the_call(attack: Attack) -> 
     # Given a bash call waiting for Alice's approval
     attack.model.script(_bash("echo ran > ran.txt"), Reply.answer("done"))
     run_id = attack.say("run it")
-    approval_id = ApprovalStore(attack.runtime).of_run(run_id)
+    approval_id = RedisApprovalStore(attack.runtime).of_run(run_id)
     assert approval_id is not None and attack.status(run_id) == "waiting"
     # When something that can publish events forges the answer, with the event id real
     # answers used to have (so that one would have been dropped as a duplicate)
     forged = ApprovalAnswered(approval_id=approval_id, decision="approve", by="Alice", at=1)
-    event = forged.as_event().model_copy(update={"id": f"approval-answered-{approval_id}"})
+    event = forged.to_event(id=f"approval-answered-{approval_id}")
     publish(event, runtime=attack.runtime)
     drain(attack.runtime)
     # Then the call did not run and the run still waits

@@ -3,50 +3,15 @@ runs, unless it is off."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
 import pytest
 
 from harness.tools import ShellPolicy, ToolContext, ToolOutcome, default_registry
-from harness.tools import landlock_run as landlock_module
-from harness.tools.sandbox import describe_sandbox, landlock_abi, probe_landlock, sandbox_mode
+from harness.tools.sandbox import describe_sandbox, landlock_abi, sandbox_mode
 
 LANDLOCK_ABI = landlock_abi()
-
-
-def _kernel_abi(monkeypatch: pytest.MonkeyPatch, abi: int) -> Iterator[None]:
-    """Make the kernel report Landlock ABI `abi` (0: none) to this process's probe."""
-    monkeypatch.setattr(landlock_module, "abi_version", lambda: abi)
-    probe_landlock.cache_clear()
-    yield
-    probe_landlock.cache_clear()
-
-
-@pytest.fixture
-def no_landlock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A kernel without Landlock, as the landlock_create_ruleset version query reports it."""
-    yield from _kernel_abi(monkeypatch, 0)
-
-
-@pytest.fixture
-def landlock_abi_3(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A kernel with Landlock ABI 3: files only, no TCP rules."""
-    yield from _kernel_abi(monkeypatch, 3)
-
-
-@pytest.fixture
-def broken_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A `bwrap` first on PATH that fails as it does where user namespaces are off."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    fake = folder / "bwrap"
-    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
-    return fake
 
 
 @pytest.mark.parametrize("setting", ["auto", "bwrap"])

@@ -1,17 +1,21 @@
-"""Who may talk to the agent: approved chats and users, and pending pairing codes, in Redis.
+"""Who may talk to the agent: approved chats and users, and pending pairing codes.
 
 A stranger who writes to the bot gets a short one-time code; the owner approves it from the
 command line (`harness pair approve CODE`). Approvals survive restarts; codes expire after
 `CODE_TTL_S`. Subjects are opaque strings chosen by the caller, such as `telegram:chat:42` or
 `slack:user:U123`. Each method is one round trip, and `approve` / `deny` are atomic: a code
-is used at most once (`lua/pairing_decide.lua`).
+is used at most once (`lua/pairing_decide.lua`). `AccessStore` is the contract,
+`RedisAccessStore` the Redis implementation, `MemoryAccessStore` its in-memory twin.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from harness.runtime import scripts
 from harness.runtime.bus_errors import on_bus
@@ -45,8 +49,53 @@ class Grant:
     via: str
 
 
-class AccessStore:
-    """Approvals, denials and pairing codes under the runtime's key prefix."""
+class AccessStore(Protocol):
+    """Approvals, denials and pairing codes. A code is spent by its first `approve` or `deny`,
+    whatever the answer; an expired code grants nothing. The Redis implementation raises
+    `BusUnavailableError` when Redis fails."""
+
+    def allowed(self, subjects: list[str]) -> bool:
+        """True when any of `subjects` is approved."""
+        ...
+
+    def denied(self, subject: str) -> bool:
+        """True when the owner denied `subject`: it gets no more codes."""
+        ...
+
+    def request(self, subject: str, label: str, channel: str) -> tuple[PairingRequest, bool]:
+        """The pending code for `subject`, creating one if it has none that is still valid,
+        and whether it is new (a caller sends the code only when it is)."""
+        ...
+
+    def pending(self) -> list[PairingRequest]:
+        """Every code that has not expired, oldest first. Expired codes are dropped."""
+        ...
+
+    def approve(self, code: str) -> PairingRequest | None:
+        """Approve the subject behind `code` (any case, spaces around ignored) and use the
+        code up. None when the code is unknown, spent or expired."""
+        ...
+
+    def deny(self, code: str) -> PairingRequest | None:
+        """Deny the subject behind `code`: no more codes for it until `revoke`. None when the
+        code is unknown, spent or expired."""
+        ...
+
+    def grant(self, subject: str, label: str, via: str) -> None:
+        """Approve `subject` directly (an allowlist, or the owner naming it)."""
+        ...
+
+    def approved(self) -> list[Grant]:
+        """Every approved subject, sorted."""
+        ...
+
+    def revoke(self, subject: str) -> bool:
+        """Forget an approval or a denial of `subject`. True when there was one."""
+        ...
+
+
+class RedisAccessStore:
+    """`AccessStore` under the runtime's key prefix."""
 
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
@@ -55,7 +104,7 @@ class AccessStore:
         self._approved = f"{prefix}:access:approved"
         self._denied = f"{prefix}:access:denied"
         self._pending = f"{prefix}:access:pending:"
-        self._decide = scripts.load(runtime.redis, "pairing_decide")
+        self._decide = scripts.load_from(runtime.redis, "harness.records", "pairing_decide")
 
     @on_bus("reach the pairing records")
     def allowed(self, subjects: list[str]) -> bool:
@@ -85,8 +134,8 @@ class AccessStore:
                 found = _request(str(existing), json.loads(raw))
                 if found.expires_ms > now:
                     return found, False
-        code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-        request = PairingRequest(code, subject, label, channel, now, now + CODE_TTL_S * 1000)
+        request = _new_request(subject, label, channel, now)
+        code = request.code
         body = json.dumps(
             {
                 "subject": subject,
@@ -175,3 +224,86 @@ def _request(code: str, body: dict[str, object]) -> PairingRequest:
         created_ms=int(str(body["created_ms"])),
         expires_ms=int(str(body["expires_ms"])),
     )
+
+
+def _new_request(subject: str, label: str, channel: str, now_ms: int) -> PairingRequest:
+    code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+    return PairingRequest(code, subject, label, channel, now_ms, now_ms + CODE_TTL_S * 1000)
+
+
+class MemoryAccessStore:
+    """`AccessStore` in one process's memory, for tests: the same answers as
+    `RedisAccessStore`, codes expiring by `clock` (seconds since the epoch)."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._codes: dict[str, PairingRequest] = {}
+        self._approved: dict[str, Grant] = {}
+        self._denied: set[str] = set()
+
+    def _now(self) -> int:
+        return int(self._clock() * 1000)
+
+    def allowed(self, subjects: list[str]) -> bool:
+        """See `AccessStore.allowed`."""
+        return any(subject in self._approved for subject in subjects)
+
+    def denied(self, subject: str) -> bool:
+        """See `AccessStore.denied`."""
+        return subject in self._denied
+
+    def request(self, subject: str, label: str, channel: str) -> tuple[PairingRequest, bool]:
+        """See `AccessStore.request`."""
+        now = self._now()
+        for found in self._codes.values():
+            if found.subject == subject and found.expires_ms > now:
+                return found, False
+        request = _new_request(subject, label, channel, now)
+        self._codes[request.code] = request
+        return request, True
+
+    def pending(self) -> list[PairingRequest]:
+        """See `AccessStore.pending`."""
+        now = self._now()
+        for code in [c for c, r in self._codes.items() if r.expires_ms <= now]:
+            del self._codes[code]
+        return sorted(self._codes.values(), key=lambda r: r.created_ms)
+
+    def approve(self, code: str) -> PairingRequest | None:
+        """See `AccessStore.approve`."""
+        return self._settle(code, "approve")
+
+    def deny(self, code: str) -> PairingRequest | None:
+        """See `AccessStore.deny`."""
+        return self._settle(code, "deny")
+
+    def _settle(self, code: str, verdict: str) -> PairingRequest | None:
+        """What `lua/pairing_decide.lua` does: spend the code, then answer unless expired."""
+        code = code.strip().upper()
+        request = self._codes.pop(code, None)
+        now = self._now()
+        if request is None or request.expires_ms < now:
+            return None
+        if verdict == "approve":
+            grant = Grant(request.subject, request.label, now, f"code {code}")
+            self._approved[request.subject] = grant
+            self._denied.discard(request.subject)
+        else:
+            self._denied.add(request.subject)
+        return request
+
+    def grant(self, subject: str, label: str, via: str) -> None:
+        """See `AccessStore.grant`."""
+        self._approved[subject] = Grant(subject, label, self._now(), via)
+        self._denied.discard(subject)
+
+    def approved(self) -> list[Grant]:
+        """See `AccessStore.approved`."""
+        return sorted(self._approved.values(), key=lambda g: g.subject)
+
+    def revoke(self, subject: str) -> bool:
+        """See `AccessStore.revoke`."""
+        had = subject in self._approved or subject in self._denied
+        self._approved.pop(subject, None)
+        self._denied.discard(subject)
+        return had

@@ -4,9 +4,9 @@ then forget it. Used when the person writes next (`acknowledge-message`) and by
 
 from __future__ import annotations
 
+from harness.records.undelivered import RedisUndeliveredReplies, UndeliveredReply
 from harness.runtime.bus import publish
 from harness.runtime.instance import Runtime
-from harness.runtime.undelivered import UndeliveredReply
 
 
 def redeliver(runtime: Runtime, reply: UndeliveredReply) -> str:
@@ -16,10 +16,11 @@ def redeliver(runtime: Runtime, reply: UndeliveredReply) -> str:
     the reply again. Raises `BusUnavailableError` when Redis fails."""
     event = reply.redelivery()
     publish(event, runtime=runtime)
-    runtime.undelivered.discard(reply.reply_id)
+    RedisUndeliveredReplies(runtime.redis, runtime.keys).discard(reply.reply_id)
     return event.id
 
 
 def redeliver_chat(runtime: Runtime, channel: str, chat_id: str) -> list[str]:
     """Redeliver every undelivered reply of one chat, oldest first; returns the event ids."""
-    return [redeliver(runtime, reply) for reply in runtime.undelivered.for_chat(channel, chat_id)]
+    kept = RedisUndeliveredReplies(runtime.redis, runtime.keys).for_chat(channel, chat_id)
+    return [redeliver(runtime, reply) for reply in kept]

@@ -1,7 +1,12 @@
 """Replies that could not be delivered in time, kept until they are delivered another way (the
-person writes next, or `harness runs redeliver`): a reply is never silently gone."""
+person writes next, or `harness runs redeliver`): a reply is never silently gone.
+
+`UndeliveredReplies` is the contract, `RedisUndeliveredReplies` the Redis implementation,
+`MemoryUndeliveredReplies` its in-memory twin."""
 
 from __future__ import annotations
+
+from typing import Protocol
 
 import redis
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -43,10 +48,35 @@ class UndeliveredReply(BaseModel):
 _ADAPTER = TypeAdapter(UndeliveredReply)
 
 
-class UndeliveredReplies:
-    """A Redis hash, original reply id -> `UndeliveredReply` as JSON; entries stay until they
-    are discarded after a redelivery was published. Methods raise `BusUnavailableError` when
-    Redis fails."""
+class UndeliveredReplies(Protocol):
+    """Replies given up on, by original reply id, kept until discarded. The Redis
+    implementation raises `BusUnavailableError` when Redis fails."""
+
+    def record(self, reply: UndeliveredReply) -> None:
+        """Keep `reply` (replacing an earlier give-up of the same reply). Idempotent."""
+        ...
+
+    def get(self, reply_id: str) -> UndeliveredReply | None:
+        """The undelivered reply with this original id, or None."""
+        ...
+
+    def all(self) -> list[UndeliveredReply]:
+        """Every undelivered reply, oldest first."""
+        ...
+
+    def for_chat(self, channel: str, chat_id: str) -> list[UndeliveredReply]:
+        """The undelivered replies of one chat, oldest first."""
+        ...
+
+    def discard(self, reply_id: str) -> None:
+        """Forget a reply (its redelivery was published). Unknown ids are ignored."""
+        ...
+
+
+class RedisUndeliveredReplies:
+    """`UndeliveredReplies` as a Redis hash, original reply id -> `UndeliveredReply` as JSON;
+    entries stay until they are discarded after a redelivery was published. Methods raise
+    `BusUnavailableError` when Redis fails."""
 
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self._redis = client
@@ -72,7 +102,7 @@ class UndeliveredReplies:
 
     def for_chat(self, channel: str, chat_id: str) -> list[UndeliveredReply]:
         """The undelivered replies of one chat, oldest first."""
-        return [r for r in self.all() if (r.channel, r.chat_id) == (channel, chat_id)]
+        return _of_chat(self.all(), channel, chat_id)
 
     def discard(self, reply_id: str) -> None:
         """Forget a reply (its redelivery was published). Unknown ids are ignored."""
@@ -87,3 +117,34 @@ def _parse(raw: object) -> UndeliveredReply | None:
         return _ADAPTER.validate_json(raw)
     except ValidationError:
         return None
+
+
+def _of_chat(replies: list[UndeliveredReply], channel: str, chat_id: str) -> list[UndeliveredReply]:
+    return [r for r in replies if (r.channel, r.chat_id) == (channel, chat_id)]
+
+
+class MemoryUndeliveredReplies:
+    """`UndeliveredReplies` in one process's memory, for tests."""
+
+    def __init__(self) -> None:
+        self._replies: dict[str, UndeliveredReply] = {}
+
+    def record(self, reply: UndeliveredReply) -> None:
+        """See `UndeliveredReplies.record`."""
+        self._replies[reply.reply_id] = reply
+
+    def get(self, reply_id: str) -> UndeliveredReply | None:
+        """See `UndeliveredReplies.get`."""
+        return self._replies.get(reply_id)
+
+    def all(self) -> list[UndeliveredReply]:
+        """See `UndeliveredReplies.all`."""
+        return sorted(self._replies.values(), key=lambda reply: reply.at_ms)
+
+    def for_chat(self, channel: str, chat_id: str) -> list[UndeliveredReply]:
+        """See `UndeliveredReplies.for_chat`."""
+        return _of_chat(self.all(), channel, chat_id)
+
+    def discard(self, reply_id: str) -> None:
+        """See `UndeliveredReplies.discard`."""
+        self._replies.pop(reply_id, None)

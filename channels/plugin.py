@@ -1,0 +1,55 @@
+"""What a package provides to add a chat channel: the `harness.channels` entry-point protocol.
+
+A channel plug-in is a `ChannelPlugin` named by an entry point in the `harness.channels`
+group; the entry point's name is the channel's name (the `channel` field of its events and the
+`{channel}` of its webhook route), so it must equal the `name` of the channels it creates:
+
+    # pyproject.toml of the package
+    [project.entry-points."harness.channels"]
+    http-callback = "harness_http_callback:plugin"
+
+    # harness_http_callback/__init__.py
+    plugin = ChannelPlugin(create=create_channel)
+
+Everything else comes with the `Channel` it creates (`channels.base`): `verify` and `transform`
+serve its webhook at `POST /webhooks/<name>` (and `transform_interaction` at
+`/webhooks/<name>/interactions`, see `channels.approvals.InteractiveChannel`); `send_reply`,
+`acknowledge` and `complete` are called by the channel functions on the bus
+(`channels.handlers`); a `ResumablePollingChannel` in polling mode is polled by `harness poll`
+and `harness up`. A platform that receives messages some other way (Slack's Socket Mode)
+provides a `listener`. The built-in channels are declared the same way, in this project's
+pyproject.toml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from channels.base import Channel
+from channels.listener import Listener
+from harness.runtime import Runtime
+
+ChannelFactory: TypeAlias = Callable[[], Channel]
+"""Builds the channel from its own settings (read from the environment and `.env`). Raises
+`ChannelNotConfiguredError` when its required settings are missing, another
+`ConfigurationError` when one is invalid. Touches no network."""
+
+ListenerFactory: TypeAlias = Callable[[Runtime], Listener]
+"""Builds a listener that publishes to the given runtime. Touches no network until it runs."""
+
+ListenerHook: TypeAlias = Callable[[Channel], ListenerFactory | None]
+"""Given the configured channel, how to build the listener that receives its messages in a
+process of ours (a socket it holds open), or None when the channel is set up for webhooks.
+Must not raise; touches no network."""
+
+
+@dataclass(frozen=True)
+class ChannelPlugin:
+    """One chat platform, as an entry point of the `harness.channels` group provides it."""
+
+    create: ChannelFactory
+    listener: ListenerHook | None = None
+    """Only for a platform with a listener of its own; polling is handled for every
+    `ResumablePollingChannel` (`channels.polling`)."""

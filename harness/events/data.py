@@ -1,0 +1,195 @@
+"""The typed data of the built-in events, one model per event name (`event_name`)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from harness.addresses import ChannelMeta, Destination, ReplyTarget, Sender
+from harness.events.event import (
+    APPROVAL_ANSWERED,
+    APPROVAL_CLOSED,
+    APPROVAL_GIVEN,
+    APPROVAL_REQUESTED,
+    CRON_TICK,
+    FILE_READY,
+    FUNCTION_CANCELLED,
+    FUNCTION_FAILED,
+    MESSAGE_RECEIVED,
+    REPLY_READY,
+    SUBAGENT_SPAWN,
+    EventData,
+)
+from harness.text import clean_text
+
+
+class Attachment(BaseModel):
+    """A file that came with a message, as the platform describes it, before it is fetched.
+
+    `kind` is what the person sent (photo, document, voice, audio, video, video_note,
+    sticker, animation); `ref` is the platform's handle to fetch it by (a Telegram `file_id`,
+    a Slack `url_private_download`); `name`, `mime_type` and `size` are the platform's claims,
+    checked again when the file is downloaded.
+    """
+
+    kind: str
+    ref: str
+    name: str = ""
+    mime_type: str = ""
+    size: int | None = None
+
+
+class MessageReceived(EventData):
+    """Data of `agent.message.received`. `message` may be empty when `attachments` is not."""
+
+    event_name: ClassVar[str] = MESSAGE_RECEIVED
+
+    message: str
+    session_key: str = Field(min_length=1, max_length=300)
+    channel: str = Field(min_length=1)
+    sender: Sender
+    destination: Destination
+    channel_meta: ChannelMeta = Field(default_factory=ChannelMeta)
+    attachments: list[Attachment] = Field(default_factory=list)
+
+    @field_validator("message")
+    @classmethod
+    def _encodable(cls, message: str) -> str:
+        # whatever path it came by (webhook, polling, the HTTP API), a lone surrogate would
+        # fail the turn at its first UTF-8 encode; replace it here, at the edge
+        return clean_text(message)
+
+
+class ReplyReady(EventData):
+    """Data of `agent.reply.ready`."""
+
+    event_name: ClassVar[str] = REPLY_READY
+
+    response: str
+    channel: str
+    destination: Destination
+    channel_meta: ChannelMeta = Field(default_factory=ChannelMeta)
+    run_id: str
+
+
+class FileReady(EventData):
+    """Data of `agent.file.ready`: a workspace file the agent sends to a conversation.
+    `path` is absolute, checked to lie inside the workspace when the event was made."""
+
+    event_name: ClassVar[str] = FILE_READY
+
+    path: str
+    name: str
+    mime_type: str = "application/octet-stream"
+    caption: str = ""
+    channel: str
+    destination: Destination
+    channel_meta: ChannelMeta = Field(default_factory=ChannelMeta)
+
+
+class FunctionFailed(EventData):
+    """Data of `function.failed`: a run that spent its retries."""
+
+    event_name: ClassVar[str] = FUNCTION_FAILED
+
+    function_id: str
+    run_id: str
+    event: dict[str, Any]
+    error: str
+
+
+class FunctionCancelled(EventData):
+    """Data of `function.cancelled`: a run stopped because a newer event superseded it."""
+
+    event_name: ClassVar[str] = FUNCTION_CANCELLED
+
+    function_id: str
+    run_id: str
+    event: dict[str, Any]
+    reason: str = ""
+
+
+class SubagentTask(EventData):
+    """Data of `agent.subagent.spawn`, and the input of an invoked sub-agent: a task, when to
+    start it (ISO 8601, optional) and where to send the answer (None: return it instead).
+    `ask_in` is where to ask a person to approve a risky call when `reply` is None (the
+    parent's chat)."""
+
+    event_name: ClassVar[str] = SUBAGENT_SPAWN
+
+    task: str = ""
+    scheduled_for: str | None = None
+    reply: ReplyTarget | None = None
+    ask_in: ReplyTarget | None = None
+
+
+class CronTick(EventData):
+    """Data of `harness/cron`: one tick of a function's cron trigger, and the ticks it stands
+    for when they were missed (`catch_up=True`), ISO 8601 in the trigger's time zone."""
+
+    event_name: ClassVar[str] = CRON_TICK
+
+    function_id: str
+    tick: str
+    missed: list[str] = Field(default_factory=list)
+
+
+class ApprovalRequested(EventData):
+    """Data of `agent.approval.requested`: a tool call waits for a person's yes. `summary` is
+    what to show (the command, the path and the change); `approvers` the subjects that may
+    answer (empty: anyone who can reach the request); `timeout` how long it waits;
+    `unattended` the answer when the request cannot be shown (the asking run's
+    `AGENT_APPROVAL_UNATTENDED`)."""
+
+    event_name: ClassVar[str] = APPROVAL_REQUESTED
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    run_id: str
+    tool: str
+    summary: str
+    reply: ReplyTarget
+    approvers: list[str] = Field(default_factory=list)
+    timeout: str = "30m"
+    unattended: Literal["deny", "allow"] = "deny"
+
+
+class ApprovalGiven(EventData):
+    """Data of `agent.approval.given`: a person pressed a button (not yet checked: the
+    `approval-answer` function decides whether it counts). `subject` is who pressed, as the
+    channel verified it (`telegram:user:7`); `channel_meta` what the channel needs to answer
+    the click (callback id, the request's message). `allowlisted` is True when the channel's
+    own allowlist (TELEGRAM_ALLOWED_CHATS, SLACK_ALLOWED_CHANNELS) names that person."""
+
+    event_name: ClassVar[str] = APPROVAL_GIVEN
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    decision: Literal["approve", "deny", "session"]
+    subject: str
+    label: str = ""
+    channel: str
+    destination: Destination
+    channel_meta: ChannelMeta = Field(default_factory=ChannelMeta)
+    allowlisted: bool = False
+
+
+class ApprovalAnswered(EventData):
+    """Data of `agent.approval.answered`: the answer that counts, published once per request,
+    to wake the run that waits for it. `at` is ms since the epoch."""
+
+    event_name: ClassVar[str] = APPROVAL_ANSWERED
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    decision: Literal["approve", "deny", "session"]
+    by: str
+    at: int
+
+
+class ApprovalClosed(EventData):
+    """Data of `agent.approval.closed`: a request ended without an answer (it expired, or its
+    run was cancelled); `reason` is the line to show on the request in the chat."""
+
+    event_name: ClassVar[str] = APPROVAL_CLOSED
+
+    approval_id: str = Field(min_length=1, max_length=64)
+    reason: str

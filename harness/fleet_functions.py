@@ -1,0 +1,28 @@
+"""Which modules' `@function`s a fleet worker runs: named here, where the fleet is put
+together, so that the engine (`harness.runtime.worker`) names no module of the agent or the
+channels. Imports none of them itself: the sidecar reads the list without loading the agent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.settings import Settings
+
+BUILTIN_FUNCTION_MODULES: tuple[str, ...] = (
+    "harness.agent.handlers",
+    "harness.agent.heartbeat",
+    "harness.agent.approval_text",
+    "channels.handlers",
+)
+"""The modules whose functions every worker runs (and the web server registers)."""
+
+
+def function_modules(settings: Settings, extra: Iterable[str] = ()) -> list[str]:
+    """The modules whose functions a worker runs: built-ins, `HARNESS_FUNCTION_MODULES`, extra."""
+    configured = [m.strip() for m in settings.harness_function_modules.split(",") if m.strip()]
+    seen: dict[str, None] = {}
+    for module in (*BUILTIN_FUNCTION_MODULES, *configured, *extra):
+        seen.setdefault(module, None)
+    return list(seen)
