@@ -10,18 +10,19 @@ the model the same way, the request still standing.
 from __future__ import annotations
 
 from harness.agent.approval_gate import settle
-from harness.agent.turn import DurableTurn
+from harness.agent.approval_hook import ApprovalHook
 from harness.llm.types import Message
 
 
-def settle_deferred(turn: DurableTurn) -> list[Message]:
-    """Wait for the turn's deferred requests; returns (and records in the session) the
-    messages the model must see next: how each request ended, then what the person wrote
-    meanwhile. Requests still standing stay in `turn.deferred`. Suspends the run while it
-    waits."""
+def settle_deferred(approvals: ApprovalHook) -> list[Message]:
+    """Wait for the requests the turn's approval hook holds; returns (and records in the
+    session) the messages the model must see next: how each request ended, then what the
+    person wrote meanwhile. Requests still standing stay in `approvals.deferred`. Suspends the
+    run while it waits."""
+    turn = approvals.turn
     ended: list[Message] = []
     standing = []
-    for deferred in turn.deferred:
+    for deferred in approvals.deferred:
         call = deferred.call
         gate = settle(
             turn.ctx,
@@ -38,7 +39,7 @@ def settle_deferred(turn: DurableTurn) -> list[Message]:
         elif gate.refusal is not None:
             ended.append(Message.user(f"[approval of {call.name} call {call.id}] {gate.refusal}"))
         else:
-            result = turn.run_call(call)
+            result = turn.act(call)
             outcome = "it failed" if result.is_error else "it ran"
             ended.append(
                 Message.user(
@@ -46,7 +47,7 @@ def settle_deferred(turn: DurableTurn) -> list[Message]:
                     f"Result:\n{result.content}"
                 )
             )
-    turn.deferred[:] = standing
+    approvals.deferred[:] = standing
     messages = [*ended, *turn.steer()]
     for message in messages:
         turn.record(message)

@@ -1,6 +1,6 @@
 """Asking before a risky tool call runs: durable, first answer wins, never holds a worker.
 
-`ask_first` is called by the turn's `act` before a tool step. When the policy
+`ask_first` is called by the approval hook (`approval_hook`) before a tool step. When the policy
 (`approval_policy`) wants a yes, it records a pending request (`ApprovalStore`), publishes
 `agent.approval.requested` (a channel renders it with buttons) and suspends the run on
 `agent.approval.answered` for this request, up to `AGENT_APPROVAL_TIMEOUT`. Every decision is

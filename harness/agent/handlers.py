@@ -12,11 +12,16 @@ from typing import Any
 from harness.access import Admission, admit, pairing_text
 from harness.agent.albums import gather_album
 from harness.agent.approval_deferral import settle_deferred
+from harness.agent.approval_hook import ApprovalHook
 from harness.agent.attachments import receive
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
 from harness.agent.drafting import live_turn
+from harness.agent.hooks import HookChain
+from harness.agent.live_text import LiveText
 from harness.agent.loop import run_agent_loop
+from harness.agent.status_hook import StatusLine
+from harness.agent.streaming_hook import StreamedText
 from harness.agent.turn import DurableTurn
 from harness.events import (
     MESSAGE_HANDLER,
@@ -75,20 +80,30 @@ def handle_message(ctx: Context) -> dict[str, Any]:
             channel=data.channel,
             session_key=data.session_key,
             reply=target,
-            live=live,
+            hooks=_watchers(ctx, data.session_key, live),
         )
         reply, iterations = _answer(turn, data, first)
     _send_reply(ctx, reply, turn.reply)
     return {"reply": reply, "iterations": iterations}
 
 
+def _watchers(ctx: Context, session_key: str | None, live: LiveText | None) -> HookChain:
+    """The watch hooks of a chat turn: the status line, then the streamed text (if any)."""
+    if live is None:
+        return HookChain(StatusLine(ctx, session_key, None))
+    return HookChain(StatusLine(ctx, session_key, live), StreamedText(live))
+
+
 def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> tuple[str, int]:
-    """The loop over the turn's callables: the reply text and the number of iterations.
-    `first` is the user's message with its attachments, when it had any."""
+    """The loop over the turn's callables and hooks (approval first, then the turn's watch
+    hooks): the reply text and the number of iterations. `first` is the user's message with
+    its attachments, when it had any."""
     turn.save_user_message(turn.ctx.event, first)
     if turn.deps.provider is None:
         return NOT_CONFIGURED_REPLY, 0
     fallback = first.text if first else data.message or "(empty message)"
+    approvals = ApprovalHook(turn)
+    hooks = HookChain(approvals, turn.hooks)
     iterations = 0
     while True:
         outcome = run_agent_loop(
@@ -99,14 +114,15 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
             steer=turn.steer,
             record=turn.record,
             compact=turn.compact,
+            hooks=hooks,
             max_iterations=turn.deps.settings.agent_max_iterations,
         )
         iterations += outcome.iterations
-        if not turn.deferred:
+        if not approvals.deferred:
             return outcome.text, iterations
         # an approval still stands: say what the model said meanwhile, then wait on for it
         _send_reply(turn.ctx, outcome.text, turn.reply)
-        while not settle_deferred(turn):  # each round is a durable wait, not a spin
+        while not settle_deferred(approvals):  # each round is a durable wait, not a spin
             pass
 
 
@@ -143,6 +159,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
             act=turn.act,
             steer=lambda: [],
             record=turn.record,
+            hooks=ApprovalHook(turn),  # asks in the parent's chat; never streams
             max_iterations=deps.settings.agent_max_iterations,
         )
         answer = outcome.text

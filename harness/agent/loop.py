@@ -1,7 +1,9 @@
 """The think / act / observe loop, as a plain function.
 
 Everything with side effects comes in as a callable, so the loop runs the same under the
-durable runtime (where each callable is a step) and in a test with a scripted model.
+durable runtime (where each callable is a step) and in a test with a scripted model. What
+happens around each model and tool call (approval, taint, streaming, the status line) comes
+in as `hooks` (`harness.agent.hooks`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from harness.agent.hooks import NO_HOOKS, Hooks
 from harness.agent.image_pruning import prune_images
 from harness.agent.pruning import prune_tool_results
 from harness.agent.transcript import repair
@@ -82,6 +85,7 @@ def run_agent_loop(
     record: Record,
     transform: Transform = default_transform,
     compact: Compact = no_compaction,
+    hooks: Hooks = NO_HOOKS,
     max_iterations: int = 20,
 ) -> LoopOutcome:
     """Think, act on the tool calls, feed the results back, until the model answers in text
@@ -96,6 +100,9 @@ def run_agent_loop(
     `compact(conversation, forced)` runs before each think (it decides whether the context
     is too large) and, forced, once when the model reports a context overflow; the call is
     then retried. A second overflow propagates.
+    `hooks` are called around each think (`before_model` with what it is sent, each try
+    included; `after_model`) and each tool call (`before_tool`, which may answer the call
+    instead of `act`; `after_tool`), and `on_finish` when the loop returns.
     """
     conversation = list(history)
     outcome = LoopOutcome(text="", iterations=0)
@@ -108,10 +115,11 @@ def run_agent_loop(
         offered = () if last else (tools() if callable(tools) else tools)
         conversation = compact(conversation, False)
         try:
-            turn = think(transform(conversation), offered, note)
+            turn = _think(think, hooks, transform(conversation), offered, note)
         except ContextOverflowError:
             conversation = compact(conversation, True)
-            turn = think(transform(conversation), offered, note)
+            turn = _think(think, hooks, transform(conversation), offered, note)
+        hooks.after_model(turn)
         outcome.turns.append(turn)
         outcome.iterations = iteration + 1
         reply = turn.to_message()
@@ -120,10 +128,26 @@ def run_agent_loop(
             record(reply)
         if not turn.tool_calls:
             outcome.text = turn.text.strip() or "(The model returned an empty answer.)"
+            hooks.on_finish(outcome)
             return outcome
-        results = Message.tool(*(act(call) for call in turn.tool_calls))
+        results = Message.tool(*(_act(act, hooks, call) for call in turn.tool_calls))
         conversation.append(results)
         record(results)
     outcome.hit_limit = True
     outcome.text = f"(Stopped after {max_iterations} iterations without a final answer.)"
+    hooks.on_finish(outcome)
     return outcome
+
+
+def _think(
+    think: Think, hooks: Hooks, messages: list[Message], tools: Sequence[ToolSpec], note: str
+) -> AssistantTurn:
+    hooks.before_model(messages)
+    return think(messages, tools, note)
+
+
+def _act(act: Act, hooks: Hooks, call: ToolCall) -> ToolResult:
+    """One tool call: answered by a hook, or run by `act`; then the hooks see its result."""
+    decided = hooks.before_tool(call)
+    result = decided if isinstance(decided, ToolResult) else act(decided)
+    return hooks.after_tool(decided if isinstance(decided, ToolCall) else call, result)

@@ -5,6 +5,11 @@ Thinking is `step.run("think")`, each tool call `step.run("tool")`, steering
 the session file (the history's length, whether to compact) is a step too, so a replay sees
 exactly what the first execution saw even after the file changed. Writes to the session are
 idempotent appends keyed by run and sequence number.
+
+What happens around the calls is not decided here but by hooks (`harness.agent.hooks`): the
+composition of the turn (`handlers`) passes the loop the approval hook (`approval_hook`) and
+gives the turn the watch hooks its steps call when a call really runs (`status_hook`,
+`streaming_hook`).
 """
 
 from __future__ import annotations
@@ -17,8 +22,6 @@ from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
-from harness.agent import progress, tool_status
-from harness.agent.approval_gate import PENDING_RESULT, DeferredCall, ask_first
 from harness.agent.attachments import receive, steering_message
 from harness.agent.compaction import (
     SUMMARY_PROMPT,
@@ -36,14 +39,13 @@ from harness.agent.delegation import (
     parse_schedule,
 )
 from harness.agent.deps import AgentDeps
-from harness.agent.live_text import LiveText
+from harness.agent.hooks import NO_HOOKS, Hooks
 from harness.agent.memory import memory_context
 from harness.agent.memory_flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
 from harness.agent.memory_scope import memory_root
 from harness.agent.send_file import SEND_FILE, send_file
 from harness.agent.session import SessionLine
 from harness.agent.system_prompt import build_system_prompt
-from harness.agent.tool_paths import resolve_call
 from harness.agent.untrusted import GUIDANCE, Taint, new_id
 from harness.errors import StepFailedError
 from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
@@ -63,11 +65,12 @@ DELEGATE_TIMEOUT = "30m"
 GUIDELINES = f"{TOOL_GUIDELINES}\n{GUIDANCE}"
 """The tools block of the system prompt: constant, so the cached prefix stays byte-stable."""
 
-__all__ = ["DurableTurn", "ReplyTarget"]
+__all__ = ["DurableTurn", "ReplyTarget", "error_result"]
 
 
 class DurableTurn:
-    """The loop's `think`, `act`, `steer`, `record` and `compact`, bound to one run."""
+    """The loop's `think`, `act`, `steer`, `record` and `compact`, bound to one run.
+    `hooks` are told when a model or tool call really starts (inside its step)."""
 
     def __init__(
         self,
@@ -78,11 +81,11 @@ class DurableTurn:
         channel: str,
         session_key: str | None,
         reply: ReplyTarget | None,
-        live: LiveText | None = None,
+        hooks: Hooks = NO_HOOKS,
         ask_in: ReplyTarget | None = None,
     ) -> None:
         self.ctx = ctx
-        self.live = live
+        self.hooks = hooks
         self._thinks = 0
         self.ask_in = ask_in or reply  # where approvals are asked (a sub-agent: its parent's)
         self.deps = deps
@@ -95,12 +98,12 @@ class DurableTurn:
         # The prompt `compact` built to size the first call, handed to that call (see `system`)
         self._unsent_system: list[SystemBlock] | None = None
         self.arrived: list[Event] = []  # messages taken while an approval waited, for `steer`
-        self.deferred: list[DeferredCall] = []  # approvals still pending after such messages
         self.memory_root = memory_root(
             deps.workspace, deps.settings.agent_memory_scope, session_key, deps.private
         )
         self.transcript = deps.sessions.path_for(session_key) if session_key else None
-        self.taint = Taint(deps.workspace)  # the outside content this turn has read
+        # the outside content this turn has read: its tool steps write it, approval reads it
+        self.taint = Taint(deps.workspace)
 
     # -- context ---------------------------------------------------------------------
     def now(self) -> datetime:
@@ -241,10 +244,9 @@ class DurableTurn:
     ) -> AssistantTurn:
         """One model call as a durable step. Transient errors are retried by the step (the
         fallback model takes over from the third attempt); an overflow is raised as
-        `ContextOverflowError` so the loop can compact and try again. With `live`, the text is
-        passed on as it streams (not durable; a replay passes nothing on)."""
+        `ContextOverflowError` so the loop can compact and try again. The hooks get the text
+        as it streams (not durable; a replay passes nothing on)."""
         self._thinks += 1
-        self.taint.saw(messages)
         try:
             raw = self.ctx.step.run("think", self._think_once, list(messages), list(tools), note)
         except StepFailedError as exc:
@@ -258,15 +260,12 @@ class DurableTurn:
     def _think_once(
         self, messages: list[Message], tools: list[ToolSpec], note: str
     ) -> dict[str, Any]:
-        progress.report_step(self.ctx, self.session_key, progress.THINKING)
-        messages = with_image_data(messages, self.deps.workspace)
-        live = self.live
-        on_text = live.begin(self._thinks, self.ctx.attempt) if live is not None else None
+        on_text = self.hooks.model_started(self._thinks, self.ctx.attempt)
         try:
+            messages = with_image_data(messages, self.deps.workspace)
             turn = self._complete(self.system(note), messages, tools, on_text)
         finally:
-            if live is not None:
-                live.end()
+            self.hooks.model_ended()
         return turn.model_dump(mode="json")
 
     def _complete(
@@ -298,47 +297,21 @@ class DurableTurn:
 
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:
-        """Run one tool call durably, once a person approved it when the policy asks
-        (`approval_gate`); every failure or refusal becomes an error result for the model.
-        A path-taking call is asked about and run on its resolved path (`tool_paths`)."""
-        resolved = resolve_call(self.ctx, self.deps.workspace, call)
-        if isinstance(resolved, str):
-            return _error(call, resolved)
-        call = resolved
-        gate = ask_first(
-            self.ctx,
-            self.deps.settings,
-            call,
-            session_key=self.session_key,
-            reply=self.ask_in,
-            risky=self.registry.is_risky(call.name),
-            tainted_by=self.taint.source,
-        )
-        self.arrived.extend(gate.arrived)
-        if gate.pending is not None:  # the person wrote meanwhile: the request still stands
-            self.deferred.append(DeferredCall(call, gate.pending, gate.deadline_ms))
-            return ToolResult(tool_call_id=call.id, content=PENDING_RESULT)
-        if gate.refusal is not None:
-            return _error(call, gate.refusal)
-        return self.run_call(call)
-
-    def run_call(self, call: ToolCall) -> ToolResult:
-        """Run one tool call durably, without asking (it was approved, or needs no yes)."""
+        """Run one tool call durably, without asking: the loop's hooks decided it may run
+        (`approval_hook`). Every failure becomes an error result for the model."""
         if call.name in DELEGATION_TOOLS:
             return self._delegate(call)
         if call.name == SEND_FILE:
             max_bytes = self.deps.settings.media_max_bytes
             # a sub-agent sends into its parent's chat, where it would ask for approval
             return send_file(self.ctx, self.deps.workspace, self.ask_in, call, max_bytes)
-        raw = self.ctx.step.run("tool", self._execute, call.name, call.arguments)
+        raw = self.ctx.step.run("tool", self._execute, call)
         self.taint.ran(call.name, call.arguments, raw)
         return ToolResult(tool_call_id=call.id, content=raw["content"], is_error=raw["is_error"])
 
-    def _execute(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        status = tool_status.describe(name, arguments)
-        progress.report_step(self.ctx, self.session_key, progress.RUNNING, name, status.line)
-        if self.live is not None:
-            self.live.status(status.markdown)
+    def _execute(self, call: ToolCall) -> dict[str, Any]:
+        self.hooks.tool_started(call)
+        name, arguments = call.name, call.arguments
         tool_ctx = ToolContext(
             workspace=self.deps.workspace,
             cancel=self.ctx.cancelled,
@@ -357,7 +330,9 @@ class DurableTurn:
             model = DelegateScheduledParams if scheduled else DelegateTaskParams
             params = model.model_validate(call.arguments)
         except ValidationError as exc:
-            return _error(call, f"invalid arguments for {call.name}: {exc.errors()[0]['msg']}")
+            return error_result(
+                call, f"invalid arguments for {call.name}: {exc.errors()[0]['msg']}"
+            )
         if call.name == "delegate_task":
             try:
                 task = SubagentTask(task=params.task, ask_in=self.ask_in)
@@ -368,7 +343,7 @@ class DurableTurn:
                     timeout=DELEGATE_TIMEOUT,
                 )
             except StepFailedError as exc:
-                return _error(call, f"the sub-agent failed: {exc.error}")
+                return error_result(call, f"the sub-agent failed: {exc.error}")
             answer = self.taint.subagent_answer(
                 str(result.get("answer", "")),
                 result.get("read_outside"),
@@ -379,7 +354,7 @@ class DurableTurn:
         if isinstance(params, DelegateScheduledParams):
             checked = self.ctx.step.run("schedule", self._check_schedule, params.scheduled_for)
             if "error" in checked:
-                return _error(call, checked["error"])
+                return error_result(call, checked["error"])
             task = task.model_copy(update={"scheduled_for": checked["at"]})
         data = task.model_dump(mode="json")
         self.ctx.step.send_event("delegate", {"name": SUBAGENT_EVENT, "data": data})
@@ -411,7 +386,8 @@ class DurableTurn:
         return messages
 
 
-def _error(call: ToolCall, text: str) -> ToolResult:
+def error_result(call: ToolCall, text: str) -> ToolResult:
+    """The error result that answers `call` with `text` instead of running it."""
     return ToolResult(tool_call_id=call.id, content=text, is_error=True)
 
 
