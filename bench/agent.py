@@ -30,7 +30,7 @@ from harness.agent.handlers import handle_message
 from harness.agent.loop import default_transform, no_compaction, run_agent_loop
 from harness.agent.session import summary_message
 from harness.agent.transcript import estimate_tokens, repair
-from harness.embedded_redis import EmbeddedRedis
+from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.llm.guard import forbid_real_model_calls
 from harness.llm.types import AssistantTurn, Message, ToolCall, ToolResult, ToolSpec
 from harness.runtime import Runtime, publish

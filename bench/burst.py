@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 
 from bench.stats import cpu_seconds, listening_sockets, percentile, process_tree
-from harness.embedded_redis import EmbeddedRedis, free_port
+from harness.fleet.embedded_redis import EmbeddedRedis, free_port
 from tests.channels.payloads import tg_private_text
 from tests.fakes.telegram_api import FakeTelegramApi
 

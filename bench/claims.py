@@ -19,7 +19,7 @@ from pathlib import Path
 
 import redis
 
-from harness.embedded_redis import EmbeddedRedis
+from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.runtime import Runtime, event, publish
 from harness.runtime.executor import claimed_journal
 from harness.runtime.functions import FunctionSpec

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import redis
 
-from harness.embedded_redis import EmbeddedRedis
+from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.runtime import Runtime, event, publish
 from harness.runtime.celery_app import CeleryKicker, configure
 from harness.runtime.functions import DEFAULT_QUEUE, FunctionSpec

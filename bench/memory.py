@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from harness.agent.distill import DISTILL_PROMPT, Thresholds, render_request
-from harness.agent.heartbeat import apply_distillation, plan_distillation
-from harness.agent.memory import MEMORY_FILE, append_note, log_path
+from harness.agent.memory.distill import DISTILL_PROMPT, Thresholds, render_request
+from harness.agent.memory.heartbeat import apply_distillation, plan_distillation
+from harness.agent.memory.notes import MEMORY_FILE, append_note, log_path
 
 TICK = timedelta(minutes=30)
 START = datetime(2027, 3, 1, tzinfo=UTC)

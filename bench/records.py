@@ -20,7 +20,7 @@ from typing import Any
 
 import redis
 
-from harness.embedded_redis import EmbeddedRedis
+from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import redis
 
-from harness.embedded_redis import EmbeddedRedis
+from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.runtime import Runtime, publish
 from harness.runtime.celery_app import CeleryKicker, configure
 from harness.runtime.keys import Keys

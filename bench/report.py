@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import report_figures as figures
-from harness.embedded_redis import find_redis_server
+from harness.fleet.embedded_redis import find_redis_server
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- report:begin -->", "<!-- report:end -->"

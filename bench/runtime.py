@@ -26,7 +26,7 @@ from pathlib import Path
 import redis
 
 from bench.stats import percentile
-from harness.embedded_redis import EmbeddedRedis
+from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.celery_app import CeleryKicker, app, configure
 from harness.runtime.executor import advance

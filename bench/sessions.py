@@ -24,7 +24,7 @@ import redis
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import handle_message
 from harness.agent.session import SessionLine, SessionStore
-from harness.embedded_redis import EmbeddedRedis
+from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.llm.guard import forbid_real_model_calls
 from harness.llm.types import Message, ToolCall, ToolResult
 from harness.runtime import Runtime, publish

@@ -49,7 +49,7 @@ import redis
 
 from bench.stats import cpu_seconds, percentile
 from bench.wire import WARM_UP, wire_floor
-from harness.embedded_redis import EmbeddedRedis, free_port
+from harness.fleet.embedded_redis import EmbeddedRedis, free_port
 from harness.runtime.celery_app import app as celery_app
 from harness.runtime.celery_app import configure
 from harness.runtime.keys import Keys

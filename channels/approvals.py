@@ -26,7 +26,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from channels.base import Inbound
 from channels.registry import channel_or_none
-from harness.agent.approval_lines import UNSHOWN_BY, decided, decision_line
+from harness.agent.approvals.lines import UNSHOWN_BY, decided, decision_line
 from harness.errors import StepFailedError
 from harness.events import (
     APPROVAL_CLOSED,

@@ -86,7 +86,7 @@ def _setup_logging() -> None:
 def up(port: PortOption = None) -> None:
     """Run the whole fleet in the foreground (web, worker, scheduler); Redis is embedded when
     REDIS_URL is unset."""
-    from harness.supervisor import run_fleet
+    from harness.fleet.supervisor import run_fleet
 
     _use_port(port)
     _setup_logging()

@@ -12,8 +12,8 @@ if TYPE_CHECKING:
 
 BUILTIN_FUNCTION_MODULES: tuple[str, ...] = (
     "harness.agent.handlers",
-    "harness.agent.heartbeat",
-    "harness.agent.approval_text",
+    "harness.agent.memory.heartbeat",
+    "harness.agent.approvals.text",
     "channels.handlers",
 )
 """The modules whose functions every worker runs (and the web server registers)."""

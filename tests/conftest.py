@@ -20,7 +20,7 @@ pytest_plugins = [
 def _own_fleet_records(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every test keeps its fleet records (`harness.fleets`) in a folder of its own, never the
+    """Every test keeps its fleet records (`harness.fleet.fleets`) in a folder of its own, never the
     user's `~/.local/state/harness`."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
 

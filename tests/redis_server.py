@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from harness.embedded_redis import EmbeddedRedis
+from harness.fleet.embedded_redis import EmbeddedRedis
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ import pytest
 
 from bench.stats import listening_sockets
 from bench.wire import WARM_UP, wire_floor
-from harness.embedded_redis import free_port
+from harness.fleet.embedded_redis import free_port
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
 

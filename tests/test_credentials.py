@@ -17,7 +17,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
 from harness.credentials import CREDENTIAL_NAME
-from harness.embedded_redis import OWNER_NAME
+from harness.fleet.embedded_redis import OWNER_NAME
 from harness.redaction import MASK, redact
 from harness.runtime.connection import resolve_redis_url
 from harness.settings import Settings

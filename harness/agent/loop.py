@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from harness.agent.hooks import NO_HOOKS, Hooks
-from harness.agent.image_pruning import prune_images
+from harness.agent.media.image_pruning import prune_images
 from harness.agent.pruning import prune_tool_results
 from harness.agent.transcript import repair
 from harness.llm.errors import ContextOverflowError

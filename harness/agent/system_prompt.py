@@ -26,7 +26,7 @@ import zoneinfo
 from datetime import datetime
 from pathlib import Path
 
-from harness.agent.memory import memory_context
+from harness.agent.memory.notes import memory_context
 from harness.agent.skills import load_skills, skills_index
 from harness.llm.types import SystemBlock
 from harness.workspace_files import read_optional_text

@@ -7,7 +7,7 @@ exactly what the first execution saw even after the file changed. Writes to the 
 idempotent appends keyed by run and sequence number.
 
 What happens around the calls is not decided here but by hooks (`harness.agent.hooks`): the
-composition of the turn (`handlers`) passes the loop the approval hook (`approval_hook`) and
+composition of the turn (`handlers`) passes the loop the approval hook (`approvals.hook`) and
 gives the turn the watch hooks its steps call when a call really runs (`status_hook`,
 `streaming_hook`).
 """
@@ -22,7 +22,6 @@ from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
-from harness.agent.attachments import receive, steering_message
 from harness.agent.compaction import (
     SUMMARY_PROMPT,
     apply_compaction,
@@ -40,10 +39,11 @@ from harness.agent.delegation import (
 )
 from harness.agent.deps import AgentDeps
 from harness.agent.hooks import NO_HOOKS, Hooks
-from harness.agent.memory import memory_context
-from harness.agent.memory_flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
-from harness.agent.memory_scope import memory_root
-from harness.agent.send_file import SEND_FILE, send_file
+from harness.agent.media.attachments import receive, steering_message
+from harness.agent.media.send_file import SEND_FILE, send_file
+from harness.agent.memory.flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
+from harness.agent.memory.notes import memory_context
+from harness.agent.memory.scope import memory_root
 from harness.agent.session import SessionLine
 from harness.agent.system_prompt import build_system_prompt
 from harness.agent.untrusted import GUIDANCE, Taint, new_id
@@ -206,7 +206,7 @@ class DurableTurn:
         return store.messages(key, upto=count)
 
     def _flush_memory(self, old: list[Message]) -> None:
-        """The silent turn before compaction (see `memory_flush`): notes only, best effort."""
+        """The silent turn before compaction (see `memory.flush`): notes only, best effort."""
         spec = remember_spec(self.tool_specs())
         if spec is None:
             return
@@ -298,7 +298,7 @@ class DurableTurn:
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:
         """Run one tool call durably, without asking: the loop's hooks decided it may run
-        (`approval_hook`). Every failure becomes an error result for the model."""
+        (`approvals.hook`). Every failure becomes an error result for the model."""
         if call.name in DELEGATION_TOOLS:
             return self._delegate(call)
         if call.name == SEND_FILE:

@@ -15,7 +15,7 @@ The system prompt (`GUIDANCE`) tells the model the wrapper holds data, never ins
 
 Taint. A turn whose model context holds a wrapper (`first_source`) has read outside content:
 its risky calls ask a person even when the allowlist or a session grant would let them
-through (`approval_policy`, `tainted=True`). Because it is derived from what the model is
+through (`approvals.policy`, `tainted=True`). Because it is derived from what the model is
 sent, it survives replays and crashes, and it carries into later turns for as long as the
 wrapped text stays in the context (pruning clears old tool results, compaction summarises).
 
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from harness.agent.memory import MEMORY_FILE
+from harness.agent.memory.notes import MEMORY_FILE
 from harness.agent.skills import USER_SKILLS_DIR
 from harness.agent.system_prompt import IDENTITY_FILES, USER_FILE
 from harness.agent.workspace import SHIPPED_SKILLS_DIR

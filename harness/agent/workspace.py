@@ -5,10 +5,10 @@ Layout after `ensure_workspace`:
     workspace/
         SOUL.md, USER.md, MEMORY.md, ...   copied from the template once, then the user's
         functions/                         durable functions the sidecar loads
-        memory/YYYY-MM-DD.md               daily logs (see `harness.agent.memory`)
+        memory/YYYY-MM-DD.md               daily logs (see `harness.agent.memory.notes`)
         memory/history/                    earlier versions of MEMORY.md and held-back
-                                           distillations (see `harness.agent.memory_history`)
-        memory/.distilled.json             how far each log is distilled (`harness.agent.distill`)
+                                           distillations (see `harness.agent.memory.history`)
+        memory/.distilled.json             how far each log is distilled (`memory.distill`)
         skills/*.md                        the user's own skills
         skills/shipped/*.md                a mirror of the repository's `skills/`, rewritten on
                                            every call: edits there are lost, so a user who wants

@@ -191,8 +191,8 @@ def check_allowlist(settings: Settings) -> list[Check]:
     over a program that can run other programs (which it never allows), an exact pattern
     over a program that reads config or code from the workspace (which trusts those files),
     or one that does not parse. Nothing when every pattern is fine."""
-    from harness.agent.approval_policy import ApprovalPolicy
-    from harness.agent.command_allowlist import allowlist_warnings
+    from harness.agent.approvals.allowlist import allowlist_warnings
+    from harness.agent.approvals.policy import ApprovalPolicy
 
     policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
     fix = (

@@ -22,8 +22,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from harness.agent.distill import DISTILL_EVENT, HEARTBEAT_FUNCTION
-from harness.agent.memory_history import MemoryHistory, UnknownVersionError
+from harness.agent.memory.distill import DISTILL_EVENT, HEARTBEAT_FUNCTION
+from harness.agent.memory.history import MemoryHistory, UnknownVersionError
 from harness.errors import HarnessError
 from harness.events import Event
 from harness.settings import get_settings

@@ -94,7 +94,7 @@ def poll(
 ) -> None:
     """Receive a channel's messages without a public URL (Telegram getUpdates with
     TELEGRAM_MODE=polling, Slack Socket Mode with SLACK_APP_TOKEN) until Ctrl-C."""
-    from harness.restarts import run_with_restarts
+    from harness.fleet.restarts import run_with_restarts
     from harness.runtime import get_runtime
 
     logging.basicConfig(

@@ -4,9 +4,9 @@
 1. `REDIS_URL`;
 2. the state folder of the configured workspace (`AGENT_WORKSPACE`, or `--workspace PATH`),
    where `harness up` publishes its embedded Redis's URL, then this user's fleet record for
-   that workspace (`harness.fleets`, which also knows a custom `HARNESS_STATE_DIR`);
+   that workspace (`harness.fleet.fleets`, which also knows a custom `HARNESS_STATE_DIR`);
 3. when no workspace was named explicitly and exactly one fleet of this user is running
-   (`harness.fleets.running`), that one, so the CLI works from any folder.
+   (`harness.fleet.fleets.running`), that one, so the CLI works from any folder.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness import fleets
 from harness.credentials import register_url_password
-from harness.embedded_redis import OWNER_NAME
 from harness.errors import ConfigurationError
+from harness.fleet import fleets
+from harness.fleet.embedded_redis import OWNER_NAME
 from harness.settings import Settings
 from harness.state_dir import redis_dir, redis_url_file, state_dir
 

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterable
 
 from harness.errors import ConfigurationError
-from harness.heap import freeze_startup_heap
+from harness.fleet.heap import freeze_startup_heap
 from harness.runtime.assembly import get_runtime
 from harness.runtime.celery_app import app
 from harness.runtime.presence import Heartbeat

@@ -49,7 +49,7 @@ READY_TIMEOUT_S = 60.0
 STOP_GRACE_S = 5.0
 FINAL_GRACE_S = 3.0
 """When the sidecar itself stops: shorter than the 5 s `harness up` gives it before SIGKILL
-(`harness.process_manager.STOP_GRACE_S`), so its child is stopped by it, not orphaned."""
+(`harness.fleet.process_manager.STOP_GRACE_S`), so its child is stopped by it, not orphaned."""
 MAX_BACKOFF_S = 60.0
 STABLE_AFTER_S = 30.0
 _POLL_S = 0.05

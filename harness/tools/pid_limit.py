@@ -36,7 +36,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.fleets import pid_alive
+from harness.fleet.fleets import pid_alive
 
 logger = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ import harness.web.health as health
 import harness.web.webhooks as webhooks
 from harness.access import announce_policy
 from harness.composition import plug_in_channels
+from harness.fleet.heap import freeze_startup_heap
 from harness.fleet_functions import BUILTIN_FUNCTION_MODULES
-from harness.heap import freeze_startup_heap
 from harness.runtime import Runtime, get_runtime
 from harness.settings import Settings, get_settings
 from harness.web import dashboard

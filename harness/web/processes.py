@@ -29,8 +29,8 @@ from typing import Any
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 
+from harness.fleet.restarts import run_with_restarts
 from harness.observe.json_logs import configure_logging
-from harness.restarts import run_with_restarts
 from harness.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ def listening_socket(host: str, port: int, backlog: int) -> socket.socket:
 def serve_processes(app: str, workers: int, options: dict[str, Any]) -> int:
     """Run `workers` processes, each serving the app factory named `app` ("module:function")
     with uvicorn `options` (host, port, ...) on its own SO_REUSEPORT socket, until SIGINT or
-    SIGTERM. A process that exits is started again, with `harness.restarts`' backoff and one
+    SIGTERM. A process that exits is started again, with `harness.fleet.restarts`' backoff and one
     log line. Blocks; returns 0 after a requested stop, 1 when a process failed to start."""
     stop = threading.Event()
     failed = threading.Event()

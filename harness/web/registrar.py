@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 
-from harness.restarts import Backoff
+from harness.fleet.restarts import Backoff
 from harness.runtime import Runtime
 from harness.runtime.worker import load_function_modules
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.addresses import ACCESS_META
-from harness.agent.approval_grants import OWNER, grantee_of, people_of
+from harness.agent.approvals.grants import OWNER, grantee_of, people_of
 from harness.events import Destination, ReplyTarget
 from harness.records.approvals import Claim
 

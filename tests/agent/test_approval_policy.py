@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.agent.approval_policy import ApprovalPolicy, summarize_call
+from harness.agent.approvals.policy import ApprovalPolicy, summarize_call
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.agent.approval_gate import attended
+from harness.agent.approvals.gate import attended
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.events import MESSAGE_RECEIVED, Destination, ReplyTarget
 from harness.runtime import publish

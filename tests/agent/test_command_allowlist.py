@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.agent.command_allowlist import (
+from harness.agent.approvals.allowlist import (
     allowlist_warnings,
     announce_allowlist,
     command_allowed,
@@ -125,7 +125,7 @@ def test_allowlist_warnings_name_each_pattern_that_does_other_than_it_seems(
     # patterns over programs that read the workspace's config, and fine ones
     patterns = ["git *", "find *", "* --help", "ls 'x", "ls *", "git status", "make test", "wc -l"]
     # When the worker announces them
-    with caplog.at_level(logging.WARNING, logger="harness.agent.command_allowlist"):
+    with caplog.at_level(logging.WARNING, logger="harness.agent.approvals.allowlist"):
         announce_allowlist(patterns)
     # Then there is one warning line per offending pattern, naming it
     lines = [r.getMessage() for r in caplog.records]
@@ -146,7 +146,7 @@ def test_worker_start_up_warns_once_per_wildcard_over_a_runner(
         tmp_path / "workspace", model_server, agent_approval_allow="git *,find *,ls *"
     )
     # When a worker builds its agent dependencies
-    with caplog.at_level(logging.WARNING, logger="harness.agent.command_allowlist"):
+    with caplog.at_level(logging.WARNING, logger="harness.agent.approvals.allowlist"):
         build_deps(settings).close()
     # Then one warning line names each of git * and find *
     lines = [r.getMessage() for r in caplog.records if "AGENT_APPROVAL_ALLOW" in r.getMessage()]

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from harness.agent.distill import (
+from harness.agent.memory.distill import (
     DistillState,
     PendingLogs,
     Thresholds,
@@ -17,8 +17,8 @@ from harness.agent.distill import (
     decide,
     pending_logs,
 )
-from harness.agent.memory import append_note, log_path
-from harness.agent.remember_tool import RememberTool
+from harness.agent.memory.notes import append_note, log_path
+from harness.agent.memory.remember import RememberTool
 from harness.tools.base import ToolContext, ToolRegistry
 
 NOW = datetime(2027, 1, 15, 10, 0, tzinfo=UTC)

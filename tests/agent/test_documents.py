@@ -7,8 +7,8 @@ from pathlib import Path
 from pypdf import PdfWriter
 from pypdf.generic import DictionaryObject, NameObject, StreamObject
 
-from harness.agent.documents import describe, pdf_text
-from harness.agent.inbox import InboxFile
+from harness.agent.media.documents import describe, pdf_text
+from harness.agent.media.inbox import InboxFile
 
 
 def _pdf(path: Path, text: str) -> None:

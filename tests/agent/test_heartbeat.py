@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 
 from harness.agent.deps import build_deps, set_agent_deps
-from harness.agent.distill import DISTILL_EVENT, PendingLogs, Thresholds, load_state
-from harness.agent.heartbeat import (
+from harness.agent.memory.distill import DISTILL_EVENT, PendingLogs, Thresholds, load_state
+from harness.agent.memory.heartbeat import (
     DistillPlan,
     apply_distillation,
     heartbeat,
     plan_distillation,
 )
-from harness.agent.memory import append_note, log_path
-from harness.agent.memory_history import MemoryHistory
+from harness.agent.memory.history import MemoryHistory
+from harness.agent.memory.notes import append_note, log_path
 from harness.runtime import publish
 from harness.runtime.cron_ticks import fire_due_ticks
 from harness.runtime.testing import drain
@@ -282,7 +282,7 @@ def test_distillation_falls_back_to_the_second_model_like_the_agent(
 
 def test_heartbeat_distils_each_chat_memory_on_its_own(rig: AgentRig, clock: ManualClock) -> None:
     # Given per-chat memory, where one chat wrote plenty of notes and the shared log is quiet
-    from harness.agent.memory_scope import memory_root
+    from harness.agent.memory.scope import memory_root
 
     chat = memory_root(rig.workspace, "per-chat", "telegram-42", rig.deps.private)
     chat.mkdir(parents=True)

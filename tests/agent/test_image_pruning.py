@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.agent.image_pruning import image_note, prune_images
+from harness.agent.media.image_pruning import image_note, prune_images
 from harness.llm.types import ImageRef, Message
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.agent.inbox import safe_name, store
+from harness.agent.media.inbox import safe_name, store
 from harness.events import Attachment
 
 PNG_HEADER = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.agent.memory import CUT_MARKER, append_note, log_path, memory_context
-from harness.agent.remember_tool import RememberTool
+from harness.agent.memory.notes import CUT_MARKER, append_note, log_path, memory_context
+from harness.agent.memory.remember import RememberTool
 from harness.tools import ToolContext, ToolRegistry
 
 PARIS_SUMMER = timezone(timedelta(hours=2))

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 from typer.testing import CliRunner
 
-from harness.agent.heartbeat import heartbeat
-from harness.agent.memory import append_note
-from harness.agent.memory_history import MemoryHistory
+from harness.agent.memory.heartbeat import heartbeat
+from harness.agent.memory.history import MemoryHistory
+from harness.agent.memory.notes import append_note
 from harness.commands.memory import memory_app
 from harness.runtime import Runtime, set_runtime
 from harness.runtime.testing import DrainingKicker

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.agent.deps import build_deps, set_agent_deps
-from harness.agent.memory_scope import all_roots, chat_folder_name, memory_root
+from harness.agent.memory.scope import all_roots, chat_folder_name, memory_root
 from tests.agent.conftest import AgentRig, make_settings
 from tests.fakes.model_server import Reply
 

@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from harness.agent.memory import append_note
+from harness.agent.memory.notes import append_note
 from harness.agent.system_prompt import build_system_prompt
 from harness.agent.workspace import ensure_workspace
 from harness.llm.types import SystemBlock

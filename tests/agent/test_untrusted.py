@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.agent.approval_gate import UNATTENDED_REFUSAL
+from harness.agent.approvals.gate import UNATTENDED_REFUSAL
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import handle_message, run_subagent
 from harness.agent.untrusted import (

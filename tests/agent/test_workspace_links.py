@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.agent.distill import DistillState, daily_logs, save_state
-from harness.agent.memory_history import MemoryHistory
+from harness.agent.memory.distill import DistillState, daily_logs, save_state
+from harness.agent.memory.history import MemoryHistory
 from harness.agent.skills import load_skills
 from harness.agent.workspace import ensure_workspace
 from harness.sidecar.loader import function_files

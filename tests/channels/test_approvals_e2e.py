@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from harness.agent.approval_text import approval_by_text
+from harness.agent.approvals.text import approval_by_text
 from harness.agent.handlers import run_subagent
 from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from harness.agent.approval_lines import UNSHOWN_BY
+from harness.agent.approvals.lines import UNSHOWN_BY
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import HANDLE_MESSAGE
 from harness.records.approvals import RedisApprovalStore

@@ -31,7 +31,7 @@ import httpx
 import pytest
 import redis
 
-from harness.embedded_redis import EmbeddedRedis, free_port
+from harness.fleet.embedded_redis import EmbeddedRedis, free_port
 from harness.runtime import Runtime
 from harness.runtime.keys import Keys
 from harness.runtime.presence import live_members

@@ -19,7 +19,7 @@ import redis
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.embedded_redis import free_port
+from harness.fleet.embedded_redis import free_port
 from harness.runtime.keys import Keys
 from tests.channels.conftest import SLACK_SIGNING_SECRET, TELEGRAM_SECRET
 from tests.chaos.scale import current

@@ -20,8 +20,8 @@ from typing import Any
 
 import redis
 
-from harness.embedded_redis import find_redis_server, free_port
 from harness.errors import BusUnavailableError
+from harness.fleet.embedded_redis import find_redis_server, free_port
 from harness.runtime.sentinel import SentinelTarget, TlsOptions
 from tests.integration.tls_certs import TlsFiles
 from tests.waiting import wait_until

@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness import fleets
-from harness.embedded_redis import free_port
+from harness.fleet import fleets
+from harness.fleet.embedded_redis import free_port
 from tests.fakes.model_server import ModelServer, Reply
 from tests.integration.conftest import ROOT, up_env, wait_until
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import process_tree
-from harness.embedded_redis import free_port
-from harness.process_tree import Proc
+from harness.fleet import process_tree
+from harness.fleet.embedded_redis import free_port
+from harness.fleet.process_tree import Proc
 from tests.fakes.model_server import ModelServer
 from tests.integration.conftest import ROOT, up_env, wait_until
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.embedded_redis import free_port
+from harness.fleet.embedded_redis import free_port
 from tests.channels.payloads import tg_private_text
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi

@@ -19,7 +19,7 @@ import httpx
 import pytest
 import redis
 
-from harness.embedded_redis import free_port
+from harness.fleet.embedded_redis import free_port
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.integration.sentinel_cluster import (

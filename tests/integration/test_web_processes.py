@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.embedded_redis import free_port
+from harness.fleet.embedded_redis import free_port
 from tests.integration.conftest import Fleet
 from tests.waiting import wait_until
 

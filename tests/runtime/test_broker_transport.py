@@ -18,7 +18,7 @@ import pytest
 from kombu import Connection
 from kombu.common import ignore_errors
 
-from harness.embedded_redis import EmbeddedRedis
+from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.runtime import broker_transport, celery_app  # noqa: F401  (installs the transports)
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import fleets
 from harness.errors import ConfigurationError
+from harness.fleet import fleets
 from harness.runtime.connection import resolve_redis_url
 from harness.settings import Settings
 from harness.state_dir import redis_dir, redis_url_file, write_private

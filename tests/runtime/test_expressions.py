@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from simpleeval import EvalWithCompoundTypes
 
-from harness.agent.approval_text import _PREDICATE as APPROVAL_PREDICATE
+from harness.agent.approvals.text import _PREDICATE as APPROVAL_PREDICATE
 from harness.runtime.expressions import evaluate_predicate
 
 

@@ -1,7 +1,7 @@
 """Red team: an exact allowlist pattern is only as safe as the files the program reads.
 
 `AGENT_APPROVAL_ALLOW="git status"` names every word, so the allowlist lets it run unasked
-(`command_allowlist`: "only a pattern without wildcards, which names every word, allows such a
+(`approvals.allowlist`: "only a pattern without wildcards, which names every word, allows such a
 program"). But git reads `.git/config` from the workspace, which the agent writes with
 `write` without asking anyone, and `core.fsmonitor` there is a command git runs on `status`.
 So the exact pattern let the agent run any command with no person's yes (inside the shell

@@ -22,7 +22,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from harness.embedded_redis import EmbeddedRedis
+from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.redaction import MASK
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import redis
 
-from harness.embedded_redis import EmbeddedRedis
 from harness.events import APPROVAL_GIVEN, MESSAGE_RECEIVED
+from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.runtime import publish
 from harness.runtime.ledger import RunRecord
 from harness.tools.sandbox import SandboxSetting, sandbox_mode

@@ -18,7 +18,7 @@ import pytest
 import redis
 
 from harness.agent.session import SessionLine, SessionStore
-from harness.embedded_redis import EmbeddedRedis
+from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.llm.types import Message
 from harness.state_dir import redis_dir, redis_password
 from harness.tools import ShellPolicy, ToolContext, ToolOutcome, default_registry

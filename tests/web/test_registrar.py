@@ -9,8 +9,8 @@ import pytest
 
 from harness.chat_client import TERMINAL_SENDER, chat_message
 from harness.errors import ConfigurationError
+from harness.fleet.restarts import Backoff
 from harness.fleet_functions import BUILTIN_FUNCTION_MODULES
-from harness.restarts import Backoff
 from harness.runtime import Runtime, publish
 from harness.runtime.testing import RecordingKicker
 from harness.web.registrar import FunctionRegistrar

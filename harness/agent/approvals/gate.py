@@ -1,7 +1,7 @@
 """Asking before a risky tool call runs: durable, first answer wins, never holds a worker.
 
-`ask_first` is called by the approval hook (`approval_hook`) before a tool step. When the policy
-(`approval_policy`) wants a yes, it records a pending request (`ApprovalStore`), publishes
+`ask_first` is called by the approval hook (`approvals.hook`) before a tool step. When the policy
+(`approvals.policy`) wants a yes, it records a pending request (`ApprovalStore`), publishes
 `agent.approval.requested` (a channel renders it with buttons) and suspends the run on
 `agent.approval.answered` for this request, up to `AGENT_APPROVAL_TIMEOUT`. Every decision is
 a step, so a replay after a crash or a restart sees what the first execution saw.
@@ -22,10 +22,10 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from harness.agent.approval_grants import grantee_of, people_of
-from harness.agent.approval_lines import UNSHOWN_BY, decision_line
-from harness.agent.approval_policy import DECISIONS, ApprovalPolicy, summarize_call
-from harness.agent.approval_text import decision_of, typed_answer
+from harness.agent.approvals.grants import grantee_of, people_of
+from harness.agent.approvals.lines import UNSHOWN_BY, decision_line
+from harness.agent.approvals.policy import DECISIONS, ApprovalPolicy, summarize_call
+from harness.agent.approvals.text import decision_of, typed_answer
 from harness.agent.untrusted import clean_source
 from harness.events import (
     APPROVAL_ANSWERED,
@@ -70,7 +70,7 @@ PENDING_RESULT = (
 @dataclass(frozen=True)
 class DeferredCall:
     """A tool call whose request still stands after the person wrote something else: the
-    turn answers them, then waits on (`approval_deferral`)."""
+    turn answers them, then waits on (`approvals.deferral`)."""
 
     call: ToolCall
     approval_id: str
@@ -198,7 +198,7 @@ def settle(
     The decision, who gave it and when are read from the request's record, never from the
     `agent.approval.answered` event that woke the run: anything able to publish an event could
     forge one. An event whose request is still pending is ignored (the wait goes on). A
-    "session" answer grants the tool to the person who gave it (`approval_grants`), whose
+    "session" answer grants the tool to the person who gave it (`approvals.grants`), whose
     turns `reply` tells apart."""
     store = RedisApprovalStore(ctx.runtime)
     arrived: list[Event] = []

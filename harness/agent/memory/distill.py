@@ -5,7 +5,7 @@ Positions, not dates: `memory/.distilled.json` records, per daily log, how many 
 been distilled and a hash of those bytes. What is new is everything past that point, so each
 note is sent to the model once. A log whose distilled part no longer matches its hash was
 edited by hand and is sent again from its start. Logs are only ever appended to (under an
-exclusive lock, see `harness.agent.memory.append_note`), and are read under a shared lock, so
+exclusive lock, see `harness.agent.memory.notes.append_note`), and are read under a shared lock, so
 a position always falls between two whole entries.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from harness.agent.memory import MEMORY_DIR
+from harness.agent.memory.notes import MEMORY_DIR
 from harness.workspace_files import UnsafePathError, files_in, open_fd, read_bytes, write_replace
 
 HEARTBEAT_FUNCTION = "agent-heartbeat"

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.agent import platforms
-from harness.agent.documents import describe, human_size
-from harness.agent.inbox import InboxFile, store
+from harness.agent.media.documents import describe, human_size
+from harness.agent.media.inbox import InboxFile, store
 from harness.agent.untrusted import new_id, wrap
 from harness.errors import StepFailedError
 from harness.events import Attachment, MessageReceived

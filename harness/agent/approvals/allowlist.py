@@ -60,7 +60,7 @@ WORKSPACE_LOADERS: tuple[str, ...] = (
 """Programs that read config or code from the working folder or HOME: an exact
 `AGENT_APPROVAL_ALLOW` entry for one (`git status`, `make test`, `pytest -q`) trusts files the
 agent can write (`allowlist_warnings` says so). Writes to `.git` and `.home/` ask
-(`approval_policy`); a Makefile, conftest.py or package.json does not."""
+(`approvals.policy`); a Makefile, conftest.py or package.json does not."""
 
 RUNNERS: tuple[str, ...] = (
     # shells, and the shell's own ways of running a word as a command

@@ -1,7 +1,7 @@
 """A request that still stands after the person wrote something else (steer mode).
 
 The model got `PENDING_RESULT` for the call and the person's message, and answered them. The
-turn then sends that answer, waits on for the request (`approval_gate.settle`, until the
+turn then sends that answer, waits on for the request (`approvals.gate.settle`, until the
 request's own deadline, as before), and tells the model how it ended, as a new message: the
 call's result once approved, the refusal otherwise. A further message while it waits goes to
 the model the same way, the request still standing.
@@ -9,8 +9,8 @@ the model the same way, the request still standing.
 
 from __future__ import annotations
 
-from harness.agent.approval_gate import settle
-from harness.agent.approval_hook import ApprovalHook
+from harness.agent.approvals.gate import settle
+from harness.agent.approvals.hook import ApprovalHook
 from harness.llm.types import Message
 
 

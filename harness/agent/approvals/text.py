@@ -4,7 +4,7 @@ A plain yes or no answers the session's pending request, as if the person who wr
 pressed the button: the same `agent.approval.given` goes to `answer-approval`, which applies
 the same rules (only an approver, first answer wins). Only such messages start this function
 (its trigger's predicate), so other messages cost nothing. In steer mode the waiting run sees
-the message too (it ends its wait, see `approval_gate`) and answers the request itself with
+the message too (it ends its wait, see `approvals.gate`) and answers the request itself with
 the same rules; whichever comes first counts, and both then agree on the decision. In cancel
 mode the message cancels the waiting run instead, so this function answers nothing.
 """

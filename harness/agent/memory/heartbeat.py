@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel
 
 from harness.agent.deps import AgentDeps, agent_deps
-from harness.agent.distill import (
+from harness.agent.memory.distill import (
     DISTILL_EVENT,
     DISTILL_PROMPT,
     HEARTBEAT_FUNCTION,
@@ -42,8 +42,8 @@ from harness.agent.distill import (
     render_request,
     save_state,
 )
-from harness.agent.memory_history import MemoryChangedError, MemoryHistory, text_sha
-from harness.agent.memory_scope import all_roots
+from harness.agent.memory.history import MemoryChangedError, MemoryHistory, text_sha
+from harness.agent.memory.scope import all_roots
 from harness.errors import ConfigurationError
 from harness.llm.errors import ModelCancelledError, TransientModelError
 from harness.llm.types import AssistantTurn, Message

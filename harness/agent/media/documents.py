@@ -16,7 +16,7 @@ from typing import IO
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
-from harness.agent.inbox import InboxFile
+from harness.agent.media.inbox import InboxFile
 from harness.agent.untrusted import wrap
 from harness.workspace_files import read_bytes, read_text
 

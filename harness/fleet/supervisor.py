@@ -2,18 +2,18 @@
 
 Without `REDIS_URL` it first starts an embedded Redis in the state folder (`harness.state_dir`:
 persistent, so runs survive a restart; password-protected) and hands its URL to every process.
-It records itself in this user's fleet records (`harness.fleets`) so the CLI finds it from any
+It records itself in this user's fleet records (`harness.fleet.fleets`) so the CLI finds it from any
 folder. Before starting anything it checks that the web port is free, and says to set `PORT`
 when it is not.
 
-Restart policy: `harness.process_manager` runs the processes and, when one exits, on Ctrl-C /
+Restart policy: `harness.fleet.process_manager` runs the processes and, when one exits, on Ctrl-C /
 SIGTERM, or when our output's reader goes away, stops the others (each with everything it
 started; a second Ctrl-C kills at once); the embedded Redis is stopped last, and its death
 stops the fleet too. So web, worker and scheduler are essential. Channel listeners (`harness
 poll <channel> --restart`) never exit on a platform failure: they restart themselves
-in-process with backoff (`harness.restarts`), so a bad token or an unreachable platform leaves
+in-process with backoff (`harness.fleet.restarts`), so a bad token or an unreachable platform leaves
 the fleet serving. Once `/readyz` answers 200 from our own web process (it echoes this
-start's fleet id, `harness.fleets.FLEET_ID_ENV`), one line says the fleet can take messages.
+start's fleet id, `harness.fleet.fleets.FLEET_ID_ENV`), one line says the fleet can take messages.
 """
 
 from __future__ import annotations
@@ -36,10 +36,10 @@ from typing import NoReturn, TextIO
 from honcho.environ import parse_procfile
 from honcho.printer import Printer
 
-from harness import fleets
-from harness.embedded_redis import EmbeddedRedis
 from harness.errors import ConfigurationError
-from harness.process_manager import ProcessManager
+from harness.fleet import fleets
+from harness.fleet.embedded_redis import EmbeddedRedis
+from harness.fleet.process_manager import ProcessManager
 from harness.settings import Settings
 from harness.state_dir import (
     migrate_legacy_redis,
@@ -96,7 +96,7 @@ def run_fleet(
     Every child gets `REDIS_URL`: the configured one, else that of an embedded Redis started
     in `redis_dir(state_dir(settings))` (data under `<workspace>/.harness/redis` is moved
     there first), whose URL is also published to `redis_url_file(state)` and which is stopped
-    (and the file removed) on return. While running, a fleet record (`harness.fleets`) names
+    (and the file removed) on return. While running, a fleet record (`harness.fleet.fleets`) names
     this workspace's Redis and web port. Output goes to `output` (default stdout), each line
     prefixed by its process name; no line carries the Redis password. When stdout breaks
     (its reader exited), the fleet stops and stdout is pointed at /dev/null.

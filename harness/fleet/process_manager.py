@@ -6,7 +6,7 @@ its name, and when one exits or a person asks, stop them all, each with its whol
     code = manager.loop()   # main thread: it handles SIGINT, SIGTERM and SIGHUP
 
 Stopping, in one place: SIGTERM once to each process's group, SIGKILL once after `grace_s`
-to the groups and to every descendant noted while it ran (`harness.process_tree`: children
+to the groups and to every descendant noted while it ran (`harness.fleet.process_tree`: children
 in sessions of their own, which a group signal misses), then wait, at most `SETTLE_S`, until
 they are gone. A second Ctrl-C or SIGTERM (or a second `stop(force=True)`) sends the SIGKILL
 at once. A process counts as stopped when it exits, whoever still holds its output pipe.
@@ -35,8 +35,8 @@ from typing import IO
 from honcho.colour import get_colours
 from honcho.printer import Message, Printer
 
-from harness import process_tree
-from harness.process_tree import Proc
+from harness.fleet import process_tree
+from harness.fleet.process_tree import Proc
 
 log = logging.getLogger(__name__)
 

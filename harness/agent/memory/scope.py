@@ -9,7 +9,7 @@
               shell cannot see, so one chat never reads what another told it.
 
 A memory root is a folder laid out like the workspace's root (`MEMORY.md`, `memory/`), so the
-functions in `harness.agent.memory`, `distill` and `memory_history` work on any root.
+functions in `harness.agent.memory.notes`, `distill` and `memory.history` work on any root.
 """
 
 from __future__ import annotations

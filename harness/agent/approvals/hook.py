@@ -1,10 +1,10 @@
 """Approval as a hook of the loop: a call runs on the path it names, once a person said yes.
 
 Before each tool call (`before_tool`), a path-taking call is resolved to the path it really
-names (`tool_paths`, a step), then the approval gate decides (`approval_gate.ask_first`,
+names (`tool_paths`, a step), then the approval gate decides (`approvals.gate.ask_first`,
 steps, a suspension while it waits): the call runs, is refused with the reason as its
 result, or is held (`PENDING_RESULT`) when the person wrote something else meanwhile; a held
-call is kept in `deferred` for `approval_deferral` to wait on. Messages the wait took from the
+call is kept in `deferred` for `approvals.deferral` to wait on. Messages the wait took from the
 run's inbox go to the turn's `arrived`, for its `steer`.
 
 Taint: before each model call (`before_model`) the hook notes whether what the model is sent
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.agent.approval_gate import PENDING_RESULT, DeferredCall, ask_first
+from harness.agent.approvals.gate import PENDING_RESULT, DeferredCall, ask_first
 from harness.agent.hooks import Hooks
 from harness.agent.tool_paths import resolve_call
 from harness.agent.turn import DurableTurn, error_result

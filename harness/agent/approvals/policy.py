@@ -1,7 +1,7 @@
 """Which tool calls wait for a person's yes (`AGENT_APPROVAL`), and how a request reads.
 
 Pure: no I/O, no clock. The durable side (asking, waiting, recording) is in
-`harness.agent.approval_gate`.
+`harness.agent.approvals.gate`.
 
     off    nothing asks
     risky  the default: `bash`; `write` and `edit` in a guarded folder (decided on the
@@ -15,7 +15,7 @@ Pure: no I/O, no clock. The durable side (asking, waiting, recording) is in
     all    every tool call asks
 
 A `bash` command matching an `AGENT_APPROVAL_ALLOW` pattern word by word (`ls *`,
-`git status`; see `command_allowlist`) never asks, and neither does a tool the person allowed
+`git status`; see `approvals.allowlist`) never asks, and neither does a tool the person allowed
 "for this session", unless the turn has read outside content (`tainted`, see
 `harness.agent.untrusted`): then every risky call asks, allowlisted or granted.
 """
@@ -27,7 +27,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.agent.command_allowlist import command_allowed
+from harness.agent.approvals.allowlist import command_allowed
 from harness.settings import ApprovalMode
 from harness.tools.sandbox import HOME_FOLDER
 
@@ -82,7 +82,7 @@ class ApprovalPolicy:
 
     def allowed_command(self, command: str) -> bool:
         """True when `command` matches an allowlist pattern word by word, options included
-        (`command_allowlist`): a chained or redirected command (`ls; rm -rf ~`) never
+        (`approvals.allowlist`): a chained or redirected command (`ls; rm -rf ~`) never
         matches a pattern, and a wildcard (`git *`) never allows a program that can run
         other programs."""
         return command_allowed(command, self.allow)

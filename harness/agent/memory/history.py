@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from harness.agent.memory import MEMORY_DIR, MEMORY_FILE
+from harness.agent.memory.notes import MEMORY_DIR, MEMORY_FILE
 from harness.errors import HarnessError
 from harness.workspace_files import files_in, open_fd, read_bytes, write_replace
 

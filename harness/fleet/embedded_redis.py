@@ -26,7 +26,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from harness.errors import ConfigurationError
-from harness.fleets import pid_alive
+from harness.fleet.fleets import pid_alive
 from harness.state_dir import write_private
 from harness.urls import redact_url
 
