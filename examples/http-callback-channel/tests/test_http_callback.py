@@ -86,7 +86,8 @@ def test_transform_publishes_the_message_with_its_sender_described(
     assert inbound.event.id == "http-callback-room-7-m-1"
     data = MessageReceived.model_validate(inbound.event.data)
     assert (data.channel, data.message, data.session_key) == (CHANNEL, "hi", "http-callback-room-7")
-    assert data.channel_meta["access"]["pairing_subject"] == "http-callback:user:u-1"
+    assert data.channel_meta.asker is not None
+    assert data.channel_meta.asker.pairing_subject == "http-callback:user:u-1"
 
 
 def test_transform_ignores_a_message_without_an_id(callback: CallbackServer) -> None:
