@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -58,6 +59,9 @@ class RejectedRecord(BaseModel, frozen=True):
     size: int
 
 
+_Record = TypeVar("_Record", VersionRecord, RejectedRecord)
+
+
 def text_sha(text: str) -> str:
     """The hex SHA-256 of `text` as UTF-8: how versions and plans name a content."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -83,15 +87,8 @@ class MemoryHistory:
     def versions(self) -> list[VersionRecord]:
         """Every saved version, oldest first. Unreadable metadata files (links included) are
         skipped."""
-        records = []
-        for name in self._names(self._folder, ".json"):
-            if not name[:1].isdigit():
-                continue
-            try:
-                meta = read_bytes(self.root, f"{self._folder}/{name}")
-                records.append(VersionRecord.model_validate_json(meta))
-            except (OSError, ValueError):
-                continue
+        names = [n for n in self._names(self._folder, ".json") if n[:1].isdigit()]
+        records = self._records(self._folder, names, VersionRecord)
         return sorted(records, key=lambda r: r.version)
 
     def read(self, version: int) -> str:
@@ -147,14 +144,8 @@ class MemoryHistory:
 
     def rejected(self) -> list[RejectedRecord]:
         """Every held-back candidate, oldest first."""
-        records = []
         folder = f"{self._folder}/{REJECTED_DIR}"
-        for name in self._names(folder, ".json"):
-            try:
-                meta = read_bytes(self.root, f"{folder}/{name}")
-                records.append(RejectedRecord.model_validate_json(meta))
-            except (OSError, ValueError):
-                continue
+        records = self._records(folder, self._names(folder, ".json"), RejectedRecord)
         return sorted(records, key=lambda r: r.saved_at)
 
     def read_rejected(self, name: str) -> str:
@@ -184,6 +175,17 @@ class MemoryHistory:
 
     def _text_name(self, version: int) -> str:
         return f"{self._folder}/{version:04d}.md"
+
+    def _records(self, folder: str, names: list[str], model: type[_Record]) -> list[_Record]:
+        """The metadata files `names` in `folder` read as `model`; an unreadable one (a link,
+        bad JSON) is skipped."""
+        records = []
+        for name in names:
+            try:
+                records.append(model.model_validate_json(read_bytes(self.root, f"{folder}/{name}")))
+            except (OSError, ValueError):
+                continue
+        return records
 
     def _names(self, folder: str, suffix: str) -> list[str]:
         """The regular files of `folder` ending in `suffix`, sorted (links left out)."""
