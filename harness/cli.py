@@ -62,6 +62,9 @@ def harness(
     ] = None,
 ) -> None:
     """Harness: chat agents on a durable Celery + Redis worker fleet."""
+    from harness.composition import use_fleet
+
+    use_fleet()
     if workspace is not None:
         os.environ["AGENT_WORKSPACE"] = str(workspace.expanduser().resolve())
         get_settings.cache_clear()

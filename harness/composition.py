@@ -1,22 +1,48 @@
-"""Where a fleet process is put together: the channel plug-ins, loaded and plugged into the
-agent, before the worker loads its function modules (`harness.fleet_functions`).
+"""The composition root: where a fleet process is put together, in this order.
 
-Importing a module wires nothing; the entry points of each process call in here before their
-first channel or turn: `harness worker` (`run_worker`), the web server (`harness.web.app`), and
-the channel commands (`harness setup`, `harness poll`, the listeners of `harness up`). The
-tools are plugged in when the agent builds its registries (`harness.tools.catalog`).
+1. **Settings** (`harness.settings.get_settings`).
+2. **The engine's runtime** (`harness.runtime.assembly.build_runtime`: Redis, Celery, the
+   ledger), extended with what the product adds to it (`extend_runtime`).
+3. **The product's records** (`harness.records`), on the runtime's Redis.
+4. **Channels**: the `harness.channels` entry points, loaded and plugged into the agent
+   (`plug_in_channels`), before the first channel is used.
+5. **Tools**: the `harness.tools` entry points, plugged in when the agent builds its
+   registries (`harness.tools.catalog`).
+6. **The agent**: its function modules, loaded by the worker (`harness.fleet_functions`).
 
+Importing a module wires nothing. The `harness` executable calls `use_fleet()` before any
+command runs, so whatever asks for the process-wide runtime (`get_runtime`) gets the fleet's;
+the entry points of each process call in here before their first channel or turn: `harness
+worker` (`run_worker`), the web server (`harness.web.app`), and the channel commands
+(`harness setup`, `harness poll`, the listeners of `harness up`). A process that never calls
+in here runs the engine alone (`docs/engine.md`).
+
+    use_fleet()                                          # first thing in an entry point
     plug_in_channels()                                   # before the first channel is used
     run_worker(settings, function_modules(settings), concurrency, queues)   # fleet_functions
 """
 
 from __future__ import annotations
 
-from channels import registry as channel_registry
-from channels.agent_seam import ChannelPlatforms
-from harness.agent import platforms
-from harness.runtime import worker
+from harness.runtime import assembly
+from harness.runtime.instance import Runtime
 from harness.settings import Settings
+
+
+def extend_runtime(runtime: Runtime) -> Runtime:
+    """Add to an engine runtime what the product needs of it; return it. Idempotent."""
+    return runtime
+
+
+def fleet_runtime(settings: Settings) -> Runtime:
+    """The fleet's runtime: the engine's, built from `settings`, extended (`extend_runtime`)."""
+    return extend_runtime(assembly.build_runtime(settings))
+
+
+def use_fleet() -> None:
+    """Make the process-wide runtime (`harness.runtime.get_runtime`) the fleet's. Cheap and
+    idempotent: loads no channel, tool or agent module."""
+    assembly.use_builder(fleet_runtime)
 
 
 def plug_in_channels() -> list[str]:
@@ -24,6 +50,10 @@ def plug_in_channels() -> list[str]:
     into the registry, and make them what chat turns in this process draw drafts on and fetch
     files from (`harness.agent.platforms`). Returns the channels' names. A plug-in that fails
     to load is left out with one log line. Safe to call again (it reloads)."""
+    from channels import registry as channel_registry
+    from channels.agent_seam import ChannelPlatforms
+    from harness.agent import platforms
+
     loaded = channel_registry.load_plugins()
     platforms.install(ChannelPlatforms(channel_registry.channel_or_none))
     return loaded
@@ -31,5 +61,8 @@ def plug_in_channels() -> list[str]:
 
 def run_worker(settings: Settings, modules: list[str], concurrency: int, queues: list[str]) -> None:
     """`harness.runtime.worker.run_worker` with the channels plugged in first. Blocks."""
+    from harness.runtime import worker
+
+    use_fleet()
     plug_in_channels()
     worker.run_worker(settings, modules, concurrency, queues)

@@ -12,6 +12,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from harness.composition import extend_runtime
 from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.kicker import RecordingKicker
@@ -53,7 +54,7 @@ def runtime(clock: ManualClock, registry: FunctionRegistry) -> Iterator[Runtime]
         retry_backoff=1.0,
         lease_ttl=10.0,
     )
-    yield rt
+    yield extend_runtime(rt)  # the fleet's runtime: what the product adds to the engine's
     client.flushall()
 
 

@@ -8,6 +8,7 @@ Celery app and its `harness.kick` task, the knobs from settings). Nothing else i
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import redis
 from redis.asyncio import BlockingConnectionPool
@@ -82,12 +83,32 @@ def async_pool(url: str) -> BlockingConnectionPool:
     )  # fmt: skip
 
 
+RuntimeBuilder = Callable[[Settings], Runtime]
+"""Builds a process's runtime from its settings: `build_runtime`, or a product's builder that
+starts from it and adds what the product needs (`harness.composition.fleet_runtime`)."""
+
+_builder: RuntimeBuilder = build_runtime
+
+
+def use_builder(builder: RuntimeBuilder) -> None:
+    """Make `builder` what `get_runtime` builds the process-wide runtime with, from now on.
+
+    The entry points of a product call this before anything asks for the runtime (the
+    `harness` executable calls `harness.composition.use_fleet`); a process that never calls
+    it runs the engine alone. Forgets an already built runtime when the builder changes."""
+    global _builder, _default
+    with _default_lock:
+        if builder is not _builder:
+            _builder, _default = builder, None
+
+
 def get_runtime() -> Runtime:
-    """The process-wide runtime, built from `get_settings()` on first use. Thread-safe."""
+    """The process-wide runtime, built from `get_settings()` by the builder in use
+    (`use_builder`; the engine's `build_runtime` by default) on first use. Thread-safe."""
     global _default
     with _default_lock:
         if _default is None:
-            _default = build_runtime(get_settings())
+            _default = _builder(get_settings())
         return _default
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from celery.signals import worker_ready
 
+from harness.composition import use_fleet
 from harness.runtime import Function, FunctionSpec, Runtime, get_runtime
 from harness.runtime.celery_app import app
 from harness.runtime.function_sources import (
@@ -173,6 +174,7 @@ def main() -> int:
     link = host_link(settings)
     try:
         link.start()  # the host imports the harness while this process imports Celery
+        use_fleet()
         runtime = get_runtime()
         for module in WORKER_MODULES:
             importlib.import_module(module)

@@ -14,7 +14,7 @@ import harness.web.events_api as events_api
 import harness.web.health as health
 import harness.web.webhooks as webhooks
 from harness.access import announce_policy
-from harness.composition import plug_in_channels
+from harness.composition import plug_in_channels, use_fleet
 from harness.fleet.heap import freeze_startup_heap
 from harness.fleet_functions import BUILTIN_FUNCTION_MODULES
 from harness.runtime import Runtime, get_runtime
@@ -116,6 +116,7 @@ def production_app() -> FastAPI:
     """The app as `harness web` serves it, from the process settings: the factory each of
     several web worker processes calls."""
     logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
+    use_fleet()
     plug_in_channels()
     app = create_app(get_runtime, get_settings(), routers=default_routers())
     freeze_startup_heap()
