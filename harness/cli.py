@@ -25,7 +25,7 @@ from harness.commands.setup import poll, setup_app
 from harness.commands.usage import usage
 from harness.events import Event
 from harness.observe.json_logs import configure_logging
-from harness.settings import get_settings
+from harness.settings import Settings, get_settings
 
 FLEET = "Run the fleet"
 TALK = "Talk to the agent"
@@ -103,6 +103,14 @@ def worker(
     ] = None,
     concurrency: Annotated[int | None, typer.Option(help="Runs at once (threads).")] = None,
     queues: Annotated[str, typer.Option(help="Comma-separated queues to consume.")] = "harness",
+    engine: Annotated[
+        bool,
+        typer.Option(
+            "--engine",
+            help="Run only the --functions modules, on the engine alone: no agent, no channels "
+            "(docs/engine.md).",
+        ),
+    ] = False,
 ) -> None:
     """Run a worker that advances runs of the loaded functions."""
     from harness.composition import run_worker
@@ -111,9 +119,29 @@ def worker(
     _setup_logging()
     settings = get_settings()
     extra = [m for item in functions or [] for m in item.split(",") if m]
+    if engine:
+        _run_engine_worker(settings, extra, concurrency, queues)
+        return
     run_worker(
         settings,
         function_modules(settings, extra),
+        concurrency or settings.worker_concurrency,
+        [q for q in queues.split(",") if q],
+    )
+
+
+def _run_engine_worker(
+    settings: Settings, modules: list[str], concurrency: int | None, queues: str
+) -> None:
+    from harness.runtime import assembly
+    from harness.runtime import worker as engine_worker
+
+    if not modules:
+        raise typer.BadParameter("name the module(s) of your functions", param_hint="--functions")
+    assembly.use_builder(assembly.build_runtime)
+    engine_worker.run_worker(
+        settings,
+        modules,
         concurrency or settings.worker_concurrency,
         [q for q in queues.split(",") if q],
     )

@@ -30,7 +30,13 @@ from harness.settings import Settings
 
 
 def extend_runtime(runtime: Runtime) -> Runtime:
-    """Add to an engine runtime what the product needs of it; return it. Idempotent."""
+    """Add to an engine runtime what the product needs of it; return it. Idempotent.
+
+    Every built-in event (a message, a reply, an approval: `harness.events`) is checked
+    against its model before it is published, not only the engine's own."""
+    from harness.events import validate_event
+
+    runtime.check_event = validate_event
     return runtime
 
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from harness.envelope import read_event
 from harness.errors import InvalidEventError
 from harness.events.data import (
     ApprovalAnswered,
@@ -151,8 +152,4 @@ def validate_event(event: Event) -> Event:
 
 def parse_event(raw: Any) -> Event:
     """Build and validate an event from untrusted JSON-like input. Raises `InvalidEventError`."""
-    try:
-        event = Event.model_validate(raw)
-    except ValidationError as exc:
-        raise InvalidEventError(f"invalid event: {problems(exc, 'event')}") from exc
-    return validate_event(event)
+    return validate_event(read_event(raw))

@@ -1,21 +1,23 @@
-"""The typed data of the built-in events, one model per event name (`event_name`)."""
+"""The typed data of the built-in events, one model per event name (`event_name`). The
+engine's own (`CronTick`, `FunctionFailed`, `FunctionCancelled`) are declared in
+`harness.envelope` and re-exported here."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from harness.addresses import ChannelMeta, Destination, ReplyTarget, Sender
+from harness.envelope import CronTick as CronTick
+from harness.envelope import FunctionCancelled as FunctionCancelled
+from harness.envelope import FunctionFailed as FunctionFailed
 from harness.events.event import (
     APPROVAL_ANSWERED,
     APPROVAL_CLOSED,
     APPROVAL_GIVEN,
     APPROVAL_REQUESTED,
-    CRON_TICK,
     FILE_READY,
-    FUNCTION_CANCELLED,
-    FUNCTION_FAILED,
     MESSAGE_RECEIVED,
     REPLY_READY,
     SUBAGENT_SPAWN,
@@ -88,28 +90,6 @@ class FileReady(EventData):
     channel_meta: ChannelMeta = Field(default_factory=ChannelMeta)
 
 
-class FunctionFailed(EventData):
-    """Data of `function.failed`: a run that spent its retries."""
-
-    event_name: ClassVar[str] = FUNCTION_FAILED
-
-    function_id: str
-    run_id: str
-    event: dict[str, Any]
-    error: str
-
-
-class FunctionCancelled(EventData):
-    """Data of `function.cancelled`: a run stopped because a newer event superseded it."""
-
-    event_name: ClassVar[str] = FUNCTION_CANCELLED
-
-    function_id: str
-    run_id: str
-    event: dict[str, Any]
-    reason: str = ""
-
-
 class SubagentTask(EventData):
     """Data of `agent.subagent.spawn`, and the input of an invoked sub-agent: a task, when to
     start it (ISO 8601, optional) and where to send the answer (None: return it instead).
@@ -122,17 +102,6 @@ class SubagentTask(EventData):
     scheduled_for: str | None = None
     reply: ReplyTarget | None = None
     ask_in: ReplyTarget | None = None
-
-
-class CronTick(EventData):
-    """Data of `harness/cron`: one tick of a function's cron trigger, and the ticks it stands
-    for when they were missed (`catch_up=True`), ISO 8601 in the trigger's time zone."""
-
-    event_name: ClassVar[str] = CRON_TICK
-
-    function_id: str
-    tick: str
-    missed: list[str] = Field(default_factory=list)
 
 
 class ApprovalRequested(EventData):

@@ -95,11 +95,10 @@ def use_builder(builder: RuntimeBuilder) -> None:
 
     The entry points of a product call this before anything asks for the runtime (the
     `harness` executable calls `harness.composition.use_fleet`); a process that never calls
-    it runs the engine alone. Forgets an already built runtime when the builder changes."""
-    global _builder, _default
+    it runs the engine alone. A runtime already built or given (`set_runtime`) stays."""
+    global _builder
     with _default_lock:
-        if builder is not _builder:
-            _builder, _default = builder, None
+        _builder = builder
 
 
 def get_runtime() -> Runtime:

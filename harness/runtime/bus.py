@@ -10,8 +10,8 @@ from typing import Any
 
 from redis.asyncio import Redis as AsyncRedis
 
+from harness.envelope import Event, read_event
 from harness.errors import BusUnavailableError, FunctionNotFoundError
-from harness.events import Event, parse_event, validate_event
 from harness.runtime import waiters
 from harness.runtime.bus_errors import redis_errors
 from harness.runtime.functions import FunctionSpec
@@ -80,7 +80,7 @@ def _publish(
     target: str | None,
     parent: tuple[str, str] | None,
 ) -> PublishResult:
-    ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
+    ev = runtime.check_event(event if isinstance(event, Event) else read_event(event))
     planner = _Planner(runtime, ev, target, parent)
     for _ in range(MAX_PLANS):
         outcome = runtime.ledger.accept_event(planner.plan())
@@ -110,7 +110,7 @@ async def publish_async(
     `ReplicationTimeoutError` (a `BusUnavailableError`: the web answers 503) when fewer did
     (this needs `runtime.aredis`, which the assembled runtime always has)."""
     with redis_errors("publish the event"):
-        ev = validate_event(event) if isinstance(event, Event) else parse_event(event)
+        ev = runtime.check_event(event if isinstance(event, Event) else read_event(event))
         if runtime.aredis is None:
             return _publish(ev, runtime, None, None)
         planner = _Planner(runtime, ev, None, None)

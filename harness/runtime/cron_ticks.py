@@ -15,7 +15,7 @@ from datetime import datetime
 
 from croniter import croniter
 
-from harness.events import CronTick, Event
+from harness.envelope import CronTick, Event
 from harness.runtime import scripts
 from harness.runtime.bus import publish
 from harness.runtime.bus_errors import on_bus

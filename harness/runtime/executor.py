@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 import logging
 
-from harness.errors import FunctionNotFoundError, NonRetriableError, StepError
-from harness.events import (
+from harness.envelope import (
     FUNCTION_CANCELLED,
     FUNCTION_FAILED,
     Event,
@@ -18,6 +17,7 @@ from harness.events import (
     FunctionCancelled,
     FunctionFailed,
 )
+from harness.errors import FunctionNotFoundError, NonRetriableError, StepError
 from harness.redaction import redact
 from harness.runtime.bus import publish
 from harness.runtime.functions import EventTrigger, Function, FunctionSpec

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from croniter import croniter
 from pydantic import BaseModel, Field
 
+from harness.envelope import CRON_TICK
 from harness.errors import InvalidFunctionError
-from harness.events import CRON_TICK
 from harness.runtime.expressions import (
     check_path,
     check_predicate,

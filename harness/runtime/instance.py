@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import redis
 from redis.asyncio import Redis as AsyncRedis
 
+from harness.envelope import EventCheck, check_engine_event
 from harness.observe.tracing import NO_TRACER, Tracer
 from harness.runtime.broadcast import Broadcast
 from harness.runtime.bus_errors import redis_errors
@@ -38,7 +39,9 @@ class Runtime:
     process's webhooks, events API and health); without one they use `redis`, blocking.
     `tracer` gives each run execution and step a span (`harness.observe.tracing`; off by
     default). `wait_replicas` > 0 makes `publish_async` return only once that many replicas
-    hold the event (`REDIS_WAIT_REPLICAS`)."""
+    hold the event (`REDIS_WAIT_REPLICAS`). `check_event` checks every event before it is
+    published (`harness.envelope.EventCheck`): the engine's own events by default, every
+    built-in event in a fleet (`harness.composition.extend_runtime`)."""
 
     redis: redis.Redis
     kicker: Kicker
@@ -57,6 +60,7 @@ class Runtime:
     aredis: AsyncRedis | None = None
     wait_replicas: int = 0
     wait_timeout_ms: int = 1000
+    check_event: EventCheck = check_engine_event
     ledger: Ledger = field(init=False)
     run_index: RunIndex = field(init=False)
     triggers: TriggerTable = field(init=False)

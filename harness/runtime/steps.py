@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
+from harness.envelope import Event
 from harness.errors import (
     BusUnavailableError,
     NonRetriableError,
     StepFailedError,
     StepResultError,
 )
-from harness.events import Event
 from harness.observe.tracing import StepSpan
 from harness.redaction import redact
 from harness.runtime import log_context, waiters

@@ -12,6 +12,7 @@ parameter type needs a sample below, and the test says so.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import inspect
 import pkgutil
@@ -162,8 +163,15 @@ def _targets() -> list[Target]:
                 params = list(inspect.signature(obj.__init__).parameters.values())[1:]
                 if not _takes_redis(params):
                     continue
+                fields = (
+                    {f.name for f in dataclasses.fields(obj)}
+                    if dataclasses.is_dataclass(obj)
+                    else set()
+                )
                 for attribute, member in sorted(vars(obj).items()):
                     if attribute.startswith("_") or not inspect.isfunction(member):
+                        continue
+                    if attribute in fields:  # a field holding a function, not a method
                         continue
                     found.append(Target(f"{name}.{attribute}", module.__name__, name, attribute))
             elif inspect.isfunction(obj):
