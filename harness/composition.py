@@ -24,19 +24,30 @@ in here runs the engine alone (`docs/engine.md`).
 
 from __future__ import annotations
 
+from harness.records.usage import DEFAULT_RETENTION_S, UsageRecorder, usage_store
 from harness.runtime import assembly
 from harness.runtime.instance import Runtime
 from harness.settings import Settings
 
 
-def extend_runtime(runtime: Runtime) -> Runtime:
-    """Add to an engine runtime what the product needs of it; return it. Idempotent."""
+def extend_runtime(runtime: Runtime, *, usage_retention_s: int = DEFAULT_RETENTION_S) -> Runtime:
+    """Add to an engine runtime what the product needs of it; return it. Idempotent: a runtime
+    extended already is returned as it is (its first `usage_retention_s` stands).
+
+    What it adds: a `UsageRecorder` step observer, counting each model call's tokens in the
+    day's totals on the runtime's Redis (kept `usage_retention_s` after their last write)."""
+    if not any(isinstance(o, UsageRecorder) for o in runtime.step_observers):
+        runtime.step_observers.append(UsageRecorder(usage_store(runtime, usage_retention_s)))
     return runtime
 
 
 def fleet_runtime(settings: Settings) -> Runtime:
-    """The fleet's runtime: the engine's, built from `settings`, extended (`extend_runtime`)."""
-    return extend_runtime(assembly.build_runtime(settings))
+    """The fleet's runtime: the engine's, built from `settings`, extended (`extend_runtime`)
+    with the usage retention of the settings (`USAGE_RETENTION_DAYS`)."""
+    return extend_runtime(
+        assembly.build_runtime(settings),
+        usage_retention_s=settings.usage_retention_days * 86_400,
+    )
 
 
 def use_fleet() -> None:
