@@ -29,20 +29,33 @@ from harness.runtime.instance import Runtime
 from harness.settings import Settings
 
 
-def extend_runtime(runtime: Runtime) -> Runtime:
-    """Add to an engine runtime what the product needs of it; return it. Idempotent.
+def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) -> Runtime:
+    """Add to an engine runtime what the product needs of it; return it. Idempotent: a runtime
+    extended already is returned as it is (its first `usage_retention_s` stands).
 
-    Every built-in event (a message, a reply, an approval: `harness.events`) is checked
-    against its model before it is published, not only the engine's own."""
+    What it adds: every built-in event (a message, a reply, an approval: `harness.events`) is
+    checked against its model before it is published, not only the engine's own; and a
+    `UsageRecorder` step observer counts each model call's tokens in the day's totals on the
+    runtime's Redis (kept `usage_retention_s` after their last write; by default
+    `harness.records.usage.DEFAULT_RETENTION_S`)."""
     from harness.events import validate_event
+    from harness.records.usage import DEFAULT_RETENTION_S, UsageRecorder, usage_store
 
     runtime.check_event = validate_event
+    if not any(isinstance(o, UsageRecorder) for o in runtime.step_observers):
+        runtime.step_observers.append(
+            UsageRecorder(usage_store(runtime, usage_retention_s or DEFAULT_RETENTION_S))
+        )
     return runtime
 
 
 def fleet_runtime(settings: Settings) -> Runtime:
-    """The fleet's runtime: the engine's, built from `settings`, extended (`extend_runtime`)."""
-    return extend_runtime(assembly.build_runtime(settings))
+    """The fleet's runtime: the engine's, built from `settings`, extended (`extend_runtime`)
+    with the usage retention of the settings (`USAGE_RETENTION_DAYS`)."""
+    return extend_runtime(
+        assembly.build_runtime(settings),
+        usage_retention_s=settings.usage_retention_days * 86_400,
+    )
 
 
 def use_fleet() -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from harness.runtime.instance import Runtime
 from harness.runtime.ledger import RunRecord
-from harness.runtime.usage_store import session_of
+from harness.runtime.sessions import session_of
 
 SCAN = 20_000
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from harness.llm.pricing import known_cost_usd
 from harness.llm.types import Usage
-from harness.runtime.usage_store import UsageRow
+from harness.records.usage import UsageRow
 
 GroupBy = Literal["day", "session", "model"]
 

@@ -62,7 +62,6 @@ def build_runtime(settings: Settings) -> Runtime:
         retry_backoff=settings.harness_retry_backoff,
         events_maxlen=settings.harness_events_maxlen,
         retention_s=settings.run_retention_days * 86_400,
-        usage_retention_s=settings.usage_retention_days * 86_400,
         tracer=tracer_from_env(),
         wait_replicas=settings.redis_wait_replicas,
         wait_timeout_ms=settings.redis_wait_timeout_ms,

@@ -19,8 +19,8 @@ from harness.runtime.instance import Runtime
 from harness.runtime.kicker import kick_all, kick_all_async
 from harness.runtime.ledger import Acceptance, EventPlan, RunSeed
 from harness.runtime.replication import acknowledge
+from harness.runtime.sessions import session_of
 from harness.runtime.triggers import NEVER_LOADED
-from harness.runtime.usage_store import session_of
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from harness.runtime.ledger import Claim
 from harness.runtime.log_context import enter_run
 from harness.runtime.retries import backoff_seconds
 from harness.runtime.run_state import Cancelled, LeaseLost, RunState, Suspended
+from harness.runtime.sessions import session_of
 from harness.runtime.steps import Context
-from harness.runtime.usage_store import session_of
 
 log = logging.getLogger("harness.run")
 THROTTLE_MS = 250

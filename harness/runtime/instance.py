@@ -26,8 +26,8 @@ from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kicker
 from harness.runtime.ledger import Ledger
 from harness.runtime.run_index import RunIndex
+from harness.runtime.step_observers import StepObserver
 from harness.runtime.triggers import TriggerTable
-from harness.runtime.usage_store import UsageStore
 from harness.runtime.waiters import KnownPaths
 
 
@@ -41,7 +41,9 @@ class Runtime:
     default). `wait_replicas` > 0 makes `publish_async` return only once that many replicas
     hold the event (`REDIS_WAIT_REPLICAS`). `check_event` checks every event before it is
     published (`harness.envelope.EventCheck`): the engine's own events by default, every
-    built-in event in a fleet (`harness.composition.extend_runtime`)."""
+    built-in event in a fleet (`harness.composition.extend_runtime`). `step_observers` are
+    told of every step that committed a result (`harness.runtime.step_observers`): where a
+    product counts what steps did, such as its token usage."""
 
     redis: redis.Redis
     kicker: Kicker
@@ -52,7 +54,6 @@ class Runtime:
     events_maxlen: int = 10_000
     dedupe_ttl_s: int = 86_400
     retention_s: int = 7 * 86_400
-    usage_retention_s: int = 90 * 86_400
     record_previews: bool = True
     tracer: Tracer = NO_TRACER
     clock: Callable[[], float] = time.time
@@ -61,11 +62,11 @@ class Runtime:
     wait_replicas: int = 0
     wait_timeout_ms: int = 1000
     check_event: EventCheck = check_engine_event
+    step_observers: list[StepObserver] = field(default_factory=list)
     ledger: Ledger = field(init=False)
     run_index: RunIndex = field(init=False)
     triggers: TriggerTable = field(init=False)
     broadcast: Broadcast = field(init=False)
-    usage: UsageStore = field(init=False)
     journals: JournalCache = field(init=False)
     waiter_paths: KnownPaths = field(init=False)
     stopping: threading.Event = field(init=False)
@@ -75,7 +76,6 @@ class Runtime:
         self.run_index = RunIndex(self.redis, self.keys)
         self.triggers = TriggerTable(self.redis, self.keys, self.aredis)
         self.broadcast = Broadcast(self.redis)
-        self.usage = UsageStore(self.redis, self.keys, self.usage_retention_s)
         self.journals = JournalCache()
         self.waiter_paths = KnownPaths()
         self.stopping = threading.Event()

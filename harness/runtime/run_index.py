@@ -17,7 +17,7 @@ import redis
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.keys import Keys
 from harness.runtime.ledger import RunRecord, RunStatus
-from harness.runtime.usage_store import session_of
+from harness.runtime.sessions import session_of
 
 STATUSES: tuple[str, ...] = get_args(RunStatus)
 _BATCH = 500

@@ -21,7 +21,6 @@ from typing import Any, TypeVar, cast
 
 from harness.envelope import Event
 from harness.errors import (
-    BusUnavailableError,
     NonRetriableError,
     StepFailedError,
     StepResultError,
@@ -37,7 +36,7 @@ from harness.runtime.instance import Runtime
 from harness.runtime.previews import step_preview, usage_of
 from harness.runtime.retries import backoff_seconds, retry_after, within_retry_budget
 from harness.runtime.run_state import Cancelled, Interrupt, LeaseLost, RunState, Suspended
-from harness.runtime.usage_store import session_of
+from harness.runtime.step_observers import CommittedStep, notify
 
 T = TypeVar("T")
 _MAX_ERROR_CHARS = 2000
@@ -150,19 +149,11 @@ class Step:
         self._s.commit(key, record, entry)
         if usage is not None:
             span.model_call(cast(dict[str, Any], value), usage)
-            self._add_usage(usage)
-        return json.loads(encoded)  # type: ignore[no-any-return]
-
-    def _add_usage(self, usage: dict[str, Any]) -> None:
-        """Count a model step's tokens in the day's totals; best effort (a lost count must
-        not fail a step that already happened)."""
         s = self._s
-        try:
-            s.runtime.usage.add(
-                s.runtime.now_ms(), usage, session=session_of(s.event), function=s.spec.id
-            )
-        except BusUnavailableError as exc:
-            logging.getLogger(__name__).warning("run %s: usage not counted: %s", s.run_id, exc)
+        notify(
+            s.runtime.step_observers, CommittedStep(s.run_id, s.spec.id, s.event, key, usage, ended)
+        )
+        return json.loads(encoded)  # type: ignore[no-any-return]
 
     def _fail(
         self,

@@ -13,6 +13,7 @@ from harness.commands.run_views import run_view, step_views
 from harness.llm import price_overrides, pricing
 from harness.observe.step_details import run_cost, step_detail
 from harness.observe.usage_report import totals
+from harness.records.usage import usage_store
 from harness.redaction import register_secret
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry
@@ -175,7 +176,7 @@ def test_model_steps_add_to_the_days_usage_totals(agent: AgentRig) -> None:
     agent.say("hi", session="chat-usage")
     # Then the day's totals for that session count both calls
     today = date.fromtimestamp(agent.runtime.clock())
-    rows = agent.runtime.usage.rows(today, today)
+    rows = usage_store(agent.runtime).rows(today, today)
     [total] = totals(rows, "session")
     assert (total.group, total.calls, total.input_tokens, total.output_tokens) == (
         "chat-usage",

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.observe.json_logs import JsonFormatter
+from harness.records.usage import usage_store
 from harness.runtime import Context, Runtime, event, function, publish, set_runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.log_context import enter_run
@@ -101,7 +102,7 @@ def test_usage_json_gives_tokens_and_unknown_cost_per_model(
 ) -> None:
     # Given two calls of an unpriced model recorded today
     for _ in range(2):
-        cli_runtime.usage.add(
+        usage_store(cli_runtime).add(
             cli_runtime.now_ms(), {"model": "local-x", "in": 10, "out": 5},
             session="s-1", function="f",
         )  # fmt: skip

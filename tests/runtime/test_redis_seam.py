@@ -205,6 +205,7 @@ SAMPLES: dict[str, Callable[[], Any]] = {
     "tuple[str, ...]": lambda: ("x",),
     "date": lambda: date(2026, 1, 1),
     "dict[str, Any]": lambda: {"model": "m", "in": 1, "out": 1},
+    "Mapping[str, Any]": lambda: {"model": "m", "in": 1, "out": 1},
     "Mapping[str, Mapping[str, Any]]": lambda: {"s": {"k": "run", "v": 1}},
     "Iterable[FunctionSpec]": lambda: [_spec()],
     "list[FunctionSpec] | None": lambda: None,
@@ -352,7 +353,7 @@ def test_seam_finds_the_stores_and_their_methods() -> None:
     expected = {
         "Ledger.claim", "Ledger.commit_step", "Ledger.accept_event_async", "Ledger.reap",
         "TriggerTable.specs_async", "RedisApprovalStore.decide", "RedisAccessStore.approve",
-        "UsageStore.add", "RedisCursors.get", "RedisDeliveryRecords.begin",
+        "RedisUsageStore.add", "RedisCursors.get", "RedisDeliveryRecords.begin",
         "RedisDraftRecords.get", "RedisUndeliveredReplies.record", "Broadcast.subscribe",
         "Runtime.ping", "publish", "publish_async", "fire_due_ticks", "replace_source",
         "live_members_async", "redeliver_chat",
