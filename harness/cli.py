@@ -138,7 +138,7 @@ def _run_engine_worker(
 
     if not modules:
         raise typer.BadParameter("name the module(s) of your functions", param_hint="--functions")
-    assembly.use_builder(assembly.build_runtime)
+    assembly.use_engine()
     engine_worker.run_worker(
         settings,
         modules,

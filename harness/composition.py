@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from harness.runtime import assembly
 from harness.runtime.instance import Runtime
-from harness.settings import Settings
+from harness.settings import Settings, get_settings
 
 
 def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) -> Runtime:
@@ -49,9 +49,10 @@ def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) ->
     return runtime
 
 
-def fleet_runtime(settings: Settings) -> Runtime:
-    """The fleet's runtime: the engine's, built from `settings`, extended (`extend_runtime`)
-    with the usage retention of the settings (`USAGE_RETENTION_DAYS`)."""
+def fleet_runtime() -> Runtime:
+    """The fleet's runtime: the engine's, built from the process settings (`get_settings()`),
+    extended (`extend_runtime`) with their usage retention (`USAGE_RETENTION_DAYS`)."""
+    settings = get_settings()
     return extend_runtime(
         assembly.build_runtime(settings),
         usage_retention_s=settings.usage_retention_days * 86_400,

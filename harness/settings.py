@@ -11,11 +11,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from harness.llm.price_overrides import apply as apply_prices
 from harness.llm.settings import ModelSettings
+from harness.runtime.settings import EngineSettings
 from harness.settings_errors import read_settings
 from harness.sidecar.settings import SidecarSettings
 
@@ -25,11 +26,12 @@ ApprovalMode = Literal["off", "risky", "all"]
 MemoryScope = Literal["shared", "per-chat"]
 
 
-class Settings(ModelSettings, SidecarSettings):
+class Settings(EngineSettings, ModelSettings, SidecarSettings):
     """The fleet's configuration. Field names map to upper-case environment variables.
 
-    The model and sidecar fields are declared next to the code that reads them
-    (`harness.llm.settings`, `harness.sidecar.settings`) and inherited here. Channel settings
+    The engine's, the model's and the sidecar's fields are declared next to the code that
+    reads them (`harness.runtime.settings`, `harness.llm.settings`,
+    `harness.sidecar.settings`) and inherited here. Channel settings
     are not here: a channel reads its own (`TelegramSettings`, `SlackSettings`) when it is
     loaded, so the core imports no platform.
     """
@@ -38,64 +40,6 @@ class Settings(ModelSettings, SidecarSettings):
         env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True
     )
 
-    redis_url: str | None = Field(
-        default=None,
-        description="Redis to use; unset starts an embedded Redis in the state folder.",
-    )
-    redis_sentinels: str = Field(
-        default="",
-        description="Comma-separated host:port of Redis Sentinels; set, every Redis client "
-        "and Celery's broker find the master through them (REDIS_URL is then unused).",
-    )
-    redis_sentinel_master: str = Field(
-        default="", description="The master's name in Sentinel (required with REDIS_SENTINELS)."
-    )
-    redis_sentinel_password: SecretStr | None = Field(
-        default=None, description="Password of the Sentinels themselves, if they require one."
-    )
-    redis_password: SecretStr | None = Field(
-        default=None,
-        description="Password of the master found through Sentinel (with REDIS_URL, put it "
-        "in the URL instead).",
-    )
-    redis_sentinel_tls: bool = Field(
-        default=False,
-        description="TLS to the Sentinels and to the master and replicas they name (with "
-        "REDIS_URL, use `rediss://` instead).",
-    )
-    redis_sentinel_tls_ca_certs: Path | None = Field(
-        default=None,
-        description="PEM file of the CAs that sign the Sentinels' and servers' certificates; "
-        "unset: the system's trust store.",
-    )
-    redis_sentinel_tls_certfile: Path | None = Field(
-        default=None,
-        description="Client certificate (PEM) for servers that require one (Redis's "
-        "`tls-auth-clients yes`); with REDIS_SENTINEL_TLS_KEYFILE.",
-    )
-    redis_sentinel_tls_keyfile: Path | None = Field(
-        default=None, description="Private key (PEM) of REDIS_SENTINEL_TLS_CERTFILE."
-    )
-    redis_sentinel_tls_check_hostname: bool = Field(
-        default=True,
-        description="Check that a server's certificate names the host it was reached at (the "
-        "address the Sentinels announce); turn off only for certificates without it.",
-    )
-    redis_wait_replicas: int = Field(
-        default=0,
-        ge=0,
-        description="Replicas that must hold a message before its webhook is answered 200 "
-        "(Redis WAIT); fewer within REDIS_WAIT_TIMEOUT_MS answers 503 and the platform retries.",
-    )
-    redis_wait_timeout_ms: int = Field(
-        default=1000, ge=1, description="How long a webhook waits for REDIS_WAIT_REPLICAS."
-    )
-    agent_workspace: Path = Field(default=Path("./workspace"))
-    harness_state_dir: Path | None = Field(
-        default=None,
-        description="The runtime's own files (embedded Redis data, password); unset: "
-        "`.harness` beside the workspace, outside the agent's reach.",
-    )
     mcp_config: Path = Field(
         default=Path("mcp.json"),
         description="The operator's MCP servers file (relative: to the folder the fleet runs "
@@ -140,22 +84,11 @@ class Settings(ModelSettings, SidecarSettings):
         default="pairing",
         description="Who may talk to the bot: pairing (approve codes), allowlist, or open.",
     )
-    log_level: str = Field(default="INFO")
 
     harness_function_modules: str = Field(
         default="",
         description="Comma-separated Python modules whose @function declarations workers load.",
     )
-    worker_concurrency: int = Field(default=16, ge=1, le=512)
-    harness_lease_ttl: float = Field(
-        default=10.0, gt=0.5, description="Seconds a run's lease lives without renewal."
-    )
-    harness_reaper_interval: float = Field(default=1.0, gt=0.0)
-    harness_retry_backoff: float = Field(
-        default=1.0, ge=0.0, description="Base of the exponential backoff between retries, seconds."
-    )
-    harness_events_maxlen: int = Field(default=10_000, ge=100)
-    harness_key_prefix: str = Field(default="harness")
 
     agent_max_iterations: int = Field(default=20, ge=1, le=200)
     agent_context_tokens: int = Field(default=150_000, ge=4_000)
@@ -241,9 +174,6 @@ class Settings(ModelSettings, SidecarSettings):
     memory_retention_days: int = Field(
         default=30, ge=1, description="Delete daily logs older than this once fully distilled."
     )
-    run_retention_days: int = Field(
-        default=7, ge=1, description="Run records and step journals expire this long after."
-    )
     usage_retention_days: int = Field(
         default=90, ge=1, description="Per-day token and cost totals are kept this long."
     )
@@ -269,11 +199,6 @@ class Settings(ModelSettings, SidecarSettings):
         default="none", description="openai transcribes voice notes and audio."
     )
     transcribe_model: str = Field(default="whisper-1")
-
-    @field_validator("harness_state_dir", "redis_url", mode="before")
-    @classmethod
-    def _empty_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
 
 
 @lru_cache(maxsize=1)

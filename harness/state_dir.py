@@ -19,14 +19,14 @@ import shutil
 from pathlib import Path
 
 from harness.redaction import register_secret
-from harness.settings import Settings
+from harness.runtime.settings import EngineSettings
 
 log = logging.getLogger(__name__)
 
 _LEGACY = Path(".harness") / "redis"  # under the workspace, before the state folder existed
 
 
-def state_dir(settings: Settings) -> Path:
+def state_dir(settings: EngineSettings) -> Path:
     """The absolute state folder for these settings (not created)."""
     configured = settings.harness_state_dir
     if configured is not None:

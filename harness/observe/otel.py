@@ -19,9 +19,6 @@ from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Span, Status, StatusCode
 
-from harness.llm.pricing import known_cost_usd
-from harness.llm.types import Usage
-
 if TYPE_CHECKING:  # the protocols this module implements; tracing imports this module
     from harness.observe.tracing import RunSpan, StepSpan, Tracer
 
@@ -55,12 +52,8 @@ class OtelStepSpan:
         """Name the span `chat <model>` and add the GenAI attributes."""
         model = str(usage.get("model", ""))
         provider = provider_of(answer, model)
-        tokens = Usage(
-            input_tokens=usage.get("in", 0),
-            output_tokens=usage.get("out", 0),
-            cache_read_tokens=usage.get("cr", 0),
-            cache_write_tokens=usage.get("cw", 0),
-        )
+        inputs, output = int(usage.get("in", 0)), int(usage.get("out", 0))
+        cache_read, cache_write = int(usage.get("cr", 0)), int(usage.get("cw", 0))
         span = self._span
         span.update_name(f"chat {model}")
         span.set_attributes(
@@ -70,20 +63,19 @@ class OtelStepSpan:
                 "gen_ai.system": provider,
                 "gen_ai.request.model": model,
                 "gen_ai.response.model": model,
-                "gen_ai.usage.input_tokens": tokens.input_tokens
-                + tokens.cache_read_tokens
-                + tokens.cache_write_tokens,
-                "gen_ai.usage.output_tokens": tokens.output_tokens,
-                "gen_ai.usage.cache_read.input_tokens": tokens.cache_read_tokens,
-                "gen_ai.usage.cache_creation.input_tokens": tokens.cache_write_tokens,
+                "gen_ai.usage.input_tokens": inputs + cache_read + cache_write,
+                "gen_ai.usage.output_tokens": output,
+                "gen_ai.usage.cache_read.input_tokens": cache_read,
+                "gen_ai.usage.cache_creation.input_tokens": cache_write,
             }
         )
         stop = answer.get("stop_reason")
         if isinstance(stop, str) and stop:
             span.set_attribute("gen_ai.response.finish_reasons", [stop])
-        cost = known_cost_usd(model, tokens)
-        if cost is not None:
-            span.set_attribute("harness.cost_usd", cost)
+        # The model call priced itself (0.0 for a model without a price: then it is left out).
+        cost = answer.get("cost_usd")
+        if isinstance(cost, int | float) and cost > 0:
+            span.set_attribute("harness.cost_usd", float(cost))
 
     def failed(self, error: str, error_type: str, *, final: bool) -> None:
         """Mark the span as an error with the (redacted) error text."""

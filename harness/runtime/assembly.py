@@ -20,13 +20,13 @@ from harness.runtime.connection import resolve_redis_url
 from harness.runtime.instance import Runtime
 from harness.runtime.keys import Keys
 from harness.runtime.sentinel import sentinel_target
-from harness.settings import Settings, get_settings
+from harness.runtime.settings import EngineSettings, engine_settings
 
 _default: Runtime | None = None
 _default_lock = threading.Lock()
 
 
-def build_runtime(settings: Settings) -> Runtime:
+def build_runtime(settings: EngineSettings) -> Runtime:
     """A runtime on the Redis `settings` name (through Sentinel when `REDIS_SENTINELS` is
     set), kicking through Celery on the same Redis.
 
@@ -82,11 +82,22 @@ def async_pool(url: str) -> BlockingConnectionPool:
     )  # fmt: skip
 
 
-RuntimeBuilder = Callable[[Settings], Runtime]
-"""Builds a process's runtime from its settings: `build_runtime`, or a product's builder that
-starts from it and adds what the product needs (`harness.composition.fleet_runtime`)."""
+RuntimeBuilder = Callable[[], Runtime]
+"""Builds a process's runtime from the process's settings: the engine's by default
+(`build_runtime` on `engine_settings()`), or a product's that starts from it and adds what
+the product needs (`harness.composition.fleet_runtime`)."""
 
-_builder: RuntimeBuilder = build_runtime
+
+def _engine_runtime() -> Runtime:
+    return build_runtime(engine_settings())
+
+
+_builder: RuntimeBuilder = _engine_runtime
+
+
+def use_engine() -> None:
+    """Make `get_runtime` build the engine's runtime alone again (`harness worker --engine`)."""
+    use_builder(_engine_runtime)
 
 
 def use_builder(builder: RuntimeBuilder) -> None:
@@ -101,12 +112,12 @@ def use_builder(builder: RuntimeBuilder) -> None:
 
 
 def get_runtime() -> Runtime:
-    """The process-wide runtime, built from `get_settings()` by the builder in use
-    (`use_builder`; the engine's `build_runtime` by default) on first use. Thread-safe."""
+    """The process-wide runtime, built by the builder in use (`use_builder`; the engine's
+    `build_runtime` on `engine_settings()` by default) on first use. Thread-safe."""
     global _default
     with _default_lock:
         if _default is None:
-            _default = _builder(get_settings())
+            _default = _builder()
         return _default
 
 

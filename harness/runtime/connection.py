@@ -18,11 +18,11 @@ from harness.credentials import register_url_password
 from harness.errors import ConfigurationError
 from harness.fleet import fleets
 from harness.fleet.embedded_redis import OWNER_NAME
-from harness.settings import Settings
+from harness.runtime.settings import EngineSettings
 from harness.state_dir import redis_dir, redis_url_file, state_dir
 
 
-def resolve_redis_url(settings: Settings) -> str:
+def resolve_redis_url(settings: EngineSettings) -> str:
     """The Redis URL this process should use (see the module docstring for the order).
 
     Its password is registered for redaction in this process (the settings registered
@@ -34,7 +34,7 @@ def resolve_redis_url(settings: Settings) -> str:
     return url
 
 
-def _find_redis_url(settings: Settings) -> str:
+def _find_redis_url(settings: EngineSettings) -> str:
     if settings.redis_url:
         return settings.redis_url
     workspace = settings.agent_workspace.expanduser().resolve()

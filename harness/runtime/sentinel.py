@@ -27,7 +27,7 @@ from redis.asyncio import Redis as AsyncRedis
 
 from harness.errors import ConfigurationError
 from harness.runtime.bus_errors import redis_errors
-from harness.settings import Settings
+from harness.runtime.settings import EngineSettings
 
 SOCKET_TIMEOUT_S = 5.0
 """Connect and read timeout towards the Sentinels, so a dead one costs seconds, not forever."""
@@ -164,7 +164,7 @@ class _BlockingSentinelPool(redis.asyncio.sentinel.SentinelConnectionPool, Block
             await sentinel.aclose()
 
 
-def sentinel_target(settings: Settings) -> SentinelTarget | None:
+def sentinel_target(settings: EngineSettings) -> SentinelTarget | None:
     """The Sentinel setup `settings` name, or None when `REDIS_SENTINELS` is unset.
 
     Raises `ConfigurationError` (one line) for a malformed list or a missing master name."""
@@ -187,7 +187,7 @@ def sentinel_target(settings: Settings) -> SentinelTarget | None:
     )
 
 
-def _tls_options(settings: Settings) -> TlsOptions | None:
+def _tls_options(settings: EngineSettings) -> TlsOptions | None:
     """The TLS options `settings` name, None when `REDIS_SENTINEL_TLS` is off. Raises
     `ConfigurationError` for certificate settings without TLS, or a certificate without key."""
     files = {

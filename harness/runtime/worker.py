@@ -18,7 +18,7 @@ from harness.runtime.assembly import get_runtime
 from harness.runtime.celery_app import app
 from harness.runtime.presence import Heartbeat
 from harness.runtime.scheduler import run_scheduler
-from harness.settings import Settings
+from harness.runtime.settings import EngineSettings
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,9 @@ def load_function_modules(modules: Iterable[str]) -> None:
             ) from exc
 
 
-def run_worker(settings: Settings, modules: list[str], concurrency: int, queues: list[str]) -> None:
+def run_worker(
+    settings: EngineSettings, modules: list[str], concurrency: int, queues: list[str]
+) -> None:
     """Run a Celery worker (threads, `harness.runtime.worker_pool`) advancing runs of the
     loaded functions. Blocks."""
     load_function_modules(modules)
@@ -55,7 +57,7 @@ def run_worker(settings: Settings, modules: list[str], concurrency: int, queues:
         heartbeat.stop()
 
 
-def _consume(settings: Settings, concurrency: int, queues: list[str]) -> None:
+def _consume(settings: EngineSettings, concurrency: int, queues: list[str]) -> None:
     app.worker_main(
         [
             "worker",
@@ -69,7 +71,7 @@ def _consume(settings: Settings, concurrency: int, queues: list[str]) -> None:
     )
 
 
-def run_scheduler_process(settings: Settings) -> None:
+def run_scheduler_process(settings: EngineSettings) -> None:
     """Run the scheduler loop until SIGINT or SIGTERM. Blocks."""
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
