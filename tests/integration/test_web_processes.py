@@ -57,7 +57,11 @@ def _sockets_of(pid: int, port: int, state: str = ESTABLISHED) -> int:
     """How many sockets on `port` in `state` the process `pid` holds."""
     server_side = _inodes(port, state)
     held = 0
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except FileNotFoundError:  # the process ended since it was listed
+        return 0
+    for fd in fds:
         try:
             target = os.readlink(fd)
         except OSError:
