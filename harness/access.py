@@ -20,7 +20,8 @@ import logging
 from pydantic import BaseModel
 
 from harness.addresses import Asker
-from harness.records.pairing import CODE_TTL_S, RedisAccessStore
+from harness.records.pairing import CODE_TTL_S
+from harness.records.stores import redis_records
 from harness.runtime import Runtime
 from harness.settings import DmPolicy
 
@@ -54,7 +55,7 @@ def admit(runtime: Runtime, policy: DmPolicy, channel: str, asker: Asker | None)
         return Admission(serve=True, reason="allowlist")
     if policy == "allowlist" or not asker.pairing_subject:
         return Admission(serve=False, reason="not in the allowlist")
-    store = RedisAccessStore(runtime)
+    store = redis_records(runtime).pairing
     if store.allowed(asker.subjects):
         return Admission(serve=True, reason="paired")
     if store.denied(asker.pairing_subject):
@@ -77,7 +78,7 @@ def may_serve(runtime: Runtime, policy: DmPolicy, asker: Asker | None) -> bool:
         return True
     if policy == "allowlist":
         return False
-    return RedisAccessStore(runtime).allowed(asker.subjects)
+    return redis_records(runtime).pairing.allowed(asker.subjects)
 
 
 def describe_policy(policy: DmPolicy) -> str:
