@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeGuard
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("harness", "channels")
@@ -31,7 +32,7 @@ def _outside_the_seam() -> Iterator[tuple[str, ast.Module]]:
             yield relative, tree
 
 
-def _imports_redis(node: ast.AST) -> bool:
+def _imports_redis(node: ast.AST) -> TypeGuard[ast.Import | ast.ImportFrom]:
     if isinstance(node, ast.Import):
         return any(alias.name.split(".")[0] == "redis" for alias in node.names)
     if isinstance(node, ast.ImportFrom):
