@@ -41,7 +41,8 @@ from harness.events import (
     Destination,
     FunctionCancelled,
 )
-from harness.records.approvals import Claim, RedisApprovalStore
+from harness.records.approvals import Claim
+from harness.records.stores import redis_records
 from harness.runtime import Context, event, function
 
 ASK_APPROVAL = "ask-approval"
@@ -104,7 +105,7 @@ def ask_approval(ctx: Context) -> dict[str, Any]:
         posted = ctx.step.run("post", channel.ask_approval, request)
     except StepFailedError as exc:
         return answer_unshown(ctx, request, exc.error)
-    store = RedisApprovalStore(ctx.runtime)
+    store = redis_records(ctx.runtime).approvals
     ctx.step.run("note", store.posted, request.approval_id, posted, request.model_dump_json())
     return {"posted": posted}
 
@@ -116,7 +117,7 @@ def answer_unshown(ctx: Context, request: ApprovalRequested, error: str) -> dict
     (durably) until the asking run is in its wait first, since a run does not see an event
     published before it waits."""
     decision: Literal["approve", "deny"] = "approve" if request.unattended == "allow" else "deny"
-    store = RedisApprovalStore(ctx.runtime)
+    store = redis_records(ctx.runtime).approvals
     claim = Claim(
         **ctx.step.run(
             "unshown",
@@ -159,7 +160,7 @@ def answer_approval(ctx: Context) -> dict[str, Any]:
     `agent.approval.answered` (once: only the answer that took the record publishes); tell
     the presser either way."""
     given = ApprovalGiven.from_event(ctx.event)
-    store = RedisApprovalStore(ctx.runtime)
+    store = redis_records(ctx.runtime).approvals
     raw = ctx.step.run("decide", lambda: vars(store.answer(given)))
     claim = Claim(**raw)
     if claim.outcome == "recorded":
@@ -183,7 +184,9 @@ def close_approval(ctx: Context) -> dict[str, Any]:
     """Rewrite a request that ended unanswered to show why, without its buttons (best effort:
     nothing when it was never posted, or its channel cannot show buttons)."""
     closed = ApprovalClosed.from_event(ctx.event)
-    where = ctx.step.run("where", RedisApprovalStore(ctx.runtime).where_posted, closed.approval_id)
+    where = ctx.step.run(
+        "where", redis_records(ctx.runtime).approvals.where_posted, closed.approval_id
+    )
     if where is None:
         return {"closed": None}
     message_id, raw = where
@@ -206,7 +209,7 @@ def cancel_approval(ctx: Context) -> dict[str, Any]:
     """A chat turn was cancelled (cancel mode, or `harness runs cancel`): expire the request
     it waited on, if any was still pending, and have it shown as cancelled."""
     cancelled = FunctionCancelled.from_event(ctx.event)
-    store = RedisApprovalStore(ctx.runtime)
+    store = redis_records(ctx.runtime).approvals
     approval_id = ctx.step.run("find", store.of_run, cancelled.run_id)
     if approval_id is None:
         return {"closed": None}

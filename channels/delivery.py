@@ -26,8 +26,8 @@ from channels.media.outbox import post_file
 from channels.registry import channel_or_none
 from harness.errors import ConfigurationError, NonRetriableError
 from harness.events import FILE_READY, REPLY_READY, FileReady, ReplyReady
-from harness.records.deliveries import RedisDeliveryRecords
-from harness.records.undelivered import REDELIVERS, RedisUndeliveredReplies, UndeliveredReply
+from harness.records.stores import Records, redis_records
+from harness.records.undelivered import REDELIVERS, UndeliveredReply
 from harness.runtime import Context, Runtime, Singleton, event, function
 from harness.runtime.durations import parse_duration
 from harness.settings import get_settings
@@ -50,10 +50,11 @@ class DeliveryLog:
     week). Written right after each post, so a retry of `send-reply` skips what an earlier
     attempt posted. One attempt reads the record once and keeps its own view up to date as
     it records: while it runs it holds the run's lease, so nothing else writes the record.
-    Methods raise `BusUnavailableError` when Redis fails."""
+    `records` defaults to the runtime's Redis ones. Methods raise `BusUnavailableError` when
+    Redis fails."""
 
-    def __init__(self, runtime: Runtime, reply_id: str) -> None:
-        self._records = RedisDeliveryRecords(runtime.redis, runtime.keys)
+    def __init__(self, runtime: Runtime, reply_id: str, records: Records | None = None) -> None:
+        self._records = (records or redis_records(runtime)).deliveries
         self.reply_id = reply_id
         self._posted: dict[int, str] | None = None
 
@@ -123,7 +124,7 @@ def _send_file(ctx: Context) -> dict[str, Any]:
 
 def _deliver_file(attempt: _Attempt, data: FileReady) -> str:
     try:
-        return post_file(DeliveryLog(attempt.runtime, attempt.reply_id), data)
+        return post_file(DeliveryLog(attempt.runtime, attempt.reply_id, attempt.records), data)
     except NonRetriableError:
         raise
     except Exception as exc:
@@ -143,11 +144,13 @@ def _deadline(runtime: Runtime) -> int:
 
 
 class _Attempt:
-    """One attempt of one delivery: the run, the reply it delivers and when to give up."""
+    """One attempt of one delivery: the run, the reply it delivers, when to give up, and the
+    records it reads and writes (the runtime's Redis ones)."""
 
     def __init__(self, runtime: Runtime, run_id: str, reply_id: str, deadline_ms: int) -> None:
         self.runtime, self.run_id, self.reply_id = runtime, run_id, reply_id
         self.deadline_ms = deadline_ms
+        self.records = redis_records(runtime)
 
     def overdue(self) -> bool:
         """True once `DELIVERY_RETRY_FOR` has passed since the first attempt."""
@@ -158,10 +161,10 @@ def _deliver(attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any]) -> 
     channel = channel_or_none(data.channel)
     if channel is None:
         raise ConfigurationError(f"channel {data.channel!r} is no longer available")
-    delivery = DeliveryLog(attempt.runtime, attempt.reply_id)
+    delivery = DeliveryLog(attempt.runtime, attempt.reply_id, attempt.records)
     if delivery.begin():
         _recover(channel, data, delivery)
-    _finish_draft(attempt.runtime, channel, data, delivery)
+    _finish_draft(attempt, channel, data, delivery)
     already = delivery.posted()
     if already:
         log.info(
@@ -210,7 +213,7 @@ def _recover(channel: Channel, data: ReplyReady, delivery: DeliveryLog) -> None:
 
 
 def _finish_draft(
-    runtime: Runtime, channel: Channel, data: ReplyReady, delivery: DeliveryLog
+    attempt: _Attempt, channel: Channel, data: ReplyReady, delivery: DeliveryLog
 ) -> None:
     """When the run that wrote this reply streamed a draft, the reply's first chunk is that
     message, edited to the final text, instead of a new one. Idempotent across retries."""
@@ -218,7 +221,7 @@ def _finish_draft(
         return
     if 0 in delivery.posted():
         return
-    drafts = DraftLog(runtime, data.run_id)
+    drafts = DraftLog(attempt.runtime, data.run_id, attempt.records)
     message_id = drafts.message_id()
     if message_id is None:
         return
@@ -235,7 +238,7 @@ def _give_up(
     attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any], exc: Exception
 ) -> None:
     error = f"{type(exc).__name__}: {exc}"[:500]
-    RedisUndeliveredReplies(attempt.runtime.redis, attempt.runtime.keys).record(
+    attempt.records.undelivered.record(
         UndeliveredReply(
             reply_id=attempt.reply_id,
             run_id=attempt.run_id,

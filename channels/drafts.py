@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from channels.base import Channel
 from harness.events import Destination
-from harness.records.drafts import RedisDraftRecords
+from harness.records.stores import Records, redis_records
 from harness.runtime import Runtime
 
 
@@ -79,11 +79,12 @@ class DraftingChannel(Channel, Protocol):
 
 class DraftLog:
     """Where one run's draft is on the platform, and until when the platform wants it left
-    alone. Methods raise `BusUnavailableError`."""
+    alone, timed by the runtime's clock; `records` defaults to the runtime's Redis ones.
+    Methods raise `BusUnavailableError` when Redis fails."""
 
-    def __init__(self, runtime: Runtime, run_id: str) -> None:
+    def __init__(self, runtime: Runtime, run_id: str, records: Records | None = None) -> None:
         self._runtime = runtime
-        self._records = RedisDraftRecords(runtime.redis, runtime.keys)
+        self._records = (records or redis_records(runtime)).drafts
         self._run_id = run_id
         self.key = f"draft:{run_id}"  # names the run's preview, the same at every retry
 

@@ -29,7 +29,7 @@ from harness.events import (
     ReplyTarget,
 )
 from harness.llm.errors import failure_reason
-from harness.records.undelivered import RedisUndeliveredReplies
+from harness.records.stores import redis_records
 from harness.runtime import Context, Runtime, event, function
 
 FAILURE_HANDLER = "global-failure-handler"
@@ -124,7 +124,7 @@ def reconsider_notice(ctx: Context) -> dict[str, Any]:
 def _undelivered(runtime: Runtime, run_id: str) -> bool:
     """True when the failed run gave up on a reply that is kept as undelivered: the chat gets
     that reply when the person writes next, not a "Sorry" that would fail the same way."""
-    kept = RedisUndeliveredReplies(runtime.redis, runtime.keys).all()
+    kept = redis_records(runtime).undelivered.all()
     return any(reply.run_id == run_id for reply in kept)
 
 

@@ -26,7 +26,7 @@ from channels.errors import (
 )
 from channels.listener import publish_inbound
 from harness.errors import BusUnavailableError, ConfigurationError
-from harness.records.cursors import RedisCursors
+from harness.records.stores import Records, redis_records
 from harness.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -39,11 +39,17 @@ def offset_key(runtime: Runtime, channel_name: str) -> str:
     return runtime.keys.listener_cursor(channel_name)
 
 
-def poll_once(channel: ResumablePollingChannel, runtime: Runtime, timeout: float = 30.0) -> int:
+def poll_once(
+    channel: ResumablePollingChannel,
+    runtime: Runtime,
+    timeout: float = 30.0,
+    records: Records | None = None,
+) -> int:
     """One long poll: fetch from the saved cursor, publish every message, then save the new
-    cursor. Returns how many messages were fetched. Raises a `PlatformError` (nothing fetched)
-    or `BusUnavailableError` (the cursor is not advanced; the batch comes again)."""
-    cursors = RedisCursors(runtime.redis, runtime.keys)
+    cursor (in `records`, by default the runtime's Redis ones). Returns how many messages were
+    fetched. Raises a `PlatformError` (nothing fetched) or `BusUnavailableError` (the cursor
+    is not advanced; the batch comes again)."""
+    cursors = (records or redis_records(runtime)).cursors
     cursor = cursors.get(channel.name)
     batch = channel.poll_from(cursor, timeout)
     for inbound in batch.inbound:

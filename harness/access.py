@@ -20,7 +20,8 @@ import logging
 from pydantic import BaseModel
 
 from harness.addresses import Asker
-from harness.records.pairing import CODE_TTL_S, RedisAccessStore
+from harness.records.pairing import CODE_TTL_S
+from harness.records.stores import Records, redis_records
 from harness.runtime import Runtime
 from harness.settings import DmPolicy
 
@@ -42,10 +43,17 @@ class Admission(BaseModel):
     reason: str = ""
 
 
-def admit(runtime: Runtime, policy: DmPolicy, channel: str, asker: Asker | None) -> Admission:
+def admit(
+    runtime: Runtime,
+    policy: DmPolicy,
+    channel: str,
+    asker: Asker | None,
+    records: Records | None = None,
+) -> Admission:
     """Decide whether to serve a message (see the module docstring). Makes a pairing code
     when the policy asks for one; `code` is set only when that code is new, so a stranger
-    gets one reply per code. Raises on Redis errors (the caller is a durable step)."""
+    gets one reply per code. The pairing store is that of `records`, by default the
+    runtime's Redis one. Raises on Redis errors (the caller is a durable step)."""
     if asker is None:
         return Admission(serve=True, reason="owner")
     if policy == "open":
@@ -54,7 +62,7 @@ def admit(runtime: Runtime, policy: DmPolicy, channel: str, asker: Asker | None)
         return Admission(serve=True, reason="allowlist")
     if policy == "allowlist" or not asker.pairing_subject:
         return Admission(serve=False, reason="not in the allowlist")
-    store = RedisAccessStore(runtime)
+    store = (records or redis_records(runtime)).pairing
     if store.allowed(asker.subjects):
         return Admission(serve=True, reason="paired")
     if store.denied(asker.pairing_subject):
@@ -70,14 +78,16 @@ def admit(runtime: Runtime, policy: DmPolicy, channel: str, asker: Asker | None)
     return Admission(serve=False, code=request.code if new else None, reason="waiting for pairing")
 
 
-def may_serve(runtime: Runtime, policy: DmPolicy, asker: Asker | None) -> bool:
+def may_serve(
+    runtime: Runtime, policy: DmPolicy, asker: Asker | None, records: Records | None = None
+) -> bool:
     """Whether `admit` would serve this sender now, without making a code. For cosmetic
     functions (typing indicators) that must not show a stranger the bot is working."""
     if asker is None or policy == "open" or asker.allowlisted:
         return True
     if policy == "allowlist":
         return False
-    return RedisAccessStore(runtime).allowed(asker.subjects)
+    return (records or redis_records(runtime)).pairing.allowed(asker.subjects)
 
 
 def describe_policy(policy: DmPolicy) -> str:

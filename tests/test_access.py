@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.access import admit
+from harness.access import admit, may_serve
 from harness.addresses import Asker, ChannelMeta
 from harness.records.pairing import CODE_ALPHABET, CODE_TTL_S, RedisAccessStore
+from harness.records.stores import memory_records
 from harness.runtime import Runtime
 from tests.runtime_fixtures import ManualClock
 
@@ -122,3 +123,24 @@ def test_access_open_policy_is_announced_as_a_warning(caplog: pytest.LogCaptureF
         announce_policy("pairing")
     levels = [(r.levelname, "ANYONE" in r.getMessage()) for r in caplog.records]
     assert levels == [("WARNING", True), ("INFO", False)]
+
+
+def test_access_pairing_works_on_the_in_memory_records(unreachable_runtime: Runtime) -> None:
+    # Given the in-memory records, beside a runtime whose Redis is unreachable
+    records = memory_records()
+    # When a stranger writes, the owner approves the code, and the stranger writes again
+    first = admit(unreachable_runtime, "pairing", "telegram", STRANGER, records)
+    assert first.code is not None and not first.serve
+    assert records.pairing.approve(first.code) is not None
+    again = admit(unreachable_runtime, "pairing", "telegram", STRANGER, records)
+    # Then the stranger is served, with no Redis involved
+    assert again.serve and again.reason == "paired", again
+
+
+def test_access_may_serve_reads_the_in_memory_records(unreachable_runtime: Runtime) -> None:
+    # Given the in-memory records in which the owner approved the stranger
+    records = memory_records()
+    records.pairing.grant("telegram:user:42", "Eve", "test")
+    # When the typing indicator asks whether to show itself
+    # Then it may, with no Redis involved
+    assert may_serve(unreachable_runtime, "pairing", STRANGER, records)

@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.errors import HarnessError
-from harness.records.pairing import AccessStore, RedisAccessStore
+from harness.records.pairing import AccessStore
+from harness.records.stores import redis_records
 
 pair_app = typer.Typer(help="Let people talk to the bot: pairing codes and approvals.")
 _out = Console()
@@ -27,7 +28,7 @@ def _store() -> AccessStore:
     from harness.runtime import get_runtime
 
     try:
-        return RedisAccessStore(get_runtime())
+        return redis_records(get_runtime()).pairing
     except HarnessError as exc:
         _err.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(code=1) from exc

@@ -24,7 +24,7 @@ from harness.observe.rerun import rerun
 from harness.observe.run_filters import RunFilter, find_runs
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
 from harness.records.redelivery import redeliver
-from harness.records.undelivered import RedisUndeliveredReplies
+from harness.records.stores import redis_records
 from harness.redaction import redact_json
 from harness.runtime import Runtime, get_runtime
 from harness.runtime.durations import parse_duration
@@ -121,7 +121,7 @@ def runs(
     since_ms = rt.now_ms() - int(parse_duration(since) * 1000) if since else 0
     wanted = RunFilter(function=function, session=session, status=status, since_ms=since_ms)
     records = find_runs(rt, wanted, limit)
-    undelivered = {reply.run_id for reply in RedisUndeliveredReplies(rt.redis, rt.keys).all()}
+    undelivered = {reply.run_id for reply in redis_records(rt).undelivered.all()}
     if as_json:
         typer.echo(json.dumps([_run_json(r) for r in records], indent=2))
         return
@@ -266,7 +266,7 @@ def runs_redeliver(
     Chunks that were posted before are not posted twice."""
     rt = get_runtime()
     full_id = resolve_run_id(rt, run_id)
-    undelivered = RedisUndeliveredReplies(rt.redis, rt.keys).all()
+    undelivered = redis_records(rt).undelivered.all()
     kept = [reply for reply in undelivered if reply.run_id == full_id]
     if not kept:
         raise RunNotFoundError(f"run {full_id} has no undelivered reply")

@@ -45,6 +45,9 @@ class Runtime:
     told of every step that committed a result (`harness.runtime.step_observers`): where a
     product counts what steps did, such as its token usage."""
 
+    # For the engine (`harness.runtime`) and the records' Redis implementations
+    # (`harness.records`) only: everyone else takes a `harness.records.stores.Records`, and
+    # tests/test_redis_seam_layers.py fails for any other module that reads `.redis`.
     redis: redis.Redis
     kicker: Kicker
     registry: FunctionRegistry = field(default_factory=lambda: REGISTRY)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from channels.slack.settings import SlackSettings
 from channels.telegram.settings import TelegramSettings
 from harness.errors import InvalidSettingsError
-from harness.records.pairing import RedisAccessStore
+from harness.records.stores import redis_records
 from harness.runtime import Runtime
 from harness.settings import DmPolicy
 from harness.settings_errors import read_settings
@@ -55,7 +55,7 @@ class ServedChats:
         if self.policy == "allowlist":
             return False
         subjects = [f"{channel}:chat:{chat_id}", f"{channel}:user:{chat_id}"]
-        return RedisAccessStore(self.runtime).allowed(subjects)
+        return redis_records(self.runtime).pairing.allowed(subjects)
 
 
 def configured_allowlists() -> dict[str, frozenset[str]]:

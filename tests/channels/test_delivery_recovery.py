@@ -5,6 +5,7 @@ before posting again."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -13,6 +14,7 @@ from channels.slack.channel import DELIVERY_EVENT, SlackChannel
 from channels.slack.format import to_chunks
 from harness.events import REPLY_READY, Destination
 from harness.records.deliveries import RedisDeliveryRecords
+from harness.records.stores import redis_records
 from harness.runtime import Runtime, publish
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
@@ -72,7 +74,8 @@ def test_a_crash_after_slack_answered_posts_no_chunk_twice(
     chunks = to_chunks(LONG_REPLY)
     assert len(chunks) == 3
     records = DiesBeforeRecording(RedisDeliveryRecords(bus.redis, bus.keys), dies_at)
-    monkeypatch.setattr(channels.delivery, "RedisDeliveryRecords", lambda *_: records)
+    dying = replace(redis_records(bus), deliveries=records)
+    monkeypatch.setattr(channels.delivery, "redis_records", lambda _runtime: dying)
     publish(_reply(LONG_REPLY), runtime=bus)
     # When the delivery runs, dies, and is retried to the end
     drain(bus)

@@ -24,6 +24,7 @@ from channels.polling import (
 from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
 from harness.errors import BusUnavailableError, ConfigurationError
+from harness.records.stores import memory_records
 from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.kicker import RecordingKicker
@@ -100,6 +101,22 @@ def test_poll_crash_before_saving_the_offset_loses_nothing_and_publishes_once(
     # Then Telegram delivers the unconfirmed update again, and the bus keeps one copy
     assert fetched == 1
     assert stream_length(runtime) == 1
+
+
+def test_poll_once_keeps_its_cursor_in_the_records_it_is_given(
+    unreachable_runtime: Runtime, poller: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given an update that publishes nothing (an edit), and the in-memory records, beside a
+    # runtime whose Redis is unreachable
+    telegram_api.push_update(payloads.tg_edited(update_id=501))
+    records = memory_records()
+    # When the poller polls on those records
+    fetched = poll_once(poller, unreachable_runtime, timeout=0, records=records)
+    # Then the cursor moved past the update there, and the next poll asks from it
+    assert fetched == 1
+    assert records.cursors.get("telegram") == "502"
+    poll_once(poller, unreachable_runtime, timeout=0, records=records)
+    assert telegram_api.calls_to("getUpdates")[-1].params["offset"] == 502
 
 
 def test_poll_with_redis_down_does_not_advance_the_offset(

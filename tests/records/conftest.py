@@ -8,16 +8,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.records.approvals import ApprovalStore, MemoryApprovalStore, RedisApprovalStore
-from harness.records.cursors import Cursors, MemoryCursors, RedisCursors
-from harness.records.deliveries import DeliveryRecords, MemoryDeliveryRecords, RedisDeliveryRecords
-from harness.records.drafts import DraftRecords, MemoryDraftRecords, RedisDraftRecords
-from harness.records.pairing import AccessStore, MemoryAccessStore, RedisAccessStore
-from harness.records.undelivered import (
-    MemoryUndeliveredReplies,
-    RedisUndeliveredReplies,
-    UndeliveredReplies,
-)
+from harness.records.approvals import ApprovalStore
+from harness.records.cursors import Cursors
+from harness.records.deliveries import DeliveryRecords
+from harness.records.drafts import DraftRecords
+from harness.records.pairing import AccessStore
+from harness.records.stores import Records, memory_records, redis_records
+from harness.records.undelivered import UndeliveredReplies
 from harness.runtime import Runtime
 from tests.runtime_fixtures import ManualClock
 
@@ -38,37 +35,26 @@ class Stores:
     clock: ManualClock
 
 
+def _stores(
+    kind: str, records: Records, run_status: Callable[[str, str], None], clock: ManualClock
+) -> Stores:
+    r = records
+    return Stores(
+        kind, r.approvals, r.pairing, r.deliveries, r.drafts, r.undelivered, r.cursors,
+        run_status, clock,
+    )  # fmt: skip
+
+
 def _redis(runtime: Runtime, clock: ManualClock) -> Stores:
     def run_status(run_id: str, status: str) -> None:
         runtime.redis.hset(runtime.keys.run(run_id), "status", status)
 
-    return Stores(
-        kind="redis",
-        approvals=RedisApprovalStore(runtime),
-        access=RedisAccessStore(runtime),
-        deliveries=RedisDeliveryRecords(runtime.redis, runtime.keys),
-        drafts=RedisDraftRecords(runtime.redis, runtime.keys),
-        undelivered=RedisUndeliveredReplies(runtime.redis, runtime.keys),
-        cursors=RedisCursors(runtime.redis, runtime.keys),
-        run_status=run_status,
-        clock=clock,
-    )
+    return _stores("redis", redis_records(runtime), run_status, clock)
 
 
 def _memory(clock: ManualClock) -> Stores:
     runs: dict[str, str] = {}
-    access = MemoryAccessStore(clock)
-    return Stores(
-        kind="memory",
-        approvals=MemoryApprovalStore(runs.get, access, clock),
-        access=access,
-        deliveries=MemoryDeliveryRecords(),
-        drafts=MemoryDraftRecords(),
-        undelivered=MemoryUndeliveredReplies(),
-        cursors=MemoryCursors(),
-        run_status=runs.__setitem__,
-        clock=clock,
-    )
+    return _stores("memory", memory_records(clock, runs.get), runs.__setitem__, clock)
 
 
 @pytest.fixture(params=["redis", "memory"])

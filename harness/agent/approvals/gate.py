@@ -38,7 +38,8 @@ from harness.events import (
     is_system_session,
 )
 from harness.llm.types import ToolCall
-from harness.records.approvals import ApprovalStore, Claim, Others, RedisApprovalStore
+from harness.records.approvals import ApprovalStore, Claim, Others
+from harness.records.stores import redis_records
 from harness.runtime.durations import parse_duration
 from harness.runtime.steps import Context
 from harness.settings import Settings
@@ -107,7 +108,7 @@ def ask_first(
     which makes a risky call ask even when allowlisted or granted; the request then says so.
     Suspends the run while it waits (raises `Suspended`)."""
     policy = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
-    store = RedisApprovalStore(ctx.runtime)
+    store = redis_records(ctx.runtime).approvals
     tainted = tainted_by is not None
     if not policy.needs_approval(call.name, call.arguments, risky=risky, tainted=tainted):
         return Gate()  # grants only ever relax the policy: no need to read them (or record it)
@@ -200,7 +201,7 @@ def settle(
     forge one. An event whose request is still pending is ignored (the wait goes on). A
     "session" answer grants the tool to the person who gave it (`approvals.grants`), whose
     turns `reply` tells apart."""
-    store = RedisApprovalStore(ctx.runtime)
+    store = redis_records(ctx.runtime).approvals
     arrived: list[Event] = []
     while True:
         left_s = max(deadline_ms - ctx.runtime.now_ms(), 1) / 1000
@@ -289,7 +290,7 @@ def _apply(
         )
     person = grantee_of(reply, claim)
     if claim.state == "session" and session_key and person:
-        store = RedisApprovalStore(ctx.runtime)
+        store = redis_records(ctx.runtime).approvals
         ctx.step.run("approval-grant", store.grant, session_key, person, call.name)
     return None
 
@@ -299,7 +300,7 @@ def _expire(
 ) -> str | None:
     """Close the request as expired (and say so on it); if an answer beat the timeout, apply
     that answer instead."""
-    store = RedisApprovalStore(ctx.runtime)
+    store = redis_records(ctx.runtime).approvals
     claim = Claim(**ctx.step.run("approval-expire", lambda: asdict(store.expire(approval_id))))
     if claim.outcome == "recorded" or claim.state == "expired":
         timeout = settings.agent_approval_timeout

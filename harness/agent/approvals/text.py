@@ -19,7 +19,7 @@ from harness.events import (
     Destination,
     MessageReceived,
 )
-from harness.records.approvals import RedisApprovalStore
+from harness.records.stores import redis_records
 from harness.runtime import Context, event, function
 from harness.settings import get_settings
 
@@ -54,7 +54,7 @@ def approval_by_text(ctx: Context) -> dict[str, Any]:
         return {"answered": None}  # the new message cancels the waiting run, request and all
     data = MessageReceived.from_event(ctx.event)
     decision = decision_of(data.message)
-    store = RedisApprovalStore(ctx.runtime)
+    store = redis_records(ctx.runtime).approvals
     pending = ctx.step.run("pending", store.pending, data.session_key)
     if decision is None or pending is None:
         return {"answered": None}
