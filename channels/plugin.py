@@ -17,8 +17,10 @@ serve its webhook at `POST /webhooks/<name>` (and `transform_interaction` at
 `acknowledge` and `complete` are called by the channel functions on the bus
 (`channels.handlers`); a `ResumablePollingChannel` in polling mode is polled by `harness poll`
 and `harness up`. A platform that receives messages some other way (Slack's Socket Mode)
-provides a `listener`. The built-in channels are declared the same way, in this project's
-pyproject.toml.
+provides a `listener`. Two optional hooks serve the commands that set a platform up:
+`checks` adds the channel's lines to `harness doctor`, `unconfigured_report` is what
+`harness setup <name>` prints before the channel has its credentials. The built-in channels
+are declared the same way, in this project's pyproject.toml.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import TypeAlias
 
 from channels.base import Channel
 from channels.listener import Listener
+from harness.checks import Check
 from harness.runtime import Runtime
 
 ChannelFactory: TypeAlias = Callable[[], Channel]
@@ -44,6 +47,18 @@ ListenerHook: TypeAlias = Callable[[Channel], ListenerFactory | None]
 process of ours (a socket it holds open), or None when the channel is set up for webhooks.
 Must not raise; touches no network."""
 
+ChecksHook: TypeAlias = Callable[[bool], list[Check]]
+"""`harness doctor`'s checks of this channel, given `offline` (when true, no call leaves this
+machine: say the platform check was skipped with `harness.checks.SKIPPED`). [] when the
+channel is not configured. Must not raise, but for `InvalidSettingsError` (one of its settings
+is invalid), which `harness doctor` reports as it reports any invalid setting; anything else it
+raises becomes one failed check naming the channel."""
+
+UnconfiguredReport: TypeAlias = Callable[[], str]
+"""What `harness setup <name>` prints when `create` raises `ChannelNotConfiguredError`, for a
+platform that can help before its credentials exist (Slack prints the manifest to create the
+app from). Without it the command reports the missing setting. Touches no network."""
+
 
 @dataclass(frozen=True)
 class ChannelPlugin:
@@ -53,3 +68,7 @@ class ChannelPlugin:
     listener: ListenerHook | None = None
     """Only for a platform with a listener of its own; polling is handled for every
     `ResumablePollingChannel` (`channels.polling`)."""
+    checks: ChecksHook | None = None
+    """Only for a channel with something to check beyond its settings' validity."""
+    unconfigured_report: UnconfiguredReport | None = None
+    """Only for a platform whose setup can start without credentials."""

@@ -21,7 +21,7 @@ from harness.commands.memory import memory_app
 from harness.commands.one_line_errors import HarnessGroup
 from harness.commands.pair import pair_app
 from harness.commands.runs import runs_app
-from harness.commands.setup import poll, setup_app
+from harness.commands.setup import SetupCommand, poll, setup
 from harness.commands.usage import usage
 from harness.events import Event
 from harness.observe.json_logs import configure_logging
@@ -278,7 +278,7 @@ app.command(rich_help_panel=INSPECT)(usage)
 app.add_typer(events_app, name="events", rich_help_panel=INSPECT)
 app.add_typer(mcp_app, name="mcp", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(doctor)
-app.add_typer(setup_app, name="setup", rich_help_panel=SET_UP)
+app.command(cls=SetupCommand, rich_help_panel=SET_UP)(setup)
 app.add_typer(pair_app, name="pair", rich_help_panel=SET_UP)
 app.add_typer(memory_app, name="memory", rich_help_panel=INSPECT)
 

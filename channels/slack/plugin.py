@@ -1,11 +1,14 @@
 """Slack as a `harness.channels` plug-in (declared in pyproject.toml): webhooks, or Socket
-Mode when SLACK_APP_TOKEN is set."""
+Mode when SLACK_APP_TOKEN is set. Before the app exists, `harness setup slack` prints the
+manifest to create it from."""
 
 from __future__ import annotations
 
 from channels.base import Channel
 from channels.plugin import ChannelPlugin, ListenerFactory
 from channels.slack.channel import create_channel
+from channels.slack.checks import slack_checks
+from channels.slack.setup import unconfigured_report
 from channels.slack.socket_mode import SocketModeListener, socket_mode_enabled
 from harness.runtime import Runtime
 
@@ -21,4 +24,9 @@ def socket_mode_listener(channel: Channel) -> ListenerFactory | None:
     return listener
 
 
-plugin = ChannelPlugin(create=create_channel, listener=socket_mode_listener)
+plugin = ChannelPlugin(
+    create=create_channel,
+    listener=socket_mode_listener,
+    checks=slack_checks,
+    unconfigured_report=unconfigured_report,
+)

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import typer
 
-from harness.commands.check import MARKS, Check, Status
+from harness.checks import MARKS, Check, Status
 from harness.commands.doctor_remote import channel_checks, model_checks
 from harness.commands.mcp import mcp_checks
 from harness.errors import BusUnavailableError, ConfigurationError

@@ -7,7 +7,7 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 
-from harness.commands.check import Check
+from harness.checks import Check
 from harness.errors import ConfigurationError
 from harness.mcp import (
     McpToolbox,

@@ -1,7 +1,7 @@
 """`harness setup <channel>` registers the bot with a platform; `harness poll <channel>` receives
 a channel's messages without a public URL (Telegram polling, Slack Socket Mode).
 
-    app.add_typer(setup_app, name="setup")
+    app.command(cls=SetupCommand)(setup)
     app.command()(poll)
     processes.update(extra_processes())   # in `harness up`: one listener per such channel
 
@@ -11,7 +11,6 @@ goes through `channels.registry`; the platform details stay in `channels/`.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import shlex
 import signal
@@ -20,66 +19,59 @@ import threading
 from typing import Annotated
 
 import typer
+from typer import _click as click  # typer vendors its own click
+from typer.core import TyperCommand
 
 from channels.errors import ChannelNotConfiguredError, PlatformError, UnknownChannelError
 from channels.listeners import listener_channels, run_listener
-from channels.registry import get_channel
+from channels.registry import get_channel, plugin
 from channels.tokens import blank_tokens
 from harness.composition import plug_in_channels
 from harness.errors import ConfigurationError, HarnessError
 from harness.settings import get_settings
 
-setup_app = typer.Typer(
-    help="Register the bot with a chat platform (webhook, app manifest).", no_args_is_help=True
-)
-
 
 def set_up_channel(name: str) -> str:
-    """Run channel `name`'s setup and return its report. Without the channel's credentials, a
-    channel package may still help: `channels.<name>.setup.unconfigured_report()` (Slack prints
-    the manifest to create the app from). Raises `ChannelNotConfiguredError`,
-    `UnknownChannelError` or a `PlatformError`."""
+    """Run channel `name`'s setup and return its report. Without the channel's credentials, its
+    plug-in may still help: its `unconfigured_report` (Slack prints the manifest to create the
+    app from). Raises `ChannelNotConfiguredError`, `UnknownChannelError` or a
+    `PlatformError`."""
     plug_in_channels()
     try:
         channel = get_channel(name)
     except ChannelNotConfiguredError:
-        report = _unconfigured_report(name)
-        if report is None:
+        loaded = plugin(name)
+        if loaded is None or loaded.unconfigured_report is None:
             raise
-        return report
+        return loaded.unconfigured_report()
     return channel.setup()
 
 
-def _unconfigured_report(name: str) -> str | None:
-    try:
-        module = importlib.import_module(f"channels.{name}.setup")
-    except ImportError:
-        return None
-    hook = getattr(module, "unconfigured_report", None)
-    return str(hook()) if callable(hook) else None
+class SetupCommand(TyperCommand):
+    """`harness setup`, whose help ends with the channels it can set up: the plug-ins loaded
+    when the help is shown, not when the command line is built (importing wires nothing)."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The help, with the loaded channels' names as its epilog."""
+        self.epilog = f"Channels: {', '.join(plug_in_channels()) or 'none installed'}."
+        super().format_help(ctx, formatter)
 
 
-def _run_setup(name: str) -> None:
+def setup(
+    channel: Annotated[str, typer.Argument(help="The channel's name (see the list below).")],
+) -> None:
+    """Register the bot with a chat platform (webhook, app manifest).
+
+    Telegram: point it at PUBLIC_URL/webhooks/telegram (secret token, allowed updates), or
+    remove the webhook when TELEGRAM_MODE=polling. Slack: check the bot token and print the
+    app manifest (scopes, events, request URL) to create or update the app with. Prints what
+    the platform answered; exits 2 for an unknown channel or a missing setting."""
     try:
-        report = set_up_channel(name)
+        report = set_up_channel(channel)
     except (ConfigurationError, UnknownChannelError, PlatformError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc
     typer.echo(report)
-
-
-@setup_app.command("telegram")
-def setup_telegram() -> None:
-    """Point Telegram at PUBLIC_URL/webhooks/telegram (secret token, allowed updates), or remove
-    the webhook when TELEGRAM_MODE=polling; print what Telegram answered."""
-    _run_setup("telegram")
-
-
-@setup_app.command("slack")
-def setup_slack() -> None:
-    """Check the bot token and print the app manifest (scopes, events, request URL) to create
-    or update the Slack app with."""
-    _run_setup("slack")
 
 
 def poll(

@@ -1,4 +1,5 @@
-"""`harness setup telegram|slack`, and the listener processes `harness up` adds."""
+"""`harness setup <channel>` for the built-in channels and a plug-in's, and the listener
+processes `harness up` adds."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from typer.testing import CliRunner
 from channels import registry as channel_registry
 from channels.telegram.channel import TelegramChannel
 from channels.telegram.settings import TelegramSettings
-from harness.commands.setup import extra_processes, setup_app
+from harness.cli import app
+from harness.commands.setup import extra_processes
 from tests.channels.conftest import PUBLIC_URL, TELEGRAM_SECRET
+from tests.fakes.channel_package import ECHO_REPORT, installed_channels
 from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 
@@ -50,7 +53,7 @@ def test_setup_telegram_sets_the_webhook_and_prints_telegrams_answer(
     environment: pytest.MonkeyPatch, telegram_api: FakeTelegramApi
 ) -> None:
     use_telegram(environment, telegram_api, PUBLIC_URL=PUBLIC_URL)
-    result = CliRunner().invoke(setup_app, ["telegram"])
+    result = CliRunner().invoke(app, ["setup", "telegram"])
     assert result.exit_code == 0, result.output
     assert "Webhook was set" in result.output
     webhook = telegram_api.webhook
@@ -64,7 +67,7 @@ def test_setup_telegram_without_a_public_url_says_what_is_missing(
     environment: pytest.MonkeyPatch, telegram_api: FakeTelegramApi
 ) -> None:
     use_telegram(environment, telegram_api)
-    result = CliRunner().invoke(setup_app, ["telegram"])
+    result = CliRunner().invoke(app, ["setup", "telegram"])
     assert result.exit_code == 2
     assert "PUBLIC_URL" in result.output
     assert telegram_api.webhook is None
@@ -74,13 +77,13 @@ def test_setup_telegram_in_polling_mode_removes_the_webhook(
     environment: pytest.MonkeyPatch, telegram_api: FakeTelegramApi
 ) -> None:
     use_telegram(environment, telegram_api, TELEGRAM_MODE="polling")
-    result = CliRunner().invoke(setup_app, ["telegram"])
+    result = CliRunner().invoke(app, ["setup", "telegram"])
     assert result.exit_code == 0, result.output
     assert [c.method for c in telegram_api.calls] == ["deleteWebhook"]
 
 
 def test_setup_telegram_without_a_token_fails_clearly(environment: pytest.MonkeyPatch) -> None:
-    result = CliRunner().invoke(setup_app, ["telegram"])
+    result = CliRunner().invoke(app, ["setup", "telegram"])
     assert result.exit_code == 2
     assert "TELEGRAM_BOT_TOKEN" in result.output
 
@@ -96,7 +99,7 @@ def test_setup_slack_prints_the_manifest_with_the_request_url(
     environment.setenv("SLACK_API_BASE_URL", slack_api.base_url)
     environment.setenv("SLACK_SIGNING_SECRET", "abc")
     environment.setenv("PUBLIC_URL", PUBLIC_URL)
-    result = CliRunner().invoke(setup_app, ["slack"])
+    result = CliRunner().invoke(app, ["setup", "slack"])
     assert result.exit_code == 0, result.output
     assert "token OK" in result.output
     settings = _manifest(result.output)["settings"]
@@ -106,7 +109,7 @@ def test_setup_slack_prints_the_manifest_with_the_request_url(
 def test_setup_slack_before_the_app_exists_prints_the_manifest_to_create_it(
     environment: pytest.MonkeyPatch,
 ) -> None:
-    result = CliRunner().invoke(setup_app, ["slack"])
+    result = CliRunner().invoke(app, ["setup", "slack"])
     assert result.exit_code == 0, result.output
     assert "SLACK_BOT_TOKEN is not set" in result.output
     scopes = _manifest(result.output)["oauth_config"]["scopes"]["bot"]  # type: ignore[index]
@@ -117,7 +120,7 @@ def test_setup_slack_with_an_app_token_prints_a_socket_mode_manifest(
     environment: pytest.MonkeyPatch,
 ) -> None:
     environment.setenv("SLACK_APP_TOKEN", "xapp-1-A1-1-abc")
-    result = CliRunner().invoke(setup_app, ["slack"])
+    result = CliRunner().invoke(app, ["setup", "slack"])
     assert result.exit_code == 0, result.output
     settings = _manifest(result.output)["settings"]
     assert settings["socket_mode_enabled"] is True  # type: ignore[index]
@@ -172,3 +175,40 @@ def test_extra_processes_add_nothing_for_webhook_channels(
     environment.setenv("TELEGRAM_BOT_TOKEN", "42:abc")
     environment.setenv("SLACK_BOT_TOKEN", "xoxb-1")
     assert extra_processes() == {}
+
+
+def test_setup_prints_a_channel_plugins_report_before_its_credentials_exist(
+    environment: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given an installed package adding an `echo` channel, not configured
+    with installed_channels(tmp_path / "site", echo="ECHO_PLUGIN"):
+        # When it is set up
+        result = CliRunner().invoke(app, ["setup", "echo"])
+    # Then the command prints what the plug-in says to do first
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == ECHO_REPORT
+
+
+def test_setup_help_lists_the_installed_channels(
+    environment: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given an installed package adding an `echo` channel
+    with installed_channels(tmp_path / "site", echo="ECHO_PLUGIN"):
+        # When the help of `harness setup` is shown
+        result = CliRunner().invoke(app, ["setup", "--help"])
+    # Then it names every channel that can be set up, the plug-in's included
+    assert result.exit_code == 0, result.output
+    listed = next(line for line in result.output.splitlines() if "Channels:" in line)
+    assert {"echo,", "slack,", "telegram."} <= set(listed.split()), listed
+
+
+def test_setup_an_unknown_channel_is_one_line_naming_the_known_ones(
+    environment: pytest.MonkeyPatch,
+) -> None:
+    # When a channel nobody installed is set up
+    result = CliRunner().invoke(app, ["setup", "discord"])
+    # Then one line says so and lists the channels there are, with exit code 2
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "unknown channel 'discord'" in lines[0] and "slack, telegram" in lines[0], lines

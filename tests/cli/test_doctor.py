@@ -15,6 +15,7 @@ from harness.runtime import get_runtime, set_runtime
 from harness.runtime.presence import beat
 from harness.settings import get_settings
 from harness.tools.sandbox import landlock_abi
+from tests.fakes.channel_package import installed_channels
 from tests.fakes.model_server import ModelServer, Reply
 
 MODEL_VARIABLES = [
@@ -183,3 +184,29 @@ def test_doctor_warns_that_an_exact_entry_over_git_trusts_the_workspace(
     assert "'git status' runs git unasked" in result.output
     assert "trusts files the agent can write" in " ".join(result.output.split())
     assert "'wc -l'" not in result.output
+
+
+def test_doctor_shows_the_checks_a_channel_plugin_provides(
+    env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given an installed package adding an `echo` channel with checks of its own
+    with installed_channels(tmp_path / "site", echo="ECHO_PLUGIN"):
+        # When doctor runs offline
+        result = CliRunner().invoke(app, ["doctor", "--offline"])
+    # Then its check is one line among the others, given the offline flag
+    assert "! echo: checked with offline=True" in result.output, result.output
+    assert "    fix: set ECHO_TOKEN" in result.output
+
+
+def test_doctor_turns_a_channel_plugin_whose_checks_raise_into_one_failed_check(
+    env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given an installed channel plug-in whose checks raise, next to a working one
+    with installed_channels(tmp_path / "site", broken="BROKEN_PLUGIN", echo="ECHO_PLUGIN"):
+        # When doctor runs offline
+        result = CliRunner().invoke(app, ["doctor", "--offline"])
+    # Then it is one failed check naming the plug-in, and the other checks still run
+    assert result.exit_code == 1
+    assert "✘ broken: its checks failed: RuntimeError: the echo API moved" in result.output
+    assert "! echo: checked with offline=True" in result.output
+    assert "Traceback" not in result.output

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from channels.plugin import ChannelPlugin
 from harness_http_callback.channel import CHANNEL, HttpCallbackChannel, create_channel
+from harness_http_callback.setup import checks, unconfigured_report
 
-plugin = ChannelPlugin(create=create_channel)
+plugin = ChannelPlugin(
+    create=create_channel, checks=checks, unconfigured_report=unconfigured_report
+)
 
 __all__ = ["CHANNEL", "HttpCallbackChannel", "create_channel", "plugin"]

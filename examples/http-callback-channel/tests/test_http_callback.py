@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from harness_http_callback import CHANNEL, HttpCallbackChannel, create_channel
 from harness_http_callback.settings import HttpCallbackSettings
 from harness_http_callback.signature import check, sign
+from typer.testing import CliRunner
 
 from channels import registry as channel_registry
 from channels.base import Ignored, Publish
@@ -21,6 +22,8 @@ from channels.errors import (
     PlatformUnavailable,
     WebhookRejected,
 )
+from harness.cli import app
+from harness.commands.doctor_remote import channel_checks
 from harness.composition import plug_in_channels
 from harness.events import REPLY_READY, Destination, Event, MessageReceived, ReplyReady
 from harness.runtime import Runtime, get_runtime, publish
@@ -189,3 +192,46 @@ def test_create_channel_without_settings_is_not_configured(
     # When the fleet asks for the channel, Then it is a clear configuration error
     with pytest.raises(ChannelNotConfiguredError, match="HTTP_CALLBACK_SECRET"):
         create_channel()
+
+
+def test_doctor_checks_the_channel_through_its_plugin(configured: CallbackServer) -> None:
+    # Given the channel's settings, and the fleet's plug-ins loaded from the entry points
+    # When `harness doctor` gathers the channels' checks
+    checks = channel_checks(offline=True)
+
+    # Then the channel's own check is among them, naming where replies go and not the secret
+    (mine,) = [c for c in checks if c.name == CHANNEL]
+    assert mine.status == "ok", mine
+    assert "127.0.0.1" in mine.detail and SECRET not in mine.detail
+
+
+def test_doctor_names_the_missing_setting(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    # Given a secret but no callback URL
+    monkeypatch.chdir(str(tmp_path))
+    monkeypatch.setenv("HTTP_CALLBACK_SECRET", SECRET)
+    monkeypatch.delenv("HTTP_CALLBACK_URL", raising=False)
+
+    # When `harness doctor` gathers the channels' checks
+    (mine,) = [c for c in channel_checks(offline=True) if c.name == CHANNEL]
+
+    # Then the channel's check fails naming the variable
+    assert mine.status == "fail" and "HTTP_CALLBACK_URL" in mine.detail, mine
+
+
+def test_setup_before_the_settings_exist_says_what_to_set(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    # Given no HTTP_CALLBACK_* settings
+    monkeypatch.chdir(str(tmp_path))
+    monkeypatch.delenv("HTTP_CALLBACK_SECRET", raising=False)
+    monkeypatch.delenv("HTTP_CALLBACK_URL", raising=False)
+    channel_registry.reset()
+
+    # When `harness setup http-callback` runs
+    result = CliRunner().invoke(app, ["setup", CHANNEL])
+
+    # Then it prints the plug-in's report of what to set
+    assert result.exit_code == 0, result.output
+    assert "HTTP_CALLBACK_SECRET and HTTP_CALLBACK_URL" in result.output
