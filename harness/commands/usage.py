@@ -11,7 +11,7 @@ import typer
 from harness.commands.runs import print_rows
 from harness.observe.step_details import money
 from harness.observe.usage_report import GroupBy, totals
-from harness.records.usage import usage_store
+from harness.records.stores import redis_records
 from harness.runtime import get_runtime
 
 
@@ -27,7 +27,7 @@ def usage(
     group: GroupBy = by  # type: ignore[assignment]
     rt = get_runtime()
     today = datetime.fromtimestamp(rt.clock(), UTC).date()
-    rows = usage_store(rt).rows(today - timedelta(days=max(days, 1) - 1), today)
+    rows = redis_records(rt).usage.rows(today - timedelta(days=max(days, 1) - 1), today)
     result = totals(rows, group)
     if as_json:
         typer.echo(json.dumps([t.model_dump(mode="json") for t in result], indent=2))

@@ -19,6 +19,7 @@ from harness.records.undelivered import (
     RedisUndeliveredReplies,
     UndeliveredReplies,
 )
+from harness.records.usage import MemoryUsageStore, UsageStore, usage_store
 from harness.runtime.instance import Runtime
 
 
@@ -33,6 +34,7 @@ class Records:
     drafts: DraftRecords
     undelivered: UndeliveredReplies
     cursors: Cursors
+    usage: UsageStore
 
 
 def redis_records(runtime: Runtime) -> Records:
@@ -45,6 +47,7 @@ def redis_records(runtime: Runtime) -> Records:
         drafts=RedisDraftRecords(runtime.redis, runtime.keys),
         undelivered=RedisUndeliveredReplies(runtime.redis, runtime.keys),
         cursors=RedisCursors(runtime.redis, runtime.keys),
+        usage=usage_store(runtime),
     )
 
 
@@ -64,4 +67,5 @@ def memory_records(
         drafts=MemoryDraftRecords(),
         undelivered=MemoryUndeliveredReplies(),
         cursors=MemoryCursors(),
+        usage=MemoryUsageStore(),
     )

@@ -12,7 +12,7 @@ from harness.commands.run_views import RunView, StepView, run_view, step_views
 from harness.observe.run_filters import RunFilter, find_runs
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
 from harness.observe.usage_report import UsageTotal, totals
-from harness.records.usage import usage_store
+from harness.records.stores import redis_records
 from harness.runtime.functions import CronTrigger
 from harness.runtime.instance import Runtime
 from harness.runtime.ledger import RunRecord
@@ -76,7 +76,7 @@ def run_list(runtime: Runtime, wanted: RunFilter, limit: int = 50) -> list[RunVi
 def usage_by_day(runtime: Runtime, days: int = 14) -> list[UsageTotal]:
     """Tokens and cost per UTC day for the last `days` days, oldest first."""
     today = datetime.fromtimestamp(runtime.clock(), UTC).date()
-    return totals(usage_store(runtime).rows(today - timedelta(days=days - 1), today), "day")
+    return totals(redis_records(runtime).usage.rows(today - timedelta(days=days - 1), today), "day")
 
 
 @dataclass(frozen=True)
