@@ -28,6 +28,7 @@ from harness.agent.delegation import (
 from harness.agent.media.send_file import SendFileTool
 from harness.agent.memory.remember import RememberTool
 from harness.agent.memory.scope import CHATS_DIR
+from harness.agent.roster.profile import default_profile
 from harness.agent.session import SessionStore
 from harness.agent.workspace import default_shipped_skills, default_template, ensure_workspace
 from harness.errors import ConfigurationError
@@ -45,7 +46,6 @@ from harness.workspace_files import UnsafePathError, lstat
 logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _deps: AgentDeps | None = None
-FALLBACK_FROM_ATTEMPT = 2
 
 
 @dataclass(frozen=True)
@@ -74,12 +74,9 @@ class AgentDeps:
                 provider.close()
 
     def provider_for(self, attempt: int) -> ModelProvider:
-        """The model for a step's `attempt` (0-based): the fallback from the third attempt
-        when one is configured, else the primary. Call only when `provider` is set."""
-        assert self.provider is not None, "no model is configured"
-        if self.fallback is not None and attempt >= FALLBACK_FROM_ATTEMPT:
-            return self.fallback
-        return self.provider
+        """The default agent's model for a step's `attempt` (0-based): see
+        `harness.agent.roster.profile.AgentProfile.provider_for`."""
+        return default_profile(self).provider_for(attempt)
 
     def tool_specs(self, registry: ToolRegistry) -> list[ToolSpec]:
         """The registry's tools in the model layer's shape."""

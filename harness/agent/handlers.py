@@ -20,6 +20,7 @@ from harness.agent.live_text import LiveText
 from harness.agent.loop import run_agent_loop
 from harness.agent.media.albums import gather_album
 from harness.agent.media.attachments import receive
+from harness.agent.roster.profile import run_profile
 from harness.agent.status_hook import StatusLine
 from harness.agent.streaming_hook import StreamedText
 from harness.agent.turn import DurableTurn
@@ -99,7 +100,7 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
     hooks): the reply text and the number of iterations. `first` is the user's message with
     its attachments, when it had any."""
     turn.save_user_message(turn.ctx.event, first)
-    if turn.deps.provider is None:
+    if turn.profile.provider is None:
         return NOT_CONFIGURED_REPLY, 0
     fallback = first.text if first else data.message or "(empty message)"
     approvals = ApprovalHook(turn)
@@ -115,7 +116,7 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
             record=turn.record,
             compact=turn.compact,
             hooks=hooks,
-            max_iterations=turn.deps.settings.agent_max_iterations,
+            max_iterations=turn.profile.max_turns,
         )
         iterations += outcome.iterations
         if not approvals.deferred:
@@ -140,16 +141,22 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     if data.scheduled_for:
         ctx.step.sleep_until("scheduled", data.scheduled_for)
     reply = data.reply
+    profile = run_profile(ctx, deps, data.agent) if data.agent else None
+    if data.agent and profile is None:
+        missing = f"(There is no agent named {data.agent!r}.)"
+        _send_reply(ctx, missing, reply)
+        return {"answer": missing, "read_outside": None}
     turn = DurableTurn(
         ctx,
         deps,
-        registry=deps.subagent_tools,
+        registry=profile.tools if profile is not None else deps.subagent_tools,
         channel=reply.channel if reply else "subagent",
         session_key=None,
         reply=reply,
         ask_in=data.ask_in,
+        profile=profile,
     )
-    if deps.provider is None:
+    if turn.profile.provider is None:
         answer = NOT_CONFIGURED_REPLY
     else:
         outcome = run_agent_loop(
@@ -160,7 +167,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
             steer=lambda: [],
             record=turn.record,
             hooks=ApprovalHook(turn),  # asks in the parent's chat; never streams
-            max_iterations=deps.settings.agent_max_iterations,
+            max_iterations=turn.profile.max_turns,
         )
         answer = outcome.text
     if reply is not None:

@@ -24,13 +24,13 @@ from pathlib import Path
 
 import yaml
 
+from harness.agent.front_matter import split_front_matter
 from harness.agent.workspace import SHIPPED_SKILLS_DIR
 from harness.workspace_files import UnsafePathError, files_in, lstat, read_bytes
 
 logger = logging.getLogger(__name__)
 
 USER_SKILLS_DIR = Path("skills")
-_FENCE = "---"
 
 
 @dataclass(frozen=True)
@@ -104,12 +104,12 @@ def _parse(workspace: Path, relative: str) -> Skill | None:
     except (OSError, UnicodeDecodeError) as exc:
         logger.warning("skill %s skipped: cannot read it (%s)", relative, exc)
         return None
-    front = _front_matter(text)
-    if front is None:
+    split = split_front_matter(text)
+    if split is None:
         logger.warning("skill %s skipped: it does not open with --- front matter ---", relative)
         return None
     try:
-        meta = yaml.safe_load(front)
+        meta = yaml.safe_load(split.front)
     except yaml.YAMLError as exc:
         logger.warning("skill %s skipped: its front matter is not valid YAML (%s)", relative, exc)
         return None
@@ -123,16 +123,6 @@ def _parse(workspace: Path, relative: str) -> Skill | None:
         )
         return None
     return Skill(name=name, description=description, path=relative)
-
-
-def _front_matter(text: str) -> str | None:
-    lines = text.removeprefix("\ufeff").splitlines()
-    if not lines or lines[0].rstrip() != _FENCE:
-        return None
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() == _FENCE:
-            return "\n".join(lines[1:index])
-    return None
 
 
 def _one_line(value: object) -> str:

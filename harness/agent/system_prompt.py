@@ -62,6 +62,7 @@ def build_system_prompt(
     memory_root: Path | None = None,
     function_notes: str = "",
     transcript: Path | None = None,
+    instructions: str | None = None,
 ) -> list[SystemBlock]:
     """Return the system prompt: the non-empty stable blocks in order, then one volatile block.
 
@@ -72,11 +73,13 @@ def build_system_prompt(
     for a naive `now` or an unknown `tz_name`, OSError for an unreadable workspace file.
     `function_notes` (load errors and failed runs of the agent's functions) joins the volatile
     block, and so does where this conversation's own `transcript` can be read, when given.
+    `instructions` (a named agent's, from its file) take the place of `SOUL.md`, `IDENTITY.md`
+    and `USER.md`: a named agent is the specialist its file describes.
     """
     local = _localize(now, tz_name)
     stable = [
-        _identity(workspace, agent_name),
-        _section("About the User", _read(workspace, USER_FILE)),
+        _identity(workspace, agent_name, instructions),
+        _section("About the User", _read(workspace, USER_FILE) if instructions is None else ""),
         _section("Memory", memory_context(memory_root or workspace, local)),
         _skills(workspace),
         tool_guidelines.strip(),
@@ -105,7 +108,9 @@ def _localize(now: datetime, tz_name: str) -> datetime:
     return now.astimezone(zone)
 
 
-def _identity(workspace: Path, agent_name: str) -> str:
+def _identity(workspace: Path, agent_name: str, instructions: str | None) -> str:
+    if instructions is not None:
+        return "\n\n".join(p for p in (f"You are {agent_name}.", instructions.strip()) if p)
     parts = [text for text in (_read(workspace, name) for name in IDENTITY_FILES) if text]
     return "\n\n".join([f"You are {agent_name}.", *parts])
 

@@ -44,6 +44,7 @@ from harness.agent.media.send_file import SEND_FILE, send_file
 from harness.agent.memory.flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
 from harness.agent.memory.notes import memory_context
 from harness.agent.memory.scope import memory_root
+from harness.agent.roster.profile import AgentProfile, default_profile
 from harness.agent.session import SessionLine
 from harness.agent.system_prompt import build_system_prompt
 from harness.agent.untrusted import GUIDANCE, Taint, new_id
@@ -83,8 +84,12 @@ class DurableTurn:
         reply: ReplyTarget | None,
         hooks: Hooks = NO_HOOKS,
         ask_in: ReplyTarget | None = None,
+        profile: AgentProfile | None = None,
     ) -> None:
         self.ctx = ctx
+        # which agent this turn is: its model, limits and instructions (the default agent's
+        # when none is given); `registry` is the tools it is offered
+        self.profile = profile or default_profile(deps)
         self.hooks = hooks
         self._thinks = 0
         self.ask_in = ask_in or reply  # where approvals are asked (a sub-agent: its parent's)
@@ -122,7 +127,8 @@ class DurableTurn:
         settings = self.deps.settings
         blocks = build_system_prompt(
             self.deps.workspace,
-            agent_name=settings.agent_name,
+            agent_name=settings.agent_name if self.profile.spec is None else self.profile.name,
+            instructions=self.profile.instructions,
             channel=self.channel,
             now=self.now(),
             tool_guidelines=GUIDELINES,
@@ -173,7 +179,7 @@ class DurableTurn:
     def compact(self, conversation: list[Message], forced: bool) -> list[Message]:
         """Summarise the older part of the session when it nears the context limit (or when
         `forced` after an overflow); returns the conversation to continue with."""
-        if not self.session_key or self.deps.provider is None:
+        if not self.session_key or self.profile.provider is None:
             return conversation
         settings = self.deps.settings
         if not self._system_chars:
@@ -293,7 +299,7 @@ class DurableTurn:
             raise
 
     def _provider(self) -> ModelProvider:
-        return self.deps.provider_for(self.ctx.attempt)
+        return self.profile.provider_for(self.ctx.attempt)
 
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:

@@ -102,6 +102,9 @@ class SubagentTask(EventData):
     scheduled_for: str | None = None
     reply: ReplyTarget | None = None
     ask_in: ReplyTarget | None = None
+    agent: str | None = Field(default=None, max_length=40)
+    """The named agent to run (`workspace/agents/<agent>/AGENT.md`); None: an anonymous
+    sub-agent with the default sub-agent tools."""
 
 
 class ApprovalRequested(EventData):

@@ -29,7 +29,7 @@ import re
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
@@ -181,6 +181,16 @@ class ToolRegistry:
             raise KeyError(tool.name)
         self._tools[tool.name] = tool
 
+    def narrowed(self, names: Iterable[str]) -> ToolRegistry:
+        """A registry offering only the tools of this one named in `names` (those of attached
+        sources too, asked afresh each time). Names this registry lacks are ignored: a
+        narrowed registry never offers more than its parent."""
+        allowed = frozenset(names)
+        narrowed = ToolRegistry([t for n, t in self._tools.items() if n in allowed])
+        for source in self._sources:
+            narrowed.attach(_OnlyNamed(source, allowed))
+        return narrowed
+
     def get(self, name: str) -> Tool[Any] | None:
         """The tool called `name`, or None."""
         return self._tools.get(name)
@@ -233,6 +243,16 @@ class ToolRegistry:
             return ToolOutcome(f"tool {name!r} was not run: the run was cancelled", True)
         outcome = _run_with_timeout(tool, params, ctx)
         return ToolOutcome(redact_registered(outcome.content), outcome.is_error)
+
+
+class _OnlyNamed:
+    """A tool source narrowed to some names (`ToolRegistry.narrowed`)."""
+
+    def __init__(self, source: ToolSource, allowed: frozenset[str]) -> None:
+        self._source, self._allowed = source, allowed
+
+    def tools(self) -> list[Tool[Any]]:
+        return [t for t in self._source.tools() if t.name in self._allowed]
 
 
 def _parse_arguments(raw: Mapping[str, Any] | str) -> Mapping[str, Any]:

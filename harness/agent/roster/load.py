@@ -1,0 +1,157 @@
+"""Reading the agents the workspace declares: `workspace/agents/<name>/AGENT.md`.
+
+Never raises for a bad file: an agent that does not parse is left out and reported as an
+`AgentLoadError` naming the file and the line (`harness agents` prints them; the default
+agent's prompt notes them, as it does a function's load errors). Files are read without
+following links (`harness.workspace_files`), and parsed once per (path, mtime, size).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from harness.agent.front_matter import split_front_matter
+from harness.agent.roster.spec import AgentSpec
+from harness.workspace_files import UnsafePathError, entries, lstat, read_bytes
+
+AGENTS_DIR = PurePosixPath("agents")
+AGENT_FILE = "AGENT.md"
+MAX_FILE_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class AgentLoadError:
+    """Why the file at `path` (workspace-relative) declares no agent; `line` is 1-based."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Roster:
+    """The named agents of a workspace, by name, and the files that declared none."""
+
+    agents: dict[str, AgentSpec] = field(default_factory=dict)
+    errors: tuple[AgentLoadError, ...] = ()
+
+    def get(self, name: str) -> AgentSpec | None:
+        """The agent called `name`, or None."""
+        return self.agents.get(name)
+
+    def names(self) -> list[str]:
+        """Every agent's name, sorted."""
+        return sorted(self.agents)
+
+
+def load_roster(workspace: Path) -> Roster:
+    """Every `agents/<name>/AGENT.md` of `workspace` that parses, and an error for each that
+    does not (or is a link, or is not a file). Never raises."""
+    agents: dict[str, AgentSpec] = {}
+    errors: list[AgentLoadError] = []
+    try:
+        folders = entries(workspace, AGENTS_DIR)
+    except UnsafePathError as exc:
+        return Roster(errors=(AgentLoadError(AGENTS_DIR.as_posix(), 1, str(exc)),))
+    for name, kind in folders:
+        path = (AGENTS_DIR / name / AGENT_FILE).as_posix()
+        if kind != "folder":
+            if kind == "link":
+                errors.append(AgentLoadError(path, 1, "agents/ entry is a link: not followed"))
+            continue
+        parsed = _parse_cached(workspace, name, path)
+        if isinstance(parsed, AgentSpec):
+            agents[parsed.name] = parsed
+        elif parsed is not None:
+            errors.append(parsed)
+    return Roster(agents=agents, errors=tuple(errors))
+
+
+_cache: dict[tuple[str, int, int], AgentSpec | AgentLoadError | None] = {}
+_cache_lock = threading.Lock()
+
+
+def _parse_cached(workspace: Path, name: str, path: str) -> AgentSpec | AgentLoadError | None:
+    try:
+        stat = lstat(workspace, path)
+    except OSError as exc:
+        return AgentLoadError(path, 1, f"cannot read it: {exc}")
+    if stat is None:
+        return None  # a folder without AGENT.md: not an agent (yet)
+    key = (str(workspace / path), stat.st_mtime_ns, stat.st_size)
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+    parsed = parse_agent(workspace, name, path)
+    with _cache_lock:
+        if len(_cache) > 1000:
+            _cache.clear()
+        _cache[key] = parsed
+    return parsed
+
+
+def parse_agent(workspace: Path, name: str, path: str) -> AgentSpec | AgentLoadError:
+    """The agent `name` declared by the file at `path`, or why it declares none."""
+    try:
+        raw = read_bytes(workspace, path)
+    except (OSError, UnsafePathError) as exc:
+        return AgentLoadError(path, 1, f"cannot read it: {exc}")
+    if len(raw) > MAX_FILE_BYTES:
+        return AgentLoadError(path, 1, f"larger than {MAX_FILE_BYTES // 1024} KiB")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return AgentLoadError(path, 1, "not UTF-8 text")
+    split = split_front_matter(text)
+    if split is None:
+        return AgentLoadError(path, 1, "does not open with --- front matter ---")
+    try:
+        meta = yaml.safe_load(split.front) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        return AgentLoadError(path, line, f"front matter is not valid YAML: {_yaml_problem(exc)}")
+    if not isinstance(meta, dict):
+        return AgentLoadError(path, 2, "front matter is not a mapping of keys to values")
+    for reserved in ("name", "instructions", "path"):
+        if reserved in meta:
+            line = _line_of(split.front, reserved)
+            return AgentLoadError(path, line, f"{reserved!r} is not set in front matter")
+    try:
+        return AgentSpec(name=name, instructions=split.body, path=path, **_str_keys(meta))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        key = str(first["loc"][0]) if first["loc"] else ""
+        return AgentLoadError(path, _line_of(split.front, key), f"{where}: {first['msg']}")
+
+
+def _str_keys(meta: dict[Any, Any]) -> dict[str, Any]:
+    return {str(k): v for k, v in meta.items()}
+
+
+def _line_of(front: str, key: str) -> int:
+    """The file's line (1-based) where front-matter key `key` is set; 1 for the name (the
+    folder), 2 when the key is not found."""
+    if key == "name":
+        return 1
+    pattern = re.compile(rf"^{re.escape(key)}\s*:")
+    for index, line in enumerate(front.splitlines()):
+        if pattern.match(line):
+            return index + 2
+    return 2
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None)
+    return str(problem) if problem else type(exc).__name__
