@@ -150,9 +150,9 @@ class Step:
         if usage is not None:
             span.model_call(cast(dict[str, Any], value), usage)
         s = self._s
-        notify(
-            s.runtime.step_observers, CommittedStep(s.run_id, s.spec.id, s.event, key, usage, ended)
-        )
+        if s.runtime.step_observers:  # most runtimes have none: no record built per step
+            step = CommittedStep(s.run_id, s.spec.id, s.event, key, usage, ended)
+            notify(s.runtime.step_observers, step)
         return json.loads(encoded)  # type: ignore[no-any-return]
 
     def _fail(
