@@ -102,11 +102,19 @@ class NamedDelegation:
         if not agents:
             return []
         named = [
-            ToolSpec(f"{self.prefix}{name}", description, _schema(DelegateToParams))
+            ToolSpec(
+                name=f"{self.prefix}{name}",
+                description=description,
+                parameters=_schema(DelegateToParams),
+            )
             for name, description in agents.items()
         ]
         tasks = [
-            ToolSpec(name, TASK_TOOL_DESCRIPTIONS[name], _schema(_TASK_PARAMS[name]))
+            ToolSpec(
+                name=name,
+                description=TASK_TOOL_DESCRIPTIONS[name],
+                parameters=_schema(_TASK_PARAMS[name]),
+            )
             for name in sorted(TASK_TOOLS)
         ]
         return named + tasks
