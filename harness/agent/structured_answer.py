@@ -42,7 +42,9 @@ def check(text: str, schema: dict[str, Any]) -> tuple[str | None, str]:
         value = json.loads(body)
     except ValueError as exc:
         return None, f"the answer is not JSON ({exc})"
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(value))
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(value)
+    )
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(the top level)"
         return None, f"at {where}: {error.message}"[:MAX_ERROR_CHARS]
