@@ -62,18 +62,25 @@ def test_background_task_is_running_then_wait_returns_its_answer(agent: AgentRig
     assert child.parent is not None and child.parent.run_id == run_id and child.parent.detached
 
 
-def test_wait_for_a_finished_task_returns_at_once(agent: AgentRig) -> None:
-    # Given a background task that finished after the turn that started it
+def finished_task(agent: AgentRig, tool: str) -> str:
+    """A researcher task that chat-1's turn (message "m1") started and that then finished,
+    with the next turn's model calling `tool` on it and answering. Returns the task id."""
     write_agent(agent.workspace, "researcher", "description: Finds sources.")
     task_id = task_of("m1")
     agent.model.script(
         Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
         Reply.answer("Started."),
         Reply.answer("Tea is green."),  # the researcher
-        Reply.tool("task_wait", {"task_id": task_id}),  # the next turn
-        Reply.answer("It is green."),
+        Reply.tool(tool, {"task_id": task_id}),  # the next turn
+        Reply.answer("That is all."),
     )
     say(agent, "research tea", "m1")
+    return task_id
+
+
+def test_wait_for_a_finished_task_returns_at_once(agent: AgentRig) -> None:
+    # Given a background task that finished after the turn that started it
+    finished_task(agent, "task_wait")
 
     # When a later turn of the same chat waits for it
     run_id = say(agent, "what did it find?", "m2")
@@ -109,16 +116,7 @@ def test_cancel_stops_a_background_task(agent: AgentRig) -> None:
 
 def test_another_chat_cannot_touch_a_task(agent: AgentRig) -> None:
     # Given a background task started in chat-1
-    write_agent(agent.workspace, "researcher", "description: Finds sources.")
-    task_id = task_of("m1")
-    agent.model.script(
-        Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
-        Reply.answer("Started."),
-        Reply.answer("Tea is green."),  # the researcher
-        Reply.tool("task_cancel", {"task_id": task_id}),  # chat-2's turn
-        Reply.answer("No such task."),
-    )
-    say(agent, "research tea", "m1")
+    finished_task(agent, "task_cancel")
 
     # When a turn of another chat tries to cancel it
     say(agent, "cancel their task", "m2", session="chat-2")
