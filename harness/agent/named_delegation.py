@@ -36,7 +36,7 @@ from harness.agent.delegation import (
     TaskWaitParams,
 )
 from harness.agent.roster.load import load_roster
-from harness.agent.untrusted import new_id
+from harness.agent.untrusted import new_id, wrap
 from harness.errors import StepFailedError
 from harness.events import SubagentTask
 from harness.llm.types import ToolCall, ToolResult, ToolSpec
@@ -212,10 +212,15 @@ class NamedDelegation:
             return text[-HISTORY_CHARS:]
 
         if mode == "full":
-            full: str = turn.ctx.step.run("delegate-history", recent)
-            return full
-        summary: str = turn.ctx.step.run("delegate-summary", lambda: turn.summarize(recent()))
-        return summary
+            text: str = turn.ctx.step.run("delegate-history", recent)
+        else:
+            text = turn.ctx.step.run("delegate-summary", lambda: turn.summarize(recent()))
+        if not text or not turn.taint.source:
+            return text
+        # the turn has read outside content, so its history may carry some: the child gets it
+        # as such, and its own risky calls ask as the parent's would
+        source = f"this conversation, which holds {turn.taint.source}"
+        return wrap(text, source, turn.ctx.step.run("untrusted-id", new_id))
 
 
 _TASK_PARAMS: dict[str, type[BaseModel]] = {
