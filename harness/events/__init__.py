@@ -35,6 +35,7 @@ from harness.events.data import (
     MessageReceived,
     ReplyReady,
     SubagentTask,
+    TaskFinished,
 )
 from harness.events.event import (
     APPROVAL_ANSWERED,
@@ -51,6 +52,7 @@ from harness.events.event import (
     SUBAGENT_SPAWN,
     SYSTEM_CHANNEL,
     SYSTEM_SESSION_PREFIX,
+    TASK_FINISHED,
     Event,
     EventData,
     is_system_session,
@@ -73,6 +75,7 @@ __all__ = [
     "SUBAGENT_SPAWN",
     "SYSTEM_CHANNEL",
     "SYSTEM_SESSION_PREFIX",
+    "TASK_FINISHED",
     "ApprovalAnswered",
     "ApprovalClosed",
     "ApprovalGiven",
@@ -92,6 +95,7 @@ __all__ = [
     "ReplyTarget",
     "Sender",
     "SubagentTask",
+    "TaskFinished",
     "is_system_session",
     "parse_event",
     "read_builtin",

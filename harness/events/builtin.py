@@ -21,6 +21,7 @@ from harness.events.data import (
     MessageReceived,
     ReplyReady,
     SubagentTask,
+    TaskFinished,
 )
 from harness.events.event import Event, EventData, problems
 
@@ -64,6 +65,11 @@ class SubagentSpawnEvent(_Envelope):
     data: SubagentTask
 
 
+class TaskFinishedEvent(_Envelope):
+    name: Literal["agent.task.finished"]
+    data: TaskFinished
+
+
 class CronTickEvent(_Envelope):
     name: Literal["harness/cron"]
     data: CronTick
@@ -96,6 +102,7 @@ BuiltinEvent = Annotated[
     | FunctionFailedEvent
     | FunctionCancelledEvent
     | SubagentSpawnEvent
+    | TaskFinishedEvent
     | CronTickEvent
     | ApprovalRequestedEvent
     | ApprovalGivenEvent
@@ -116,6 +123,7 @@ BUILTIN_DATA: dict[str, type[EventData]] = {
         FunctionFailed,
         FunctionCancelled,
         SubagentTask,
+        TaskFinished,
         CronTick,
         ApprovalRequested,
         ApprovalGiven,
