@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from harness.commands.agents import agents
 from harness.commands.doctor import doctor
 from harness.commands.functions import functions, sidecar
 from harness.commands.mcp import mcp_app
@@ -273,6 +274,7 @@ def events_tail(
 app.command(rich_help_panel=FLEET)(poll)
 app.command(rich_help_panel=FLEET)(sidecar)
 app.command(rich_help_panel=INSPECT)(functions)
+app.command(rich_help_panel=INSPECT)(agents)
 app.add_typer(runs_app, name="runs", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(usage)
 app.add_typer(events_app, name="events", rich_help_panel=INSPECT)

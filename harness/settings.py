@@ -11,9 +11,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import SettingsConfigDict
 
+from harness.agent.roster.bindings import parse_bindings
 from harness.llm.price_overrides import apply as apply_prices
 from harness.llm.settings import ModelSettings
 from harness.runtime.settings import EngineSettings
@@ -157,6 +158,14 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         pattern=r"^[a-zA-Z][a-zA-Z0-9_-]{0,19}$",
         description="Prefix of the tool that delegates to a named agent: delegate_to_<name>.",
     )
+    agent_bindings: str = Field(
+        default="",
+        description="Which named agent answers where: comma-separated "
+        "channel[@team][:chat_id[:sender]]=agent entries (`*` for any chat); the most "
+        "specific match wins, and these win over the agents' own `bindings:` at equal "
+        "specificity. Unset: only the agents' files bind.",
+        examples=["slack:C0123=researcher, telegram=coder, slack:*:U777=triage"],
+    )
 
     heartbeat_cron: str = Field(
         default="*/30 * * * *", description="When agent-heartbeat checks the logs (AGENT_TIMEZONE)."
@@ -204,6 +213,12 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         default="none", description="openai transcribes voice notes and audio."
     )
     transcribe_model: str = Field(default="whisper-1")
+
+    @field_validator("agent_bindings")
+    @classmethod
+    def _bindings_parse(cls, text: str) -> str:
+        parse_bindings(text)  # a ValueError names the bad entry
+        return text
 
 
 @lru_cache(maxsize=1)

@@ -91,36 +91,52 @@ def build_deps(settings: Settings) -> AgentDeps:
     workspace = settings.agent_workspace.resolve()
     ensure_workspace(workspace, default_template(), default_shipped_skills())
     private = private_folder(settings, workspace)
-    private_fetch = settings.agent_fetch_private_networks
     policy = shell_policy(settings)
     if settings.agent_allow_shell:
         logger.info("%s", describe_sandbox(policy))
     announce_policy(settings.dm_policy)
     approval = ApprovalPolicy.from_settings(settings.agent_approval, settings.agent_approval_allow)
     announce_allowlist(approval.allow)
-    tools = default_registry(settings.agent_allow_shell, private_fetch, policy)
-    tools.register(RememberTool())
+    tools = fleet_tools(settings, policy)
     mcp = mcp_toolbox(settings)  # servers start on first use
     tools.attach(mcp)
-    tools.register(SendFileTool())
     if settings.sidecar_enabled:
         check_function_writes(tools, settings)
-    for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
-        tools.register(delegation)
-    subagent_tools = default_registry(allow_shell=False, allow_private_fetch=private_fetch)
-    subagent_tools.register(RememberTool())
-    subagent_tools.register(SendFileTool())  # into the parent's chat
     return AgentDeps(
         settings=settings,
         workspace=workspace,
         provider=build_provider(settings),
         fallback=build_fallback_provider(settings),
         tools=tools,
-        subagent_tools=subagent_tools,
+        subagent_tools=subagent_tools(settings),
         sessions=SessionStore(private),
         private=private,
         mcp=mcp,
     )
+
+
+def fleet_tools(settings: Settings, policy: ShellPolicy | None = None) -> ToolRegistry:
+    """The default agent's tools but MCP's: built-in and plug-in tools (bash where
+    `AGENT_ALLOW_SHELL`, confined by `policy`), remember, send_file and delegation. Starts
+    nothing (`harness agents` checks agents' tool lists against it)."""
+    private_fetch = settings.agent_fetch_private_networks
+    tools = default_registry(settings.agent_allow_shell, private_fetch, policy)
+    tools.register(RememberTool())
+    tools.register(SendFileTool())
+    for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
+        tools.register(delegation)
+    return tools
+
+
+def subagent_tools(settings: Settings) -> ToolRegistry:
+    """A sub-agent's tools (and a named agent's whose file lists none): file tools, web_fetch,
+    remember and send_file (into the parent's chat); never bash or MCP."""
+    tools = default_registry(
+        allow_shell=False, allow_private_fetch=settings.agent_fetch_private_networks
+    )
+    tools.register(RememberTool())
+    tools.register(SendFileTool())
+    return tools
 
 
 def private_folder(settings: Settings, workspace: Path) -> Path:

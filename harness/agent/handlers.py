@@ -13,14 +13,16 @@ from harness.access import Admission, admit, pairing_text
 from harness.agent.approvals.deferral import settle_deferred
 from harness.agent.approvals.hook import ApprovalHook
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
-from harness.agent.deps import agent_deps
+from harness.agent.deps import AgentDeps, agent_deps
 from harness.agent.drafting import live_turn
 from harness.agent.hooks import HookChain
 from harness.agent.live_text import LiveText
 from harness.agent.loop import run_agent_loop
 from harness.agent.media.albums import gather_album
 from harness.agent.media.attachments import receive
-from harness.agent.roster.profile import run_profile
+from harness.agent.roster.bindings import agent_for, parse_bindings
+from harness.agent.roster.load import load_roster
+from harness.agent.roster.profile import AgentProfile, default_profile, run_profile
 from harness.agent.status_hook import StatusLine
 from harness.agent.streaming_hook import StreamedText
 from harness.agent.structured_answer import (
@@ -61,7 +63,8 @@ NOT_CONFIGURED_REPLY = (
     singleton=Singleton(key="event.data.session_key", mode=get_settings().on_new_message),
 )
 def handle_message(ctx: Context) -> dict[str, Any]:
-    """Answer a chat message: load the session, run the loop, publish `agent.reply.ready`."""
+    """Answer a chat message as the agent bound to the chat (`roster.bindings`; the default
+    agent when none is): load its session, run the loop, publish `agent.reply.ready`."""
     deps = agent_deps()
     data = MessageReceived.from_event(ctx.event)
     if not _admitted(ctx, data, deps.settings.dm_policy):
@@ -79,15 +82,17 @@ def handle_message(ctx: Context) -> dict[str, Any]:
     if received is not None and received.message is None:
         return {"reply": received.notice, "iterations": 0}
     first = received.message if received is not None else None
+    profile = _bound_profile(ctx, deps, data)
     with live_turn(ctx, deps.settings, target) as live:
         turn = DurableTurn(
             ctx,
             deps,
-            registry=deps.tools,
+            registry=profile.tools,
             channel=data.channel,
             session_key=data.session_key,
             reply=target,
             hooks=_watchers(ctx, data.session_key, live),
+            profile=profile,
         )
         reply, iterations = _answer(turn, data, first)
     _send_reply(ctx, reply, turn.reply)
@@ -98,6 +103,23 @@ def _children_cost(turn: DurableTurn) -> dict[str, float]:
     """`children_cost_usd` for the run's output, when the turn's delegations spent any."""
     spent = turn.named.children_cost_usd
     return {"children_cost_usd": round(spent, 6)} if spent else {}
+
+
+def _bound_profile(ctx: Context, deps: AgentDeps, data: MessageReceived) -> AgentProfile:
+    """The agent the chat's bindings name (`roster.bindings`), chosen in a durable step
+    ("route") so a replay keeps the choice; the default agent when none is bound, or when the
+    one bound does not exist (with a warning: the message is answered all the same)."""
+
+    def route() -> str:
+        operator = parse_bindings(deps.settings.agent_bindings)
+        return agent_for(data, load_roster(deps.workspace), operator)
+
+    name = str(ctx.step.run("route", route))
+    profile = run_profile(ctx, deps, name)
+    if profile is None:
+        log.warning("message bound to agent %r, which does not exist: the default answers", name)
+        return default_profile(deps)
+    return profile
 
 
 def _watchers(ctx: Context, session_key: str | None, live: LiveText | None) -> HookChain:

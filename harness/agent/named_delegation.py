@@ -205,7 +205,7 @@ class NamedDelegation:
         turn = self.turn
         if mode == "none" or not turn.session_key:
             return ""
-        store, key = turn.deps.sessions, turn.session_key
+        store, key = turn.sessions, turn.session_key
 
         def recent() -> str:
             text = render_for_summary(store.messages(key)[-HISTORY_MESSAGES:])

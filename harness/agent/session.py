@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 SUMMARY_HEADER = "[Conversation summary]\n"
 COVERED_IDEM_LIMIT = 1000
 VIEWS_KEPT = 64  # sessions whose parsed lines a store keeps
+AGENTS_DIR = "agents"  # under sessions/: a folder per named agent
+_AGENT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 
 
 def _now() -> datetime:
@@ -146,17 +148,33 @@ class _View:
 
 
 class SessionStore:
-    """Session files under `<root>/sessions/`. Safe to share between threads and processes.
+    """Session files under `<root>/sessions/` (a named agent's: see `for_agent`). Safe to share
+    between threads and processes.
 
     Methods create the directories they need. Reads never fail on a damaged line: it is logged
     and skipped.
     """
 
-    def __init__(self, root: Path) -> None:
-        self.dir = root / "sessions"
+    def __init__(self, root: Path, *, folder: Path | None = None) -> None:
+        self.dir = folder or root / "sessions"
         self.archive_dir = self.dir / "archive"
         self._views: OrderedDict[Path, _View] = OrderedDict()
         self._views_lock = threading.Lock()
+        self._agents: dict[str, SessionStore] = {}
+
+    def for_agent(self, name: str) -> SessionStore:
+        """The store of named agent `name`'s conversations, `sessions/agents/<name>/`: its
+        conversation in a chat is its own, under the chat's session key. The default agent's
+        stay directly in `sessions/`. One store per name, so its parsed views are kept;
+        Raises `ValueError` for a name that is not an agent's (`roster.spec.NAME_PATTERN`)."""
+        if not _AGENT_NAME.fullmatch(name):
+            raise ValueError(f"not an agent's name: {name!r}")
+        with self._views_lock:
+            store = self._agents.get(name)
+            if store is None:
+                store = SessionStore(self.dir, folder=self.dir / AGENTS_DIR / name)
+                self._agents[name] = store
+            return store
 
     def path_for(self, session_key: str) -> Path:
         """The file for `session_key`, always directly inside `sessions/`.

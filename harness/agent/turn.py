@@ -105,10 +105,13 @@ class DurableTurn:
         # The prompt `compact` built to size the first call, handed to that call (see `system`)
         self._unsent_system: list[SystemBlock] | None = None
         self.arrived: list[Event] = []  # messages taken while an approval waited, for `steer`
+        # a named agent's transcript and memory in this chat are its own (`for_agent`)
+        named = self.profile.name if self.profile.spec is not None else None
+        self.sessions = deps.sessions.for_agent(named) if named else deps.sessions
         self.memory_root = memory_root(
-            deps.workspace, deps.settings.agent_memory_scope, session_key, deps.private
+            deps.workspace, deps.settings.agent_memory_scope, session_key, deps.private, named
         )
-        self.transcript = deps.sessions.path_for(session_key) if session_key else None
+        self.transcript = self.sessions.path_for(session_key) if session_key else None
         # the outside content this turn has read: its tool steps write it, approval reads it
         self.taint = Taint(deps.workspace)
         # the named agents it may call (`depth`: named delegations above this run), and spend
@@ -161,13 +164,13 @@ class DurableTurn:
             line = SessionLine(
                 message=message or Message.user(text), event_id=event.id, run_id=self.ctx.run_id
             )
-            self.deps.sessions.append_once(self.session_key, line, key=f"event:{event.id}")
+            self.sessions.append_once(self.session_key, line, key=f"event:{event.id}")
 
     def load_history(self, fallback_text: str) -> list[Message]:
         """The conversation so far, as the first execution of this run saw it."""
         if not self.session_key:
             return [Message.user(fallback_text)]
-        store, key = self.deps.sessions, self.session_key
+        store, key = self.sessions, self.session_key
         count = self.ctx.step.run("history", store.count, key)
         history = store.messages(key, upto=count)
         return history or [Message.user(fallback_text)]
@@ -177,9 +180,7 @@ class DurableTurn:
         self._seq += 1
         if self.session_key:
             line = SessionLine(message=message, run_id=self.ctx.run_id)
-            self.deps.sessions.append_once(
-                self.session_key, line, key=f"{self.ctx.run_id}:{self._seq}"
-            )
+            self.sessions.append_once(self.session_key, line, key=f"{self.ctx.run_id}:{self._seq}")
 
     def compact(self, conversation: list[Message], forced: bool) -> list[Message]:
         """Summarise the older part of the session when it nears the context limit (or when
@@ -205,7 +206,7 @@ class DurableTurn:
         plan = plan_compaction(conversation)
         self._flush_memory(plan.old)
         summary = self.ctx.step.run("summarize", self.summarize, render_for_summary(plan.old))
-        store, key, run_id = self.deps.sessions, self.session_key, self.ctx.run_id
+        store, key, run_id = self.sessions, self.session_key, self.ctx.run_id
         idem = f"compaction:{run_id}:{self._seq}"
 
         def apply() -> int:

@@ -74,11 +74,13 @@ class AnthropicProvider:
         base_url: str | None = None,
         max_tokens: int = 8192,
         timeout: float = 600.0,
+        temperature: float | None = None,
     ) -> None:
         url = base_url or DEFAULT_BASE_URL
         check_base_url(url)
         self._model = model
         self._max_tokens = max_tokens
+        self._temperature = temperature  # None: the API's default (not sent)
         self._secret = api_key
         self._client = anthropic.Anthropic(
             api_key=api_key or _NO_KEY, base_url=url, max_retries=0, timeout=timeout
@@ -108,6 +110,7 @@ class AnthropicProvider:
         body = request_body(
             model=self._model,
             max_tokens=max_tokens or self._max_tokens,
+            temperature=self._temperature,
             system=system_blocks(system),
             messages=messages,
             tools=tools,

@@ -59,12 +59,16 @@ def request_body(
     system: Sequence[SystemBlock],
     messages: Sequence[Message],
     tools: Sequence[ToolSpec],
+    temperature: float | None = None,
 ) -> bytes:
-    """A streaming Messages API request as JSON: the stable system blocks, the tools, and the
-    conversation with its cache breakpoints (`mark_conversation`) and the volatile system text
-    at its end (`append_volatile`). Each message is rendered once and remembered, so sending a
-    long history again costs a join, not a conversion."""
+    """A streaming Messages API request as JSON (`temperature` only when set): the stable
+    system blocks, the tools, and the conversation with its cache breakpoints
+    (`mark_conversation`) and the volatile system text at its end (`append_volatile`). Each
+    message is rendered once and remembered, so sending a long history again costs a join,
+    not a conversion."""
     head: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "stream": True}
+    if temperature is not None:
+        head["temperature"] = temperature
     stable = convert_system([b for b in system if not b.volatile])
     if stable:
         head["system"] = stable

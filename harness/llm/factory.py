@@ -46,19 +46,25 @@ class ModelSettingsLike(Protocol):
     def fallback_agent_model(self) -> str | None: ...
 
 
-def build_provider(settings: ModelSettingsLike) -> ModelProvider | None:
-    """The provider `LLM_PROVIDER` names, for `AGENT_MODEL` or that provider's default model.
+def build_provider(
+    settings: ModelSettingsLike, *, temperature: float | None = None
+) -> ModelProvider | None:
+    """The provider `LLM_PROVIDER` names, for `AGENT_MODEL` or that provider's default model,
+    sampling at `temperature` (None: the provider's default, not sent).
 
     Returns None when the chosen provider has neither an API key nor a base URL configured
     (blank values count as unset); the agent then replies with setup instructions. Raises
     `ConfigurationError` for an unknown provider name and `PermanentModelError` when real
     model calls are forbidden and the base URL is not on loopback.
     """
-    return _build(settings, settings.llm_provider, settings.agent_model)
+    return _build(settings, settings.llm_provider, settings.agent_model, temperature)
 
 
-def build_fallback_provider(settings: ModelSettingsLike) -> ModelProvider | None:
-    """The provider to try when the main one keeps failing, or None if none is configured.
+def build_fallback_provider(
+    settings: ModelSettingsLike, *, temperature: float | None = None
+) -> ModelProvider | None:
+    """The provider to try when the main one keeps failing, or None if none is configured;
+    `temperature` as for `build_provider`.
 
     `FALLBACK_LLM_PROVIDER` defaults to `LLM_PROVIDER` and `FALLBACK_AGENT_MODEL` to that
     provider's default model; with both unset there is no fallback. Credentials and limits
@@ -67,10 +73,12 @@ def build_fallback_provider(settings: ModelSettingsLike) -> ModelProvider | None
     if not settings.fallback_llm_provider and not _text(settings.fallback_agent_model):
         return None
     name = settings.fallback_llm_provider or settings.llm_provider
-    return _build(settings, name, settings.fallback_agent_model)
+    return _build(settings, name, settings.fallback_agent_model, temperature)
 
 
-def _build(settings: ModelSettingsLike, name: str, model: str | None) -> ModelProvider | None:
+def _build(
+    settings: ModelSettingsLike, name: str, model: str | None, temperature: float | None
+) -> ModelProvider | None:
     if name == "anthropic":
         key, url = _secret(settings.anthropic_api_key), _text(settings.anthropic_base_url)
         if key is None and url is None:
@@ -81,6 +89,7 @@ def _build(settings: ModelSettingsLike, name: str, model: str | None) -> ModelPr
             base_url=url,
             max_tokens=settings.agent_max_tokens,
             timeout=settings.agent_model_timeout,
+            temperature=temperature,
         )
     if name == "openai":
         key, url = _secret(settings.openai_api_key), _text(settings.openai_base_url)
@@ -93,6 +102,7 @@ def _build(settings: ModelSettingsLike, name: str, model: str | None) -> ModelPr
             max_tokens=settings.agent_max_tokens,
             max_tokens_field=settings.openai_max_tokens_field,
             timeout=settings.agent_model_timeout,
+            temperature=temperature,
         )
     raise ConfigurationError(f"LLM_PROVIDER must be 'anthropic' or 'openai', not {name!r}")
 

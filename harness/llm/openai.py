@@ -79,11 +79,13 @@ class OpenAIProvider:
         max_tokens: int = 8192,
         timeout: float = 600.0,
         max_tokens_field: MaxTokensField | None = None,
+        temperature: float | None = None,
     ) -> None:
         url = base_url or DEFAULT_BASE_URL
         check_base_url(url)
         self._model = model
         self._max_tokens = max_tokens
+        self._temperature = temperature  # None: the server's default (not sent)
         self._secret = api_key
         self._token_field = TokenField(url, max_tokens_field)
         self._client = openai.OpenAI(
@@ -150,6 +152,7 @@ class OpenAIProvider:
                 tools=wire_tools or openai.omit,
                 max_completion_tokens=limit if field == "max_completion_tokens" else openai.omit,
                 max_tokens=limit if field == "max_tokens" else openai.omit,
+                temperature=openai.omit if self._temperature is None else self._temperature,
                 stream=True,
                 stream_options={"include_usage": True},
             )

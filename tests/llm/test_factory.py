@@ -142,3 +142,29 @@ def test_a_model_answer_that_stalls_past_agent_model_timeout_fails_as_transient(
     # Then the call fails as transient (its step is retried) instead of waiting on
     with pytest.raises(TransientModelError):
         provider.complete(system="s", messages=[Message.user("hi")])
+
+
+@pytest.mark.parametrize("provider_name", ["anthropic", "openai"])
+@pytest.mark.parametrize("temperature", [0.3, None])
+def test_a_provider_sends_its_temperature_only_when_one_is_set(
+    built: list[ModelProvider],
+    model_server: ModelServer,
+    provider_name: str,
+    temperature: float | None,
+) -> None:
+    # Given a provider built with (or without) a temperature
+    url = model_server.url if provider_name == "anthropic" else model_server.openai_url
+    settings = _settings(
+        llm_provider=provider_name,
+        **{f"{provider_name}_api_key": model_server.api_key, f"{provider_name}_base_url": url},
+    )
+    provider = _keep(built, build_provider(settings, temperature=temperature))
+    model_server.script(Reply.answer("ok"))
+    # When it calls the model
+    provider.complete(system="s", messages=[Message.user("hi")])
+    # Then the request carries that temperature, and none at all when unset
+    [request] = [r.body for r in model_server.requests]
+    if temperature is None:
+        assert "temperature" not in request, f"sent a temperature nobody set: {request}"
+    else:
+        assert request["temperature"] == temperature, request

@@ -43,7 +43,7 @@ from harness.agent.memory.distill import (
     save_state,
 )
 from harness.agent.memory.history import MemoryChangedError, MemoryHistory, text_sha
-from harness.agent.memory.scope import all_roots
+from harness.agent.memory.scope import all_roots, root_label
 from harness.errors import ConfigurationError
 from harness.llm.errors import ModelCancelledError, TransientModelError
 from harness.llm.types import AssistantTurn, Message
@@ -200,9 +200,10 @@ def heartbeat(ctx: Context) -> dict[str, Any]:
         "scopes", lambda: [str(r) for r in all_roots(deps.workspace, deps.private)]
     )
     result = _heartbeat_one(ctx, deps, Path(roots[0]), "", force=force)
+    labels = [root_label(Path(root), deps.workspace, deps.private) for root in roots[1:]]
     chats = {
-        Path(root).name: _heartbeat_one(ctx, deps, Path(root), f"{Path(root).name}/", force=force)
-        for root in roots[1:]
+        label: _heartbeat_one(ctx, deps, Path(root), f"{label}/", force=force)
+        for label, root in zip(labels, roots[1:], strict=True)
     }
     if chats:
         result["chats"] = chats

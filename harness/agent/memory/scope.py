@@ -8,6 +8,10 @@
               folder (the state folder, outside the workspace), which the file tools and the
               shell cannot see, so one chat never reads what another told it.
 
+A named agent (`harness.agent.roster`) has a memory of its own, laid out the same way under
+`memory/agents/<name>/`: of the workspace when memory is shared, and per chat under
+`memory/agents/<name>/chats/<session>/` of the private folder. The default agent's is as above.
+
 A memory root is a folder laid out like the workspace's root (`MEMORY.md`, `memory/`), so the
 functions in `harness.agent.memory.notes`, `distill` and `memory.history` work on any root.
 """
@@ -21,6 +25,7 @@ from pathlib import Path
 from harness.settings import MemoryScope
 
 CHATS_DIR = Path("memory") / "chats"
+AGENTS_DIR = Path("memory") / "agents"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -33,20 +38,53 @@ def chat_folder_name(session_key: str) -> str:
 
 
 def memory_root(
-    workspace: Path, scope: MemoryScope, session_key: str | None, private: Path | None = None
+    workspace: Path,
+    scope: MemoryScope,
+    session_key: str | None,
+    private: Path | None = None,
+    agent: str | None = None,
 ) -> Path:
     """The folder holding the memory of a conversation: the workspace itself when memory is
     shared or the run has no session (a sub-agent, a cron job), else its chat folder under
-    `private` (the agent's private folder; the workspace when not given). The folder is not
-    created here."""
+    `private` (the agent's private folder; the workspace when not given). For a named `agent`
+    (None: the default agent), the same under its own folder (see the module docstring). The
+    folder is not created here."""
+    if agent is None:
+        shared, chats = workspace, (private or workspace) / CHATS_DIR
+    else:
+        shared = workspace / AGENTS_DIR / agent
+        chats = (private or workspace) / AGENTS_DIR / agent / "chats"
     if scope == "shared" or not session_key:
-        return workspace
-    return (private or workspace) / CHATS_DIR / chat_folder_name(session_key)
+        return shared
+    return chats / chat_folder_name(session_key)
 
 
 def all_roots(workspace: Path, private: Path | None = None) -> list[Path]:
     """Every memory root that exists: the workspace, then each chat folder under `private`
-    (the workspace when not given), sorted. The heartbeat distils each one on its own."""
-    chats = (private or workspace) / CHATS_DIR
-    found = sorted(p for p in chats.iterdir() if p.is_dir()) if chats.is_dir() else []
-    return [workspace, *found]
+    (the workspace when not given), sorted, then each named agent's roots (its shared one,
+    then its chats). The heartbeat distils each one on its own."""
+    base = private or workspace
+    agents = {p.name for p in [*_folders(workspace / AGENTS_DIR), *_folders(base / AGENTS_DIR)]}
+    named: list[Path] = []
+    for name in sorted(agents):
+        shared = workspace / AGENTS_DIR / name
+        named += [shared] if shared.is_dir() else []
+        named += _folders(base / AGENTS_DIR / name / "chats")
+    return [workspace, *_folders(base / CHATS_DIR), *named]
+
+
+def root_label(root: Path, workspace: Path, private: Path | None = None) -> str:
+    """A short name for a root of `all_roots` that no other root has: "" for the workspace,
+    the chat folder's name for a default agent's chat, `agents/<name>[/<chat>]` for a named
+    agent's (the heartbeat prefixes its steps with it)."""
+    if root == workspace:
+        return ""
+    for base in (workspace, private or workspace):
+        if root.is_relative_to(base / AGENTS_DIR):
+            parts = root.relative_to(base / AGENTS_DIR).parts
+            return "/".join(("agents", parts[0], *parts[2:]))
+    return root.name
+
+
+def _folders(parent: Path) -> list[Path]:
+    return sorted(p for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []

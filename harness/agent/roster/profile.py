@@ -111,8 +111,8 @@ def _build(deps: AgentDeps, spec: AgentSpec) -> AgentProfile:
     provider, fallback = deps.provider, deps.fallback
     if _changes_model(spec):
         models = settings.model_copy(update=_model_settings(settings, spec))
-        provider = build_provider(models)
-        fallback = build_fallback_provider(models)
+        provider = build_provider(models, temperature=spec.temperature)
+        fallback = build_fallback_provider(models, temperature=spec.temperature)
     return AgentProfile(
         name=spec.name,
         spec=spec,

@@ -38,18 +38,22 @@ HistoryMode = Literal["none", "summary", "full"]
 
 
 class Binding(BaseModel):
-    """Where an agent answers: every chat of `channel`, or one chat, or one sender in it.
-    Empty fields match anything; a binding naming more fields wins over one naming fewer."""
+    """Where an agent answers: every chat of `channel`, or of one Slack workspace (`team`), or
+    one chat, or one sender. Empty fields match anything; a binding naming more fields wins
+    over one naming fewer (`harness.agent.roster.bindings`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     channel: str = Field(min_length=1, max_length=64)
+    team: str | None = Field(default=None, min_length=1, max_length=200)
+    """A workspace of the platform (Slack's team id), read from the message's `team_id`."""
     chat_id: str | None = Field(default=None, min_length=1, max_length=200)
     sender: str | None = Field(default=None, min_length=1, max_length=200)
 
     def specificity(self) -> int:
         """How many fields it names: the most specific matching binding wins."""
-        return 1 + (self.chat_id is not None) + (self.sender is not None)
+        named = (self.team, self.chat_id, self.sender)
+        return 1 + sum(value is not None for value in named)
 
 
 class AgentSpec(BaseModel):

@@ -1,0 +1,71 @@
+"""`harness agents`: the default agent and every named one, with their load errors."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from harness.agent.deps import fleet_tools, subagent_tools
+from harness.agent.roster.listing import AgentRow, AgentsTable, agents_table
+from harness.agent.roster.load import load_roster
+from harness.errors import HarnessError
+from harness.mcp import config_path, load_config
+from harness.settings import Settings, get_settings
+
+console = Console()
+
+
+def agents(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Every agent (the default one and those of workspace/agents: model, tools, turn limit,
+    bindings) and every agent file that failed to load. Starts no MCP server; exits 0 even
+    when some files are wrong (they are listed)."""
+    settings = get_settings()
+    servers, mcp_problem = _mcp_servers(settings)
+    table = agents_table(
+        settings,
+        load_roster(settings.agent_workspace.resolve()),
+        fleet_tools(settings).names(),
+        subagent_tools(settings).names(),
+        servers,
+    )
+    if mcp_problem:
+        table.warnings.insert(0, f"MCP servers not known: {mcp_problem}")
+    if as_json:
+        print(table.model_dump_json(indent=2))
+        return
+    _print(table)
+
+
+def _mcp_servers(settings: Settings) -> tuple[list[str], str]:
+    """The names of the MCP servers configured and enabled, and why none could be read."""
+    try:
+        configs = load_config(config_path(settings))
+    except (HarnessError, OSError, ValueError) as exc:
+        return [], str(exc)
+    return [c.name for c in configs if not c.disabled and c.problem is None], ""
+
+
+def _print(table: AgentsTable) -> None:
+    view = Table("agent", "model", "tools", "turns", "bindings")
+    for row in table.agents:
+        view.add_row(*(escape(cell) for cell in _cells(row)))
+    console.print(view)
+    for error in table.errors:
+        console.print(f"[red]failed to load[/red] {escape(error)}", highlight=False)
+    for warning in table.warnings:
+        console.print(f"[yellow]warning[/yellow] {escape(warning)}", highlight=False)
+
+
+def _cells(row: AgentRow) -> tuple[str, str, str, str, str]:
+    name = f"{row.name}\n{row.description}"
+    model = f"{row.provider}: {row.model}"
+    if row.temperature is not None:
+        model += f"\ntemperature {row.temperature}"
+    bindings = "\n".join(f"{b.where} ({b.source})" for b in row.bindings)
+    return name, model, ", ".join(row.tools), str(row.max_turns), bindings
