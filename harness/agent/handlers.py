@@ -20,6 +20,7 @@ from harness.agent.live_text import LiveText
 from harness.agent.loop import run_agent_loop
 from harness.agent.media.albums import gather_album
 from harness.agent.media.attachments import receive
+from harness.agent.networks.state import SharedStateTools
 from harness.agent.roster.profile import run_profile
 from harness.agent.status_hook import StatusLine
 from harness.agent.streaming_hook import StreamedText
@@ -156,14 +157,16 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         ask_in=data.ask_in,
         profile=profile,
     )
+    # an agent of a network also reads and writes the network's state (`networks.state`)
+    shared = SharedStateTools(ctx, data.network_state) if data.network_state else None
     if turn.profile.provider is None:
         answer = NOT_CONFIGURED_REPLY
     else:
         outcome = run_agent_loop(
             [Message.user(task)],
-            turn.tool_specs,
+            shared.offered(turn.tool_specs) if shared else turn.tool_specs,
             think=turn.think,
-            act=turn.act,
+            act=shared.act(turn.act) if shared else turn.act,
             steer=lambda: [],
             record=turn.record,
             hooks=ApprovalHook(turn),  # asks in the parent's chat; never streams
@@ -173,7 +176,10 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     if reply is not None:
         _send_reply(ctx, answer, reply)
     # the parent marks the answer as outside content when the sub-agent read some
-    return {"answer": answer, "read_outside": turn.taint.source}
+    out: dict[str, Any] = {"answer": answer, "read_outside": turn.taint.source}
+    if shared is not None:
+        out["state_updates"] = [u.model_dump(mode="json") for u in shared.updates]
+    return out
 
 
 def _admitted(ctx: Context, data: MessageReceived, policy: DmPolicy) -> bool:

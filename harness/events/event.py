@@ -26,6 +26,7 @@ __all__ = [
     "FUNCTION_FAILED",
     "MESSAGE_HANDLER",
     "MESSAGE_RECEIVED",
+    "NETWORK_RUN",
     "REPLY_READY",
     "SUBAGENT_SPAWN",
     "SYSTEM_CHANNEL",
@@ -45,6 +46,7 @@ APPROVAL_REQUESTED: Final = "agent.approval.requested"
 APPROVAL_GIVEN: Final = "agent.approval.given"
 APPROVAL_ANSWERED: Final = "agent.approval.answered"
 APPROVAL_CLOSED: Final = "agent.approval.closed"
+NETWORK_RUN: Final = "agent.network.run"
 
 MESSAGE_HANDLER = "agent-handle-message"
 """The id of the function that answers `agent.message.received` (the agent's turn). Part of
