@@ -31,11 +31,18 @@ from harness.agent.networks.state import StateUpdate, applied, check_state
 from harness.agent.roster import load_roster
 from harness.agent.untrusted import new_id, wrap
 from harness.errors import StepFailedError
-from harness.events import NETWORK_RUN, NetworkRun, ReplyReady, ReplyTarget, SharedState
+from harness.events import (
+    NETWORK_HANDLER,
+    NETWORK_RUN,
+    NetworkRun,
+    ReplyReady,
+    ReplyTarget,
+    SharedState,
+)
 from harness.events import SubagentTask as Task
 from harness.runtime import Context, event, function
 
-NETWORK_FUNCTION = "agent-network"
+NETWORK_FUNCTION = NETWORK_HANDLER
 CHILD_TIMEOUT = "30m"
 EARLIER_CHARS = 4_000
 """How much of each earlier answer an agent is shown (the whole is in the run's output)."""
