@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from harness.agent.front_matter import split_front_matter
+from harness.agent.front_matter import FileProblem, read_front_matter
 from harness.agent.networks.spec import Loc, NetworkSpec, unknown_references
 from harness.agent.roster import Roster, load_roster
-from harness.workspace_files import UnsafePathError, entries, read_bytes
+from harness.workspace_files import UnsafePathError, entries
 
 NETWORKS_DIR = PurePosixPath("networks")
 SUFFIX = ".md"
@@ -83,30 +82,11 @@ def parse_network(
     workspace: Path, name: str, path: str, roster: Roster
 ) -> NetworkSpec | NetworkLoadError:
     """The network `name` declared by the file at `path`, or why it declares none."""
-    try:
-        raw = read_bytes(workspace, path)
-    except (OSError, UnsafePathError) as exc:
-        return NetworkLoadError(path, 1, f"cannot read it: {exc}")
-    if len(raw) > MAX_FILE_BYTES:
-        return NetworkLoadError(path, 1, f"larger than {MAX_FILE_BYTES // 1024} KiB")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return NetworkLoadError(path, 1, "not UTF-8 text")
-    split = split_front_matter(text)
-    if split is None:
-        return NetworkLoadError(path, 1, "does not open with --- front matter ---")
-    try:
-        meta = yaml.safe_load(split.front) or {}
-        tree = yaml.compose(split.front)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
-        problem = getattr(exc, "problem", None) or type(exc).__name__
-        return NetworkLoadError(path, line, f"front matter is not valid YAML: {problem}")
-    if not isinstance(meta, dict):
-        return NetworkLoadError(path, 2, "front matter is not a mapping of keys to values")
-    at = _Lines(tree)
+    parsed = read_front_matter(workspace, path, MAX_FILE_BYTES)
+    if isinstance(parsed, FileProblem):
+        return NetworkLoadError(path, parsed.line, parsed.message)
+    meta = parsed.meta
+    at = _Lines(parsed.tree)
     for key in map(str, meta):
         if key in SET_BY_THE_LOADER:
             return NetworkLoadError(path, at.line((key,)), f"{key!r} is not set here")
@@ -114,8 +94,7 @@ def parse_network(
             known = ", ".join(k for k in NetworkSpec.model_fields if k not in SET_BY_THE_LOADER)
             return NetworkLoadError(path, at.line((key,)), f"unknown key {key!r} ({known})")
     try:
-        values: dict[str, Any] = {str(k): v for k, v in meta.items()}
-        spec = NetworkSpec(name=name, instructions=split.body, path=path, **values)
+        spec = NetworkSpec(name=name, instructions=parsed.body, path=path, **meta)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
