@@ -152,6 +152,11 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         default="shared",
         description="shared: one memory for the agent; per-chat: one per conversation.",
     )
+    agent_delegate_prefix: str = Field(
+        default="delegate_to_",
+        pattern=r"^[a-zA-Z][a-zA-Z0-9_-]{0,19}$",
+        description="Prefix of the tool that delegates to a named agent: delegate_to_<name>.",
+    )
 
     heartbeat_cron: str = Field(
         default="*/30 * * * *", description="When agent-heartbeat checks the logs (AGENT_TIMEZONE)."

@@ -17,9 +17,12 @@ import os
 import secrets
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.redaction import register_secret
-from harness.runtime.settings import EngineSettings
+
+if TYPE_CHECKING:  # only annotated: importing the engine here would be a cycle at import
+    from harness.runtime.settings import EngineSettings
 
 log = logging.getLogger(__name__)
 

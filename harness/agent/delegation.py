@@ -1,22 +1,29 @@
-"""Delegating work to sub-agents: the three tools the model sees, and how each runs durably.
+"""Delegating work to sub-agents: the tools the model sees, and their arguments.
 
-The tools are declared like any other (pydantic parameters, generated schemas), but the
-agent's turn runs them itself: a synchronous delegation is a `step.invoke` of the sub-agent
-function, so it survives crashes and frees the worker while the sub-agent works.
+The three anonymous ones (`delegate_task`, `delegate_async_task`, `delegate_scheduled_task`)
+are declared like any other tool (pydantic parameters, generated schemas); the named ones
+(`delegate_to_<agent>`) and the background task tools (`task_status`, `task_wait`,
+`task_cancel`) are generated per turn from the roster (`harness.agent.named_delegation`).
+The agent's turn runs all of them itself: a synchronous delegation is a `step.invoke` of the
+sub-agent function, so it survives crashes and frees the worker while the sub-agent works.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from harness.events import SUBAGENT_SPAWN
+from harness.runtime.durations import parse_duration
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
 
 SUBAGENT_FUNCTION = "agent-sub-agent"
 SUBAGENT_EVENT = SUBAGENT_SPAWN
+DELEGATE_TIMEOUT = "30m"
+"""How long a synchronous delegation waits for the sub-agent's answer."""
 
 
 class DelegateTaskParams(ToolParams):
@@ -79,6 +86,63 @@ class DelegateScheduledTaskTool(Tool[DelegateScheduledParams]):
 
 
 DELEGATION_TOOLS = frozenset({"delegate_task", "delegate_async_task", "delegate_scheduled_task"})
+TASK_STATUS, TASK_WAIT, TASK_CANCEL = "task_status", "task_wait", "task_cancel"
+TASK_TOOLS = frozenset({TASK_STATUS, TASK_WAIT, TASK_CANCEL})
+
+
+class DelegateToParams(ToolParams):
+    """Arguments of `delegate_to_<agent>`."""
+
+    task: str = Field(
+        min_length=1,
+        max_length=20_000,
+        description="What the agent must do, with all the context it needs.",
+    )
+    history: Literal["none", "summary", "full"] = Field(
+        default="none",
+        description="What of this conversation the agent gets: none, a short summary, or the "
+        "recent transcript.",
+    )
+    background: bool = Field(
+        default=False,
+        description="Start it in the background and get a task id (check it with task_status, "
+        "task_wait, task_cancel) instead of waiting for its answer.",
+    )
+
+
+class TaskIdParams(ToolParams):
+    """Arguments of `task_status` and `task_cancel`."""
+
+    task_id: str = Field(min_length=1, max_length=64, description="The id a delegation gave.")
+
+
+class TaskWaitParams(TaskIdParams):
+    """Arguments of `task_wait`."""
+
+    timeout: str = Field(
+        default="10m",
+        description='How long to wait at most, e.g. "30s", "10m" (at most 1h).',
+    )
+
+    @field_validator("timeout")
+    @classmethod
+    def _a_duration(cls, value: str) -> str:
+        try:
+            seconds = parse_duration(value)
+        except ValueError as exc:
+            raise ValueError(f"not a duration: {value!r} (try 30s, 10m)") from exc
+        if not 0 < seconds <= 3600:
+            raise ValueError(f"timeout {value!r} must be more than 0 and at most 1h")
+        return value
+
+
+TASK_TOOL_DESCRIPTIONS = {
+    TASK_STATUS: "The state of a background task you started: running, completed (with its "
+    "answer), failed or cancelled.",
+    TASK_WAIT: "Wait for a background task you started to finish and get its answer; returns "
+    "at once when it has already finished, or says it still runs after `timeout`.",
+    TASK_CANCEL: "Stop a background task you started.",
+}
 
 
 def parse_schedule(value: str, now: datetime) -> datetime:

@@ -24,6 +24,11 @@ from harness.agent.networks.state import SharedStateTools
 from harness.agent.roster.profile import run_profile
 from harness.agent.status_hook import StatusLine
 from harness.agent.streaming_hook import StreamedText
+from harness.agent.structured_answer import (
+    StructuredAnswerError,
+    schema_instruction,
+    structured_answer,
+)
 from harness.agent.turn import DurableTurn
 from harness.events import (
     MESSAGE_HANDLER,
@@ -32,6 +37,7 @@ from harness.events import (
     ReplyReady,
     ReplyTarget,
     SubagentTask,
+    TaskFinished,
 )
 from harness.llm.types import Message
 from harness.runtime import Context, Singleton, event, function
@@ -86,7 +92,13 @@ def handle_message(ctx: Context) -> dict[str, Any]:
         )
         reply, iterations = _answer(turn, data, first)
     _send_reply(ctx, reply, turn.reply)
-    return {"reply": reply, "iterations": iterations}
+    return {"reply": reply, "iterations": iterations, **_children_cost(turn)}
+
+
+def _children_cost(turn: DurableTurn) -> dict[str, float]:
+    """`children_cost_usd` for the run's output, when the turn's delegations spent any."""
+    spent = turn.named.children_cost_usd
+    return {"children_cost_usd": round(spent, 6)} if spent else {}
 
 
 def _watchers(ctx: Context, session_key: str | None, live: LiveText | None) -> HookChain:
@@ -132,9 +144,12 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
 def run_subagent(ctx: Context) -> dict[str, Any]:
     """A sub-agent: a fresh conversation on one task, with file tools, remember and web_fetch.
 
-    Invoked (`delegate_task`) it returns its answer; spawned by event (async or scheduled
-    delegation) it sends the answer to the user itself. Either way the event's data is a
-    `SubagentTask`; other data fails the run at once (`InvalidEventDataError`).
+    Invoked (`delegate_task`, `delegate_to_<agent>`) it returns its answer and its spend;
+    spawned by event (async or scheduled delegation) it sends the answer to the user itself;
+    started in the background (`background`) it publishes `agent.task.finished`. Either way
+    the event's data is a `SubagentTask`; other data fails the run at once
+    (`InvalidEventDataError`). A named agent with an `output_schema` answers JSON valid
+    against it, or the run fails (`StructuredAnswerError`) after one correction.
     """
     deps = agent_deps()
     data = SubagentTask.from_event(ctx.event)
@@ -156,11 +171,15 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         reply=reply,
         ask_in=data.ask_in,
         profile=profile,
+        depth=data.depth,
     )
     # an agent of a network also reads and writes the network's state (`networks.state`)
     shared = SharedStateTools(ctx, data.network_state) if data.network_state else None
+    schema = turn.profile.spec.output_schema if turn.profile.spec is not None else None
+    if schema is not None:
+        task = f"{task}\n\n{schema_instruction(schema)}"
     if turn.profile.provider is None:
-        answer = NOT_CONFIGURED_REPLY
+        answer, cost = NOT_CONFIGURED_REPLY, 0.0
     else:
         outcome = run_agent_loop(
             [Message.user(task)],
@@ -172,14 +191,46 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
             hooks=ApprovalHook(turn),  # asks in the parent's chat; never streams
             max_iterations=turn.profile.max_turns,
         )
-        answer = outcome.text
+        answer, cost = outcome.text, outcome.cost_usd
+        if schema is not None:
+            answer, cost = _structured(turn, data, task, answer, cost, schema)
     if reply is not None:
         _send_reply(ctx, answer, reply)
     # the parent marks the answer as outside content when the sub-agent read some
-    out: dict[str, Any] = {"answer": answer, "read_outside": turn.taint.source}
+    done: dict[str, Any] = {"answer": answer, "read_outside": turn.taint.source,
+            "cost_usd": cost, "children_cost_usd": turn.named.children_cost_usd}  # fmt: skip
     if shared is not None:
-        out["state_updates"] = [u.model_dump(mode="json") for u in shared.updates]
-    return out
+        done["state_updates"] = [u.model_dump(mode="json") for u in shared.updates]
+    if data.background:
+        _task_finished(ctx, data, answer=answer, cost=cost + turn.named.children_cost_usd,
+                       read_outside=turn.taint.source)  # fmt: skip
+    return done
+
+
+def _structured(
+    turn: DurableTurn, data: SubagentTask, task: str, answer: str, cost: float, schema: Any
+) -> tuple[str, float]:
+    """The answer as JSON valid against `schema` and the spend with the correction's; a
+    background task that fails says so (`agent.task.finished`) before the run fails."""
+    try:
+        valid, retry = structured_answer(turn.think, task, answer, schema)
+    except StructuredAnswerError as exc:
+        if data.background:
+            spent = cost + turn.named.children_cost_usd
+            _task_finished(turn.ctx, data, error=str(exc), cost=spent, read_outside=None)
+        raise
+    return valid, cost + (retry.cost_usd if retry is not None else 0.0)
+
+
+def _task_finished(
+    ctx: Context, data: SubagentTask, *, cost: float, read_outside: str | None,
+    answer: str = "", error: str = "",
+) -> None:  # fmt: skip
+    finished = TaskFinished(
+        run_id=ctx.run_id, agent=data.agent or "", answer=answer, error=error, cost_usd=cost,
+        read_outside=read_outside,
+    )  # fmt: skip
+    ctx.step.send_event("task-finished", finished.to_event())
 
 
 def _admitted(ctx: Context, data: MessageReceived, policy: DmPolicy) -> bool:

@@ -7,7 +7,7 @@ Stable blocks, in order, each omitted when empty:
 3. `## Memory`: `MEMORY.md`, yesterday's and today's logs (`memory_context`)
 4. `## Skills`: the skills index, with how to use it
 5. the tool guidelines the caller passes
-6. `## Delegation`: when to use which `delegate_*` tool
+6. `## Delegation`: when to use which `delegate_*` tool, and the named agents it may call
 
 Then one volatile block: the current time (ISO 8601 with offset, and the zone name), the
 workspace path and the channel, and the notes on the agent's own functions (load errors,
@@ -63,6 +63,7 @@ def build_system_prompt(
     function_notes: str = "",
     transcript: Path | None = None,
     instructions: str | None = None,
+    delegates: str = "",
 ) -> list[SystemBlock]:
     """Return the system prompt: the non-empty stable blocks in order, then one volatile block.
 
@@ -74,7 +75,8 @@ def build_system_prompt(
     `function_notes` (load errors and failed runs of the agent's functions) joins the volatile
     block, and so does where this conversation's own `transcript` can be read, when given.
     `instructions` (a named agent's, from its file) take the place of `SOUL.md`, `IDENTITY.md`
-    and `USER.md`: a named agent is the specialist its file describes.
+    and `USER.md`: a named agent is the specialist its file describes. `delegates` (the named
+    agents this agent may call, one per line) ends the Delegation section.
     """
     local = _localize(now, tz_name)
     stable = [
@@ -83,7 +85,7 @@ def build_system_prompt(
         _section("Memory", memory_context(memory_root or workspace, local)),
         _skills(workspace),
         tool_guidelines.strip(),
-        DELEGATION_GUIDANCE,
+        f"{DELEGATION_GUIDANCE}\n\n{delegates}" if delegates else DELEGATION_GUIDANCE,
     ]
     blocks = [SystemBlock(text=text) for text in stable if text]
     facts = _runtime_facts(workspace, channel, local, tz_name)

@@ -30,6 +30,7 @@ from harness.agent.compaction import (
     render_for_summary,
 )
 from harness.agent.delegation import (
+    DELEGATE_TIMEOUT,
     DELEGATION_TOOLS,
     SUBAGENT_EVENT,
     SUBAGENT_FUNCTION,
@@ -44,6 +45,7 @@ from harness.agent.media.send_file import SEND_FILE, send_file
 from harness.agent.memory.flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
 from harness.agent.memory.notes import memory_context
 from harness.agent.memory.scope import memory_root
+from harness.agent.named_delegation import NamedDelegation
 from harness.agent.roster.profile import AgentProfile, default_profile
 from harness.agent.session import SessionLine
 from harness.agent.system_prompt import build_system_prompt
@@ -62,7 +64,6 @@ from harness.tools.base import ToolContext, ToolRegistry
 from harness.tools.errors import ToolError
 
 log = logging.getLogger(__name__)
-DELEGATE_TIMEOUT = "30m"
 GUIDELINES = f"{TOOL_GUIDELINES}\n{GUIDANCE}"
 """The tools block of the system prompt: constant, so the cached prefix stays byte-stable."""
 
@@ -85,6 +86,7 @@ class DurableTurn:
         hooks: Hooks = NO_HOOKS,
         ask_in: ReplyTarget | None = None,
         profile: AgentProfile | None = None,
+        depth: int = 0,
     ) -> None:
         self.ctx = ctx
         # which agent this turn is: its model, limits and instructions (the default agent's
@@ -109,6 +111,8 @@ class DurableTurn:
         self.transcript = deps.sessions.path_for(session_key) if session_key else None
         # the outside content this turn has read: its tool steps write it, approval reads it
         self.taint = Taint(deps.workspace)
+        # the named agents it may call (`depth`: named delegations above this run), and spend
+        self.named = NamedDelegation(self, depth)
 
     # -- context ---------------------------------------------------------------------
     def now(self) -> datetime:
@@ -136,6 +140,7 @@ class DurableTurn:
             memory_root=self.memory_root,
             function_notes=_function_notes(self.ctx.runtime),
             transcript=self.transcript,
+            delegates=self.named.prompt_list(),
         )
         if note:
             blocks[-1] = SystemBlock(text=f"{blocks[-1].text}\n\n{note}", volatile=True)
@@ -143,8 +148,8 @@ class DurableTurn:
         return blocks
 
     def tool_specs(self) -> list[ToolSpec]:
-        """The tools offered to the model."""
-        return self.deps.tool_specs(self.registry)
+        """The tools offered to the model: the registry's, then the named delegations'."""
+        return self.deps.tool_specs(self.registry) + self.named.specs()
 
     # -- session ---------------------------------------------------------------------
     def save_user_message(self, event: Event, message: Message | None = None) -> None:
@@ -199,7 +204,7 @@ class DurableTurn:
         self._unsent_system = None  # the memory flush below may change what it shows
         plan = plan_compaction(conversation)
         self._flush_memory(plan.old)
-        summary = self.ctx.step.run("summarize", self._summarize, render_for_summary(plan.old))
+        summary = self.ctx.step.run("summarize", self.summarize, render_for_summary(plan.old))
         store, key, run_id = self.deps.sessions, self.session_key, self.ctx.run_id
         idem = f"compaction:{run_id}:{self._seq}"
 
@@ -240,7 +245,8 @@ class DurableTurn:
             log.warning("run %s: memory flush note failed: %s", self.ctx.run_id, outcome.content)
         return outcome.is_error
 
-    def _summarize(self, transcript: str) -> str:
+    def summarize(self, transcript: str) -> str:
+        """One model call summarising `transcript` (the compaction prompt); call in a step."""
         turn = self._complete(SUMMARY_PROMPT, [Message.user(transcript)], ())
         return turn.text.strip() or "(no summary)"
 
@@ -253,6 +259,7 @@ class DurableTurn:
         `ContextOverflowError` so the loop can compact and try again. The hooks get the text
         as it streams (not durable; a replay passes nothing on)."""
         self._thinks += 1
+        self.named.agents()  # read (a step) before the think step builds the prompt from it
         try:
             raw = self.ctx.step.run("think", self._think_once, list(messages), list(tools), note)
         except StepFailedError as exc:
@@ -307,6 +314,8 @@ class DurableTurn:
         (`approvals.hook`). Every failure becomes an error result for the model."""
         if call.name in DELEGATION_TOOLS:
             return self._delegate(call)
+        if self.named.handles(call.name):
+            return self.named.run(call)
         if call.name == SEND_FILE:
             max_bytes = self.deps.settings.media_max_bytes
             # a sub-agent sends into its parent's chat, where it would ask for approval

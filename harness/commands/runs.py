@@ -219,6 +219,9 @@ def runs_show(
     journal = rt.ledger.journal(full_id)
     steps = step_views(view, journal)
     details = {key: step_detail(key, entry) for key, entry in journal.items()}
+    children = rt.run_index.records(
+        rt.run_index.newest(rt.keys.runs_of_parent(full_id), 0, 0, MAX_CHILDREN)
+    )
     if as_json:
         extra = {k: d.model_dump(mode="json", exclude={"key"}) for k, d in details.items()}
         ordered = [
@@ -226,7 +229,8 @@ def runs_show(
              "status": s.status, "attempts": s.attempts, **extra.get(s.key, {})}
             for s in steps
         ]  # fmt: skip
-        shown = {"run": _run_json(record), "trigger": event_preview(record.event), "steps": ordered}
+        shown = {"run": _run_json(record), "trigger": event_preview(record.event), "steps": ordered,
+                 "children": [_child_json(child) for child in children]}  # fmt: skip
         typer.echo(json.dumps(shown, indent=2))
         return
     for line in _header(view):
@@ -238,6 +242,9 @@ def runs_show(
     tokens, cost = run_cost(list(details.values()))
     if tokens:
         typer.echo(f"tokens    {tokens}  cost {money(cost)}")
+    spent = record.result.get("children_cost_usd") if isinstance(record.result, dict) else None
+    if isinstance(spent, int | float):
+        typer.echo(f"children  cost {money(float(spent))} (the child runs' model calls)")
     if steps:
         typer.echo("")
         header = ["step", "kind", "status", "attempts", "duration", "started", "model", "cost"]
@@ -245,6 +252,28 @@ def runs_show(
     failed = [d for d in details.values() if d.error]
     for detail in failed:
         typer.echo(f"\n{detail.key} error: {detail.error}")
+    if children:
+        typer.echo("")
+        rows = [[c.id, c.function_id, c.status, _started_by(c)] for c in reversed(children)]
+        print_rows(["child run", "function", "status", "started by"], rows, 1)
+
+
+MAX_CHILDREN = 200
+"""How many child runs `runs show` lists (the newest)."""
+
+
+def _started_by(child: RunRecord) -> str:
+    """How the parent started a child: waiting for it in a step, or detached from a step."""
+    if child.parent is None:
+        return ""
+    how = "detached" if child.parent.detached else "waited"
+    return f"{child.parent.step} ({how})"
+
+
+def _child_json(child: RunRecord) -> dict[str, Any]:
+    return {"id": child.id, "function_id": child.function_id, "status": child.status,
+            "step": child.parent.step if child.parent else "",
+            "detached": bool(child.parent and child.parent.detached)}  # fmt: skip
 
 
 @runs_app.command("rerun")

@@ -37,6 +37,7 @@ from harness.events.data import (
     ReplyReady,
     SharedState,
     SubagentTask,
+    TaskFinished,
 )
 from harness.events.event import (
     APPROVAL_ANSWERED,
@@ -55,6 +56,7 @@ from harness.events.event import (
     SUBAGENT_SPAWN,
     SYSTEM_CHANNEL,
     SYSTEM_SESSION_PREFIX,
+    TASK_FINISHED,
     Event,
     EventData,
     is_system_session,
@@ -79,6 +81,7 @@ __all__ = [
     "SUBAGENT_SPAWN",
     "SYSTEM_CHANNEL",
     "SYSTEM_SESSION_PREFIX",
+    "TASK_FINISHED",
     "ApprovalAnswered",
     "ApprovalClosed",
     "ApprovalGiven",
@@ -100,6 +103,7 @@ __all__ = [
     "Sender",
     "SharedState",
     "SubagentTask",
+    "TaskFinished",
     "is_system_session",
     "parse_event",
     "read_builtin",

@@ -22,6 +22,7 @@ from harness.events.data import (
     NetworkRun,
     ReplyReady,
     SubagentTask,
+    TaskFinished,
 )
 from harness.events.event import Event, EventData, problems
 
@@ -65,6 +66,11 @@ class SubagentSpawnEvent(_Envelope):
     data: SubagentTask
 
 
+class TaskFinishedEvent(_Envelope):
+    name: Literal["agent.task.finished"]
+    data: TaskFinished
+
+
 class CronTickEvent(_Envelope):
     name: Literal["harness/cron"]
     data: CronTick
@@ -102,6 +108,7 @@ BuiltinEvent = Annotated[
     | FunctionFailedEvent
     | FunctionCancelledEvent
     | SubagentSpawnEvent
+    | TaskFinishedEvent
     | CronTickEvent
     | ApprovalRequestedEvent
     | ApprovalGivenEvent
@@ -123,6 +130,7 @@ BUILTIN_DATA: dict[str, type[EventData]] = {
         FunctionFailed,
         FunctionCancelled,
         SubagentTask,
+        TaskFinished,
         CronTick,
         ApprovalRequested,
         ApprovalGiven,

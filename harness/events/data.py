@@ -22,6 +22,7 @@ from harness.events.event import (
     NETWORK_RUN,
     REPLY_READY,
     SUBAGENT_SPAWN,
+    TASK_FINISHED,
     EventData,
 )
 from harness.text import clean_text
@@ -115,9 +116,34 @@ class SubagentTask(EventData):
     agent: str | None = Field(default=None, max_length=40)
     """The named agent to run (`workspace/agents/<agent>/AGENT.md`); None: an anonymous
     sub-agent with the default sub-agent tools."""
+    background: bool = False
+    """A background task (`delegate_to_<agent>` with `background`): the child publishes
+    `agent.task.finished` with its answer when it ends."""
+    parent_session: str | None = Field(default=None, max_length=300)
+    """The chat session of the run that delegated: its later turns may check, wait for and
+    cancel the task."""
+    depth: int = Field(default=0, ge=0, le=100)
+    """How many named delegations led to this one (0: the chat's agent delegated), so a ring
+    of agents that delegate to each other stops."""
     network_state: SharedState | None = None
     """Set when a network runs the agent: it gets `state_get` / `state_set` over this state,
     and returns its writes (`state_updates`) with its answer."""
+
+
+class TaskFinished(EventData):
+    """Data of `agent.task.finished`: a background delegation (`run_id`, the child's run)
+    ended with `answer`, or with `error` (its answer did not match its output schema).
+    `cost_usd` is what its model calls cost, its own delegations' included."""
+
+    event_name: ClassVar[str] = TASK_FINISHED
+
+    run_id: str = Field(min_length=1, max_length=64)
+    agent: str = ""
+    answer: str = ""
+    error: str = ""
+    cost_usd: float = 0.0
+    read_outside: str | None = None
+    """The first outside content the child read (its answer may carry it), else None."""
 
 
 class NetworkRun(EventData):

@@ -32,6 +32,7 @@ __all__ = [
     "SUBAGENT_SPAWN",
     "SYSTEM_CHANNEL",
     "SYSTEM_SESSION_PREFIX",
+    "TASK_FINISHED",
     "D",
     "Event",
     "EventData",
@@ -43,6 +44,7 @@ MESSAGE_RECEIVED: Final = "agent.message.received"
 REPLY_READY: Final = "agent.reply.ready"
 FILE_READY: Final = "agent.file.ready"
 SUBAGENT_SPAWN: Final = "agent.subagent.spawn"
+TASK_FINISHED: Final = "agent.task.finished"
 APPROVAL_REQUESTED: Final = "agent.approval.requested"
 APPROVAL_GIVEN: Final = "agent.approval.given"
 APPROVAL_ANSWERED: Final = "agent.approval.answered"

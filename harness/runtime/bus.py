@@ -60,18 +60,20 @@ def publish(
     runtime: Runtime,
     target: str | None = None,
     parent: tuple[str, str] | None = None,
+    detached: bool = False,
 ) -> PublishResult:
     """Publish an event: idempotent by event id for 24 hours.
 
     Validates it (`InvalidEventError` names every problem and nothing is recorded), appends
     it to the events stream, creates one run per matching function and kicks them, and
     resumes runs waiting for it. `target` runs exactly that function instead of fanning out
-    (used for invocations); `parent` is (run_id, step_key) of the run waiting for the result.
+    (used for invocations); `parent` is (run_id, step_key) of the run waiting for the result,
+    or, `detached`, of the run that started it without waiting (`Step.start`).
     Raises `BusUnavailableError` when Redis fails; the event may or may not have been
     accepted, and publishing it again is safe.
     """
     with redis_errors("publish the event"):
-        return _publish(event, runtime, target, parent)
+        return _publish(event, runtime, target, parent, detached)
 
 
 def _publish(
@@ -79,9 +81,10 @@ def _publish(
     runtime: Runtime,
     target: str | None,
     parent: tuple[str, str] | None,
+    detached: bool = False,
 ) -> PublishResult:
     ev = runtime.check_event(event if isinstance(event, Event) else read_event(event))
-    planner = _Planner(runtime, ev, target, parent)
+    planner = _Planner(runtime, ev, target, parent, detached)
     for _ in range(MAX_PLANS):
         outcome = runtime.ledger.accept_event(planner.plan())
         if outcome.state == "accepted":
@@ -161,9 +164,15 @@ class _Planner:
     specs, the waiters' match paths), and again after the publish script said what changed."""
 
     def __init__(
-        self, runtime: Runtime, ev: Event, target: str | None, parent: tuple[str, str] | None
+        self,
+        runtime: Runtime,
+        ev: Event,
+        target: str | None,
+        parent: tuple[str, str] | None,
+        detached: bool = False,
     ) -> None:
         self.runtime, self.ev, self.target, self.parent = runtime, ev, target, parent
+        self.detached = detached
         self.as_dict = ev.model_dump(mode="json")
         self.event_json = json.dumps(self.as_dict, separators=(",", ":"))
         self.legacy: dict[str, str] | None = None
@@ -209,7 +218,10 @@ class _Planner:
                 return []  # the script will report the table's version; then we know
             raise FunctionNotFoundError(f"no function with id {self.target!r} is registered")
         parent = self.parent
-        parent_json = json.dumps({"run_id": parent[0], "step": parent[1]}) if parent else ""
+        link: dict[str, Any] = {"run_id": parent[0], "step": parent[1]} if parent else {}
+        if link and self.detached:
+            link["detached"] = True  # finish.lua wakes no parent for it
+        parent_json = json.dumps(link) if link else ""
         return [_seed(spec, self.ev.id, self.as_dict, parent_json)]
 
 

@@ -32,10 +32,12 @@ _JSON_FIELDS = ("event", "result", "slots", "parent")
 
 
 class RunParent(BaseModel, frozen=True):
-    """The run waiting for this one's result (`step.invoke`), and the step it waits in."""
+    """The run waiting for this one's result (`step.invoke`) and the step it waits in; or,
+    `detached`, the run that started it without waiting (`step.start`): its end wakes none."""
 
     run_id: str
     step: str
+    detached: bool = False
 
 
 class RunRecord(BaseModel):

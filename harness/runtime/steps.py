@@ -28,7 +28,7 @@ from harness.errors import (
 from harness.observe.tracing import StepSpan
 from harness.redaction import redact
 from harness.runtime import log_context, waiters
-from harness.runtime.bus import publish
+from harness.runtime.bus import publish, run_id_for
 from harness.runtime.durations import parse_duration
 from harness.runtime.expressions import resolve_path
 from harness.runtime.functions import INVOKE_EVENT
@@ -150,9 +150,9 @@ class Step:
         if usage is not None:
             span.model_call(cast(dict[str, Any], value), usage)
         s = self._s
-        notify(
-            s.runtime.step_observers, CommittedStep(s.run_id, s.spec.id, s.event, key, usage, ended)
-        )
+        if s.runtime.step_observers:  # most runtimes have none: no record built per step
+            step = CommittedStep(s.run_id, s.spec.id, s.event, key, usage, ended)
+            notify(s.runtime.step_observers, step)
         return json.loads(encoded)  # type: ignore[no-any-return]
 
     def _fail(
@@ -330,6 +330,26 @@ class Step:
         if "v" in rec:
             return rec["v"]
         raise StepFailedError(step_id, rec.get("e", "invoked function failed"))
+
+    def start(self, step_id: str, function_id: str, data: dict[str, Any] | None = None) -> str:
+        """Start another function with `data` as its event data, without waiting for it: a
+        detached child. Returns the child's run id, the same on every replay (the child is
+        started once). The child is listed under this run (`runs:parent:<run id>`) but its
+        end wakes nothing here; follow it with its run record or an event it publishes."""
+        key = self._s.step_key(step_id)
+        rec = self._s.recorded(key, "send")
+        if rec is not None:
+            return str(rec["v"])
+        self._s.check_stop()
+        s = self._s
+        child = Event(name=INVOKE_EVENT, id=f"{s.run_id}:{key}", data=data or {})
+        started = s.runtime.now_ms()
+        result = publish(
+            child, runtime=s.runtime, target=function_id, parent=(s.run_id, key), detached=True
+        )
+        run_id = result.run_ids[0] if result.run_ids else run_id_for(function_id, child.id)
+        s.commit(key, "{" + s.stamps(started) + ',"k":"send","v":' + json.dumps(run_id) + "}")
+        return run_id
 
     def take_inbox(self, step_id: str = "inbox") -> list[Event]:
         """Events handed to this run while it held its singleton key (steer mode), oldest

@@ -150,3 +150,32 @@ def test_runs_commands_report_an_unreachable_redis_in_one_line(
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: cannot reach Redis"), lines
     assert "redis-hunter2" not in result.output
+
+
+def test_runs_show_lists_the_child_runs_and_their_cost(
+    cli_runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a parent that waits for one child, starts another detached, and reports their cost
+    @function(id="kid", trigger=event("app/never"), registry=registry)
+    def kid(ctx: Context) -> str:
+        return "ok"
+
+    @function(id="mother", trigger=event("app/go"), registry=registry)
+    def mother(ctx: Context) -> dict[str, object]:
+        ctx.step.invoke("wait-for", "kid")
+        ctx.step.start("spawn", "kid")
+        return {"children_cost_usd": 0.25}
+
+    cli_runtime.register_functions()
+    run_id = publish({"name": "app/go", "data": {}}, runtime=cli_runtime).run_ids[0]
+    drain(cli_runtime)
+
+    # When `runs show` prints the parent
+    result = CliRunner().invoke(app, ["runs", "show", run_id])
+
+    # Then both children are listed with how they were started, and the children's cost
+    assert result.exit_code == 0, result.output
+    assert "children  cost $0.2500" in result.output, result.output
+    assert "wait-for:0 (waited)" in result.output and "spawn:0 (detached)" in result.output
+    shown = json.loads(CliRunner().invoke(app, ["runs", "show", run_id, "--json"]).output)
+    assert sorted(c["detached"] for c in shown["children"]) == [False, True]

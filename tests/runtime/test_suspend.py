@@ -143,3 +143,37 @@ def test_invoke_raises_when_the_child_fails(runtime: Runtime, registry: Function
     run_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
     drain(runtime)
     assert "child exploded" in runtime.ledger.run(run_id).result  # type: ignore[union-attr]
+
+
+def test_start_runs_a_detached_child_listed_under_its_parent(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a parent that starts a child without waiting for it, then ends
+    ran: list[str] = []
+
+    @function(id="child", trigger=event("app/never"), registry=registry)
+    def child(ctx: Context) -> str:
+        ran.append(ctx.run_id)
+        return "child done"
+
+    @function(id="parent", trigger=event("app/go"), registry=registry)
+    def parent(ctx: Context) -> str:
+        return ctx.step.start("spawn", "child", {"n": 1})
+
+    runtime.register_functions()
+    parent_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
+
+    # When both run
+    drain(runtime)
+
+    # Then the parent returned the child's run id without waiting, the child ran once, is
+    # listed under the parent as detached, and its end wrote nothing into the parent's journal
+    child_id = run_id_for("child", f"{parent_id}:spawn:0")
+    assert runtime.ledger.run(parent_id).result == child_id  # type: ignore[union-attr]
+    assert ran == [child_id]
+    record = runtime.ledger.run(child_id)
+    assert record is not None and record.status == "completed"
+    assert record.parent == RunParent(run_id=parent_id, step="spawn:0", detached=True)
+    listed = runtime.run_index.newest(runtime.keys.runs_of_parent(parent_id), 0, 0, 10)
+    assert listed == [child_id]
+    assert runtime.ledger.journal(parent_id)["spawn:0"]["v"] == child_id

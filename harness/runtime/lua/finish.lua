@@ -1,5 +1,5 @@
 -- FINISH: end a run under its fence, record its result in a waiting parent's journal and wake
--- it, and pass its singleton lock on (`Ledger.finish`).
+-- it (not a detached child's parent), and pass its singleton lock on (`Ledger.finish`).
 -- ARGV: prefix, run_id, epoch, now_ms, status, result_json, error, retention_s,
 --       kick_template ("" to return the kicks; else they are pushed onto the broker here)
 -- Returns {1, kicks...} finished, {0} fenced out.
@@ -13,8 +13,9 @@ redis.call('HSET', r, 'status', status, 'result', result, 'error', err, 'ended_a
 redis.call('ZREM', LEASES, id); redis.call('ZREM', READY, id); redis.call('ZREM', TIMERS, id)
 release_slots(id)
 local parent = redis.call('HGET', r, 'parent')
-if parent and parent ~= '' then
-  local p = cjson.decode(parent)
+local p = (parent and parent ~= '') and cjson.decode(parent) or nil
+-- a detached child (`Step.start`) is listed under its parent but wakes nothing there
+if p and not p.detached then
   local rec
   if status == 'completed' then
     rec = '{' .. stamps(p.run_id, now) .. '"k":"invoke","v":' .. result .. '}'
