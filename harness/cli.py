@@ -19,6 +19,7 @@ from harness.commands.doctor import doctor
 from harness.commands.functions import functions, sidecar
 from harness.commands.mcp import mcp_app
 from harness.commands.memory import memory_app
+from harness.commands.networks import networks
 from harness.commands.one_line_errors import HarnessGroup
 from harness.commands.pair import pair_app
 from harness.commands.runs import runs_app
@@ -275,6 +276,7 @@ app.command(rich_help_panel=FLEET)(poll)
 app.command(rich_help_panel=FLEET)(sidecar)
 app.command(rich_help_panel=INSPECT)(functions)
 app.command(rich_help_panel=INSPECT)(agents)
+app.command(rich_help_panel=INSPECT)(networks)
 app.add_typer(runs_app, name="runs", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(usage)
 app.add_typer(events_app, name="events", rich_help_panel=INSPECT)

@@ -14,6 +14,7 @@ BUILTIN_FUNCTION_MODULES: tuple[str, ...] = (
     "harness.agent.handlers",
     "harness.agent.memory.heartbeat",
     "harness.agent.approvals.text",
+    "harness.agent.networks.run",
     "channels.handlers",
 )
 """The modules whose functions every worker runs (and the web server registers)."""

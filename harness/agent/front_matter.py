@@ -1,4 +1,4 @@
-"""YAML front matter of the workspace's Markdown files (skills, agents): one reader for both.
+"""YAML front matter of the workspace's Markdown files (skills, agents, networks): one reader.
 
 ---
 name: value
@@ -9,6 +9,12 @@ body
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.workspace_files import UnsafePathError, read_bytes
 
 _FENCE = "---"
 
@@ -32,3 +38,53 @@ def split_front_matter(text: str) -> FrontMatter | None:
         if lines[index].rstrip() == _FENCE:
             return FrontMatter("\n".join(lines[1:index]), "\n".join(lines[index + 1 :]).strip())
     return None
+
+
+@dataclass(frozen=True)
+class FileProblem:
+    """Why a workspace file has no usable front matter; `line` is the file's (1-based)."""
+
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """A file's front matter as a mapping (`meta`, keys as strings), as text (`front`) and as
+    YAML's node tree (`tree`, for the line of a key; both start on the file's line 2), and
+    its body."""
+
+    meta: dict[str, Any]
+    front: str
+    tree: yaml.Node | None
+    body: str
+
+
+def read_front_matter(workspace: Path, path: str, max_bytes: int) -> ParsedFile | FileProblem:
+    """The front matter and body of the workspace file at `path`, read without following a
+    link, or why there is none (unreadable, too large, not UTF-8, no front matter, bad YAML
+    at its line, not a mapping). Never raises."""
+    try:
+        raw = read_bytes(workspace, path)
+    except (OSError, UnsafePathError) as exc:
+        return FileProblem(1, f"cannot read it: {exc}")
+    if len(raw) > max_bytes:
+        return FileProblem(1, f"larger than {max_bytes // 1024} KiB")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return FileProblem(1, "not UTF-8 text")
+    split = split_front_matter(text)
+    if split is None:
+        return FileProblem(1, "does not open with --- front matter ---")
+    try:
+        meta = yaml.safe_load(split.front) or {}
+        tree = yaml.compose(split.front)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        line = mark.line + 2 if mark is not None else 1
+        return FileProblem(line, f"front matter is not valid YAML: {problem}")
+    if not isinstance(meta, dict):
+        return FileProblem(2, "front matter is not a mapping of keys to values")
+    return ParsedFile({str(k): v for k, v in meta.items()}, split.front, tree, split.body)

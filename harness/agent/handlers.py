@@ -20,6 +20,7 @@ from harness.agent.live_text import LiveText
 from harness.agent.loop import run_agent_loop
 from harness.agent.media.albums import gather_album
 from harness.agent.media.attachments import receive
+from harness.agent.networks.state import SharedStateTools
 from harness.agent.roster.bindings import agent_for, parse_bindings
 from harness.agent.roster.load import load_roster
 from harness.agent.roster.profile import AgentProfile, default_profile, run_profile
@@ -194,6 +195,8 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         profile=profile,
         depth=data.depth,
     )
+    # an agent of a network also reads and writes the network's state (`networks.state`)
+    shared = SharedStateTools(ctx, data.network_state) if data.network_state else None
     schema = turn.profile.spec.output_schema if turn.profile.spec is not None else None
     if schema is not None:
         task = f"{task}\n\n{schema_instruction(schema)}"
@@ -202,9 +205,9 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     else:
         outcome = run_agent_loop(
             [Message.user(task)],
-            turn.tool_specs,
+            shared.offered(turn.tool_specs) if shared else turn.tool_specs,
             think=turn.think,
-            act=turn.act,
+            act=shared.act(turn.act) if shared else turn.act,
             steer=lambda: [],
             record=turn.record,
             hooks=ApprovalHook(turn),  # asks in the parent's chat; never streams
@@ -216,8 +219,10 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     if reply is not None:
         _send_reply(ctx, answer, reply)
     # the parent marks the answer as outside content when the sub-agent read some
-    done = {"answer": answer, "read_outside": turn.taint.source, "cost_usd": cost,
-            "children_cost_usd": turn.named.children_cost_usd}  # fmt: skip
+    done: dict[str, Any] = {"answer": answer, "read_outside": turn.taint.source,
+            "cost_usd": cost, "children_cost_usd": turn.named.children_cost_usd}  # fmt: skip
+    if shared is not None:
+        done["state_updates"] = [u.model_dump(mode="json") for u in shared.updates]
     if data.background:
         _task_finished(ctx, data, answer=answer, cost=cost + turn.named.children_cost_usd,
                        read_outside=turn.taint.source)  # fmt: skip

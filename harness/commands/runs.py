@@ -20,6 +20,7 @@ from rich.table import Table
 
 from harness.commands.run_views import RunView, StepView, run_view, step_views
 from harness.errors import RunNotFoundError
+from harness.events import NETWORK_HANDLER
 from harness.observe.rerun import rerun
 from harness.observe.run_filters import RunFilter, find_runs
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
@@ -30,7 +31,7 @@ from harness.runtime import Runtime, get_runtime
 from harness.runtime.durations import parse_duration
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import RunRecord
-from harness.runtime.previews import event_preview
+from harness.runtime.previews import event_preview, preview
 
 runs_app = typer.Typer(help="Recent runs and their steps.", invoke_without_command=True)
 console = Console()
@@ -157,6 +158,22 @@ def _header(run: RunView) -> list[str]:
     return lines
 
 
+def _network_state(record: RunRecord, journal: dict[str, dict[str, Any]]) -> str:
+    """A network run's shared state after its latest agent (its "state" steps), previewed and
+    redacted; "" for any other run, or before its first agent ended."""
+    if record.function_id != NETWORK_HANDLER:
+        return ""
+    merged = [
+        (int(key.split(":")[1]), entry["v"])
+        for key, entry in journal.items()
+        if key.startswith("state:") and isinstance(entry.get("v"), dict)
+    ]
+    if not merged:
+        return ""
+    count, latest = max(merged, key=lambda pair: pair[0])
+    return f"{preview(latest.get('state'))}  (after {count + 1} agent(s))"
+
+
 def _journal_fields(entry: dict[str, Any]) -> dict[str, Any]:
     """A journal entry without its full value (`v`, unredacted, for replay only), its texts
     (input preview, error) redacted."""
@@ -219,6 +236,9 @@ def runs_show(
     for line in _header(view):
         typer.echo(line)
     typer.echo(f"trigger   {event_preview(record.event)}")
+    shared = _network_state(record, journal)
+    if shared:
+        typer.echo(f"state     {shared}")
     tokens, cost = run_cost(list(details.values()))
     if tokens:
         typer.echo(f"tokens    {tokens}  cost {money(cost)}")

@@ -19,6 +19,7 @@ from harness.events.data import (
     FunctionCancelled,
     FunctionFailed,
     MessageReceived,
+    NetworkRun,
     ReplyReady,
     SubagentTask,
     TaskFinished,
@@ -95,6 +96,11 @@ class ApprovalClosedEvent(_Envelope):
     data: ApprovalClosed
 
 
+class NetworkRunEvent(_Envelope):
+    name: Literal["agent.network.run"]
+    data: NetworkRun
+
+
 BuiltinEvent = Annotated[
     MessageReceivedEvent
     | ReplyReadyEvent
@@ -107,7 +113,8 @@ BuiltinEvent = Annotated[
     | ApprovalRequestedEvent
     | ApprovalGivenEvent
     | ApprovalAnsweredEvent
-    | ApprovalClosedEvent,
+    | ApprovalClosedEvent
+    | NetworkRunEvent,
     Field(discriminator="name"),
 ]
 """Any built-in event with its data typed, told apart by its name."""
@@ -129,6 +136,7 @@ BUILTIN_DATA: dict[str, type[EventData]] = {
         ApprovalGiven,
         ApprovalAnswered,
         ApprovalClosed,
+        NetworkRun,
     )
 }
 """The data model of each built-in event name."""

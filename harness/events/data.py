@@ -4,7 +4,7 @@ engine's own (`CronTick`, `FunctionFailed`, `FunctionCancelled`) are declared in
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -19,6 +19,7 @@ from harness.events.event import (
     APPROVAL_REQUESTED,
     FILE_READY,
     MESSAGE_RECEIVED,
+    NETWORK_RUN,
     REPLY_READY,
     SUBAGENT_SPAWN,
     TASK_FINISHED,
@@ -91,6 +92,15 @@ class FileReady(EventData):
     channel_meta: ChannelMeta = Field(default_factory=ChannelMeta)
 
 
+class SharedState(BaseModel):
+    """A network run's shared state as one of its agents gets it: the network's name, the
+    state's JSON Schema and its data when the agent started."""
+
+    network: str
+    state_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
 class SubagentTask(EventData):
     """Data of `agent.subagent.spawn`, and the input of an invoked sub-agent: a task, when to
     start it (ISO 8601, optional) and where to send the answer (None: return it instead).
@@ -115,6 +125,9 @@ class SubagentTask(EventData):
     depth: int = Field(default=0, ge=0, le=100)
     """How many named delegations led to this one (0: the chat's agent delegated), so a ring
     of agents that delegate to each other stops."""
+    network_state: SharedState | None = None
+    """Set when a network runs the agent: it gets `state_get` / `state_set` over this state,
+    and returns its writes (`state_updates`) with its answer."""
 
 
 class TaskFinished(EventData):
@@ -131,6 +144,18 @@ class TaskFinished(EventData):
     cost_usd: float = 0.0
     read_outside: str | None = None
     """The first outside content the child read (its answer may carry it), else None."""
+
+
+class NetworkRun(EventData):
+    """Data of `agent.network.run`: run the network `network` (`workspace/networks/<network>.md`)
+    on `task`, from `state` (default: empty); the final answer goes to `reply` when given."""
+
+    event_name: ClassVar[str] = NETWORK_RUN
+
+    network: str = Field(min_length=1, max_length=40)
+    task: str = Field(default="", max_length=100_000)
+    reply: ReplyTarget | None = None
+    state: dict[str, Any] = Field(default_factory=dict)
 
 
 class ApprovalRequested(EventData):

@@ -26,6 +26,8 @@ __all__ = [
     "FUNCTION_FAILED",
     "MESSAGE_HANDLER",
     "MESSAGE_RECEIVED",
+    "NETWORK_HANDLER",
+    "NETWORK_RUN",
     "REPLY_READY",
     "SUBAGENT_SPAWN",
     "SYSTEM_CHANNEL",
@@ -47,11 +49,16 @@ APPROVAL_REQUESTED: Final = "agent.approval.requested"
 APPROVAL_GIVEN: Final = "agent.approval.given"
 APPROVAL_ANSWERED: Final = "agent.approval.answered"
 APPROVAL_CLOSED: Final = "agent.approval.closed"
+NETWORK_RUN: Final = "agent.network.run"
 
 MESSAGE_HANDLER = "agent-handle-message"
 """The id of the function that answers `agent.message.received` (the agent's turn). Part of
 the message contract, so that channels can follow the turn a message started
 (`run_id_for(MESSAGE_HANDLER, message_event_id)`) without importing the agent."""
+
+NETWORK_HANDLER = "agent-network"
+"""The id of the function that runs a network (`agent.network.run`); `harness runs show` reads
+the shared state from its "state" steps."""
 
 SYSTEM_SESSION_PREFIX = "system"
 """Sessions whose key starts with this are a function's or cron's own, not a person's: their

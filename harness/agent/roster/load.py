@@ -12,14 +12,12 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
-from harness.agent.front_matter import split_front_matter
+from harness.agent.front_matter import FileProblem, read_front_matter
 from harness.agent.roster.spec import AgentSpec
-from harness.workspace_files import UnsafePathError, entries, lstat, read_bytes
+from harness.workspace_files import UnsafePathError, entries, lstat
 
 AGENTS_DIR = PurePosixPath("agents")
 AGENT_FILE = "AGENT.md"
@@ -102,42 +100,21 @@ def _parse_cached(workspace: Path, name: str, path: str) -> AgentSpec | AgentLoa
 
 def parse_agent(workspace: Path, name: str, path: str) -> AgentSpec | AgentLoadError:
     """The agent `name` declared by the file at `path`, or why it declares none."""
-    try:
-        raw = read_bytes(workspace, path)
-    except (OSError, UnsafePathError) as exc:
-        return AgentLoadError(path, 1, f"cannot read it: {exc}")
-    if len(raw) > MAX_FILE_BYTES:
-        return AgentLoadError(path, 1, f"larger than {MAX_FILE_BYTES // 1024} KiB")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return AgentLoadError(path, 1, "not UTF-8 text")
-    split = split_front_matter(text)
-    if split is None:
-        return AgentLoadError(path, 1, "does not open with --- front matter ---")
-    try:
-        meta = yaml.safe_load(split.front) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
-        return AgentLoadError(path, line, f"front matter is not valid YAML: {_yaml_problem(exc)}")
-    if not isinstance(meta, dict):
-        return AgentLoadError(path, 2, "front matter is not a mapping of keys to values")
+    parsed = read_front_matter(workspace, path, MAX_FILE_BYTES)
+    if isinstance(parsed, FileProblem):
+        return AgentLoadError(path, parsed.line, parsed.message)
+    meta, front = parsed.meta, parsed.front
     for reserved in ("name", "instructions", "path"):
         if reserved in meta:
-            line = _line_of(split.front, reserved)
+            line = _line_of(front, reserved)
             return AgentLoadError(path, line, f"{reserved!r} is not set in front matter")
     try:
-        return AgentSpec(name=name, instructions=split.body, path=path, **_str_keys(meta))
+        return AgentSpec(name=name, instructions=parsed.body, path=path, **meta)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         key = str(first["loc"][0]) if first["loc"] else ""
-        return AgentLoadError(path, _line_of(split.front, key), f"{where}: {first['msg']}")
-
-
-def _str_keys(meta: dict[Any, Any]) -> dict[str, Any]:
-    return {str(k): v for k, v in meta.items()}
+        return AgentLoadError(path, _line_of(front, key), f"{where}: {first['msg']}")
 
 
 def _line_of(front: str, key: str) -> int:
@@ -150,8 +127,3 @@ def _line_of(front: str, key: str) -> int:
         if pattern.match(line):
             return index + 2
     return 2
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    problem = getattr(exc, "problem", None)
-    return str(problem) if problem else type(exc).__name__

@@ -1,0 +1,131 @@
+"""Reading the networks the workspace declares: `workspace/networks/<name>.md`.
+
+Never raises for a bad file: a network that does not parse, or names an agent the workspace
+does not declare (`workspace/agents/<name>/AGENT.md`), is left out and reported as a
+`NetworkLoadError` naming the file and the line at fault. Files are read without following
+links (`harness.workspace_files`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import yaml
+from pydantic import ValidationError
+
+from harness.agent.front_matter import FileProblem, read_front_matter
+from harness.agent.networks.spec import Loc, NetworkSpec, unknown_references
+from harness.agent.roster import Roster, load_roster
+from harness.workspace_files import UnsafePathError, entries
+
+NETWORKS_DIR = PurePosixPath("networks")
+SUFFIX = ".md"
+MAX_FILE_BYTES = 256 * 1024
+SET_BY_THE_LOADER = ("name", "instructions", "path")
+
+
+@dataclass(frozen=True)
+class NetworkLoadError:
+    """Why the file at `path` (workspace-relative) declares no network; `line` is 1-based."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Networks:
+    """The networks of a workspace, by name, and the files that declared none."""
+
+    networks: dict[str, NetworkSpec] = field(default_factory=dict)
+    errors: tuple[NetworkLoadError, ...] = ()
+
+    def get(self, name: str) -> NetworkSpec | None:
+        """The network called `name`, or None."""
+        return self.networks.get(name)
+
+    def names(self) -> list[str]:
+        """Every network's name, sorted."""
+        return sorted(self.networks)
+
+
+def load_networks(workspace: Path, roster: Roster | None = None) -> Networks:
+    """Every `networks/<name>.md` of `workspace` that parses and names only agents of
+    `roster` (default: the workspace's), and an error for each that does not. Never raises."""
+    roster = roster if roster is not None else load_roster(workspace)
+    networks: dict[str, NetworkSpec] = {}
+    errors: list[NetworkLoadError] = []
+    try:
+        listed = entries(workspace, NETWORKS_DIR)
+    except UnsafePathError as exc:
+        return Networks(errors=(NetworkLoadError(NETWORKS_DIR.as_posix(), 1, str(exc)),))
+    for filename, kind in listed:
+        if not filename.endswith(SUFFIX):
+            continue
+        path = (NETWORKS_DIR / filename).as_posix()
+        if kind != "file":
+            errors.append(NetworkLoadError(path, 1, f"not a regular file ({kind}): not read"))
+            continue
+        parsed = parse_network(workspace, filename.removesuffix(SUFFIX), path, roster)
+        if isinstance(parsed, NetworkSpec):
+            networks[parsed.name] = parsed
+        else:
+            errors.append(parsed)
+    return Networks(networks=networks, errors=tuple(errors))
+
+
+def parse_network(
+    workspace: Path, name: str, path: str, roster: Roster
+) -> NetworkSpec | NetworkLoadError:
+    """The network `name` declared by the file at `path`, or why it declares none."""
+    parsed = read_front_matter(workspace, path, MAX_FILE_BYTES)
+    if isinstance(parsed, FileProblem):
+        return NetworkLoadError(path, parsed.line, parsed.message)
+    meta = parsed.meta
+    at = _Lines(parsed.tree)
+    for key in map(str, meta):
+        if key in SET_BY_THE_LOADER:
+            return NetworkLoadError(path, at.line((key,)), f"{key!r} is not set here")
+        if key not in NetworkSpec.model_fields:
+            known = ", ".join(k for k in NetworkSpec.model_fields if k not in SET_BY_THE_LOADER)
+            return NetworkLoadError(path, at.line((key,)), f"unknown key {key!r} ({known})")
+    try:
+        spec = NetworkSpec(name=name, instructions=parsed.body, path=path, **meta)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return NetworkLoadError(path, at.line(tuple(first["loc"])), f"{where}: {first['msg']}")
+    for index, agent in enumerate(spec.agents):
+        if roster.get(agent) is None:
+            message = f"agents: no agent named {agent!r} (agents/{agent}/AGENT.md)"
+            return NetworkLoadError(path, at.line(("agents", index)), message)
+    for loc, message in unknown_references(spec):
+        return NetworkLoadError(path, at.line(loc), f"{'.'.join(map(str, loc))}: {message}")
+    return spec
+
+
+class _Lines:
+    """The file lines of front-matter values, from YAML's node tree (the front matter starts
+    on line 2 of the file)."""
+
+    def __init__(self, tree: yaml.Node | None) -> None:
+        self.tree = tree
+
+    def line(self, loc: Loc) -> int:
+        """The line of the value at key path `loc`, as deep as the path is found (parts the
+        file does not have, such as a router's kind tag, are skipped); 2 when none is."""
+        node, line = self.tree, 0
+        for part in loc:
+            if isinstance(node, yaml.MappingNode):
+                found = next((pair for pair in node.value if pair[0].value == str(part)), None)
+                if found is not None:
+                    line, node = found[0].start_mark.line, found[1]
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+                if 0 <= part < len(node.value):
+                    node = node.value[part]
+                    line = node.start_mark.line
+        return line + 2

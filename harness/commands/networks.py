@@ -1,0 +1,57 @@
+"""`harness networks`: the networks the workspace declares (`workspace/networks/<name>.md`), and
+the files that declare none, with file and line."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from harness.agent.networks import NetworkSpec, load_networks
+from harness.settings import get_settings
+
+console = Console()
+
+
+def networks(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Every network of the workspace (agents, router, state keys, iteration limit) and every
+    network file that failed to load."""
+    loaded = load_networks(get_settings().agent_workspace)
+    specs = [spec for name in loaded.names() if (spec := loaded.get(name)) is not None]
+    if as_json:
+        shown = {
+            "networks": [_json(spec) for spec in specs],
+            "errors": [{"path": e.path, "line": e.line, "error": e.message} for e in loaded.errors],
+        }
+        typer.echo(json.dumps(shown, indent=2))
+        return
+    view = Table("network", "agents", "router", "max", "description")
+    for spec in specs:
+        view.add_row(
+            spec.name, ", ".join(spec.agents), _router(spec), str(spec.max_iterations),
+            spec.description,
+        )  # fmt: skip
+    console.print(view)
+    for error in loaded.errors:
+        console.print(f"[red]failed to load[/red] {error}", highlight=False)
+
+
+def _router(spec: NetworkSpec) -> str:
+    router = spec.router
+    if router.kind == "rules":
+        return f"rules ({len(router.rules)})" + (" + agent" if router.hands_over() else "")
+    if router.kind == "sequence":
+        return "sequence"
+    if router.kind == "python":
+        return f"python: {router.name}"
+    return "agent"
+
+
+def _json(spec: NetworkSpec) -> dict[str, Any]:
+    shown: dict[str, Any] = spec.model_dump(mode="json", by_alias=True, exclude={"instructions"})
+    return shown
