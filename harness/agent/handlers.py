@@ -129,6 +129,7 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
             compact=turn.compact,
             hooks=hooks,
             max_iterations=turn.profile.max_turns,
+            act_all=turn.act_batch,
         )
         iterations += outcome.iterations
         if not approvals.deferred:
@@ -187,6 +188,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
             record=turn.record,
             hooks=ApprovalHook(turn),  # asks in the parent's chat; never streams
             max_iterations=turn.profile.max_turns,
+            act_all=turn.act_batch,
         )
         answer, cost = outcome.text, outcome.cost_usd
         if schema is not None:
