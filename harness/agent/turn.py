@@ -373,8 +373,12 @@ class DurableTurn:
         )
         outcome = self.registry.execute(name, arguments, tool_ctx)
         if not outcome.is_error and self.registry.carries_outside_content(name):
-            return self.taint.mark(name, arguments, outcome.content)  # wrapped in the step
-        return {"content": outcome.content, "is_error": outcome.is_error}
+            raw = self.taint.mark(name, arguments, outcome.content)  # wrapped in the step
+        else:
+            raw = {"content": outcome.content, "is_error": outcome.is_error}
+        if outcome.structured is not None:  # kept in the step (`runs show`), not sent
+            raw["structured"] = outcome.structured
+        return raw
 
     def _delegate(self, call: ToolCall) -> ToolResult:
         scheduled = call.name == "delegate_scheduled_task"
