@@ -333,31 +333,22 @@ class DurableTurn:
         return self.act_all if self.deps.settings.agent_parallel_tools else None
 
     def act_all(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
-        """Run the calls of one reply, which the loop's hooks let through, durably; their
-        results in call order. The plain tool calls run at once (at most
-        `PARALLEL_TOOL_CALLS`), each its own "tool" step, on keys taken in call order (those
-        `act` called in turn would take); delegation (named or not) and send_file then run
-        one by one, in order. Every failure becomes an error result for the model."""
-        plain = [
-            i
-            for i, c in enumerate(calls)
-            if c.name not in _OWN_STEPS and not self.named.handles(c.name)
-        ]
-        ran = self.ctx.step.run_all(
-            "tool", self._execute, [(calls[i],) for i in plain], workers=PARALLEL_TOOL_CALLS
-        )
-        results: dict[int, ToolResult] = {}
-        for index, raw in zip(plain, ran, strict=True):
-            call = calls[index]
-            if isinstance(raw, StepFailedError):
-                results[index] = error_result(call, f"the tool failed: {raw.error}")
-            else:
-                results[index] = self._ran(call, raw)
-        return [results[i] if i in results else self.act(c) for i, c in enumerate(calls)]
+        """Run the calls of one reply that the loop's hooks let through, durably; results in
+        call order. Plain tool calls run at once (at most `PARALLEL_TOOL_CALLS`), each a "tool"
+        step on a key taken in call order (the one `act` in turn would take); delegations and
+        send_file then run one by one. Every failure is an error result for the model."""
+        own = self.named.handles
+        plain = [i for i, c in enumerate(calls) if c.name not in _OWN_STEPS and not own(c.name)]
+        work = [(calls[i],) for i in plain]
+        found = self.ctx.step.run_all("tool", self._execute, work, workers=PARALLEL_TOOL_CALLS)
+        ran = dict(zip(plain, found, strict=True))
+        return [self._ran(c, ran[i]) if i in ran else self.act(c) for i, c in enumerate(calls)]
 
-    def _ran(self, call: ToolCall, raw: dict[str, Any]) -> ToolResult:
+    def _ran(self, call: ToolCall, raw: dict[str, Any] | StepFailedError) -> ToolResult:
         """The model's result of a recorded tool step; notes what it read or wrote. The
         step's structured part, if any, stays in the journal."""
+        if isinstance(raw, StepFailedError):
+            return error_result(call, f"the tool failed: {raw.error}")
         self.taint.ran(call.name, call.arguments, raw)
         return ToolResult(tool_call_id=call.id, content=raw["content"], is_error=raw["is_error"])
 
