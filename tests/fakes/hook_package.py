@@ -7,13 +7,13 @@ Its hooks: `NoBash` (a class) vetoes every `bash` call and notes each turn it st
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from harness.agent.user_hooks import RunInfo, load_hook_plugins
 from harness.llm.types import ToolCall, ToolResult
+from tests.fakes.installed_package import installed_package
 
 VETO = "bash is not allowed by this fleet's audit hook."
 STARTED: list[RunInfo] = []
@@ -54,17 +54,7 @@ def installed_hooks(root: Path, **hooks: str) -> Iterator[None]:
     """Install a package under `root` declaring each `name=ATTRIBUTE` of this module as a
     hook plug-in, and load the hook plug-ins, for the duration of the block; afterwards the
     process's own are loaded again."""
-    dist_info = root / "harness_fake_hooks-1.0.dist-info"
-    dist_info.mkdir(parents=True)
-    (dist_info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: harness-fake-hooks\nVersion: 1.0\n"
-    )
-    lines = [f"{name} = {__name__}:{target}" for name, target in hooks.items()]
-    (dist_info / "entry_points.txt").write_text("[harness.hooks]\n" + "\n".join(lines) + "\n")
-    sys.path.insert(0, str(root))
-    try:
+    entries = {name: f"{__name__}:{target}" for name, target in hooks.items()}
+    with installed_package(root, "harness-fake-hooks", "harness.hooks", entries, load_hook_plugins):
         load_hook_plugins()
         yield
-    finally:
-        sys.path.remove(str(root))
-        load_hook_plugins()
