@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 from harness.addresses import CAN_ANSWER_META
+from harness.agent.approvals.grants import OWNER
 from harness.events import APPROVAL_REQUESTED, MESSAGE_RECEIVED, ApprovalAnswered
 from harness.records.stores import redis_records
 from harness.runtime import Runtime, publish
@@ -167,3 +168,34 @@ def _approve(agent: AgentRig, request: dict[str, Any]) -> None:
     answered = ApprovalAnswered(approval_id=approval_id, decision="approve", by="t", at=claim.at)
     publish(answered.to_event(), runtime=agent.runtime)
     drain(agent.runtime)
+
+
+class Reader(Counter):
+    """Reads outside content (like web_fetch)."""
+
+    outside_content = True
+
+
+class Risky(Counter):
+    """Acts on the world (like an MCP tool of a server not marked safe)."""
+
+    risky = True
+
+
+def test_a_risky_call_after_an_outside_read_in_the_same_reply_still_asks(
+    agent: AgentRig,
+) -> None:
+    # Given a session grant for a risky tool, and a reply that reads outside content first
+    reader, risky = Reader("fetch_page"), Risky("risky_tool")
+    agent.deps.tools.register(reader)
+    agent.deps.tools.register(risky)
+    redis_records(agent.runtime).approvals.grant("chat-1", OWNER, "risky_tool")
+    agent.model.script(
+        Reply.tools(ScriptedCall("fetch_page"), ScriptedCall("risky_tool")), Reply.answer("Ok.")
+    )
+    # When it comes in a chat where someone can answer
+    _say_where_someone_can_answer(agent, "fetch, then act")
+    # Then the risky call asks despite the grant, as when the read ran before it was decided
+    (request,) = _requests(agent)
+    assert request["tool"] == "risky_tool" and "outside content" in request["summary"], request
+    assert risky.calls == 0
