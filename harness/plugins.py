@@ -1,8 +1,8 @@
 """Finding plug-ins: what installed packages add to the fleet through entry points.
 
-A package adds a chat channel or tools by declaring an entry point in one of two groups, the
-way pytest and Simon Willison's `llm` find theirs; this project's own channels and tools are
-declared the same way, in pyproject.toml's `[project.entry-points]`:
+A package adds a chat channel, tools or lifecycle hooks by declaring an entry point in one
+of these groups, the way pytest and Simon Willison's `llm` find theirs; this project's own
+channels and tools are declared the same way, in pyproject.toml's `[project.entry-points]`:
 
     [project.entry-points."harness.channels"]
     http-callback = "harness_http_callback:plugin"     # a `channels.plugin.ChannelPlugin`
@@ -10,9 +10,13 @@ declared the same way, in pyproject.toml's `[project.entry-points]`:
     [project.entry-points."harness.tools"]
     weather = "harness_weather:tools"                  # a `harness.tools.catalog.ToolFactory`
 
+    [project.entry-points."harness.hooks"]
+    audit = "harness_audit:AuditHooks"                 # see `harness.agent.user_hooks`
+
 What each group's objects must be is written where they are used (`channels.plugin`,
-`harness.tools.catalog`); this module only finds and imports them. Nothing is loaded when a
-module is imported: the process that assembles the fleet asks for its plug-ins by group.
+`harness.tools.catalog`, `harness.agent.user_hooks`); this module only finds and imports
+them. Nothing is loaded when a module is imported: the process that assembles the fleet asks
+for its plug-ins by group.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ CHANNELS = "harness.channels"
 """The entry-point group of chat channels (see `channels.plugin.ChannelPlugin`)."""
 TOOLS = "harness.tools"
 """The entry-point group of agent tools (see `harness.tools.catalog.ToolFactory`)."""
+HOOKS = "harness.hooks"
+"""The entry-point group of lifecycle hooks (see `harness.agent.user_hooks`)."""
 OWN_DISTRIBUTION = "harness"
 
 

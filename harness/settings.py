@@ -94,6 +94,11 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
     agent_max_iterations: int = Field(default=20, ge=1, le=200)
     agent_context_tokens: int = Field(default=150_000, ge=4_000)
     agent_allow_shell: bool = Field(default=True)
+    agent_parallel_tools: bool = Field(
+        default=True,
+        description="Run the independent tool calls of one model reply at once (up to 4), "
+        "approvals asked first, in order; false runs each call in turn, as before.",
+    )
     agent_shell_sandbox: Literal["auto", "bwrap", "landlock", "off"] = Field(
         default="auto",
         description="How bash is confined: auto uses bubblewrap, else Landlock (bash is "

@@ -32,6 +32,7 @@ from harness.agent.structured_answer import (
     structured_answer,
 )
 from harness.agent.turn import DurableTurn
+from harness.agent.user_hooks import hooks_for
 from harness.events import (
     MESSAGE_HANDLER,
     MESSAGE_RECEIVED,
@@ -131,15 +132,15 @@ def _watchers(ctx: Context, session_key: str | None, live: LiveText | None) -> H
 
 
 def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> tuple[str, int]:
-    """The loop over the turn's callables and hooks (approval first, then the turn's watch
-    hooks): the reply text and the number of iterations. `first` is the user's message with
-    its attachments, when it had any."""
+    """The loop over the turn's callables and hooks (approval first, then the plug-ins'
+    hooks, then the turn's watch hooks): the reply text and the number of iterations.
+    `first` is the user's message with its attachments, when it had any."""
     turn.save_user_message(turn.ctx.event, first)
     if turn.profile.provider is None:
         return NOT_CONFIGURED_REPLY, 0
     fallback = first.text if first else data.message or "(empty message)"
     approvals = ApprovalHook(turn)
-    hooks = HookChain(approvals, turn.hooks)
+    hooks = HookChain(approvals, *hooks_for(turn), turn.hooks)
     iterations = 0
     while True:
         outcome = run_agent_loop(
@@ -152,6 +153,7 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
             compact=turn.compact,
             hooks=hooks,
             max_iterations=turn.profile.max_turns,
+            act_all=turn.act_batch,
         )
         iterations += outcome.iterations
         if not approvals.deferred:
@@ -210,8 +212,10 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
             act=shared.act(turn.act) if shared else turn.act,
             steer=lambda: [],
             record=turn.record,
-            hooks=ApprovalHook(turn),  # asks in the parent's chat; never streams
+            # asks in the parent's chat; never streams
+            hooks=HookChain(ApprovalHook(turn), *hooks_for(turn)),
             max_iterations=turn.profile.max_turns,
+            act_all=turn.act_batch,
         )
         answer, cost = outcome.text, outcome.cost_usd
         if schema is not None:

@@ -20,6 +20,7 @@ from harness.llm.types import AssistantTurn, Message, ToolCall, ToolResult, Tool
 
 Think = Callable[[Sequence[Message], Sequence[ToolSpec], str], AssistantTurn]
 Act = Callable[[ToolCall], ToolResult]
+ActAll = Callable[[Sequence[ToolCall]], list[ToolResult]]
 Steer = Callable[[], list[Message]]
 Record = Callable[[Message], None]
 Transform = Callable[[list[Message]], list[Message]]
@@ -87,6 +88,7 @@ def run_agent_loop(
     compact: Compact = no_compaction,
     hooks: Hooks = NO_HOOKS,
     max_iterations: int = 20,
+    act_all: ActAll | None = None,
 ) -> LoopOutcome:
     """Think, act on the tool calls, feed the results back, until the model answers in text
     or `max_iterations` is reached (the last call is made without tools, so it must answer).
@@ -103,6 +105,10 @@ def run_agent_loop(
     `hooks` are called around each think (`before_model` with what it is sent, each try
     included; `after_model`) and each tool call (`before_tool`, which may answer the call
     instead of `act`; `after_tool`), and `on_finish` when the loop returns.
+    With `act_all`, the calls of one reply are a batch: `before_tool` for each in order
+    first (approvals are asked before anything runs), then `act_all` runs those the hooks
+    let through (it may run them at once) and returns their results in order, then
+    `after_tool` for each in order. Without it, each call is hooked and run in turn.
     """
     conversation = list(history)
     outcome = LoopOutcome(text="", iterations=0)
@@ -130,7 +136,10 @@ def run_agent_loop(
             outcome.text = turn.text.strip() or "(The model returned an empty answer.)"
             hooks.on_finish(outcome)
             return outcome
-        results = Message.tool(*(_act(act, hooks, call) for call in turn.tool_calls))
+        if act_all is None:
+            results = Message.tool(*(_act(act, hooks, call) for call in turn.tool_calls))
+        else:
+            results = Message.tool(*_act_all(act_all, hooks, turn.tool_calls))
         conversation.append(results)
         record(results)
     outcome.hit_limit = True
@@ -151,3 +160,15 @@ def _act(act: Act, hooks: Hooks, call: ToolCall) -> ToolResult:
     decided = hooks.before_tool(call)
     result = decided if isinstance(decided, ToolResult) else act(decided)
     return hooks.after_tool(decided if isinstance(decided, ToolCall) else call, result)
+
+
+def _act_all(act_all: ActAll, hooks: Hooks, calls: Sequence[ToolCall]) -> list[ToolResult]:
+    """The calls of one reply as a batch: all decided, the ones let through run together,
+    then the hooks see each result (in call order throughout)."""
+    decided = [hooks.before_tool(call) for call in calls]
+    ran = iter(act_all([d for d in decided if isinstance(d, ToolCall)]))
+    results = [d if isinstance(d, ToolResult) else next(ran) for d in decided]
+    return [
+        hooks.after_tool(d if isinstance(d, ToolCall) else call, result)
+        for call, d, result in zip(calls, decided, results, strict=True)
+    ]

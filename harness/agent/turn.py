@@ -40,6 +40,7 @@ from harness.agent.delegation import (
 )
 from harness.agent.deps import AgentDeps
 from harness.agent.hooks import NO_HOOKS, Hooks
+from harness.agent.loop import ActAll
 from harness.agent.media.attachments import receive, steering_message
 from harness.agent.media.send_file import SEND_FILE, send_file
 from harness.agent.memory.flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
@@ -64,6 +65,9 @@ from harness.tools.base import ToolContext, ToolRegistry
 from harness.tools.errors import ToolError
 
 log = logging.getLogger(__name__)
+PARALLEL_TOOL_CALLS = 4
+"""How many plain tool calls of one reply run at once (`DurableTurn.act_all`)."""
+_OWN_STEPS = frozenset({*DELEGATION_TOOLS, SEND_FILE})  # calls `act` runs by steps of their own
 GUIDELINES = f"{TOOL_GUIDELINES}\n{GUIDANCE}"
 """The tools block of the system prompt: constant, so the cached prefix stays byte-stable."""
 
@@ -321,7 +325,31 @@ class DurableTurn:
             max_bytes = self.deps.settings.media_max_bytes
             # a sub-agent sends into its parent's chat, where it would ask for approval
             return send_file(self.ctx, self.deps.workspace, self.ask_in, call, max_bytes)
-        raw = self.ctx.step.run("tool", self._execute, call)
+        return self._ran(call, self.ctx.step.run("tool", self._execute, call))
+
+    @property
+    def act_batch(self) -> ActAll | None:
+        """The loop's `act_all`: `act_all`, or None (each call hooked and run in turn) when
+        AGENT_PARALLEL_TOOLS is off."""
+        return self.act_all if self.deps.settings.agent_parallel_tools else None
+
+    def act_all(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run the calls of one reply that the loop's hooks let through, durably; results in
+        call order. Plain tool calls run at once (at most `PARALLEL_TOOL_CALLS`), each a "tool"
+        step on a key taken in call order (the one `act` in turn would take); delegations and
+        send_file then run one by one. Every failure is an error result for the model."""
+        own = self.named.handles
+        plain = [i for i, c in enumerate(calls) if c.name not in _OWN_STEPS and not own(c.name)]
+        work = [(calls[i],) for i in plain]
+        found = self.ctx.step.run_all("tool", self._execute, work, workers=PARALLEL_TOOL_CALLS)
+        ran = dict(zip(plain, found, strict=True))
+        return [self._ran(c, ran[i]) if i in ran else self.act(c) for i, c in enumerate(calls)]
+
+    def _ran(self, call: ToolCall, raw: dict[str, Any] | StepFailedError) -> ToolResult:
+        """The model's result of a recorded tool step; notes what it read or wrote. The
+        step's structured part, if any, stays in the journal."""
+        if isinstance(raw, StepFailedError):
+            return error_result(call, f"the tool failed: {raw.error}")
         self.taint.ran(call.name, call.arguments, raw)
         return ToolResult(tool_call_id=call.id, content=raw["content"], is_error=raw["is_error"])
 
@@ -337,8 +365,12 @@ class DurableTurn:
         )
         outcome = self.registry.execute(name, arguments, tool_ctx)
         if not outcome.is_error and self.registry.carries_outside_content(name):
-            return self.taint.mark(name, arguments, outcome.content)  # wrapped in the step
-        return {"content": outcome.content, "is_error": outcome.is_error}
+            raw = self.taint.mark(name, arguments, outcome.content)  # wrapped in the step
+        else:
+            raw = {"content": outcome.content, "is_error": outcome.is_error}
+        if outcome.structured is not None:  # kept in the step (`runs show`), not sent
+            raw["structured"] = outcome.structured
+        return raw
 
     def _delegate(self, call: ToolCall) -> ToolResult:
         scheduled = call.name == "delegate_scheduled_task"

@@ -33,6 +33,8 @@ from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import RunRecord
 from harness.runtime.previews import event_preview, preview
 
+STRUCTURED_CHARS = 2000  # of a tool's structured result, shown by `runs show`
+
 runs_app = typer.Typer(help="Recent runs and their steps.", invoke_without_command=True)
 console = Console()
 
@@ -176,9 +178,20 @@ def _network_state(record: RunRecord, journal: dict[str, dict[str, Any]]) -> str
 
 def _journal_fields(entry: dict[str, Any]) -> dict[str, Any]:
     """A journal entry without its full value (`v`, unredacted, for replay only), its texts
-    (input preview, error) redacted."""
+    (input preview, error) redacted; a tool's structured result (`structured`) kept."""
     fields: dict[str, Any] = redact_json({k: v for k, v in entry.items() if k != "v"})
+    structured = _structured(entry)
+    if structured is not None:
+        fields["structured"] = structured
     return fields
+
+
+def _structured(entry: dict[str, Any]) -> Any:
+    """The structured part of a tool step's result (redacted), or None when it has none."""
+    value = entry.get("v")
+    if not isinstance(value, dict) or value.get("structured") is None:
+        return None
+    return redact_json(value["structured"])
 
 
 def _tokens(detail: StepDetail | None) -> list[str]:
@@ -249,6 +262,11 @@ def runs_show(
         typer.echo("")
         header = ["step", "kind", "status", "attempts", "duration", "started", "model", "cost"]
         print_rows(header, _step_rows(steps, details), 1)
+    for key, entry in journal.items():
+        structured = _structured(entry)
+        if structured is not None:
+            text = json.dumps(structured, ensure_ascii=False)
+            typer.echo(f"\n{key} structured: {text[:STRUCTURED_CHARS]}")
     failed = [d for d in details.values() if d.error]
     for detail in failed:
         typer.echo(f"\n{detail.key} error: {detail.error}")

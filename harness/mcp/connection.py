@@ -71,10 +71,12 @@ class RemoteTool:
 
 @dataclass(frozen=True)
 class CallResult:
-    """A tool's answer as text; `is_error` when the server said the call failed."""
+    """A tool's answer as text; `is_error` when the server said the call failed;
+    `structured`, the `structuredContent` it sent beside the text, if any."""
 
     text: str
     is_error: bool
+    structured: dict[str, Any] | None = None
 
 
 class ServerConnection:
@@ -130,7 +132,7 @@ class ServerConnection:
             if "timed out" not in str(exc):
                 self._failed(str(exc))
             raise
-        return CallResult(_text(result), bool(result.is_error))
+        return CallResult(_text(result), bool(result.is_error), result.structured_content)
 
     def close(self) -> None:
         """Stop the server and the loop thread, waiting (up to `CLOSE_TIMEOUT`) until the

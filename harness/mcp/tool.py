@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from harness.mcp.connection import McpServerError, RemoteTool, ServerConnection
-from harness.tools.base import Tool, ToolContext
+from harness.tools.base import Tool, ToolContext, ToolOutcome
 from harness.tools.errors import ToolError
 
 MAX_RESULT_CHARS = 20_000
+MAX_STRUCTURED_CHARS = 100_000
 SEPARATOR = "__"
 
 
@@ -48,8 +50,10 @@ class McpTool(Tool[McpArguments]):
         """The schema the server published for this tool."""
         return self.schema
 
-    def run(self, params: McpArguments, ctx: ToolContext) -> str:
-        """Call the remote tool; the text is capped at `MAX_RESULT_CHARS`."""
+    def run(self, params: McpArguments, ctx: ToolContext) -> str | ToolOutcome:
+        """Call the remote tool; the text is capped at `MAX_RESULT_CHARS`. The server's
+        structured content, when it sent some (and it fits `MAX_STRUCTURED_CHARS` as JSON),
+        comes beside the text, which the model reads as before."""
         try:
             result = self.connection.call(
                 self.remote_name, params.model_dump(), self.connection.config.timeout
@@ -62,4 +66,9 @@ class McpTool(Tool[McpArguments]):
             text = f"{text[:MAX_RESULT_CHARS]}\n[... {cut} more characters cut]"
         if result.is_error:
             raise ToolError(text or f"{self.name} failed")
-        return text or "(no output)"
+        structured = result.structured
+        if structured is not None and len(json.dumps(structured)) > MAX_STRUCTURED_CHARS:
+            structured = None  # the text (capped) still says it; the journal is no dump
+        if structured is None:
+            return text or "(no output)"
+        return ToolOutcome(text or "(no output)", structured=structured)

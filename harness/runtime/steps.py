@@ -14,32 +14,20 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from harness.envelope import Event
-from harness.errors import (
-    NonRetriableError,
-    StepFailedError,
-    StepResultError,
-)
-from harness.observe.tracing import StepSpan
-from harness.redaction import redact
-from harness.runtime import log_context, waiters
+from harness.errors import StepFailedError
+from harness.runtime import waiters
 from harness.runtime.bus import publish, run_id_for
 from harness.runtime.durations import parse_duration
 from harness.runtime.expressions import resolve_path
 from harness.runtime.functions import INVOKE_EVENT
 from harness.runtime.instance import Runtime
-from harness.runtime.previews import step_preview, usage_of
-from harness.runtime.retries import backoff_seconds, retry_after, within_retry_budget
 from harness.runtime.run_state import Cancelled, Interrupt, LeaseLost, RunState, Suspended
-from harness.runtime.step_observers import CommittedStep, notify
-
-T = TypeVar("T")
-_MAX_ERROR_CHARS = 2000
+from harness.runtime.run_step import RunSteps
 
 
 @dataclass(frozen=True)
@@ -49,10 +37,6 @@ class Woken:
 
     event: Event | None
     by_inbox: bool = False
-
-
-def _error_text(exc: BaseException) -> str:
-    return redact(f"{type(exc).__name__}: {exc}")[:_MAX_ERROR_CHARS]
 
 
 def _to_ms(when: datetime | str | float) -> int:
@@ -65,128 +49,9 @@ def _to_ms(when: datetime | str | float) -> int:
     return int(float(when) * 1000)
 
 
-class Step:
-    """The durable step API. Every method records its outcome once per run."""
-
-    def __init__(self, state: RunState) -> None:
-        self._s = state
-
-    # -- the API -----------------------------------------------------------------------
-    def run(self, step_id: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run `fn(*args, **kwargs)` once per run and return its JSON result.
-
-        On replay the recorded result is returned without calling `fn`. An exception is
-        retried with backoff up to the function's `retries`; then (or at once for
-        `NonRetriableError`) `StepFailedError` is raised here, now and on every replay.
-        A result that is not JSON-serialisable raises `StepResultError` (not retried).
-        An exception with a `retry_for` attribute (seconds: a rate limit, an overloaded
-        server) is retried past `retries` until that long after the step first failed.
-        The value returned is the JSON round trip of `fn`'s result (tuples become lists),
-        so the first execution and every replay see the same thing.
-        """
-        key = self._s.step_key(step_id)
-        rec = self._s.recorded(key, "run")
-        if rec is not None:
-            if "v" in rec:
-                return rec["v"]  # type: ignore[no-any-return]
-            if rec.get("final"):
-                raise StepFailedError(step_id, rec["e"])
-        failures = int(rec.get("n", 0)) if rec else 0
-        first_failed = int(rec.get("f", rec.get("s", 0))) if rec else 0
-        self._s.check_stop()
-        self._s.attempt = failures
-        log_context.STEP.set(key)
-        span = self._s.span.step(key, "run", failures + 1)
-        try:
-            return self._run_once(key, step_id, span, (failures, first_failed), fn, args, kwargs)
-        finally:
-            span.end()
-
-    def _run_once(
-        self,
-        key: str,
-        step_id: str,
-        span: StepSpan,
-        failed: tuple[int, int],
-        fn: Callable[..., T],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-    ) -> T:
-        """`failed`: the failures so far and when the first began (ms; 0 for none)."""
-        failures, first_failed = failed
-        started = self._s.runtime.now_ms()
-        first_failed = first_failed or started
-        try:
-            value = fn(*args, **kwargs)
-        except NonRetriableError as exc:
-            self._fail(key, step_id, exc, (failures + 1, first_failed), started, span, final=True)
-        except Exception as exc:
-            final = failures >= self._s.spec.retries and not within_retry_budget(
-                exc, first_failed, self._s.runtime.now_ms()
-            )
-            self._fail(key, step_id, exc, (failures + 1, first_failed), started, span, final=final)
-        ended = self._s.runtime.now_ms()
-        stamps = f'"s":{started},"t":{ended},"n":{failures + 1}'
-        try:
-            encoded = json.dumps(value, separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            message = (
-                f"step {step_id!r} returned a {type(value).__name__}, which cannot be stored as "
-                f"JSON ({exc}); return plain data: dict, list, str, int, float, bool or None"
-            )
-            span.failed(message, "StepResultError", final=True)
-            self._s.commit(
-                key, "{" + stamps + ',"k":"run","final":true,"e":' + json.dumps(message) + "}"
-            )
-            raise StepResultError(message) from exc
-        usage = usage_of(value)
-        extra = step_preview(args, kwargs, usage) if self._s.runtime.record_previews else ""
-        record = "{" + stamps + ',"k":"run","v":' + encoded + extra + "}"
-        # The journal keeps its own copy of the value (the caller may change what it gets);
-        # the previews are not parsed back, nothing in this execution reads them.
-        entry = {"s": started, "t": ended, "n": failures + 1, "k": "run",
-                 "v": json.loads(encoded)}  # fmt: skip
-        self._s.commit(key, record, entry)
-        if usage is not None:
-            span.model_call(cast(dict[str, Any], value), usage)
-        s = self._s
-        if s.runtime.step_observers:  # most runtimes have none: no record built per step
-            step = CommittedStep(s.run_id, s.spec.id, s.event, key, usage, ended)
-            notify(s.runtime.step_observers, step)
-        return json.loads(encoded)  # type: ignore[no-any-return]
-
-    def _fail(
-        self,
-        key: str,
-        step_id: str,
-        exc: Exception,
-        failed: tuple[int, int],
-        started_ms: int,
-        span: StepSpan,
-        *,
-        final: bool,
-    ) -> None:
-        """Record the failure (`failed`: failures counting this one, and when the first of
-        them began); raise `StepFailedError` when `final`, else park the run for the retry."""
-        failures, first_failed = failed
-        text = _error_text(exc)
-        span.failed(text, type(exc).__name__, final=final)
-        record = {
-            "k": "run",
-            "e": text,
-            "n": failures,
-            "f": first_failed,
-            "s": started_ms,
-            "t": self._s.runtime.now_ms(),
-        }
-        if final:
-            self._s.commit(key, json.dumps({**record, "final": True}))
-            raise StepFailedError(step_id, text) from exc
-        self._s.commit(key, json.dumps(record))
-        s = self._s
-        delay = max(backoff_seconds(s.runtime.retry_backoff, failures), retry_after(exc))
-        self._s.suspend(key, "retry", s.runtime.now_ms() + int(delay * 1000))
-        raise Suspended()
+class Step(RunSteps):
+    """The durable step API. Every method records its outcome once per run (`run` and
+    `run_all` are `RunSteps`')."""
 
     def send_event(self, step_id: str, event: Event | dict[str, Any]) -> str:
         """Publish an event exactly once per run. Returns its id.

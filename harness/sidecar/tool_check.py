@@ -8,6 +8,7 @@ same check as the sidecar (a fresh interpreter, the same environment, a timeout)
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Collection
 from pathlib import Path
@@ -19,7 +20,7 @@ from harness.sidecar.environment import function_environment
 from harness.sidecar.loader import LoadReport
 from harness.sidecar.sandbox import FunctionSandbox, refusal
 from harness.sidecar.validate import validate
-from harness.tools.base import Tool, ToolContext, ToolRegistry
+from harness.tools.base import Tool, ToolContext, ToolOutcome, ToolRegistry
 
 CHECK_TIMEOUT_S = 10.0
 
@@ -35,14 +36,17 @@ class FunctionChecked(Tool[Any]):
         self.parameters = inner.parameters
         self.timeout = inner.timeout + CHECK_TIMEOUT_S
 
-    def run(self, params: Any, ctx: ToolContext) -> str:
+    def run(self, params: Any, ctx: ToolContext) -> str | ToolOutcome:
         """Run the inner tool; when it touched `functions/<name>.py`, append the check."""
         result = self.inner.run(params, ctx)
         path = (ctx.workspace / str(getattr(params, "path", ""))).resolve()
         folder = ctx.workspace.resolve() / "functions"
         if path.parent != folder or path.suffix != ".py":
             return result
-        return f"{result}\n{check_file(path, self.settings, {fn.id for fn in REGISTRY.all()})}"
+        check = check_file(path, self.settings, {fn.id for fn in REGISTRY.all()})
+        if isinstance(result, ToolOutcome):
+            return dataclasses.replace(result, content=f"{result.content}\n{check}")
+        return f"{result}\n{check}"
 
 
 def check_function_writes(registry: ToolRegistry, settings: Settings) -> None:

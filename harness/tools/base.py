@@ -37,6 +37,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.redaction import redact_registered
+from harness.text import map_json_strings
 from harness.tools.errors import ToolError
 
 logger = logging.getLogger(__name__)
@@ -80,10 +81,13 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """The result of one tool call as the model will read it. `content` is always plain text."""
+    """The result of one tool call. `content`, always plain text, is what the model reads;
+    `structured`, when the tool gave one, is the same result as JSON data, kept with the
+    run (the tool call's step) for whoever reads it later and never sent to the model."""
 
     content: str
     is_error: bool = False
+    structured: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,8 +104,10 @@ class Tool(ABC, Generic[P]):
 
     Subclasses set `name`, `description`, `parameters` (a pydantic model, ideally a
     `ToolParams`) and optionally `timeout` (seconds), and implement `run`. `run` returns plain
-    text for the model; it raises `ToolError` for failures the model should read (bad path,
-    missing file, ...). Any other exception is reported to the model as a tool failure.
+    text for the model (or a `ToolOutcome`: that text and a structured result, JSON data kept
+    with the run, never sent to the model); it raises `ToolError` for failures the model
+    should read (bad path, missing file, ...). Any other exception is reported to the model
+    as a tool failure.
     """
 
     name: str
@@ -126,8 +132,9 @@ class Tool(ABC, Generic[P]):
         return self.timeout
 
     @abstractmethod
-    def run(self, params: P, ctx: ToolContext) -> str:
-        """Do the work and return text for the model. Must honour `ctx.cancel` if it can block."""
+    def run(self, params: P, ctx: ToolContext) -> str | ToolOutcome:
+        """Do the work and return text for the model (or a `ToolOutcome`: the text and a
+        structured result). Must honour `ctx.cancel` if it can block."""
 
 
 @functools.lru_cache(maxsize=512)
@@ -242,7 +249,10 @@ class ToolRegistry:
         if ctx.cancelled():
             return ToolOutcome(f"tool {name!r} was not run: the run was cancelled", True)
         outcome = _run_with_timeout(tool, params, ctx)
-        return ToolOutcome(redact_registered(outcome.content), outcome.is_error)
+        structured = None
+        if outcome.structured is not None:
+            structured = map_json_strings(outcome.structured, redact_registered)
+        return ToolOutcome(redact_registered(outcome.content), outcome.is_error, structured)
 
 
 class _OnlyNamed:
@@ -331,8 +341,25 @@ def _run_guarded(tool: Tool[Any], params: BaseModel, ctx: ToolContext) -> ToolOu
     except Exception as exc:
         logger.warning("tool %s raised", tool.name, exc_info=True)
         return ToolOutcome(f"tool {tool.name!r} failed: {type(exc).__name__}: {exc}", True)
+    if isinstance(content, ToolOutcome) and isinstance(content.content, str):
+        return ToolOutcome(content.content, content.is_error, _json_object(tool, content))
     if not isinstance(content, str):
         return ToolOutcome(
             f"tool {tool.name!r} returned {type(content).__name__}, expected text", True
         )
     return ToolOutcome(content)
+
+
+def _json_object(tool: Tool[Any], outcome: ToolOutcome) -> dict[str, Any] | None:
+    """The outcome's structured result when it is a JSON object (a copy, so the tool cannot
+    change it later); else None, with a warning (the text still reaches the model)."""
+    if outcome.structured is None:
+        return None
+    try:
+        if not isinstance(outcome.structured, dict):
+            raise TypeError(f"a {type(outcome.structured).__name__}, not a dict")
+        copied: dict[str, Any] = json.loads(json.dumps(outcome.structured, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        logger.warning("tool %s: structured result dropped: %s", tool.name, exc)
+        return None
+    return copied

@@ -179,3 +179,24 @@ def test_runs_show_lists_the_child_runs_and_their_cost(
     assert "wait-for:0 (waited)" in result.output and "spawn:0 (detached)" in result.output
     shown = json.loads(CliRunner().invoke(app, ["runs", "show", run_id, "--json"]).output)
     assert sorted(c["detached"] for c in shown["children"]) == [False, True]
+
+
+def test_runs_show_gives_a_tool_steps_structured_result(
+    cli_runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a run whose tool step recorded a structured result beside its text
+    @function(id="structured", trigger=event("app/go"), registry=registry)
+    def structured(ctx: Context) -> None:
+        result = {"content": "21 °C in Oslo", "is_error": False, "structured": {"temp_c": 21}}
+        ctx.step.run("tool", lambda: result)
+
+    cli_runtime.register_functions()
+    run_id = publish({"name": "app/go", "data": {}}, runtime=cli_runtime).run_ids[0]
+    drain(cli_runtime)
+    # When `runs show` runs, as text and as JSON
+    text = CliRunner().invoke(app, ["runs", "show", run_id])
+    as_json = CliRunner().invoke(app, ["runs", "show", run_id, "--json"])
+    # Then both show the structured part
+    assert 'tool:0 structured: {"temp_c": 21}' in text.output, text.output
+    (step,) = json.loads(as_json.output)["steps"]
+    assert step["structured"] == {"temp_c": 21}, step

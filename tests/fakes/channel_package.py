@@ -7,7 +7,6 @@ Its plug-ins: `echo`, never configured, with doctor checks and a setup report of
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ from channels.errors import ChannelNotConfiguredError
 from channels.plugin import ChannelPlugin
 from harness.checks import Check
 from harness.composition import plug_in_channels
+from tests.fakes.installed_package import installed_package
 
 ECHO_REPORT = "Echo: ECHO_TOKEN is not set. Create the bot at https://echo.example first."
 
@@ -44,16 +44,8 @@ def installed_channels(root: Path, **plugins: str) -> Iterator[None]:
     """Install a package under `root` declaring each `name=ATTRIBUTE` of this module as a
     channel plug-in, for the duration of the block; afterwards the process's own plug-ins are
     loaded again."""
-    dist_info = root / "harness_fake_channels-1.0.dist-info"
-    dist_info.mkdir(parents=True)
-    (dist_info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: harness-fake-channels\nVersion: 1.0\n"
-    )
-    lines = [f"{name} = {__name__}:{target}" for name, target in plugins.items()]
-    (dist_info / "entry_points.txt").write_text("[harness.channels]\n" + "\n".join(lines) + "\n")
-    sys.path.insert(0, str(root))
-    try:
+    entries = {name: f"{__name__}:{target}" for name, target in plugins.items()}
+    with installed_package(
+        root, "harness-fake-channels", "harness.channels", entries, plug_in_channels
+    ):
         yield
-    finally:
-        sys.path.remove(str(root))
-        plug_in_channels()

@@ -1,7 +1,8 @@
 """A small MCP server for the tests, run as `python demo_server.py` (stdio).
 
 Tools: `echo` answers its text, `crash` kills the server mid-call, `hang` never answers,
-`big` answers 50,000 characters, `fail` reports a tool error, `grow` adds the tool `extra`
+`big` answers 50,000 characters, `fail` reports a tool error, `forecast` answers structured
+content (and its text), `grow` adds the tool `extra`
 and announces that the tool list changed. With `DEMO_PIDFILE` set, the
 server writes its process id there when it starts; with `DEMO_LINGER` set, it does not exit
 when its stdin closes (a stubborn server: only terminating it ends it).
@@ -52,6 +53,12 @@ async def grow(ctx: Context) -> str:
     with suppress(Exception):
         await ctx.session.send_tool_list_changed()  # handshake-era notification
     return "grown"
+
+
+@server.tool(structured_output=True)
+def forecast(city: str) -> dict[str, object]:
+    """Answer a forecast as structured content."""
+    return {"city": city, "temp_c": 21}
 
 
 @server.tool()

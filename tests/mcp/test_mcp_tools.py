@@ -97,6 +97,16 @@ def test_an_mcp_tool_call_returns_the_server_answer(toolbox: McpToolbox, tmp_pat
     assert (outcome.content, outcome.is_error) == ("echo: hi", False)
 
 
+def test_an_mcp_tools_structured_content_comes_beside_its_text(
+    toolbox: McpToolbox, tmp_path: Path
+) -> None:
+    # When a tool answers structured content
+    outcome = _registry(toolbox).execute("demo__forecast", {"city": "Oslo"}, ToolContext(tmp_path))
+    # Then it is kept as the structured result, and the model's text is the server's text
+    assert outcome.structured == {"city": "Oslo", "temp_c": 21}, outcome
+    assert not outcome.is_error and "Oslo" in outcome.content and "21" in outcome.content
+
+
 def test_a_tool_error_and_a_long_answer_reach_the_model_as_text(
     toolbox: McpToolbox, tmp_path: Path
 ) -> None:

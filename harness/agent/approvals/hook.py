@@ -12,6 +12,12 @@ holds outside content (`untrusted.Taint.saw`); a tainted turn's risky calls ask 
 allowlist or a grant would let them through. The turn's tool steps write into the same
 `Taint` (they wrap outside content and note the files the turn wrote).
 
+When the loop runs the calls of a reply as a batch (`DurableTurn.act_batch`), every call is
+decided before any runs. A risky call after one that reads outside content (a tool declaring
+`outside_content`) in the same reply is still decided as tainted by it, as when each call ran
+before the next was decided: the batch keeps the sequential answer (and its steps), erring
+on asking when that read would have failed.
+
 Every decision here is a step or derived from what steps returned, so a replay of a run
 recorded before this was a hook sees the same steps in the same order.
 """
@@ -24,7 +30,8 @@ from harness.agent.approvals.gate import PENDING_RESULT, DeferredCall, ask_first
 from harness.agent.hooks import Hooks
 from harness.agent.tool_paths import resolve_call
 from harness.agent.turn import DurableTurn, error_result
-from harness.llm.types import Message, ToolCall, ToolResult
+from harness.agent.untrusted import source_of
+from harness.llm.types import AssistantTurn, Message, ToolCall, ToolResult
 
 
 class ApprovalHook(Hooks):
@@ -34,6 +41,11 @@ class ApprovalHook(Hooks):
     def __init__(self, turn: DurableTurn) -> None:
         self.turn = turn
         self.deferred: list[DeferredCall] = []
+        self._batch_taint: str | None = None  # what a call let through in this reply reads
+
+    def after_model(self, turn: AssistantTurn) -> None:
+        """A new reply: none of its calls is decided yet."""
+        self._batch_taint = None
 
     def before_model(self, messages: Sequence[Message]) -> None:
         """Note outside content in what the model is sent: it taints the turn."""
@@ -54,7 +66,7 @@ class ApprovalHook(Hooks):
             session_key=turn.session_key,
             reply=turn.ask_in,
             risky=turn.registry.is_risky(resolved.name),
-            tainted_by=turn.taint.source,
+            tainted_by=turn.taint.source or self._batch_taint,
         )
         turn.arrived.extend(gate.arrived)
         if gate.pending is not None:  # the person wrote meanwhile: the request still stands
@@ -62,4 +74,9 @@ class ApprovalHook(Hooks):
             return ToolResult(tool_call_id=resolved.id, content=PENDING_RESULT)
         if gate.refusal is not None:
             return error_result(resolved, gate.refusal)
+        if turn.act_batch is not None and turn.registry.carries_outside_content(resolved.name):
+            self._batch_taint = self._batch_taint or source_of(
+                resolved.name, resolved.arguments, workspace=turn.deps.workspace,
+                written=turn.taint.written,
+            )  # fmt: skip
         return resolved
