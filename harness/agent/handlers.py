@@ -215,7 +215,8 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
             # asks in the parent's chat; never streams
             hooks=HookChain(ApprovalHook(turn), *hooks_for(turn)),
             max_iterations=turn.profile.max_turns,
-            act_all=turn.act_batch,
+            # a batch would bypass the state tools' `act`: a network's agent acts in turn
+            act_all=None if shared else turn.act_batch,
         )
         answer, cost = outcome.text, outcome.cost_usd
         if schema is not None:
