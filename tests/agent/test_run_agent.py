@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from harness.agent.api import FunctionContext, run_agent
 from harness.agent.delegation import SUBAGENT_FUNCTION
-from harness.events import APPROVAL_REQUESTED
+from harness.events import APPROVAL_REQUESTED, SUBAGENT_SPAWN
 from harness.runtime import Context, Runtime, event, function, publish, run_id_for
 from harness.runtime.ledger import RunRecord
 from harness.runtime.testing import drain
@@ -214,3 +214,18 @@ def test_run_agent_from_a_sidecar_function_is_unattended(rig: AgentRig) -> None:
     names = [fields["name"] for _id, fields in events]
     assert APPROVAL_REQUESTED not in names
     assert rig.replies() == []
+
+
+def test_sub_agent_refuses_an_invalid_output_schema_before_any_model_call(rig: AgentRig) -> None:
+    # Given a sub-agent task whose output schema is not a JSON Schema
+    data = {"task": "count", "agent": "counter", "output_schema": {"type": 12}}
+
+    # When it runs
+    result = publish({"name": SUBAGENT_SPAWN, "data": data}, runtime=rig.runtime)
+    drain(rig.runtime)
+
+    # Then its run failed saying so, and the model was never called
+    record = _record(rig.runtime, run_id_for(SUBAGENT_FUNCTION, result.event_id))
+    assert record.status == "failed"
+    assert "output schema it was given is not valid" in record.error, record.error
+    assert rig.model.requests == []
