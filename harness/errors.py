@@ -19,11 +19,13 @@ HarnessError
 ├── RunNotFoundError              no retained run has this id, or a prefix names several
 ├── StepError                     a step failed
 │   ├── StepFailedError           a step spent its retries; raised into the handler on replay
+│   │   └── AgentRunError             an agent a function asked (`harness.agent.api`) failed
+│   │       └── AgentAnswerError          its answer cannot fit the output (+ NonRetriableError)
 │   ├── StepResultError           a step's result cannot be stored as JSON (+ TypeError)
 │   └── NonDeterminismError       the handler asked for steps in another order than recorded
 ├── NonRetriableError             raise this from a step or handler to fail without retries
 │   ├── EventRefusedError         a workspace function may not publish this fleet-only event
-│   └── InvokeRefusedError        a workspace function may invoke only the sidecar's own
+│   └── InvokeRefusedError        a workspace function may not invoke this (or with this data)
 │   (also a base of ContextOverflowError, PermanentModelError, ModelCancelledError and
 │    PermanentPlatformError below)
 ├── RunTimeoutError               one execution of a function outlived its timeout (sidecar)
@@ -138,8 +140,24 @@ class EventRefusedError(NonRetriableError):
 
 class InvokeRefusedError(NonRetriableError):
     """A workspace function asked to invoke a function that is not one of the sidecar's own
-    (the agent's handler, a channel's, a built-in). Nothing was invoked; the run fails
-    without retries."""
+    (the agent's handler, a channel's, a built-in), or an agent run with more than its task,
+    agent and output schema. Nothing was invoked; the run fails without retries."""
+
+
+class AgentRunError(StepFailedError):
+    """An agent (or network) a function asked for a result (`harness.agent.api.run_agent`)
+    failed, did not answer in time, or does not exist; `agent` names it. Like any step's
+    failure it fails the function's run at once: the child's end is in the run's journal, so a
+    retry would replay it. To try again, catch it and call `run_agent` again (a new child)."""
+
+    def __init__(self, step_id: str, agent: str, error: str) -> None:
+        super().__init__(step_id, f"the agent {agent!r} {error}")
+        self.agent = agent
+
+
+class AgentAnswerError(AgentRunError, NonRetriableError):
+    """The agent's answer cannot fit the output asked for: it did not match the JSON Schema
+    after one correction, or the output model refused the JSON."""
 
 
 class RunTimeoutError(HarnessError):

@@ -15,12 +15,12 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from harness.events import SUBAGENT_SPAWN
+from harness.events import SUBAGENT_HANDLER, SUBAGENT_SPAWN
 from harness.runtime.durations import parse_duration
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
 
-SUBAGENT_FUNCTION = "agent-sub-agent"
+SUBAGENT_FUNCTION = SUBAGENT_HANDLER
 SUBAGENT_EVENT = SUBAGENT_SPAWN
 DELEGATE_TIMEOUT = "30m"
 """How long a synchronous delegation waits for the sub-agent's answer."""

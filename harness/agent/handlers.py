@@ -29,6 +29,7 @@ from harness.agent.streaming_hook import StreamedText
 from harness.agent.structured_answer import (
     StructuredAnswerError,
     schema_instruction,
+    schema_problem,
     structured_answer,
 )
 from harness.agent.turn import DurableTurn
@@ -173,7 +174,9 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     started in the background (`background`) it publishes `agent.task.finished`. Either way
     the event's data is a `SubagentTask`; other data fails the run at once
     (`InvalidEventDataError`). A named agent with an `output_schema` answers JSON valid
-    against it, or the run fails (`StructuredAnswerError`) after one correction.
+    against it, or the run fails (`StructuredAnswerError`) after one correction; a schema in
+    the task's `output_schema` (a function's `run_agent`) wins over the file's. An unknown
+    agent's answer says so, and its output has `no_agent`.
     """
     deps = agent_deps()
     data = SubagentTask.from_event(ctx.event)
@@ -185,7 +188,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     if data.agent and profile is None:
         missing = f"(There is no agent named {data.agent!r}.)"
         _send_reply(ctx, missing, reply)
-        return {"answer": missing, "read_outside": None}
+        return {"answer": missing, "read_outside": None, "no_agent": True}
     turn = DurableTurn(
         ctx,
         deps,
@@ -199,7 +202,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     )
     # an agent of a network also reads and writes the network's state (`networks.state`)
     shared = SharedStateTools(ctx, data.network_state) if data.network_state else None
-    schema = turn.profile.spec.output_schema if turn.profile.spec is not None else None
+    schema = _output_schema(data, turn)
     if schema is not None:
         task = f"{task}\n\n{schema_instruction(schema)}"
     if turn.profile.provider is None:
@@ -215,7 +218,8 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
             # asks in the parent's chat; never streams
             hooks=HookChain(ApprovalHook(turn), *hooks_for(turn)),
             max_iterations=turn.profile.max_turns,
-            act_all=turn.act_batch,
+            # a batch would bypass the state tools' `act`: a network's agent acts in turn
+            act_all=None if shared else turn.act_batch,
         )
         answer, cost = outcome.text, outcome.cost_usd
         if schema is not None:
@@ -231,6 +235,17 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         _task_finished(ctx, data, answer=answer, cost=cost + turn.named.children_cost_usd,
                        read_outside=turn.taint.source)  # fmt: skip
     return done
+
+
+def _output_schema(data: SubagentTask, turn: DurableTurn) -> dict[str, Any] | None:
+    """The schema the answer must fit: the caller's (`run_agent(output=...)`) over the agent
+    file's; None when neither gives one."""
+    if data.output_schema is not None:
+        problem = schema_problem(data.output_schema)
+        if problem is not None:  # before any model call: no answer could be checked
+            raise StructuredAnswerError(f"the output schema it was given is not valid: {problem}")
+        return data.output_schema
+    return turn.profile.spec.output_schema if turn.profile.spec is not None else None
 
 
 def _structured(

@@ -34,6 +34,15 @@ def schema_instruction(schema: dict[str, Any]) -> str:
     )
 
 
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why `schema` is not a valid JSON Schema (draft 2020-12), or None when it is. Pure."""
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        return exc.message[:MAX_ERROR_CHARS]
+    return None
+
+
 def check(text: str, schema: dict[str, Any]) -> tuple[str | None, str]:
     """(the JSON text, "") when `text` is JSON valid against `schema`; else (None, why not).
     Pure; never raises."""

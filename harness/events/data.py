@@ -128,6 +128,9 @@ class SubagentTask(EventData):
     network_state: SharedState | None = None
     """Set when a network runs the agent: it gets `state_get` / `state_set` over this state,
     and returns its writes (`state_updates`) with its answer."""
+    output_schema: dict[str, Any] | None = None
+    """The JSON Schema the answer must be valid against (a function's `run_agent(output=...)`):
+    when set it wins over the agent file's own `output_schema`."""
 
 
 class TaskFinished(EventData):

@@ -29,6 +29,7 @@ __all__ = [
     "NETWORK_HANDLER",
     "NETWORK_RUN",
     "REPLY_READY",
+    "SUBAGENT_HANDLER",
     "SUBAGENT_SPAWN",
     "SYSTEM_CHANNEL",
     "SYSTEM_SESSION_PREFIX",
@@ -59,6 +60,11 @@ the message contract, so that channels can follow the turn a message started
 NETWORK_HANDLER = "agent-network"
 """The id of the function that runs a network (`agent.network.run`); `harness runs show` reads
 the shared state from its "state" steps."""
+
+SUBAGENT_HANDLER = "agent-sub-agent"
+"""The id of the function that runs a sub-agent (`agent.subagent.spawn`, or invoked with a
+`SubagentTask`): named here so a function's `run_agent` and the sidecar's invoke policy need
+not import the agent."""
 
 SYSTEM_SESSION_PREFIX = "system"
 """Sessions whose key starts with this are a function's or cron's own, not a person's: their

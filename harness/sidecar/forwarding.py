@@ -7,7 +7,8 @@ as for code running in the executor. The host never holds a credential: it gets 
 back, never the runtime. What a function may reach through it is decided here, by `perform`
 and the `Reach` it is given: `step.send_event` publishes what `publish_policy.checked_event`
 returns (fleet events refused, a message to the agent rebuilt unattended and answered only
-in a served chat), `step.invoke` targets only the sidecar's own functions (`invoke_policy`).
+in a served chat), `step.invoke` targets the sidecar's own functions, and an agent or network
+run only as `harness.agent.api` asks for one, unattended (`invoke_policy`).
 The other requests reach nothing but the function's own run: its sleeps, its waits (which,
 like a trigger, may read any event), its inbox, its journal.
 """
@@ -24,7 +25,7 @@ from harness.runtime.functions import Function, FunctionSpec, Handler
 from harness.runtime.steps import Context, Interrupt
 from harness.sidecar.faults import executor_exception, fault_of, unencodable
 from harness.sidecar.host_link import GONE, HostGone, HostLink, Inbox
-from harness.sidecar.invoke_policy import check_invoke
+from harness.sidecar.invoke_policy import checked_invoke
 from harness.sidecar.publish_policy import checked_event
 from harness.sidecar.served_chats import ServedChats
 from harness.sidecar.wire import (
@@ -54,7 +55,8 @@ CANCEL_POLL_S = 0.25
 @dataclass(frozen=True)
 class Reach:
     """What one executor lets its functions reach: `own_ids`, the functions its host loaded
-    from `functions/` (the only ones `step.invoke` may target), and `served`, the chats a
+    from `functions/` (with an agent or network run, the only ones `step.invoke` may
+    target), and `served`, the chats a
     function's message to the agent may be answered in."""
 
     own_ids: frozenset[str]
@@ -172,8 +174,8 @@ def perform(ctx: Context, request: Request, reach: Reach, run_in_host: Callable[
             event = woken.event.model_dump(mode="json") if woken.event is not None else None
             return {"event": event, "by_inbox": woken.by_inbox}
         case StepInvoke():
-            check_invoke(request.function_id, reach.own_ids)
-            return step.invoke(request.step_id, request.function_id, request.data, request.timeout)
+            data = checked_invoke(request.function_id, request.data, reach.own_ids)
+            return step.invoke(request.step_id, request.function_id, data, request.timeout)
         case StepSend():
             return step.send_event(request.step_id, checked_event(request.event, reach.served))
         case StepInbox():

@@ -116,7 +116,13 @@ def test_durable_functions_skill_examples_declare_valid_functions(
         exec(compile(block, "durable-functions.md", "exec"), {})
 
     ids = [fn.id for fn in registry.all()]
-    assert ids == ["check-build", "morning-brief", "morning-triage", "welcome-new-customer"]
+    assert ids == [
+        "check-build",
+        "morning-brief",
+        "morning-triage",
+        "nightly-digest",
+        "welcome-new-customer",
+    ]
     sent: list[dict[str, Any]] = []
     triage = registry.get("morning-triage")
     assert triage is not None

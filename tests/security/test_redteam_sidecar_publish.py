@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from harness.agent.handlers import HANDLE_MESSAGE
-from harness.events import Event
+from harness.events import SUBAGENT_HANDLER, Event
 from harness.runtime import publish, run_id_for
 from harness.runtime.functions import FunctionRegistry, event, function
 from harness.runtime.steps import Context
@@ -38,7 +38,7 @@ from harness.sidecar.served_chats import ServedChats
 from harness.sidecar.wire import Request, StepInvoke, StepSend
 from tests.channels import payloads
 from tests.channels.approval_presses import MALLORY
-from tests.fakes.model_server import Reply
+from tests.fakes.model_server import Reply, anthropic_tool_results
 from tests.security.conftest import Attack
 
 FUNCTION_ID = "cleanup"
@@ -166,6 +166,49 @@ def test_redteam_function_invoke_cannot_answer_a_persons_request(
     )
     assert status == "failed", status
     assert attack.status(run_id) == "waiting", "Alice's request no longer waits for her"
+
+
+def test_redteam_function_agent_run_cannot_ask_in_a_persons_chat(
+    attack: Attack, as_function: RunAsFunction
+) -> None:
+    # Given a named agent with bash, and a function that invokes it as the agent's own
+    # delegation does, asking approvals in Alice's chat and answering there
+    _shell_agent(attack)
+    alice = {"channel": "telegram", "destination": {"chat_id": str(payloads.ALICE["id"])}}
+    task = {"task": "run it", "agent": "shell", "ask_in": alice, "reply": alice}
+    invoke = StepInvoke(step_id="agent", function_id=SUBAGENT_HANDLER, data=task, timeout="1m")
+    # When the function runs
+    status = as_function(invoke)
+    # Then nothing started: no model call, no request in Alice's chat; the function failed
+    assert status == "failed", status
+    assert not attack.model.requests, "an agent run with ask_in/reply from a function started"
+    assert not attack.approvals_asked(), attack.approvals_asked()
+
+
+def test_redteam_function_agent_run_is_unattended(
+    attack: Attack, as_function: RunAsFunction
+) -> None:
+    # Given a named agent with bash that will try a risky command
+    _shell_agent(attack)
+    attack.model.script(_bash_reply("echo ran > unasked.txt"), Reply.answer("could not"))
+    # When a workspace function asks it, in the one shape its invoke may take (run_agent's)
+    task = {"task": "run it", "agent": "shell"}
+    invoke = StepInvoke(step_id="agent", function_id=SUBAGENT_HANDLER, data=task, timeout="1m")
+    status = as_function(invoke)
+    # Then the agent ran and answered the function, but its bash call asked nobody and did
+    # not run (AGENT_APPROVAL_UNATTENDED=deny)
+    assert status == "completed", status
+    assert not attack.approvals_asked(), attack.approvals_asked()
+    assert not (attack.workspace / "unasked.txt").exists(), "a function's agent ran bash unasked"
+    assert not attack.telegram.messages, "a function's agent run spoke in a chat"
+    [result] = anthropic_tool_results(attack.model.requests[-1].body)
+    assert "AGENT_APPROVAL_UNATTENDED=deny" in str(result["content"]), result
+
+
+def _shell_agent(attack: Attack) -> None:
+    folder = attack.workspace / "agents" / "shell"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "AGENT.md").write_text("---\ndescription: Runs commands.\ntools: [bash]\n---\n")
 
 
 def _bash_reply(command: str) -> Reply:

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from harness.errors import EventRefusedError, InvokeRefusedError
-from harness.events import MESSAGE_RECEIVED
+from harness.events import MESSAGE_RECEIVED, NETWORK_HANDLER, SUBAGENT_HANDLER
 from harness.records.pairing import RedisAccessStore
 from harness.runtime import Runtime
 from harness.settings import DmPolicy, Settings
 from harness.sidecar.environment import executor_environment
 from harness.sidecar.faults import fault_of, host_exception
-from harness.sidecar.invoke_policy import check_invoke
+from harness.sidecar.invoke_policy import checked_invoke
 from harness.sidecar.publish_policy import checked_event
 from harness.sidecar.served_chats import ServedChats
 
@@ -123,17 +123,56 @@ def test_checked_event_passes_the_functions_own_events_unchanged(runtime: Runtim
     assert checked_event(event, _served(runtime)) == event
 
 
-def test_check_invoke_allows_only_the_sidecars_own_functions() -> None:
+def test_checked_invoke_allows_the_sidecars_own_functions_as_asked() -> None:
     # Given the functions this executor loaded from functions/
     own = frozenset({"cleanup", "report"})
-    # When a function invokes one of them, Then it may
-    check_invoke("report", own)
+    # When a function invokes one of them, Then it may, with its data as given
+    assert checked_invoke("report", {"x": 1, "reply": "anything"}, own) == {
+        "x": 1,
+        "reply": "anything",
+    }
     # When it invokes the agent's handler, a channel's function or a built-in
     for fleet in ("agent-handle-message", "send-reply", "sidecar-failures"):
         # Then it is refused, and the refusal crosses to the host as its own class
         with pytest.raises(InvokeRefusedError, match="may invoke only") as caught:
-            check_invoke(fleet, own)
+            checked_invoke(fleet, {}, own)
         assert isinstance(host_exception(fault_of(caught.value)), InvokeRefusedError)
+
+
+def test_checked_invoke_allows_an_agent_run_with_its_task_agent_and_schema_only() -> None:
+    # Given an agent run as `harness.agent.api.run_agent` asks for one
+    data = {"task": "sum up", "agent": "reporter", "output_schema": {"type": "object"}}
+    # When checked, Then it is invoked with those fields
+    assert checked_invoke(SUBAGENT_HANDLER, data, frozenset()) == data
+    # and a network run with its network, task and state
+    network = {"network": "nightly", "task": "t", "state": {"n": 1}}
+    assert checked_invoke(NETWORK_HANDLER, network, frozenset()) == network
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"reply": {"channel": "telegram", "destination": {"chat_id": PAIRED_USER}}},
+        {"ask_in": {"channel": "telegram", "destination": {"chat_id": PAIRED_USER}}},
+        {"parent_session": f"telegram:{PAIRED_USER}"},
+        {"network_state": {"network": "n", "data": {"approved": True}}},
+        {"background": True},
+    ],
+    ids=["reply", "ask_in", "parent_session", "network_state", "background"],
+)
+def test_checked_invoke_refuses_an_agent_run_that_would_reach_a_person_or_a_run(
+    extra: dict[str, Any],
+) -> None:
+    # Given an agent run that also names a chat, a person to ask, a session or a state
+    data = {"task": "sum up", "agent": "reporter", **extra}
+    # When checked, Then it is refused naming the field: the run must stay unattended
+    with pytest.raises(InvokeRefusedError, match=next(iter(extra))):
+        checked_invoke(SUBAGENT_HANDLER, data, frozenset())
+
+
+def test_checked_invoke_refuses_an_invalid_agent_run() -> None:
+    with pytest.raises(InvokeRefusedError, match="agent"):
+        checked_invoke(SUBAGENT_HANDLER, {"task": "t", "agent": "x" * 100}, frozenset())
 
 
 def test_executor_environment_carries_the_dm_policy_and_the_allowlists(
