@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from harness.agent.networks import Networks, NetworkSpec
+from harness.agent.networks.spec import SequenceRouter
 from harness.agent.roster import DEFAULT_AGENT, AgentSpec, Binding, Roster
 from harness.agent.roster.bindings import (
     OPERATOR,
@@ -175,7 +176,7 @@ def _networks(**bindings: list[dict[str, str]]) -> Networks:
             name=name,
             description=f"The {name} network.",
             agents=("coder",),
-            router={"kind": "sequence", "order": ["coder"]},
+            router=SequenceRouter(kind="sequence", order=("coder",)),
             bindings=tuple(Binding.model_validate(b) for b in found),
             path=f"networks/{name}.md",
         )
