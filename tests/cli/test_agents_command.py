@@ -72,18 +72,25 @@ def test_agents_table_shows_errors_and_exits_0(workspace: Path) -> None:
     assert "failed to load agents/broken/AGENT.md:3" in result.output
 
 
+@pytest.mark.parametrize(
+    ("bindings", "named"),
+    [
+        ("telegram=coder, slack:C1", "'slack:C1' is not channel"),
+        ("slack:C1=network:Not A Name", "'slack:C1=network:Not A Name': 'Not A Name' is not a"),
+    ],
+)
 def test_a_bad_agent_bindings_is_one_line_naming_the_variable(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, bindings: str, named: str
 ) -> None:
-    # Given AGENT_BINDINGS with an entry that names no agent
-    monkeypatch.setenv("AGENT_BINDINGS", "telegram=coder, slack:C1")
+    # Given AGENT_BINDINGS with an entry that names no target (none, or a bad network name)
+    monkeypatch.setenv("AGENT_BINDINGS", bindings)
     get_settings.cache_clear()
     # When any command reads the settings
     result = CliRunner().invoke(app, ["agents"])
-    # Then it fails with one line naming the variable and the entry
+    # Then it fails with one line naming the variable, the entry and what is wrong
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and "AGENT_BINDINGS: 'slack:C1'" in lines[0], lines
+    assert len(lines) == 1 and f"AGENT_BINDINGS: {named}" in lines[0], lines
 
 
 TRIAGE = (
@@ -119,18 +126,3 @@ def test_agents_lists_the_chats_bound_to_networks_and_warns_of_a_missing_one(
     # and the table shows the network's bindings
     assert shown.exit_code == 0, shown.output
     assert "network:triage" in shown.output and "slack:C2 (networks/triage.md)" in shown.output
-
-
-def test_a_bad_network_binding_is_one_line_naming_the_variable(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Given AGENT_BINDINGS binding a chat to `network:` with a name that is not one
-    monkeypatch.setenv("AGENT_BINDINGS", "slack:C1=network:Not A Name")
-    get_settings.cache_clear()
-    # When any command reads the settings
-    result = CliRunner().invoke(app, ["agents"])
-    # Then it fails with one line naming the variable, the entry and what is wrong
-    assert result.exit_code == 2, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and "not a network's name" in lines[0], lines
-    assert "AGENT_BINDINGS: 'slack:C1=network:Not A Name'" in lines[0], lines
