@@ -165,11 +165,11 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
     )
     agent_bindings: str = Field(
         default="",
-        description="Which named agent answers where: comma-separated "
-        "channel[@team][:chat_id[:sender]]=agent entries (`*` for any chat); the most "
-        "specific match wins, and these win over the agents' own `bindings:` at equal "
-        "specificity. Unset: only the agents' files bind.",
-        examples=["slack:C0123=researcher, telegram=coder, slack:*:U777=triage"],
+        description="Which named agent or network answers where: comma-separated "
+        "channel[@team][:chat_id[:sender]]=agent (or =network:<name>) entries (`*` for any "
+        "chat); the most specific match wins, and these win over the agents' and networks' "
+        "own `bindings:` at equal specificity. Unset: only the files bind.",
+        examples=["slack:C0123=researcher, telegram=coder, slack:*:U777=network:triage"],
     )
 
     heartbeat_cron: str = Field(

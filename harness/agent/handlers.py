@@ -7,6 +7,7 @@ Workers load this module by default. The singleton mode of the chat function com
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 from harness.access import Admission, admit, pairing_text
@@ -20,8 +21,10 @@ from harness.agent.live_text import LiveText
 from harness.agent.loop import run_agent_loop
 from harness.agent.media.albums import gather_album
 from harness.agent.media.attachments import receive
+from harness.agent.networks.chat import network_turn
+from harness.agent.networks.load import load_networks
 from harness.agent.networks.state import SharedStateTools
-from harness.agent.roster.bindings import agent_for, parse_bindings
+from harness.agent.roster.bindings import DEFAULT_TARGET, Target, parse_bindings, target_for
 from harness.agent.roster.load import load_roster
 from harness.agent.roster.profile import AgentProfile, default_profile, run_profile
 from harness.agent.status_hook import StatusLine
@@ -67,7 +70,8 @@ NOT_CONFIGURED_REPLY = (
 )
 def handle_message(ctx: Context) -> dict[str, Any]:
     """Answer a chat message as the agent bound to the chat (`roster.bindings`; the default
-    agent when none is): load its session, run the loop, publish `agent.reply.ready`."""
+    agent when none is): load its session, run the loop, publish `agent.reply.ready`. A chat
+    bound to a network has the network answer instead (`networks.chat`)."""
     deps = agent_deps()
     data = MessageReceived.from_event(ctx.event)
     if not _admitted(ctx, data, deps.settings.dm_policy):
@@ -85,7 +89,14 @@ def handle_message(ctx: Context) -> dict[str, Any]:
     if received is not None and received.message is None:
         return {"reply": received.notice, "iterations": 0}
     first = received.message if received is not None else None
-    profile = _bound_profile(ctx, deps, data)
+    bound = _bound_target(ctx, deps, data)
+    if bound.is_network:
+        text = first.text if first is not None else data.message
+        post = partial(_send_reply, ctx, target=target)
+        reply, ran = network_turn(ctx, deps, bound.name, data, text, ask_in=target, post=post)
+        _send_reply(ctx, reply, target)
+        return {"reply": reply, "iterations": ran, "network": bound.name}
+    profile = _bound_profile(ctx, deps, bound.name)
     with live_turn(ctx, deps.settings, target) as live:
         turn = DurableTurn(
             ctx,
@@ -108,16 +119,32 @@ def _children_cost(turn: DurableTurn) -> dict[str, float]:
     return {"children_cost_usd": round(spent, 6)} if spent else {}
 
 
-def _bound_profile(ctx: Context, deps: AgentDeps, data: MessageReceived) -> AgentProfile:
-    """The agent the chat's bindings name (`roster.bindings`), chosen in a durable step
-    ("route") so a replay keeps the choice; the default agent when none is bound, or when the
-    one bound does not exist (with a warning: the message is answered all the same)."""
+def _bound_target(ctx: Context, deps: AgentDeps, data: MessageReceived) -> Target:
+    """The agent or network the chat's bindings name (`roster.bindings`), chosen in a durable
+    step ("route") so a replay keeps the choice. A network that does not exist (or does not
+    load) is not chosen: the default agent answers, with one warning."""
 
     def route() -> str:
+        roster = load_roster(deps.workspace)
+        networks = load_networks(deps.workspace, roster)
         operator = parse_bindings(deps.settings.agent_bindings)
-        return agent_for(data, load_roster(deps.workspace), operator)
+        chosen = target_for(data, roster, operator, networks)
+        if chosen.is_network and networks.get(chosen.name) is None:
+            log.warning(
+                "message bound to network %r, which does not exist or does not load: the "
+                "default agent answers",
+                chosen.name,
+            )
+            return str(DEFAULT_TARGET)
+        return str(chosen)
 
-    name = str(ctx.step.run("route", route))
+    return Target.parse(str(ctx.step.run("route", route)))
+
+
+def _bound_profile(ctx: Context, deps: AgentDeps, name: str) -> AgentProfile:
+    """The profile of agent `name`, read in a durable step (`run_profile`); the default
+    agent's when the one bound does not exist (with a warning: the message is answered all
+    the same)."""
     profile = run_profile(ctx, deps, name)
     if profile is None:
         log.warning("message bound to agent %r, which does not exist: the default answers", name)

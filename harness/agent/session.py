@@ -42,6 +42,7 @@ SUMMARY_HEADER = "[Conversation summary]\n"
 COVERED_IDEM_LIMIT = 1000
 VIEWS_KEPT = 64  # sessions whose parsed lines a store keeps
 AGENTS_DIR = "agents"  # under sessions/: a folder per named agent
+NETWORKS_DIR = "networks"  # under sessions/: a folder per network a chat is bound to
 _AGENT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 
 
@@ -160,20 +161,30 @@ class SessionStore:
         self.archive_dir = self.dir / "archive"
         self._views: OrderedDict[Path, _View] = OrderedDict()
         self._views_lock = threading.Lock()
-        self._agents: dict[str, SessionStore] = {}
+        self._scopes: dict[Path, SessionStore] = {}
 
     def for_agent(self, name: str) -> SessionStore:
         """The store of named agent `name`'s conversations, `sessions/agents/<name>/`: its
         conversation in a chat is its own, under the chat's session key. The default agent's
         stay directly in `sessions/`. One store per name, so its parsed views are kept;
         Raises `ValueError` for a name that is not an agent's (`roster.spec.NAME_PATTERN`)."""
+        return self._scoped(AGENTS_DIR, name)
+
+    def for_network(self, name: str) -> SessionStore:
+        """The store of network `name`'s conversations with the chats bound to it,
+        `sessions/networks/<name>/`, apart from every agent's. One store per name; raises
+        `ValueError` for a name that is not a network's (`roster.spec.NAME_PATTERN`)."""
+        return self._scoped(NETWORKS_DIR, name)
+
+    def _scoped(self, kind: str, name: str) -> SessionStore:
         if not _AGENT_NAME.fullmatch(name):
-            raise ValueError(f"not an agent's name: {name!r}")
+            raise ValueError(f"not an agent's or a network's name: {name!r}")
+        folder = self.dir / kind / name
         with self._views_lock:
-            store = self._agents.get(name)
+            store = self._scopes.get(folder)
             if store is None:
-                store = SessionStore(self.dir, folder=self.dir / AGENTS_DIR / name)
-                self._agents[name] = store
+                store = SessionStore(self.dir, folder=folder)
+                self._scopes[folder] = store
             return store
 
     def path_for(self, session_key: str) -> Path:

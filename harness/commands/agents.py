@@ -1,4 +1,5 @@
-"""`harness agents`: the default agent and every named one, with their load errors."""
+"""`harness agents`: the default agent and every named one, with their load errors, and the
+networks chats are bound to."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.agent.deps import fleet_tools, subagent_tools
+from harness.agent.networks import load_networks
 from harness.agent.roster.listing import AgentRow, AgentsTable, agents_table
 from harness.agent.roster.load import load_roster
 from harness.errors import HarnessError
@@ -23,16 +25,19 @@ def agents(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Every agent (the default one and those of workspace/agents: model, tools, turn limit,
-    bindings) and every agent file that failed to load. Starts no MCP server; exits 0 even
-    when some files are wrong (they are listed)."""
+    bindings), the chats bound to networks, and every agent file that failed to load. Starts
+    no MCP server; exits 0 even when some files are wrong (they are listed)."""
     settings = get_settings()
     servers, mcp_problem = _mcp_servers(settings)
+    workspace = settings.agent_workspace.resolve()
+    roster = load_roster(workspace)
     table = agents_table(
         settings,
-        load_roster(settings.agent_workspace.resolve()),
+        roster,
         fleet_tools(settings).names(),
         subagent_tools(settings).names(),
         servers,
+        networks=load_networks(workspace, roster),
     )
     if mcp_problem:
         table.warnings.insert(0, f"MCP servers not known: {mcp_problem}")
@@ -56,6 +61,14 @@ def _print(table: AgentsTable) -> None:
     for row in table.agents:
         view.add_row(*(escape(cell) for cell in _cells(row)))
     console.print(view)
+    bound = [row for row in table.networks if row.bindings]
+    if bound:  # every network is in `harness networks`; here, those that answer chats
+        nets = Table("network", "agents", "bindings")
+        for net in bound:
+            where = "\n".join(f"{b.where} ({b.source})" for b in net.bindings)
+            cells = (f"network:{net.name}", ", ".join(net.agents), where)
+            nets.add_row(*(escape(cell) for cell in cells))
+        console.print(nets)
     for error in table.errors:
         console.print(f"[red]failed to load[/red] {escape(error)}", highlight=False)
     for warning in table.warnings:

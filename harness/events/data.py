@@ -151,13 +151,16 @@ class TaskFinished(EventData):
 
 class NetworkRun(EventData):
     """Data of `agent.network.run`: run the network `network` (`workspace/networks/<network>.md`)
-    on `task`, from `state` (default: empty); the final answer goes to `reply` when given."""
+    on `task`, from `state` (default: empty); the final answer goes to `reply` when given.
+    Its agents ask approvals in `ask_in` (default: `reply`): a chat turn that posts the answer
+    itself gives `ask_in` and no `reply`."""
 
     event_name: ClassVar[str] = NETWORK_RUN
 
     network: str = Field(min_length=1, max_length=40)
     task: str = Field(default="", max_length=100_000)
     reply: ReplyTarget | None = None
+    ask_in: ReplyTarget | None = None
     state: dict[str, Any] = Field(default_factory=dict)
 
 

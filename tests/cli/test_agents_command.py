@@ -72,15 +72,57 @@ def test_agents_table_shows_errors_and_exits_0(workspace: Path) -> None:
     assert "failed to load agents/broken/AGENT.md:3" in result.output
 
 
+@pytest.mark.parametrize(
+    ("bindings", "named"),
+    [
+        ("telegram=coder, slack:C1", "'slack:C1' is not channel"),
+        ("slack:C1=network:Not A Name", "'slack:C1=network:Not A Name': 'Not A Name' is not a"),
+    ],
+)
 def test_a_bad_agent_bindings_is_one_line_naming_the_variable(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, bindings: str, named: str
 ) -> None:
-    # Given AGENT_BINDINGS with an entry that names no agent
-    monkeypatch.setenv("AGENT_BINDINGS", "telegram=coder, slack:C1")
+    # Given AGENT_BINDINGS with an entry that names no target (none, or a bad network name)
+    monkeypatch.setenv("AGENT_BINDINGS", bindings)
     get_settings.cache_clear()
     # When any command reads the settings
     result = CliRunner().invoke(app, ["agents"])
-    # Then it fails with one line naming the variable and the entry
+    # Then it fails with one line naming the variable, the entry and what is wrong
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and "AGENT_BINDINGS: 'slack:C1'" in lines[0], lines
+    assert len(lines) == 1 and f"AGENT_BINDINGS: {named}" in lines[0], lines
+
+
+TRIAGE = (
+    "---\ndescription: Codes, then codes again.\nagents: [coder]\n"
+    "router: {kind: sequence, order: [coder]}\nbindings: [{channel: slack, chat_id: C2}]\n---\n"
+)
+
+
+def test_agents_lists_the_chats_bound_to_networks_and_warns_of_a_missing_one(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a network binding one chat by its file, the operator binding another chat to it
+    # and a third to a network that does not exist
+    (workspace / "networks").mkdir()
+    (workspace / "networks" / "triage.md").write_text(TRIAGE)
+    monkeypatch.setenv("AGENT_BINDINGS", "slack:C3=network:triage, slack:C4=network:ghost")
+    get_settings.cache_clear()
+    # When `harness agents --json` runs, and then the table
+    result = CliRunner().invoke(app, ["agents", "--json"])
+    shown = CliRunner().invoke(app, ["agents"], env={"COLUMNS": "200"})
+    # Then the network is listed with both bindings and who declared each
+    assert result.exit_code == 0, result.output
+    table: dict[str, Any] = json.loads(result.output)
+    [triage] = table["networks"]
+    assert triage["name"] == "triage" and triage["agents"] == ["coder"]
+    assert {(b["where"], b["source"]) for b in triage["bindings"]} == {
+        ("slack:C2", "networks/triage.md"),
+        ("slack:C3", "AGENT_BINDINGS"),
+    }
+    # and the binding to the missing network is a warning
+    warnings = "\n".join(table["warnings"])
+    assert "slack:C4=network:ghost names no network" in warnings, warnings
+    # and the table shows the network's bindings
+    assert shown.exit_code == 0, shown.output
+    assert "network:triage" in shown.output and "slack:C2 (networks/triage.md)" in shown.output

@@ -11,7 +11,8 @@ state. The state after each agent is the output of that iteration's "state" step
 `harness runs show` shows it.
 
 The agents a network runs are the workspace's named agents, each with the tools its file
-allows and every call through the approval gate (asked in `reply`'s chat), plus the state tools.
+allows and every call through the approval gate (asked in `ask_in`'s chat, else `reply`'s),
+plus the state tools.
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def run_network(ctx: Context) -> dict[str, Any]:
             break
         shared = SharedState(network=spec.name, state_schema=spec.state, data=state)
         brief = _brief(ctx, spec, task, state, results, read_outside)
-        result, updates, read = _run_agent(ctx, decision.next, brief, shared, data.reply)
+        asks = data.ask_in or data.reply
+        result, updates, read = _run_agent(ctx, decision.next, brief, shared, asks)
         read_outside = read_outside or read
         merged = ctx.step.run("state", merge, spec.state, state, updates)
         state = merged["state"]
@@ -109,11 +111,11 @@ def merge(
 
 
 def _run_agent(
-    ctx: Context, name: str, brief: str, shared: SharedState, reply: ReplyTarget | None
+    ctx: Context, name: str, brief: str, shared: SharedState, ask_in: ReplyTarget | None
 ) -> tuple[AgentResult, list[dict[str, Any]], str | None]:
-    """One agent of the network as a child run: its result, its state writes, and the
-    outside content it read (None: none)."""
-    task = Task(task=brief, agent=name, ask_in=reply, network_state=shared)
+    """One agent of the network as a child run (asking approvals in `ask_in`): its result,
+    its state writes, and the outside content it read (None: none)."""
+    task = Task(task=brief, agent=name, ask_in=ask_in, network_state=shared)
     try:
         out = ctx.step.invoke(
             "agent", SUBAGENT_FUNCTION, task.model_dump(mode="json", exclude_none=True),

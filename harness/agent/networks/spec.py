@@ -12,6 +12,7 @@
         - {then: agent}                  # no rule matched: the routing agent decides
     state: {type: object, properties: {draft: {type: string}, accepted: {type: boolean}}}
     max_iterations: 6
+    bindings: [{channel: slack, chat_id: C0123}]   # optional: chats this network answers
     ---
     Route drafting to the writer and checking to the reviewer.   # the routing agent's brief
 
@@ -29,7 +30,7 @@ from typing import Annotated, Any, Literal
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.agent.roster.spec import NAME_PATTERN
+from harness.agent.roster.spec import NAME_PATTERN, Binding
 
 STOP = "stop"
 """A rule's `then` (and the routing agent's `next`) that ends the network."""
@@ -175,6 +176,9 @@ class NetworkSpec(BaseModel):
     router: Router
     state: dict[str, Any] = Field(default_factory=lambda: dict(ANY_OBJECT))
     max_iterations: int = Field(default=10, ge=1, le=50)
+    bindings: tuple[Binding, ...] = ()
+    """Chats whose messages this network answers (as an agent's `bindings:`; the operator's
+    `AGENT_BINDINGS` win at equal specificity: `harness.agent.roster.bindings`)."""
     instructions: str = ""
     path: str = ""
     """The file it came from, workspace-relative (`networks/<name>.md`)."""
