@@ -12,6 +12,7 @@ from harness.runtime.testing import drain
 from harness.settings import Settings
 from harness.web import create_app
 from harness.web import dashboard as dashboard_routes
+from tests.parent_runs import finished_parent
 
 KEY = "secret-key-1"
 
@@ -30,19 +31,7 @@ def test_run_page_lists_child_runs_how_they_started_and_their_cost(
     runtime: Runtime, registry: FunctionRegistry
 ) -> None:
     # Given a parent that waits for one child, starts another detached, and reports their cost
-    @function(id="kid", trigger=event("app/never"), registry=registry)
-    def kid(ctx: Context) -> str:
-        return "ok"
-
-    @function(id="mother", trigger=event("app/go"), registry=registry)
-    def mother(ctx: Context) -> dict[str, object]:
-        ctx.step.invoke("wait-for", "kid")
-        ctx.step.start("spawn", "kid")
-        return {"children_cost_usd": 0.25}
-
-    runtime.register_functions()
-    run_id = publish({"name": "app/go", "data": {}}, runtime=runtime).run_ids[0]
-    drain(runtime)
+    run_id = finished_parent(runtime, registry)
 
     # When its page is opened
     page = _page(runtime, run_id)
