@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -20,7 +21,8 @@ from rich.table import Table
 
 from harness.commands.run_views import RunView, StepView, run_view, step_views
 from harness.errors import RunNotFoundError
-from harness.events import NETWORK_HANDLER
+from harness.observe.child_runs import child_runs, children_cost_usd
+from harness.observe.network_trace import network_trace
 from harness.observe.rerun import rerun
 from harness.observe.run_filters import RunFilter, find_runs
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
@@ -163,17 +165,10 @@ def _header(run: RunView) -> list[str]:
 def _network_state(record: RunRecord, journal: dict[str, dict[str, Any]]) -> str:
     """A network run's shared state after its latest agent (its "state" steps), previewed and
     redacted; "" for any other run, or before its first agent ended."""
-    if record.function_id != NETWORK_HANDLER:
+    trace = network_trace(record, journal)
+    if trace is None or not trace.agents:
         return ""
-    merged = [
-        (int(key.split(":")[1]), entry["v"])
-        for key, entry in journal.items()
-        if key.startswith("state:") and isinstance(entry.get("v"), dict)
-    ]
-    if not merged:
-        return ""
-    count, latest = max(merged, key=lambda pair: pair[0])
-    return f"{preview(latest.get('state'))}  (after {count + 1} agent(s))"
+    return f"{preview(trace.state)}  (after {trace.agents} agent(s))"
 
 
 def _journal_fields(entry: dict[str, Any]) -> dict[str, Any]:
@@ -232,9 +227,7 @@ def runs_show(
     journal = rt.ledger.journal(full_id)
     steps = step_views(view, journal)
     details = {key: step_detail(key, entry) for key, entry in journal.items()}
-    children = rt.run_index.records(
-        rt.run_index.newest(rt.keys.runs_of_parent(full_id), 0, 0, MAX_CHILDREN)
-    )
+    children = child_runs(rt, full_id)
     if as_json:
         extra = {k: d.model_dump(mode="json", exclude={"key"}) for k, d in details.items()}
         ordered = [
@@ -242,8 +235,9 @@ def runs_show(
              "status": s.status, "attempts": s.attempts, **extra.get(s.key, {})}
             for s in steps
         ]  # fmt: skip
+        newest_first = [asdict(child) for child in reversed(children)]
         shown = {"run": _run_json(record), "trigger": event_preview(record.event), "steps": ordered,
-                 "children": [_child_json(child) for child in children]}  # fmt: skip
+                 "children": newest_first}  # fmt: skip
         typer.echo(json.dumps(shown, indent=2))
         return
     for line in _header(view):
@@ -255,9 +249,9 @@ def runs_show(
     tokens, cost = run_cost(list(details.values()))
     if tokens:
         typer.echo(f"tokens    {tokens}  cost {money(cost)}")
-    spent = record.result.get("children_cost_usd") if isinstance(record.result, dict) else None
-    if isinstance(spent, int | float):
-        typer.echo(f"children  cost {money(float(spent))} (the child runs' model calls)")
+    spent = children_cost_usd(record.result)
+    if spent is not None:
+        typer.echo(f"children  cost {money(spent)} (the child runs' model calls)")
     if steps:
         typer.echo("")
         header = ["step", "kind", "status", "attempts", "duration", "started", "model", "cost"]
@@ -272,26 +266,8 @@ def runs_show(
         typer.echo(f"\n{detail.key} error: {detail.error}")
     if children:
         typer.echo("")
-        rows = [[c.id, c.function_id, c.status, _started_by(c)] for c in reversed(children)]
+        rows = [[c.id, c.function_id, c.status, c.started_by] for c in children]
         print_rows(["child run", "function", "status", "started by"], rows, 1)
-
-
-MAX_CHILDREN = 200
-"""How many child runs `runs show` lists (the newest)."""
-
-
-def _started_by(child: RunRecord) -> str:
-    """How the parent started a child: waiting for it in a step, or detached from a step."""
-    if child.parent is None:
-        return ""
-    how = "detached" if child.parent.detached else "waited"
-    return f"{child.parent.step} ({how})"
-
-
-def _child_json(child: RunRecord) -> dict[str, Any]:
-    return {"id": child.id, "function_id": child.function_id, "status": child.status,
-            "step": child.parent.step if child.parent else "",
-            "detached": bool(child.parent and child.parent.detached)}  # fmt: skip
 
 
 @runs_app.command("rerun")

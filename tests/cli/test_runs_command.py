@@ -15,6 +15,7 @@ from harness.runtime import Context, Runtime, event, function, publish, set_runt
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.kicker import RecordingKicker
 from harness.runtime.testing import drain
+from tests.parent_runs import finished_parent
 from tests.runtime_fixtures import ManualClock
 
 
@@ -156,19 +157,7 @@ def test_runs_show_lists_the_child_runs_and_their_cost(
     cli_runtime: Runtime, registry: FunctionRegistry
 ) -> None:
     # Given a parent that waits for one child, starts another detached, and reports their cost
-    @function(id="kid", trigger=event("app/never"), registry=registry)
-    def kid(ctx: Context) -> str:
-        return "ok"
-
-    @function(id="mother", trigger=event("app/go"), registry=registry)
-    def mother(ctx: Context) -> dict[str, object]:
-        ctx.step.invoke("wait-for", "kid")
-        ctx.step.start("spawn", "kid")
-        return {"children_cost_usd": 0.25}
-
-    cli_runtime.register_functions()
-    run_id = publish({"name": "app/go", "data": {}}, runtime=cli_runtime).run_ids[0]
-    drain(cli_runtime)
+    run_id = finished_parent(cli_runtime, registry)
 
     # When `runs show` prints the parent
     result = CliRunner().invoke(app, ["runs", "show", run_id])

@@ -2,7 +2,8 @@
 functions.
 
 Pages are rendered on the server with Jinja2; `static/dashboard.js` (our own, no library)
-only swaps in the fragments the SSE streams send (the run list's rows, a run's steps).
+only swaps in the fragments the SSE streams send (the run list's rows, a run's steps,
+network state and child runs).
 Every page needs `gate.signed_in`.
 """
 
@@ -192,7 +193,8 @@ async def run_list_live(
 
 @router.get("/runs/{run_id}")
 def run_page(request: Request, context: Ctx, run_id: str) -> HTMLResponse:
-    """One run: header, step timeline with previews, tokens and cost, sub-runs."""
+    """One run: header, step timeline with previews, tokens and cost, a network's state and
+    router decisions, child runs and their cost."""
     _require(request, context)
     page = views.run_page(context.runtime_factory(), run_id)
     if page is None:
@@ -202,8 +204,9 @@ def run_page(request: Request, context: Ctx, run_id: str) -> HTMLResponse:
 
 @router.get("/runs/{run_id}/live")
 async def run_live(request: Request, context: Ctx, run_id: str) -> StreamingResponse:
-    """Server-sent events: the run's status and steps fragment each time they change, until
-    the run ends or the client goes away."""
+    """Server-sent events: the run's status and its live fragment (steps, a network's state
+    and decisions, child runs) each time they change, until the run ends or the client goes
+    away."""
     _require(request, context)
 
     async def stream() -> AsyncIterator[str]:
@@ -212,7 +215,7 @@ async def run_live(request: Request, context: Ctx, run_id: str) -> StreamingResp
             page = await run_in_threadpool(views.run_page, context.runtime_factory(), run_id)
             if page is None:
                 return
-            body = templates.get_template("steps.html").render(page=page)
+            body = templates.get_template("live.html").render(page=page)
             if body != last:
                 last = body
                 payload = {"status": page.run.status, "html": body}

@@ -9,13 +9,14 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 
 from harness.commands.run_views import RunView, StepView, run_view, step_views
+from harness.observe.child_runs import ChildRun, child_runs, children_cost_usd
+from harness.observe.network_trace import NetworkTrace, network_trace
 from harness.observe.run_filters import RunFilter, find_runs
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
 from harness.observe.usage_report import UsageTotal, totals
 from harness.records.stores import redis_records
 from harness.runtime.functions import CronTrigger
 from harness.runtime.instance import Runtime
-from harness.runtime.ledger import RunRecord
 from harness.runtime.previews import event_preview
 from harness.runtime.sessions import session_of
 
@@ -25,7 +26,8 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 @dataclass(frozen=True)
 class RunPage:
     """One run with its trigger (a bounded, redacted preview), its steps, their details, its
-    cost and its sub-runs."""
+    cost, the runs it started and what they spent ("": its output does not say), and for a
+    network run its shared state and router decisions."""
 
     run: RunView
     session: str
@@ -35,7 +37,9 @@ class RunPage:
     details: dict[str, StepDetail]
     tokens: int
     cost: str
-    children: list[RunRecord]
+    children: list[ChildRun]
+    children_cost: str = ""
+    network: NetworkTrace | None = None
 
     @property
     def live(self) -> bool:
@@ -52,9 +56,8 @@ def run_page(runtime: Runtime, run_id: str) -> RunPage | None:
     view = run_view(record)
     details = {key: step_detail(key, entry) for key, entry in journal.items()}
     tokens, cost = run_cost(list(details.values()))
-    children = runtime.run_index.records(
-        runtime.run_index.newest(runtime.keys.runs_of_parent(run_id), 0, 0, 200)
-    )
+    children = child_runs(runtime, run_id)
+    spent = children_cost_usd(record.result)
     return RunPage(
         run=view,
         session=session_of(record.event),
@@ -65,6 +68,8 @@ def run_page(runtime: Runtime, run_id: str) -> RunPage | None:
         tokens=tokens,
         cost=money(cost),
         children=children,
+        children_cost="" if spent is None else money(spent),
+        network=network_trace(record, journal, children),
     )
 
 

@@ -3,8 +3,8 @@
   "use strict";
   if (!window.EventSource) { return; }
 
-  // A run's page: its status and steps while the run is active; the server ends the stream
-  // when the run ends, so the page stops listening then.
+  // A run's page: its status and live part (steps, a network's state, child runs) while the
+  // run is active; the server ends the stream when the run ends, so the page stops then.
   var run = document.querySelector("[data-live-url]");
   if (run) {
     var source = new EventSource(run.getAttribute("data-live-url"));
