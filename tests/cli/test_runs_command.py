@@ -154,10 +154,10 @@ def test_runs_commands_report_an_unreachable_redis_in_one_line(
 
 
 def test_runs_show_lists_the_child_runs_and_their_cost(
-    cli_runtime: Runtime, registry: FunctionRegistry
+    cli_runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
 ) -> None:
     # Given a parent that waits for one child, starts another detached, and reports their cost
-    run_id = finished_parent(cli_runtime, registry)
+    run_id = finished_parent(cli_runtime, registry, clock)
 
     # When `runs show` prints the parent
     result = CliRunner().invoke(app, ["runs", "show", run_id])

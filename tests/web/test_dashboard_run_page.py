@@ -13,6 +13,7 @@ from harness.settings import Settings
 from harness.web import create_app
 from harness.web import dashboard as dashboard_routes
 from tests.parent_runs import finished_parent
+from tests.runtime_fixtures import ManualClock
 
 KEY = "secret-key-1"
 
@@ -28,10 +29,10 @@ def _page(runtime: Runtime, run_id: str) -> BeautifulSoup:
 
 
 def test_run_page_lists_child_runs_how_they_started_and_their_cost(
-    runtime: Runtime, registry: FunctionRegistry
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
 ) -> None:
     # Given a parent that waits for one child, starts another detached, and reports their cost
-    run_id = finished_parent(runtime, registry)
+    run_id = finished_parent(runtime, registry, clock)
 
     # When its page is opened
     page = _page(runtime, run_id)
