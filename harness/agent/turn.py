@@ -55,7 +55,7 @@ from harness.errors import StepFailedError
 from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
 from harness.llm.errors import ContextOverflowError, ModelCancelledError, TransientModelError
 from harness.llm.images import with_image_data
-from harness.llm.provider import ModelProvider, TextSink
+from harness.llm.provider import TextSink
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolCall, ToolResult, ToolSpec
 from harness.runtime import Runtime
 from harness.runtime.steps import Context
@@ -281,7 +281,8 @@ class DurableTurn:
         on_text = self.hooks.model_started(self._thinks, self.ctx.attempt)
         try:
             messages = with_image_data(messages, self.deps.workspace)
-            turn = self._complete(self.system(note), messages, tools, on_text)
+            choice = self.profile.tool_choice_for(tools)
+            turn = self._complete(self.system(note), messages, tools, on_text, choice)
         finally:
             self.hooks.model_ended()
         return turn.model_dump(mode="json")
@@ -292,8 +293,9 @@ class DurableTurn:
         messages: Sequence[Message],
         tools: Sequence[ToolSpec],
         on_text: TextSink | None = None,
+        tool_choice: str | None = None,
     ) -> AssistantTurn:
-        provider = self._provider()
+        provider = self.profile.provider_for(self.ctx.attempt)
         try:
             return provider.complete(
                 system=system,
@@ -301,6 +303,7 @@ class DurableTurn:
                 tools=tools,
                 cancel=self.ctx.cancelled,
                 on_text=on_text,
+                tool_choice=tool_choice,
             )
         except ModelCancelledError:
             self.ctx.check_stop()
@@ -309,9 +312,6 @@ class DurableTurn:
             exc.retry_for = self.deps.settings.agent_model_retry_for
             log.warning("model call failed (attempt %d): %s", self.ctx.attempt + 1, exc)
             raise
-
-    def _provider(self) -> ModelProvider:
-        return self.profile.provider_for(self.ctx.attempt)
 
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:

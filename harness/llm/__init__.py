@@ -1,12 +1,13 @@
 """The model provider layer: a neutral conversation, one `ModelProvider` per wire API.
 
-types.py      Message, ToolCall, ToolResult, ToolSpec, Usage, AssistantTurn, SystemBlock
-provider.py   the ModelProvider protocol
-anthropic.py  Anthropic Messages API
-openai.py     OpenAI Chat Completions (and compatible servers)
-errors.py     TransientModelError, ContextOverflowError, PermanentModelError, ...
-factory.py    build_provider / build_fallback_provider from ModelSettings
-guard.py      forbid_real_model_calls, for tests
+types.py        Message, ToolCall, ToolResult, ToolSpec, Usage, AssistantTurn, SystemBlock
+provider.py     the ModelProvider protocol
+tool_choice.py  which tool a call must use, checked for every provider
+anthropic.py    Anthropic Messages API
+openai.py       OpenAI Chat Completions (and compatible servers)
+errors.py       TransientModelError, ContextOverflowError, PermanentModelError, ...
+factory.py      build_provider / build_fallback_provider from ModelSettings
+guard.py        forbid_real_model_calls, for tests
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from harness.llm.guard import check_base_url
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.streaming import StreamCancelled, events, parse_arguments
+from harness.llm.tool_choice import check_tool_choice
 from harness.llm.types import (
     AssistantTurn,
     Message,
@@ -105,8 +106,10 @@ class AnthropicProvider:
         max_tokens: int | None = None,
         cancel: threading.Event | None = None,
         on_text: TextSink | None = None,
+        tool_choice: str | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
+        choice = check_tool_choice(tool_choice, tools)
         body = request_body(
             model=self._model,
             max_tokens=max_tokens or self._max_tokens,
@@ -114,6 +117,7 @@ class AnthropicProvider:
             system=system_blocks(system),
             messages=messages,
             tools=tools,
+            tool_choice=choice,
         )
 
         def open_stream() -> anthropic.Stream[RawMessageStreamEvent]:

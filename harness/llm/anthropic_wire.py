@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the SDK's request types, for the checker only: nothing here
     from anthropic.types import (
         ImageBlockParam,
         TextBlockParam,
+        ToolChoiceParam,
         ToolParam,
         ToolResultBlockParam,
         ToolUseBlockParam,
@@ -52,6 +53,17 @@ def convert_tools(tools: Sequence[ToolSpec]) -> list[ToolParam]:
     ]
 
 
+def convert_tool_choice(choice: str) -> ToolChoiceParam:
+    """A checked `tool_choice` (`harness.llm.tool_choice.check_tool_choice`) on the wire."""
+    if choice == "auto":
+        return {"type": "auto"}
+    if choice == "any":
+        return {"type": "any"}
+    if choice == "none":
+        return {"type": "none"}
+    return {"type": "tool", "name": choice}
+
+
 def request_body(
     *,
     model: str,
@@ -60,8 +72,10 @@ def request_body(
     messages: Sequence[Message],
     tools: Sequence[ToolSpec],
     temperature: float | None = None,
+    tool_choice: str | None = None,
 ) -> bytes:
-    """A streaming Messages API request as JSON (`temperature` only when set): the stable
+    """A streaming Messages API request as JSON (`temperature` and `tool_choice`, checked by
+    `check_tool_choice`, only when set): the stable
     system blocks, the tools, and the conversation with its cache breakpoints
     (`mark_conversation`) and the volatile system text at its end (`append_volatile`). Each
     message is rendered once and remembered, so sending a long history again costs a join,
@@ -74,6 +88,8 @@ def request_body(
         head["system"] = stable
     if tools:
         head["tools"] = convert_tools(tools)
+    if tool_choice is not None:
+        head["tool_choice"] = convert_tool_choice(tool_choice)
     wire = mark_conversation(list(_RENDERINGS.render(messages, model)))
     append_volatile(wire, [b for b in system if b.volatile])
     rendered = _dumps(head)

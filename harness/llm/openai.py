@@ -22,6 +22,7 @@ from openai.types.chat import (
     ChatCompletionFunctionToolParam,
     ChatCompletionMessageParam,
     ChatCompletionMessageToolCallParam,
+    ChatCompletionToolChoiceOptionParam,
 )
 
 from harness.llm.errors import (
@@ -38,6 +39,7 @@ from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.streaming import StreamCancelled, events, parse_arguments
 from harness.llm.token_field import MaxTokensField, TokenField
+from harness.llm.tool_choice import check_tool_choice
 from harness.llm.types import (
     AssistantTurn,
     Message,
@@ -59,6 +61,11 @@ _FINISH_REASONS: dict[str, StopReason] = {
     "tool_calls": "tool_use",
     "function_call": "tool_use",
     "length": "max_tokens",
+}
+_WIRE_CHOICES: dict[str, ChatCompletionToolChoiceOptionParam] = {
+    "auto": "auto",
+    "any": "required",
+    "none": "none",
 }
 _OVERFLOW_HINTS = ("context_length_exceeded", "maximum context length", "context window")
 
@@ -111,17 +118,22 @@ class OpenAIProvider:
         max_tokens: int | None = None,
         cancel: threading.Event | None = None,
         on_text: TextSink | None = None,
+        tool_choice: str | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
+        choice = check_tool_choice(tool_choice, tools)
         blocks = system_blocks(system)
         wire_messages = convert_messages([b for b in blocks if not b.volatile], messages)
         append_volatile(wire_messages, [b for b in blocks if b.volatile])
         wire_tools = convert_tools(tools)
+        wire_choice = convert_tool_choice(choice) if choice is not None else None
 
         limit = max_tokens or self._max_tokens
         sent = self._token_field.current()
         try:
-            return self._stream(wire_messages, wire_tools, sent, limit, cancel, on_text).finish()
+            return self._stream(
+                wire_messages, wire_tools, wire_choice, sent, limit, cancel, on_text
+            ).finish()
         except openai.BadRequestError as exc:
             # A server that does not know the token-limit field we sent: try the other once.
             detail = f"{exc.message} {exc.body}"
@@ -129,7 +141,9 @@ class OpenAIProvider:
                 raise classify_error(exc, self._secret) from exc
         try:
             retry = self._token_field.current()
-            return self._stream(wire_messages, wire_tools, retry, limit, cancel, on_text).finish()
+            return self._stream(
+                wire_messages, wire_tools, wire_choice, retry, limit, cancel, on_text
+            ).finish()
         except openai.BadRequestError as exc:
             raise classify_error(exc, self._secret) from exc
 
@@ -137,6 +151,7 @@ class OpenAIProvider:
         self,
         wire_messages: list[ChatCompletionMessageParam],
         wire_tools: list[ChatCompletionFunctionToolParam],
+        wire_choice: ChatCompletionToolChoiceOptionParam | None,
         field: MaxTokensField,
         limit: int,
         cancel: threading.Event | None,
@@ -150,6 +165,7 @@ class OpenAIProvider:
                 model=self._model,
                 messages=wire_messages,
                 tools=wire_tools or openai.omit,
+                tool_choice=openai.omit if wire_choice is None else wire_choice,
                 max_completion_tokens=limit if field == "max_completion_tokens" else openai.omit,
                 max_tokens=limit if field == "max_tokens" else openai.omit,
                 temperature=openai.omit if self._temperature is None else self._temperature,
@@ -187,6 +203,12 @@ def convert_tools(tools: Sequence[ToolSpec]) -> list[ChatCompletionFunctionToolP
         }
         for t in tools
     ]
+
+
+def convert_tool_choice(choice: str) -> ChatCompletionToolChoiceOptionParam:
+    """A checked `tool_choice` (`harness.llm.tool_choice.check_tool_choice`) on the wire:
+    `any` is Chat Completions' `required`; a tool's name becomes a named function choice."""
+    return _WIRE_CHOICES.get(choice) or {"type": "function", "function": {"name": choice}}
 
 
 def convert_messages(

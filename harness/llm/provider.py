@@ -40,8 +40,14 @@ class ModelProvider(Protocol):
         max_tokens: int | None = None,
         cancel: threading.Event | None = None,
         on_text: TextSink | None = None,
+        tool_choice: str | None = None,
     ) -> AssistantTurn:
         """Ask the model for its next turn.
+
+        `tool_choice` (`harness.llm.tool_choice`): None sends nothing (the provider's default,
+        auto), else `"auto"`, `"any"` (or `"required"`: some tool must be called), `"none"`,
+        or the name of one of `tools` (that tool must be called). Raises `ValueError` before
+        any request for a name not among `tools` or a forced call with no tools.
 
         `on_text`, when given, is called with each piece of the answer's text (not reasoning,
         not tool arguments) as it arrives; the pieces joined are the turn's text.

@@ -300,8 +300,44 @@ def request_problem(api: str, body: Any, headers: dict[str, str], fake: ModelSer
     if api == "anthropic":
         if "anthropic-version" not in headers:
             return "anthropic-version: header is required"
-        return _anthropic_problem(body, fake)
-    return _openai_problem(body)
+        return _tool_choice_problem(api, body) or _anthropic_problem(body, fake)
+    return _tool_choice_problem(api, body) or _openai_problem(body)
+
+
+def _tool_choice_problem(api: str, body: dict[str, Any]) -> str | None:
+    """What the service says about a malformed `tool_choice`: the wrong shape for its API, a
+    forced call without tools, or a named tool that is not offered."""
+    if "tool_choice" not in body:
+        return None
+    choice, tools = body["tool_choice"], body.get("tools") or []
+    if api == "anthropic":
+        names = [tool.get("name") for tool in tools]
+        kind = choice.get("type") if isinstance(choice, dict) else None
+        if kind not in ("auto", "any", "tool", "none"):
+            return "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'"
+        forced = kind in ("any", "tool")
+        named = choice.get("name") if kind == "tool" else None
+    else:
+        names = [(tool.get("function") or {}).get("name") for tool in tools]
+        if not tools:
+            return (
+                "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' "
+                "are specified."
+            )
+        if isinstance(choice, dict) and choice.get("type") == "function":
+            forced, named = True, (choice.get("function") or {}).get("name")
+        elif choice in ("auto", "required", "none"):
+            forced, named = choice == "required", None
+        else:
+            return (
+                "Invalid value for 'tool_choice': expected 'none', 'auto', 'required' or a "
+                "named function."
+            )
+    if forced and not tools:
+        return "tool_choice: a forced tool call needs tools"
+    if named is not None and named not in names:
+        return f"Tool '{named}' in tool_choice is not among the tools provided"
+    return None
 
 
 def _anthropic_problem(body: dict[str, Any], fake: ModelServer) -> str | None:

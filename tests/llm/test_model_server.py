@@ -186,3 +186,19 @@ def test_model_server_responder_answers_what_nothing_scripted_covers(
         "anthropic: two",
     ]
     assert model_server.unscripted == 0
+
+
+def test_model_server_rejects_a_tool_choice_the_services_would_refuse(
+    claude: anthropic.Anthropic, gpt: openai.OpenAI, model_server: ModelServer
+) -> None:
+    # Given requests forcing a tool that is not offered, and OpenAI's choice without tools
+    user: Any = [{"role": "user", "content": "hi"}]
+    # When each is sent, Then the server refuses it as the service would
+    with pytest.raises(anthropic.BadRequestError, match="not among the tools"):
+        claude.messages.create(
+            model=CLAUDE, max_tokens=10, messages=user, tools=[TOOL],
+            tool_choice={"type": "tool", "name": "g"},
+        )  # fmt: skip
+    with pytest.raises(openai.BadRequestError, match="only allowed when 'tools'"):
+        gpt.chat.completions.create(model="gpt-5.4-mini", messages=user, tool_choice="auto")
+    assert len(model_server.rejections) == 2

@@ -1,8 +1,8 @@
 """The routing agent: one model call that picks the network's next agent, or stops.
 
-The model is offered one tool, `route` (`next`: an agent's name or "stop", `reason`), and told
-to call it. The model layer has no `tool_choice` yet, so "forced" means: the only tool, and an
-answer that calls none of it stops the network, its text recorded as the reason. A name that
+The model is offered one tool, `route` (`next`: an agent's name or "stop", `reason`), and the
+call forces it (`tool_choice="route"`). A model or server that ignores the choice may still
+answer in text: that answer stops the network, its text recorded as the reason. A name that
 is not one of the network's agents stops it too, with the reason saying so.
 """
 
@@ -64,6 +64,7 @@ def ask_routing_agent(
         messages=[Message.user(prompt)],
         tools=[route_spec(spec.agents)],
         cancel=cancel,
+        tool_choice=ROUTE_TOOL,
     )
     call = next((c for c in turn.tool_calls if c.name == ROUTE_TOOL), None)
     if call is None:

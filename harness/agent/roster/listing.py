@@ -54,6 +54,8 @@ class AgentRow(BaseModel):
     max_turns: int
     temperature: float | None
     max_tokens: int
+    tool_choice: str | None = None
+    """Its file's `tool_choice` (`auto`, `any`, `none`); None: the provider's default."""
     bindings: list[BindingRow]
     path: str
     """Its file, workspace-relative; "" for the default agent."""
@@ -176,6 +178,7 @@ def _row(
         max_turns=spec.max_turns or settings.agent_max_iterations,
         temperature=spec.temperature,
         max_tokens=spec.max_tokens or settings.agent_max_tokens,
+        tool_choice=spec.tool_choice,
         bindings=_bindings_of(Target(spec.name), bound),
         path=spec.path,
     )

@@ -13,6 +13,7 @@ is one of the providers the operator configured.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from harness.agent.roster.load import load_roster
 from harness.agent.roster.spec import DEFAULT_AGENT, AgentSpec
 from harness.llm.factory import build_fallback_provider, build_provider
 from harness.llm.provider import ModelProvider
+from harness.llm.types import ToolSpec
 from harness.tools.base import ToolRegistry
 
 if TYPE_CHECKING:
@@ -55,6 +57,14 @@ class AgentProfile:
         """A named agent's instructions (its file's body); None for the default agent, whose
         identity is `SOUL.md`."""
         return None if self.spec is None else self.spec.instructions
+
+    def tool_choice_for(self, tools: Sequence[ToolSpec]) -> str | None:
+        """The `tool_choice` of a loop's model call offering `tools`: the agent file's, or None
+        (nothing sent) for the default agent and for a call without tools (the last
+        iteration, which must answer)."""
+        if self.spec is None or not tools:
+            return None
+        return self.spec.tool_choice
 
 
 def default_profile(deps: AgentDeps) -> AgentProfile:

@@ -6,6 +6,7 @@
     tools: [read, web_fetch, remember]
     max_turns: 8
     temperature: 0.2
+    tool_choice: any                 # optional: auto, any (a tool each call) or none
     output_schema: {type: object, properties: {answer: {type: string}}, required: [answer]}
     bindings: [{channel: slack, chat_id: C0123}]
     ---
@@ -24,6 +25,8 @@ from typing import Any, Literal
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from harness.llm.tool_choice import ToolChoiceMode
 
 DEFAULT_AGENT = "main"
 """The name of the default agent: the one with `SOUL.md` and `USER.md`, which answers every chat
@@ -77,6 +80,10 @@ class AgentSpec(BaseModel):
     max_turns: int | None = Field(default=None, ge=1, le=200)
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, ge=1, le=200_000)
+    tool_choice: ToolChoiceMode | None = None
+    """How its loop's model calls use tools: `auto`, `any` (each call must call a tool, so it
+    answers only on the last iteration, where tools are off) or `none`; None: the provider's
+    default (auto). Never one tool's name: forced on every call, the agent could not answer."""
     output_schema: dict[str, Any] | None = None
     bindings: tuple[Binding, ...] = ()
     path: str = ""

@@ -154,6 +154,36 @@ def test_routing_agent_naming_no_agent_of_the_network_stops_it(network: NetworkR
     assert network.record(run_id).result["iterations"] == 0
 
 
+def test_routing_agent_request_forces_the_route_tool(network: NetworkRig) -> None:
+    # Given a routed network
+    _trio(network)
+    network.declare_network("essay", f"---\ndescription: x\n{TRIO}router: {{kind: agent}}\n---\n")
+    network.agent.model.script(Reply.tool("route", {"next": "stop", "reason": "nothing to do"}))
+
+    # When it runs
+    network.start("essay", "Anything")
+
+    # Then the routing call told the model it must call `route`
+    routing = network.agent.model.requests[0].body
+    assert routing.get("tool_choice") == {"type": "tool", "name": "route"}, routing
+
+
+def test_routing_agent_answering_without_route_stops_with_its_text(network: NetworkRig) -> None:
+    # Given a routed network whose model ignores the forced choice and answers in text
+    _trio(network)
+    network.declare_network("essay", f"---\ndescription: x\n{TRIO}router: {{kind: agent}}\n---\n")
+    network.agent.model.script(Reply.answer("I would rather not pick."))
+
+    # When it runs
+    run_id = network.start("essay", "Anything")
+
+    # Then no agent ran, and the decision records what the model said
+    [decision] = network.steps(run_id, "route")
+    assert decision["next"] is None, decision
+    assert decision["reason"] == "the routing agent did not route: I would rather not pick."
+    assert network.record(run_id).result["iterations"] == 0
+
+
 def test_hybrid_router_uses_rules_first_and_the_routing_agent_when_none_matches(
     network: NetworkRig,
 ) -> None:
