@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from harness.runtime import Context, event, function
-from harness.runtime.function_sources import FILE_SOURCE, Origin, replace_source
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from tests.agent.networks.conftest import NetworkRig
 from tests.agent.networks.test_network_routers import AFTER_EACH, SCHEMA, TRIO, _three_agents_write
+from tests.fakes.workspace_functions import serve_as_workspace_function
 from tests.runtime_fixtures import ManualClock
 
 ROUTER_ID = "router-essay"
@@ -51,12 +51,8 @@ def _serve(
         calls.append(dict(ctx.event.data))
         return answer(ctx)
 
-    registry.register(router_function)
     runtime = network.agent.runtime
-    runtime.register_functions()
-    if workspace:
-        origin = Origin(source=FILE_SOURCE, file="essay.py")
-        replace_source(runtime, FILE_SOURCE, {ROUTER_ID: (router_function.spec, origin)}, [])
+    serve_as_workspace_function(runtime, registry, router_function, recorded=workspace)
     for name in ("researcher", "writer", "reviewer"):
         network.declare_agent(name)
     network.declare_network("essay", NETWORK)
