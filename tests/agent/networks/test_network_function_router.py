@@ -11,7 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from harness.cli import app
 from harness.runtime import Context, event, function
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
@@ -159,3 +161,23 @@ def test_function_router_that_does_not_answer_in_time_stops_the_network(
     out = network.record(run_id).result
     assert out is not None and out["iterations"] == 0, out
     assert out["stopped"].startswith(f"the router function {ROUTER_ID} failed:"), out
+
+
+@pytest.mark.usefixtures("restore_settings")
+def test_networks_command_shows_a_function_router_and_refuses_a_bad_id(
+    network: NetworkRig,
+) -> None:
+    # Given a network routed by a function, and one whose function id is not an id
+    network.declare_agent("writer")
+    head = "---\ndescription: x\nagents: [writer]\n"
+    network.declare_network("good", f"{head}router: {{kind: function, id: router-a}}\n---\n")
+    network.declare_network("bad", f"{head}router: {{kind: function, id: 'a b/c'}}\n---\n")
+
+    # When `harness networks` runs on that workspace
+    workspace = str(network.agent.workspace)
+    result = CliRunner().invoke(app, ["--workspace", workspace, "networks"])
+
+    # Then the good one shows its router's id, and the bad one is a load error at its line
+    assert result.exit_code == 0, result.output
+    assert "function: router-a" in result.output, result.output
+    assert "networks/bad.md:4" in result.output, result.output
