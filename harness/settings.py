@@ -94,6 +94,11 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
     agent_max_iterations: int = Field(default=20, ge=1, le=200)
     agent_context_tokens: int = Field(default=150_000, ge=4_000)
     agent_allow_shell: bool = Field(default=True)
+    agent_workspace_hooks: bool = Field(
+        default=False,
+        description="Ask the agent's own hook functions in workspace/functions/ (served by the "
+        "sidecar; `hook-before-tool`) before each tool call; each call costs one invoke.",
+    )
     agent_parallel_tools: bool = Field(
         default=True,
         description="Run the independent tool calls of one model reply at once (up to 4), "

@@ -37,6 +37,7 @@ from harness.agent.structured_answer import (
 )
 from harness.agent.turn import DurableTurn
 from harness.agent.user_hooks import hooks_for
+from harness.agent.workspace_hooks import workspace_hooks
 from harness.events import (
     MESSAGE_HANDLER,
     MESSAGE_RECEIVED,
@@ -160,15 +161,18 @@ def _watchers(ctx: Context, session_key: str | None, live: LiveText | None) -> H
 
 
 def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> tuple[str, int]:
-    """The loop over the turn's callables and hooks (approval first, then the plug-ins'
-    hooks, then the turn's watch hooks): the reply text and the number of iterations.
-    `first` is the user's message with its attachments, when it had any."""
+    """The loop over the turn's callables and hooks (the workspace's hooks when enabled, then
+    approval, then the plug-ins' hooks, then the turn's watch hooks): the reply text and the
+    number of iterations. `first` is the user's message with its attachments, when it had
+    any."""
     turn.save_user_message(turn.ctx.event, first)
     if turn.profile.provider is None:
         return NOT_CONFIGURED_REPLY, 0
     fallback = first.text if first else data.message or "(empty message)"
     approvals = ApprovalHook(turn)
-    hooks = HookChain(approvals, *hooks_for(turn), turn.hooks)
+    # the workspace's hooks come first: approval decides on the call as they changed it
+    ahead = workspace_hooks(turn.ctx, turn.deps.settings.agent_workspace_hooks)
+    hooks = HookChain(*ahead, approvals, *hooks_for(turn), turn.hooks)
     iterations = 0
     while True:
         outcome = run_agent_loop(
@@ -243,7 +247,11 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
             steer=lambda: [],
             record=turn.record,
             # asks in the parent's chat; never streams
-            hooks=HookChain(ApprovalHook(turn), *hooks_for(turn)),
+            hooks=HookChain(
+                *workspace_hooks(ctx, deps.settings.agent_workspace_hooks),
+                ApprovalHook(turn),
+                *hooks_for(turn),
+            ),
             max_iterations=turn.profile.max_turns,
             # a batch would bypass the state tools' `act`: a network's agent acts in turn
             act_all=None if shared else turn.act_batch,

@@ -20,7 +20,8 @@ run, a replay after a crash or a wait included, so a hook must decide the same o
 input (keep its own side effects idempotent). They come after the approval hook: a hook sees
 the call a person approved, and a call it rewrites runs as rewritten without asking again
 (a plug-in is the operator's code, installed in the fleet's environment). Hooks from the
-workspace are not loaded here: code the agent can write would need the sidecar's sandbox.
+workspace are never loaded here: the agent's own hooks run in the sidecar's sandbox
+(`harness.agent.workspace_hooks`).
 
 A hook that raises, or returns something else than it may, is left out of that one call with
 one log line; the turn goes on as if it were absent. The plug-ins are imported once per

@@ -49,6 +49,8 @@ def _router(spec: NetworkSpec) -> str:
         return "sequence"
     if router.kind == "python":
         return f"python: {router.name}"
+    if router.kind == "function":
+        return f"function: {router.id}"
     return "agent"
 
 

@@ -22,7 +22,7 @@ from harness.agent.networks.spec import (
     SequenceRouter,
 )
 
-DecidedBy = Literal["rules", "sequence", "python", "agent", "limit"]
+DecidedBy = Literal["rules", "sequence", "python", "function", "agent", "limit"]
 
 
 class AgentResult(BaseModel):

@@ -3,6 +3,8 @@
 The step runs the network's router (rules, sequence, a Python router, the routing agent, or
 rules that hand over to it) and records its `Decision`: a replay returns the recorded
 decision, so a resumed network goes where it went before, whatever the router would say now.
+A function router (one the agent wrote, served by the sidecar) is invoked in a step of its
+own, then its decision is recorded the same way (`function_router`).
 A router that fails (a Python router that raises, a model that keeps failing) stops the
 network, the failure as the reason.
 """
@@ -15,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from harness.agent.networks.code_routers import find_router
 from harness.agent.networks.decisions import AgentResult, Decision, by_rules, by_sequence
+from harness.agent.networks.function_router import route_by_function
 from harness.agent.networks.routing_agent import ask_routing_agent
 from harness.agent.networks.spec import (
     AgentRouter,
+    FunctionRouter,
     NetworkSpec,
     PythonRouter,
     RulesRouter,
@@ -46,6 +50,8 @@ def route(
     results: Sequence[AgentResult],
 ) -> Decision:
     """The next agent (or stop) and why, decided once per run and iteration."""
+    if isinstance(spec.router, FunctionRouter):
+        return route_by_function(ctx, spec, spec.router, state, results)
     decider = _Decider(ctx, deps, spec, descriptions, task)
 
     def decide() -> dict[str, Any]:
@@ -81,6 +87,8 @@ class _Decider:
                 return decided
             chose = self._agent(router.model, state, results)
             return chose.model_copy(update={"reason": f"{decided.reason}; {chose.reason}"})
+        if isinstance(router, FunctionRouter):  # `route` invokes it before any step runs here
+            raise TypeError("a function router is invoked by route_by_function")
         return self._agent(router.model, state, results)
 
     def _python(

@@ -18,8 +18,10 @@
 
 A network file is data, never code: its router is a rule list (`rules`), a fixed order
 (`sequence`), a routing agent's model call (`agent`), or the name of a Python router the
-operator registered (`python`, `harness.agent.networks.code_routers`). Unknown keys are
-errors, not ignored; which agents exist is checked by the loader (`load.py`).
+operator registered (`python`, `harness.agent.networks.code_routers`), or the id of a
+function the agent wrote in `functions/` (`function`: run in the sidecar's sandbox, invoked
+durably by the network run). Unknown keys are errors, not ignored; which agents exist is
+checked by the loader (`load.py`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ RESERVED = frozenset({STOP, HAND_OVER, FIRST})
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 KEY_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}(\.[A-Za-z_][A-Za-z0-9_-]{0,63}){0,3}$")
 """A state key a rule reads: a top-level key, or a dotted path into nested objects."""
+FUNCTION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+"""A function router's id: a durable function's id as `@function(id=...)` gives it."""
 TESTS = ("equals", "not_equals", "in_", "missing", "truthy", "at_least", "at_most")
 
 _Strict = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -149,6 +153,17 @@ class PythonRouter(BaseModel):
     name: str = Field(pattern=NAME_PATTERN.pattern)
 
 
+class FunctionRouter(BaseModel):
+    """A router the agent wrote: the durable function `id` of the workspace's `functions/`
+    folder, invoked for each decision where the sidecar serves it (never in the fleet's
+    processes: `harness.agent.networks.function_router`)."""
+
+    model_config = _Strict
+
+    kind: Literal["function"]
+    id: str = Field(pattern=FUNCTION_ID_PATTERN)
+
+
 class AgentRouter(BaseModel):
     """A routing agent: a model call (the fleet's model, or `model`) that picks the next agent
     or stops, with its reason."""
@@ -160,7 +175,8 @@ class AgentRouter(BaseModel):
 
 
 Router = Annotated[
-    RulesRouter | SequenceRouter | PythonRouter | AgentRouter, Field(discriminator="kind")
+    RulesRouter | SequenceRouter | PythonRouter | FunctionRouter | AgentRouter,
+    Field(discriminator="kind"),
 ]
 
 

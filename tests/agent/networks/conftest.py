@@ -3,6 +3,7 @@ agents and networks in its workspace and run one."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ from harness.runtime import publish, run_id_for
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.ledger import RunRecord
 from harness.runtime.testing import drain
+from harness.settings import get_settings
 from tests.agent.conftest import AgentRig
 
 REPLY = {"channel": "test", "destination": {"chat_id": "chat-1"}, "session_key": "chat-1"}
@@ -66,6 +68,14 @@ class NetworkRig:
     def states(self, run_id: str) -> list[dict[str, Any]]:
         """The state after each agent, from the run's "state" steps."""
         return [value["state"] for value in self.steps(run_id, "state")]
+
+
+@pytest.fixture
+def restore_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """For a CLI test: `--workspace` sets AGENT_WORKSPACE; it is restored after the test."""
+    monkeypatch.setenv("AGENT_WORKSPACE", "")
+    yield
+    get_settings.cache_clear()
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ run's shared state."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,16 +11,8 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.runtime import set_runtime
-from harness.settings import get_settings
 from tests.agent.networks.conftest import NetworkRig
 from tests.fakes.model_server import Reply
-
-
-@pytest.fixture
-def restore_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("AGENT_WORKSPACE", "")  # `--workspace` sets it; restored after the test
-    yield
-    get_settings.cache_clear()
 
 
 @pytest.mark.usefixtures("restore_settings")
