@@ -24,6 +24,7 @@ from harness.agent.media.attachments import receive
 from harness.agent.networks.chat import network_turn
 from harness.agent.networks.load import load_networks
 from harness.agent.networks.state import SharedStateTools
+from harness.agent.proactive import Source, keep_proactive
 from harness.agent.roster.bindings import DEFAULT_TARGET, Target, parse_bindings, target_for
 from harness.agent.roster.load import load_roster
 from harness.agent.roster.profile import AgentProfile, default_profile, run_profile
@@ -46,6 +47,7 @@ from harness.events import (
     ReplyTarget,
     SubagentTask,
     TaskFinished,
+    is_system_session,
 )
 from harness.llm.types import Message
 from harness.runtime import Context, Singleton, event, function
@@ -91,11 +93,13 @@ def handle_message(ctx: Context) -> dict[str, Any]:
         return {"reply": received.notice, "iterations": 0}
     first = received.message if received is not None else None
     bound = _bound_target(ctx, deps, data)
+    # a function's own session answers into a person's chat: what it says joins that chat
+    source = _system_source(data)
     if bound.is_network:
         text = first.text if first is not None else data.message
-        post = partial(_send_reply, ctx, target=target)
+        post = partial(_send_reply, ctx, target=target, source=source)
         reply, ran = network_turn(ctx, deps, bound.name, data, text, ask_in=target, post=post)
-        _send_reply(ctx, reply, target)
+        _send_reply(ctx, reply, target, source=source)
         return {"reply": reply, "iterations": ran, "network": bound.name}
     profile = _bound_profile(ctx, deps, bound.name)
     with live_turn(ctx, deps.settings, target) as live:
@@ -110,8 +114,14 @@ def handle_message(ctx: Context) -> dict[str, Any]:
             profile=profile,
         )
         reply, iterations = _answer(turn, data, first)
-    _send_reply(ctx, reply, turn.reply)
+    _send_reply(ctx, reply, turn.reply, source=source)
     return {"reply": reply, "iterations": iterations, **_children_cost(turn)}
+
+
+def _system_source(data: MessageReceived) -> Source | None:
+    """`"system"` for a turn of a function's own session, whose replies are proactive in the
+    chat they reach (`proactive`); None for a person's chat, whose turn records its own."""
+    return "system" if is_system_session(data.session_key) else None
 
 
 def _children_cost(turn: DurableTurn) -> dict[str, float]:
@@ -191,7 +201,7 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
         if not approvals.deferred:
             return outcome.text, iterations
         # an approval still stands: say what the model said meanwhile, then wait on for it
-        _send_reply(turn.ctx, outcome.text, turn.reply)
+        _send_reply(turn.ctx, outcome.text, turn.reply, source=_system_source(data))
         while not settle_deferred(approvals):  # each round is a durable wait, not a spin
             pass
 
@@ -215,10 +225,12 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     if data.scheduled_for:
         ctx.step.sleep_until("scheduled", data.scheduled_for)
     reply = data.reply
+    # its answer is sent outside the chat's turn, so it joins the chat's transcript
+    source: Source = "scheduled" if data.scheduled_for else "subagent"
     profile = run_profile(ctx, deps, data.agent) if data.agent else None
     if data.agent and profile is None:
         missing = f"(There is no agent named {data.agent!r}.)"
-        _send_reply(ctx, missing, reply)
+        _send_reply(ctx, missing, reply, source=source)
         return {"answer": missing, "read_outside": None, "no_agent": True}
     turn = DurableTurn(
         ctx,
@@ -260,7 +272,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         if schema is not None:
             answer, cost = _structured(turn, data, task, answer, cost, schema)
     if reply is not None:
-        _send_reply(ctx, answer, reply)
+        _send_reply(ctx, answer, reply, source=source)
     # the parent marks the answer as outside content when the sub-agent read some
     done: dict[str, Any] = {"answer": answer, "read_outside": turn.taint.source,
             "cost_usd": cost, "children_cost_usd": turn.named.children_cost_usd}  # fmt: skip
@@ -330,7 +342,12 @@ def _admitted(ctx: Context, data: MessageReceived, policy: DmPolicy) -> bool:
     return False
 
 
-def _send_reply(ctx: Context, text: str, target: ReplyTarget | None) -> None:
+def _send_reply(
+    ctx: Context, text: str, target: ReplyTarget | None, *, source: Source | None = None
+) -> None:
+    """Send `text` to `target` (nothing when None), once per step. With a `source` the text
+    was said outside the chat's own turn: it is also kept in the chat's transcript
+    (`keep_proactive`), keyed by the reply event, so a replay keeps it once."""
     if target is None:
         return
     data = ReplyReady(
@@ -340,4 +357,8 @@ def _send_reply(ctx: Context, text: str, target: ReplyTarget | None) -> None:
         channel_meta=target.channel_meta,
         run_id=ctx.run_id,
     )
-    ctx.step.send_event("reply", data.to_event())
+    event_id = ctx.step.send_event("reply", data.to_event())
+    if source is not None:
+        keep_proactive(
+            agent_deps().sessions, target, text, source=source, key=event_id, run_id=ctx.run_id
+        )

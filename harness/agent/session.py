@@ -63,11 +63,16 @@ class SessionLine(_Line):
 
     `event_id` is the bus event a user message came from; `run_id` the run that wrote the line;
     `meta["idem"]`, when set, is the idempotency key `SessionStore.append_once` checks.
+    `proactive` marks an assistant message the agent sent into the chat outside the chat's own
+    turn (a sub-agent's answer, a scheduled turn's message: `harness.agent.proactive`), and
+    `source` says which. Lines written before these fields existed read as not proactive.
     """
 
     kind: Literal["message"] = "message"
     message: Message
     event_id: str | None = None
+    proactive: bool = False
+    source: str | None = None
 
 
 class CompactionLine(_Line):
@@ -95,7 +100,9 @@ def messages_of(lines: Sequence[SessionLine | CompactionLine]) -> list[Message]:
     """The messages the model should see in `lines`: from the latest checkpoint on.
 
     A checkpoint becomes `summary_message(summary)`, followed by the messages after it.
-    The result is the stored transcript as is; run `transcript.repair` before sending it.
+    A proactive message written while a tool call awaited its result (a sub-agent answered
+    mid-turn) comes after that result, so it never splits a call from its answer. Otherwise the
+    result is the stored transcript as is; run `transcript.repair` before sending it.
     """
     start = 0
     for i in range(len(lines) - 1, -1, -1):
@@ -103,11 +110,23 @@ def messages_of(lines: Sequence[SessionLine | CompactionLine]) -> list[Message]:
             start = i
             break
     out: list[Message] = []
+    held: list[Message] = []  # proactive messages waiting for a tool cycle to close
     for line in lines[start:]:
         if isinstance(line, CompactionLine):
             out.append(summary_message(line.summary))
-        else:
-            out.append(line.message)
+            continue
+        message = line.message
+        if line.proactive and (held or (out and out[-1].tool_calls)):
+            held.append(message)
+            continue
+        if held and message.role != "tool":
+            out.extend(held)
+            held.clear()
+        out.append(message)
+        if held and message.role == "tool":
+            out.extend(held)
+            held.clear()
+    out.extend(held)
     return out
 
 

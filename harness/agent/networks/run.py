@@ -6,9 +6,10 @@
 Every part is a durable step of the run (the network file read once, each decision, each
 child, each merge), so a worker that dies mid-network resumes where it was: finished agents
 are not run again, a child that was running resumes on its own. The answer is the last
-agent's; it goes to `reply` when the event names one, and is the run's output with the final
-state. The state after each agent is the output of that iteration's "state" step, so
-`harness runs show` shows it.
+agent's; it goes to `reply` when the event names one (and, said outside the chat's turn, joins
+the chat's transcript: `proactive`), and is the run's output with the final state. The state
+after each agent is the output of that iteration's "state" step, so `harness runs show`
+shows it.
 
 The agents a network runs are the workspace's named agents, each with the tools its file
 allows and every call through the approval gate (asked in `ask_in`'s chat, else `reply`'s),
@@ -29,6 +30,7 @@ from harness.agent.networks.load import load_networks
 from harness.agent.networks.router import route
 from harness.agent.networks.spec import NetworkSpec
 from harness.agent.networks.state import StateUpdate, applied, check_state
+from harness.agent.proactive import keep_proactive
 from harness.agent.roster import load_roster
 from harness.agent.untrusted import new_id, wrap
 from harness.errors import StepFailedError
@@ -174,7 +176,11 @@ def _finish(
             channel_meta=reply.channel_meta,
             run_id=ctx.run_id,
         )
-        ctx.step.send_event("reply", ready.to_event())
+        event_id = ctx.step.send_event("reply", ready.to_event())
+        keep_proactive(
+            agent_deps().sessions, reply, answer, source="network", key=event_id,
+            run_id=ctx.run_id,
+        )  # fmt: skip
     return {
         "answer": answer, "state": dict(state), "iterations": len(turns), "stopped": stopped,
         "turns": turns,
