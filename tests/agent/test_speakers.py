@@ -12,18 +12,27 @@ from harness.agent.speakers import MAX_NAME_CHARS, said_by
 from harness.events import MESSAGE_RECEIVED, MessageReceived
 from harness.llm.types import Message
 from harness.runtime import publish
+from harness.runtime.executor import advance
 from harness.runtime.testing import drain
-from tests.agent.conftest import AgentRig, make_settings
+from harness.tools.base import Tool, ToolContext, ToolParams
+from tests.agent.conftest import AgentRig, make_settings, user_texts
 from tests.fakes.model_server import Reply
 
 GROUP = "group-1"
 
 
 def _say(
-    agent: AgentRig, text: str, *, who: str, name: str, session: str = GROUP, group: bool = True
+    agent: AgentRig,
+    text: str,
+    *,
+    who: str,
+    name: str,
+    session: str = GROUP,
+    group: bool = True,
+    run: bool = True,
 ) -> None:
     """A message from person `who` (`name`) in `session`, a group chat unless `group` is
-    False; the runtime is drained."""
+    False; the runtime is drained unless `run` is False."""
     data: dict[str, Any] = {
         "message": text,
         "session_key": session,
@@ -34,22 +43,8 @@ def _say(
     if group:
         data["channel_meta"] = {"group": True}
     publish({"name": MESSAGE_RECEIVED, "data": data}, runtime=agent.runtime)
-    drain(agent.runtime)
-
-
-def _user_texts(body: dict[str, Any]) -> list[str]:
-    """The text of each user message of a request (tool results and the volatile
-    `<system-reminder>` tail left out)."""
-    texts = []
-    for message in body["messages"]:
-        if message["role"] != "user":
-            continue
-        content = message["content"]
-        if isinstance(content, str):
-            texts.append(content)
-        else:
-            texts += [b["text"] for b in content if b.get("type") == "text"]
-    return [t for t in texts if not t.startswith("<system-reminder>")]
+    if run:
+        drain(agent.runtime)
 
 
 def _per_person(agent: AgentRig) -> None:
@@ -65,8 +60,44 @@ def test_speakers_two_people_in_a_group_are_told_apart(agent: AgentRig) -> None:
     # When Bo writes
     _say(agent, "I prefer coffee", who="u2", name="Bo")
     # Then the model's request says who wrote each message, by name and stable id
-    texts = _user_texts(agent.model.requests[-1].body)
+    texts = user_texts(agent.model.requests[-1].body)
     assert texts == ["[Ana (test:u1)]: I like tea", "[Bo (test:u2)]: I prefer coffee"], texts
+
+
+class _BoWritesMeanwhile(Tool[ToolParams]):
+    """A tool during which Bo writes in the group (a steering message for the running turn)."""
+
+    name = "wait_a_moment"
+    description = "Meanwhile someone else writes."
+    parameters = ToolParams
+
+    def __init__(self, agent: AgentRig) -> None:
+        self.agent = agent
+
+    def run(self, params: ToolParams, ctx: ToolContext) -> str:
+        _say(self.agent, "wait, I want coffee", who="u2", name="Bo", run=False)
+        kicker = self.agent.runtime.kicker
+        for kick in list(kicker.pending):  # type: ignore[attr-defined]
+            advance(self.agent.runtime, kick.run_id, kick.seq)
+        kicker.pending.clear()  # type: ignore[attr-defined]
+        return "waited"
+
+
+def test_speakers_steering_message_names_its_sender(agent: AgentRig) -> None:
+    # Given Ana's turn in a group, during which Bo writes, then a note is taken
+    agent.deps.tools.register(_BoWritesMeanwhile(agent))
+    agent.model.script(
+        Reply.tool("wait_a_moment", {}),
+        Reply.tool("remember", {"note": "wants coffee"}),
+        Reply.answer("Coffee for Bo."),
+    )
+    # When Ana writes
+    _say(agent, "make tea", who="u1", name="Ana")
+    # Then the next request says Bo wrote the steering message, and the note is about Bo
+    texts = user_texts(agent.model.requests[1].body)
+    assert texts == ["[Ana (test:u1)]: make tea", "[Bo (test:u2)]: wait, I want coffee"], texts
+    logs = "".join(p.read_text() for p in (agent.workspace / "memory").glob("*.md"))
+    assert "[Bo (test:u2)] wants coffee" in logs, logs
 
 
 def test_speakers_private_chat_request_is_unchanged(agent: AgentRig) -> None:
@@ -76,7 +107,7 @@ def test_speakers_private_chat_request_is_unchanged(agent: AgentRig) -> None:
     _say(agent, "good morning", who="u1", name="Ana", session="dm-1", group=False)
     # Then the request and the transcript hold the text byte for byte, with no sender
     body = agent.model.requests[-1].body
-    assert _user_texts(body) == ["good morning"], body["messages"]
+    assert user_texts(body) == ["good morning"], body["messages"]
     assert agent.session_lines("dm-1")[0]["message"]["text"] == "good morning"
 
 
@@ -105,9 +136,7 @@ def test_speakers_a_name_cannot_pose_as_someone_else() -> None:
 
 def test_speakers_remember_in_a_group_records_the_person(agent: AgentRig) -> None:
     # Given Ana in a group, and a model that notes what she said
-    agent.model.script(
-        Reply.tool("remember", {"note": "likes green tea"}), Reply.answer("Noted.")
-    )
+    agent.model.script(Reply.tool("remember", {"note": "likes green tea"}), Reply.answer("Noted."))
     # When she writes
     _say(agent, "I like green tea", who="u1", name="Ana")
     # Then today's log says whom the note is about
