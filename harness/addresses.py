@@ -35,6 +35,8 @@ CAN_ANSWER_META = "approvals"
 """Wire key of `ChannelMeta.can_answer`."""
 ALBUM_META = "media_group_id"
 """Wire key of `ChannelMeta.album` (Telegram's name for it, kept for the recorded events)."""
+GROUP_META = "group"
+"""Wire key of `ChannelMeta.group`."""
 
 
 class Sender(BaseModel):
@@ -74,7 +76,9 @@ class ChannelMeta(BaseModel):
 
     `asker` is who is asking (None: the owner's own entry points, `harness chat`, the API);
     `can_answer` is True where a person can answer approval requests (the chat channels,
-    `harness chat`); `album` groups the parts of one album (a Telegram media group).
+    `harness chat`); `album` groups the parts of one album (a Telegram media group); `group`
+    is True where several people talk (a Telegram group, a Slack channel), so the agent is
+    told who wrote each message (`harness.agent.speakers`); absent in events recorded before.
     `platform` holds every other key: the channel's own, which the core passes along unread.
     Validates from, and dumps to, the flat wire object (see the module docstring); a malformed
     `access` reads as `STRANGER` rather than failing the event, as it always did.
@@ -106,6 +110,12 @@ class ChannelMeta(BaseModel):
         serialization_alias=ALBUM_META,
         exclude_if=lambda value: not value,
     )
+    group: bool = Field(
+        default=False,
+        validation_alias=GROUP_META,
+        serialization_alias=GROUP_META,
+        exclude_if=lambda value: not value,
+    )
 
     @field_validator("asker", mode="wrap")
     @classmethod
@@ -124,10 +134,11 @@ class ChannelMeta(BaseModel):
         asker: Asker | None = None,
         can_answer: bool = False,
         album: str | None = None,
+        group: bool = False,
     ) -> ChannelMeta:
         """A channel's meta: its own `platform` keys and the typed fields the core reads."""
         return cls.model_validate(dict(platform)).model_copy(
-            update={"asker": asker, "can_answer": can_answer, "album": album}
+            update={"asker": asker, "can_answer": can_answer, "album": album, "group": group}
         )
 
     @property

@@ -24,7 +24,7 @@ from harness.sidecar.settings import SidecarSettings
 OnNewMessage = Literal["steer", "cancel", "queue"]
 DmPolicy = Literal["pairing", "allowlist", "open"]
 ApprovalMode = Literal["off", "risky", "all"]
-MemoryScope = Literal["shared", "per-chat"]
+MemoryScope = Literal["shared", "per-chat", "per-person"]
 
 
 class Settings(EngineSettings, ModelSettings, SidecarSettings):
@@ -161,7 +161,8 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
     )
     agent_memory_scope: MemoryScope = Field(
         default="shared",
-        description="shared: one memory for the agent; per-chat: one per conversation.",
+        description="shared: one memory for the agent; per-chat: one per conversation; "
+        "per-person: one per person (the sender's id), across the chats they write in.",
     )
     agent_delegate_prefix: str = Field(
         default="delegate_to_",

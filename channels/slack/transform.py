@@ -178,6 +178,7 @@ def _event(
             SlackMeta(team_id=team, channel_type=str(event.get("channel_type") or "")).keys(),
             asker=access,
             can_answer=True,
+            group=not is_dm,  # a channel: several people, the agent is told who wrote
         ),
         attachments=files,
     )

@@ -229,4 +229,5 @@ def _meta(
         reply_to_message_id=answered.get("message_id"),
     )
     album = str(message["media_group_id"]) if message.get("media_group_id") else None
-    return ChannelMeta.of(own.keys(), asker=asker, can_answer=True, album=album)
+    group = chat.get("type", "private") != "private"  # several people: say who wrote
+    return ChannelMeta.of(own.keys(), asker=asker, can_answer=True, album=album, group=group)

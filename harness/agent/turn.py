@@ -49,6 +49,7 @@ from harness.agent.memory.scope import memory_root
 from harness.agent.named_delegation import NamedDelegation
 from harness.agent.roster.profile import AgentProfile, default_profile
 from harness.agent.session import SessionLine
+from harness.agent.speakers import about, event_speaker, said_by, speaker_of
 from harness.agent.system_prompt import build_system_prompt
 from harness.agent.untrusted import GUIDANCE, Taint, new_id
 from harness.errors import StepFailedError
@@ -112,9 +113,9 @@ class DurableTurn:
         # a named agent's transcript and memory in this chat are its own (`for_agent`)
         named = self.profile.name if self.profile.spec is not None else None
         self.sessions = deps.sessions.for_agent(named) if named else deps.sessions
-        self.memory_root = memory_root(
-            deps.workspace, deps.settings.agent_memory_scope, session_key, deps.private, named
-        )
+        self.speaker = event_speaker(ctx.event)  # who wrote last (steering changes it)
+        where = (deps.workspace, deps.settings.agent_memory_scope, session_key, deps.private)
+        self.memory_root = memory_root(*where, named, person=self.speaker)
         self.transcript = self.sessions.path_for(session_key) if session_key else None
         # the outside content this turn has read: its tool steps write it, approval reads it
         self.taint = Taint(deps.workspace)
@@ -163,11 +164,10 @@ class DurableTurn:
         """Write the message (`agent.message.received`) that started this run to the session,
         once; `message`, when given, is what it became with its attachments. Raises
         `InvalidEventDataError` for an event that is not such a message."""
-        text = MessageReceived.from_event(event).message.strip()
-        if self.session_key and (text or message is not None):
-            line = SessionLine(
-                message=message or Message.user(text), event_id=event.id, run_id=self.ctx.run_id
-            )
+        data = MessageReceived.from_event(event)
+        if self.session_key and (data.message.strip() or message is not None):
+            said = said_by(data, message or Message.user(data.message.strip()))
+            line = SessionLine(message=said, event_id=event.id, run_id=self.ctx.run_id)
             self.sessions.append_once(self.session_key, line, key=f"event:{event.id}")
 
     def load_history(self, fallback_text: str) -> list[Message]:
@@ -243,7 +243,7 @@ class DurableTurn:
         tool_ctx = ToolContext(
             workspace=self.deps.workspace,
             cancel=self.ctx.cancelled,
-            extras={"now": self.now, "memory_root": self.memory_root},
+            extras={"now": self.now, "memory_root": self.memory_root, **about(self.speaker)},
         )
         outcome = self.registry.execute(name, arguments, tool_ctx)
         if outcome.is_error:
@@ -361,7 +361,7 @@ class DurableTurn:
             cancel=self.ctx.cancelled,
             allow_shell=self.deps.settings.agent_allow_shell,
             transcript=self.transcript,
-            extras={"now": self.now, "memory_root": self.memory_root},
+            extras={"now": self.now, "memory_root": self.memory_root, **about(self.speaker)},
         )
         outcome = self.registry.execute(name, arguments, tool_ctx)
         if not outcome.is_error and self.registry.carries_outside_content(name):
@@ -427,10 +427,12 @@ class DurableTurn:
         settings, workspace = self.deps.settings, self.deps.workspace
         messages = []
         for data in (MessageReceived.from_event(e) for e in inbox):
+            self.speaker = speaker_of(data) or self.speaker  # a later note is about them
             if data.attachments:  # files sent mid-turn are fetched too, never dropped
-                messages.append(steering_message(receive(self.ctx, data, settings, workspace)))
+                said = steering_message(receive(self.ctx, data, settings, workspace))
+                messages.append(said_by(data, said))
             elif data.message.strip():
-                messages.append(Message.user(data.message.strip()))
+                messages.append(said_by(data, Message.user(data.message.strip())))
         return messages
 
 

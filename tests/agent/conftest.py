@@ -111,6 +111,21 @@ class KillsTheWorkerOnce(Tool[ToolParams]):
         return "work done"
 
 
+def user_texts(body: dict[str, Any]) -> list[str]:
+    """The text of each user message of a model request body (tool results and the volatile
+    `<system-reminder>` tail left out)."""
+    texts = []
+    for message in body["messages"]:
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, str):
+            texts.append(content)
+        else:
+            texts += [b["text"] for b in content if b.get("type") == "text"]
+    return [t for t in texts if not t.startswith("<system-reminder>")]
+
+
 def make_settings(workspace: Path, model: ModelServer, **overrides: Any) -> Settings:
     """Settings for a test agent pointed at the scripted model server, ignoring any .env."""
     values: dict[str, Any] = {

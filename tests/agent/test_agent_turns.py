@@ -13,22 +13,9 @@ from harness.runtime import Singleton
 from harness.runtime.functions import Function, FunctionRegistry
 from harness.runtime.testing import drain
 from harness.tools.base import Tool, ToolContext, ToolParams
-from tests.agent.conftest import AgentRig, KillsTheWorkerOnce, make_settings
+from tests.agent.conftest import AgentRig, KillsTheWorkerOnce, make_settings, user_texts
 from tests.fakes.model_server import Reply, anthropic_tool_results
 from tests.runtime_fixtures import ManualClock
-
-
-def _user_texts(body: dict[str, Any]) -> list[str]:
-    texts = []
-    for message in body["messages"]:
-        if message["role"] != "user":
-            continue
-        content = message["content"]
-        if isinstance(content, str):
-            texts.append(content)
-        else:
-            texts += [b["text"] for b in content if b.get("type") == "text"]
-    return [t for t in texts if not t.startswith("<system-reminder>")]
 
 
 def test_agent_runs_a_multi_step_tool_conversation_on_anthropic(agent: AgentRig) -> None:
@@ -146,7 +133,7 @@ def test_steer_mode_shows_a_new_message_before_the_next_think(agent: AgentRig) -
         Reply.tool("wait_for_user", {"text": "actually, make it tea"}), Reply.answer("Tea it is.")
     )
     agent.say("make coffee")
-    assert "actually, make it tea" in _user_texts(agent.model.requests[1].body)
+    assert "actually, make it tea" in user_texts(agent.model.requests[1].body)
     assert agent.replies() == ["Tea it is."]
     lines = agent.session_lines()
     texts = [line["message"]["text"] for line in lines if line["message"]["role"] == "user"]
@@ -169,7 +156,7 @@ def test_cancel_mode_stops_the_run_and_answers_the_new_message(
     assert agent.runtime.ledger.run(first).status == "cancelled"  # type: ignore[union-attr]
     assert agent.replies() == ["Doing it."]
     second = agent.model.requests[1].body
-    assert _user_texts(second)[-1] == "stop, do this instead"
+    assert user_texts(second)[-1] == "stop, do this instead"
     # the interrupted tool call got a result, so the transcript stays valid
     assert anthropic_tool_results(second), "the dangling tool call needs a result"
 

@@ -98,6 +98,15 @@ def test_top_level_dm_messages_share_one_session_and_reply_inline() -> None:
     assert first.message == "Hello hello can you hear me?"
 
 
+def test_channel_message_is_marked_as_a_group_and_a_dm_is_not() -> None:
+    # Given a mention in a channel and a direct message
+    _, channel = published(transform(payloads.slack_app_mention()))
+    _, dm = published(transform(payloads.slack_dm()))
+    # Then only the channel's says several people talk there (the agent is told who wrote)
+    assert channel.channel_meta.group is True
+    assert dm.channel_meta.group is False
+
+
 def test_threaded_dm_gets_the_thread_session() -> None:
     _, data = published(
         transform(payloads.slack_dm(ts="1355517600.000001", thread_ts="1355517523.000005"))

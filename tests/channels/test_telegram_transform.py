@@ -57,6 +57,15 @@ def test_group_mention_strips_the_bot_username() -> None:
     assert data.channel_meta.platform["chat_title"] == "Wonderland"
 
 
+def test_group_message_is_marked_as_a_group_and_private_is_not() -> None:
+    # Given a supergroup mention and a private message
+    group = published(transform(payloads.tg_group_mention()))
+    private = published(transform(payloads.tg_private_text()))
+    # Then only the group's says several people talk there (the agent is told who wrote)
+    assert group.channel_meta.group is True
+    assert private.channel_meta.group is False
+
+
 def test_mention_is_kept_when_the_username_is_unknown() -> None:
     data = published(transform(payloads.tg_group_mention(), bot_username=lambda: None))
 

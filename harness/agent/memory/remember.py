@@ -9,6 +9,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from harness.agent.memory.notes import append_note
+from harness.agent.speakers import ABOUT_EXTRA
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
 
@@ -34,9 +35,13 @@ class RememberTool(Tool[RememberParams]):
 
     The clock is `ctx.extras["now"]`, a callable returning an aware datetime in the agent's
     time zone (the date picks the file); without it, UTC now. A clock that returns anything
-    else is reported as a tool error. Each execution appends once: the agent loop runs the
-    call inside a durable step, so a replayed step does not append again, but a step that
-    crashes after the append and before it is recorded appends twice when retried.
+    else is reported as a tool error. In a group, `ctx.extras["about"]` names who wrote the
+    message the note comes from (`Ana (telegram:123)`, `harness.agent.speakers`); the note is
+    kept as `[Ana (telegram:123)] note`, so a shared memory does not mix people up.
+
+    Each execution appends once: the agent loop runs the call inside a durable step, so a
+    replayed step does not append again, but a step that crashes after the append and before
+    it is recorded appends twice when retried.
     """
 
     name = "remember"
@@ -54,12 +59,18 @@ class RememberTool(Tool[RememberParams]):
         root = ctx.extras.get("memory_root", ctx.workspace)
         assert isinstance(root, Path)
         try:
-            path = append_note(root, params.note, now)
+            path = append_note(root, _attributed(params.note, ctx), now)
         except OSError as exc:
             raise ToolError(f"cannot write to memory: {exc.strerror or exc}") from exc
         if root != ctx.workspace:
             return "Noted in this conversation's memory"
         return f"Noted in {path.relative_to(ctx.workspace).as_posix()}"
+
+
+def _attributed(note: str, ctx: ToolContext) -> str:
+    """`note` headed by who it is about, when the turn is in a group."""
+    about = ctx.extras.get(ABOUT_EXTRA)
+    return f"[{about}] {note}" if isinstance(about, str) and about else note
 
 
 def _now(ctx: ToolContext) -> datetime:
