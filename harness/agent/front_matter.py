@@ -40,6 +40,23 @@ def split_front_matter(text: str) -> FrontMatter | None:
     return None
 
 
+MAX_FILE_BYTES = 256 * 1024
+"""The largest agent or network file read: a larger one is a load error, not a prompt."""
+
+
+@dataclass(frozen=True)
+class WorkspaceFileError:
+    """Why the workspace file at `path` (workspace-relative) declares nothing usable: a load
+    error of an agent or a network file; `line` is 1-based."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
 @dataclass(frozen=True)
 class FileProblem:
     """Why a workspace file has no usable front matter; `line` is the file's (1-based)."""
@@ -60,7 +77,9 @@ class ParsedFile:
     body: str
 
 
-def read_front_matter(workspace: Path, path: str, max_bytes: int) -> ParsedFile | FileProblem:
+def read_front_matter(
+    workspace: Path, path: str, max_bytes: int = MAX_FILE_BYTES
+) -> ParsedFile | FileProblem:
     """The front matter and body of the workspace file at `path`, read without following a
     link, or why there is none (unreadable, too large, not UTF-8, no front matter, bad YAML
     at its line, not a mapping). Never raises."""

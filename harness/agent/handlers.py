@@ -24,7 +24,7 @@ from harness.agent.media.attachments import receive
 from harness.agent.networks.chat import network_turn
 from harness.agent.networks.load import load_networks
 from harness.agent.networks.state import SharedStateTools
-from harness.agent.proactive import Source, keep_proactive
+from harness.agent.proactive import Source, send_reply
 from harness.agent.roster.bindings import DEFAULT_TARGET, Target, parse_bindings, target_for
 from harness.agent.roster.load import load_roster
 from harness.agent.roster.profile import AgentProfile, default_profile, run_profile
@@ -43,7 +43,6 @@ from harness.events import (
     MESSAGE_HANDLER,
     MESSAGE_RECEIVED,
     MessageReceived,
-    ReplyReady,
     ReplyTarget,
     SubagentTask,
     TaskFinished,
@@ -88,7 +87,7 @@ def handle_message(ctx: Context) -> dict[str, Any]:
     data = gather_album(ctx, data)
     received = receive(ctx, data, deps.settings, deps.workspace) if data.attachments else None
     if received is not None and received.notice:
-        _send_reply(ctx, received.notice, target)  # what could not be used, said once
+        send_reply(ctx, received.notice, target)  # what could not be used, said once
     if received is not None and received.message is None:
         return {"reply": received.notice, "iterations": 0}
     first = received.message if received is not None else None
@@ -97,9 +96,9 @@ def handle_message(ctx: Context) -> dict[str, Any]:
     source = _system_source(data)
     if bound.is_network:
         text = first.text if first is not None else data.message
-        post = partial(_send_reply, ctx, target=target, source=source)
+        post = partial(send_reply, ctx, target=target, source=source)
         reply, ran = network_turn(ctx, deps, bound.name, data, text, ask_in=target, post=post)
-        _send_reply(ctx, reply, target, source=source)
+        send_reply(ctx, reply, target, source=source)
         return {"reply": reply, "iterations": ran, "network": bound.name}
     profile = _bound_profile(ctx, deps, bound.name)
     with live_turn(ctx, deps.settings, target) as live:
@@ -114,7 +113,7 @@ def handle_message(ctx: Context) -> dict[str, Any]:
             profile=profile,
         )
         reply, iterations = _answer(turn, data, first)
-    _send_reply(ctx, reply, turn.reply, source=source)
+    send_reply(ctx, reply, turn.reply, source=source)
     return {"reply": reply, "iterations": iterations, **_children_cost(turn)}
 
 
@@ -201,7 +200,7 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
         if not approvals.deferred:
             return outcome.text, iterations
         # an approval still stands: say what the model said meanwhile, then wait on for it
-        _send_reply(turn.ctx, outcome.text, turn.reply, source=_system_source(data))
+        send_reply(turn.ctx, outcome.text, turn.reply, source=_system_source(data))
         while not settle_deferred(approvals):  # each round is a durable wait, not a spin
             pass
 
@@ -230,7 +229,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     profile = run_profile(ctx, deps, data.agent) if data.agent else None
     if data.agent and profile is None:
         missing = f"(There is no agent named {data.agent!r}.)"
-        _send_reply(ctx, missing, reply, source=source)
+        send_reply(ctx, missing, reply, source=source)
         return {"answer": missing, "read_outside": None, "no_agent": True}
     turn = DurableTurn(
         ctx,
@@ -272,7 +271,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         if schema is not None:
             answer, cost = _structured(turn, data, task, answer, cost, schema)
     if reply is not None:
-        _send_reply(ctx, answer, reply, source=source)
+        send_reply(ctx, answer, reply, source=source)
     # the parent marks the answer as outside content when the sub-agent read some
     done: dict[str, Any] = {"answer": answer, "read_outside": turn.taint.source,
             "cost_usd": cost, "children_cost_usd": turn.named.children_cost_usd}  # fmt: skip
@@ -338,27 +337,5 @@ def _admitted(ctx: Context, data: MessageReceived, policy: DmPolicy) -> bool:
             destination=data.destination,
             channel_meta=data.channel_meta,
         )
-        _send_reply(ctx, pairing_text(verdict.code), target)
+        send_reply(ctx, pairing_text(verdict.code), target)
     return False
-
-
-def _send_reply(
-    ctx: Context, text: str, target: ReplyTarget | None, *, source: Source | None = None
-) -> None:
-    """Send `text` to `target` (nothing when None), once per step. With a `source` the text
-    was said outside the chat's own turn: it is also kept in the chat's transcript
-    (`keep_proactive`), keyed by the reply event, so a replay keeps it once."""
-    if target is None:
-        return
-    data = ReplyReady(
-        response=text,
-        channel=target.channel,
-        destination=target.destination,
-        channel_meta=target.channel_meta,
-        run_id=ctx.run_id,
-    )
-    event_id = ctx.step.send_event("reply", data.to_event())
-    if source is not None:
-        keep_proactive(
-            agent_deps().sessions, target, text, source=source, key=event_id, run_id=ctx.run_id
-        )

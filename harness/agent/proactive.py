@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from typing import Literal
 
+from harness.agent.deps import agent_deps
 from harness.agent.session import SessionLine, SessionStore
-from harness.events import SYSTEM_CHANNEL, ReplyTarget, is_system_session
+from harness.events import SYSTEM_CHANNEL, ReplyReady, ReplyTarget, is_system_session
 from harness.llm.types import Message
+from harness.runtime.steps import Context
 
 Source = Literal["subagent", "scheduled", "network", "system"]
 """Who spoke: an async sub-agent, a scheduled one, a network, a `system` session's turn."""
@@ -59,3 +61,26 @@ def keep_proactive(
         message=Message.assistant(text), run_id=run_id, proactive=True, source=source
     )
     return sessions.append_once(session_key, line, key=f"proactive:{key}")
+
+
+def send_reply(
+    ctx: Context, text: str, target: ReplyTarget | None, *, source: Source | None = None
+) -> None:
+    """Send `text` to `target` (nothing when None) as `agent.reply.ready`, once per step.
+    With a `source` the text was said outside the chat's own turn: it is also kept in the
+    chat's transcript (`keep_proactive`), keyed by the reply event, so a replay keeps it
+    once."""
+    if target is None:
+        return
+    data = ReplyReady(
+        response=text,
+        channel=target.channel,
+        destination=target.destination,
+        channel_meta=target.channel_meta,
+        run_id=ctx.run_id,
+    )
+    event_id = ctx.step.send_event("reply", data.to_event())
+    if source is not None:
+        keep_proactive(
+            agent_deps().sessions, target, text, source=source, key=event_id, run_id=ctx.run_id
+        )

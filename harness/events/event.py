@@ -5,41 +5,15 @@ from __future__ import annotations
 
 from typing import Final
 
-from harness.envelope import (
-    CRON_TICK,
-    FUNCTION_CANCELLED,
-    FUNCTION_FAILED,
-    D,
-    Event,
-    EventData,
-    problems,
-)
-
-__all__ = [
-    "APPROVAL_ANSWERED",
-    "APPROVAL_CLOSED",
-    "APPROVAL_GIVEN",
-    "APPROVAL_REQUESTED",
-    "CRON_TICK",
-    "FILE_READY",
-    "FUNCTION_CANCELLED",
-    "FUNCTION_FAILED",
-    "MESSAGE_HANDLER",
-    "MESSAGE_RECEIVED",
-    "NETWORK_HANDLER",
-    "NETWORK_RUN",
-    "REPLY_READY",
-    "SUBAGENT_HANDLER",
-    "SUBAGENT_SPAWN",
-    "SYSTEM_CHANNEL",
-    "SYSTEM_SESSION_PREFIX",
-    "TASK_FINISHED",
-    "D",
-    "Event",
-    "EventData",
-    "is_system_session",
-    "problems",
-]
+# the envelope and the engine's own event names, re-exported: `harness.events` is where the
+# product's code reads every event name from
+from harness.envelope import CRON_TICK as CRON_TICK
+from harness.envelope import FUNCTION_CANCELLED as FUNCTION_CANCELLED
+from harness.envelope import FUNCTION_FAILED as FUNCTION_FAILED
+from harness.envelope import D as D
+from harness.envelope import Event as Event
+from harness.envelope import EventData as EventData
+from harness.envelope import problems as problems
 
 MESSAGE_RECEIVED: Final = "agent.message.received"
 REPLY_READY: Final = "agent.reply.ready"

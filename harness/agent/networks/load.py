@@ -14,27 +14,18 @@ from pathlib import Path, PurePosixPath
 import yaml
 from pydantic import ValidationError
 
-from harness.agent.front_matter import FileProblem, read_front_matter
+from harness.agent.front_matter import FileProblem, WorkspaceFileError, read_front_matter
 from harness.agent.networks.spec import Loc, NetworkSpec, unknown_references
 from harness.agent.roster import Roster, load_roster
 from harness.workspace_files import UnsafePathError, entries
 
 NETWORKS_DIR = PurePosixPath("networks")
 SUFFIX = ".md"
-MAX_FILE_BYTES = 256 * 1024
 SET_BY_THE_LOADER = ("name", "instructions", "path")
 
 
-@dataclass(frozen=True)
-class NetworkLoadError:
-    """Why the file at `path` (workspace-relative) declares no network; `line` is 1-based."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+NetworkLoadError = WorkspaceFileError
+"""Why an network file declares no network (`path`, `line`, `message`)."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +73,7 @@ def parse_network(
     workspace: Path, name: str, path: str, roster: Roster
 ) -> NetworkSpec | NetworkLoadError:
     """The network `name` declared by the file at `path`, or why it declares none."""
-    parsed = read_front_matter(workspace, path, MAX_FILE_BYTES)
+    parsed = read_front_matter(workspace, path)
     if isinstance(parsed, FileProblem):
         return NetworkLoadError(path, parsed.line, parsed.message)
     meta = parsed.meta

@@ -30,7 +30,7 @@ from harness.agent.networks.load import load_networks
 from harness.agent.networks.router import route
 from harness.agent.networks.spec import NetworkSpec
 from harness.agent.networks.state import StateUpdate, applied, check_state
-from harness.agent.proactive import keep_proactive
+from harness.agent.proactive import send_reply
 from harness.agent.roster import load_roster
 from harness.agent.untrusted import new_id, wrap
 from harness.errors import StepFailedError
@@ -38,7 +38,6 @@ from harness.events import (
     NETWORK_HANDLER,
     NETWORK_RUN,
     NetworkRun,
-    ReplyReady,
     ReplyTarget,
     SharedState,
 )
@@ -168,19 +167,7 @@ def _finish(
     turns: list[dict[str, Any]],
     stopped: str,
 ) -> dict[str, Any]:
-    if reply is not None:
-        ready = ReplyReady(
-            response=answer,
-            channel=reply.channel,
-            destination=reply.destination,
-            channel_meta=reply.channel_meta,
-            run_id=ctx.run_id,
-        )
-        event_id = ctx.step.send_event("reply", ready.to_event())
-        keep_proactive(
-            agent_deps().sessions, reply, answer, source="network", key=event_id,
-            run_id=ctx.run_id,
-        )  # fmt: skip
+    send_reply(ctx, answer, reply, source="network")
     return {
         "answer": answer, "state": dict(state), "iterations": len(turns), "stopped": stopped,
         "turns": turns,

@@ -15,25 +15,16 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import ValidationError
 
-from harness.agent.front_matter import FileProblem, read_front_matter
+from harness.agent.front_matter import FileProblem, WorkspaceFileError, read_front_matter
 from harness.agent.roster.spec import AgentSpec
 from harness.workspace_files import UnsafePathError, entries, lstat
 
 AGENTS_DIR = PurePosixPath("agents")
 AGENT_FILE = "AGENT.md"
-MAX_FILE_BYTES = 256 * 1024
 
 
-@dataclass(frozen=True)
-class AgentLoadError:
-    """Why the file at `path` (workspace-relative) declares no agent; `line` is 1-based."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+AgentLoadError = WorkspaceFileError
+"""Why an agent file declares no agent (`path`, `line`, `message`)."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +91,7 @@ def _parse_cached(workspace: Path, name: str, path: str) -> AgentSpec | AgentLoa
 
 def parse_agent(workspace: Path, name: str, path: str) -> AgentSpec | AgentLoadError:
     """The agent `name` declared by the file at `path`, or why it declares none."""
-    parsed = read_front_matter(workspace, path, MAX_FILE_BYTES)
+    parsed = read_front_matter(workspace, path)
     if isinstance(parsed, FileProblem):
         return AgentLoadError(path, parsed.line, parsed.message)
     meta, front = parsed.meta, parsed.front
