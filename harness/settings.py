@@ -17,6 +17,7 @@ from pydantic_settings import SettingsConfigDict
 from harness.agent.roster.bindings import parse_bindings
 from harness.llm.price_overrides import apply as apply_prices
 from harness.llm.settings import ModelSettings
+from harness.owner import parse_owner
 from harness.runtime.settings import EngineSettings
 from harness.settings_errors import read_settings
 from harness.sidecar.settings import SidecarSettings
@@ -154,6 +155,12 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
     agent_approval_unattended: Literal["deny", "allow"] = Field(
         default="deny", description="What a risky call does when nobody can be asked."
     )
+    agent_owner: str = Field(
+        default="",
+        description="The owner, who answers for the fleet when nobody else can (an unattended "
+        "turn's approvals, budget raises, owner-only chat commands): a person as "
+        "<channel>:user:<id>, e.g. telegram:user:123456789. Empty: whoever paired first.",
+    )
     agent_approval_group_answer: Literal["sender", "allowed"] = Field(
         default="sender",
         description="Who answers a request in a group: the sender of the message, or also "
@@ -224,6 +231,13 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         default="none", description="openai transcribes voice notes and audio."
     )
     transcribe_model: str = Field(default="whisper-1")
+
+    @field_validator("agent_owner")
+    @classmethod
+    def _owner_is_a_person(cls, value: str) -> str:
+        if value.strip():
+            parse_owner(value)
+        return value.strip()
 
     @field_validator("agent_bindings")
     @classmethod
