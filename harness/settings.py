@@ -97,8 +97,10 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
     agent_allow_shell: bool = Field(default=True)
     agent_workspace_hooks: bool = Field(
         default=False,
-        description="Ask the agent's own hook functions in workspace/functions/ (served by the "
-        "sidecar; `hook-before-tool`) before each tool call; each call costs one invoke.",
+        description="Call the agent's own hook functions in workspace/functions/ (served by "
+        "the sidecar): `hook-before-tool`/`hook-after-tool` are invoked around each tool call "
+        "(one invoke each); `hook-on-start`, `hook-before-model`, `hook-after-model`, "
+        "`hook-on-finish` are started without waiting and change nothing.",
     )
     agent_parallel_tools: bool = Field(
         default=True,

@@ -180,7 +180,7 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
     fallback = first.text if first else data.message or "(empty message)"
     approvals = ApprovalHook(turn)
     # the workspace's hooks come first: approval decides on the call as they changed it
-    ahead = workspace_hooks(turn.ctx, turn.deps.settings.agent_workspace_hooks)
+    ahead = workspace_hooks(turn)
     hooks = HookChain(*ahead, approvals, *hooks_for(turn), turn.hooks)
     iterations = 0
     while True:
@@ -259,7 +259,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
             record=turn.record,
             # asks in the parent's chat; never streams
             hooks=HookChain(
-                *workspace_hooks(ctx, deps.settings.agent_workspace_hooks),
+                *workspace_hooks(turn),
                 ApprovalHook(turn),
                 *hooks_for(turn),
             ),

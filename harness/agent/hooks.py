@@ -29,8 +29,8 @@ must not raise:
 
 `HookChain` composes several hooks in order. Approval (`approvals.hook`), the status line
 (`status_hook`) and the streamed text (`streaming_hook`) are hooks the turn's composition
-passes in (`handlers`). This is also the seam for a person's own lifecycle hooks (a script
-run before a tool call, say): another `Hooks` in the chain, not built yet.
+passes in (`handlers`). A person's own lifecycle hooks plug in the same way: packages'
+(`user_hooks`) and the agent's own, served by the sidecar (`workspace_hooks`).
 """
 
 from __future__ import annotations

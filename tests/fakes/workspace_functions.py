@@ -13,12 +13,14 @@ from harness.runtime.functions import Function, FunctionRegistry
 
 
 def serve_as_workspace_function(
-    runtime: Runtime, registry: FunctionRegistry, fn: Function, *, recorded: bool = True
+    runtime: Runtime, registry: FunctionRegistry, *fns: Function, recorded: bool = True
 ) -> None:
-    """Register `fn` to run in this process and, when `recorded`, record it as a function of
-    the workspace's `functions/` (as the sidecar's executor does for what it loaded)."""
-    registry.register(fn)
+    """Register `fns` to run in this process and, when `recorded`, record them as the
+    functions of the workspace's `functions/` (as the sidecar's executor does for what it
+    loaded: the whole set at once, replacing what was recorded before)."""
+    for fn in fns:
+        registry.register(fn)
     runtime.register_functions()
     if recorded:
-        origin = Origin(source=FILE_SOURCE, file=f"{fn.id}.py")
-        replace_source(runtime, FILE_SOURCE, {fn.id: (fn.spec, origin)}, [])
+        loaded = {fn.id: (fn.spec, Origin(source=FILE_SOURCE, file=f"{fn.id}.py")) for fn in fns}
+        replace_source(runtime, FILE_SOURCE, loaded, [])
