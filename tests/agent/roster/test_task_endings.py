@@ -1,0 +1,87 @@
+"""Every ending of a background delegation (completed, failed, cancelled) publishes
+`agent.task.finished` exactly once, with its status and error, and a parent in `task_wait`
+learns of it at once."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness.events import TASK_FINISHED
+from tests.agent.conftest import AgentRig
+from tests.agent.roster.test_background_tasks import results, say, task_of
+from tests.agent.roster.test_named_delegation import write_agent
+from tests.fakes.model_server import Reply
+
+
+def finish_events(agent: AgentRig, task_id: str) -> list[dict[str, Any]]:
+    """The data of every `agent.task.finished` published for `task_id`, in order."""
+    events = [
+        json.loads(fields["event"])["data"]
+        for _id, fields in agent.runtime.redis.xrange(agent.runtime.keys.events)
+        if fields["name"] == TASK_FINISHED
+    ]
+    return [data for data in events if data["run_id"] == task_id]
+
+
+def test_completed_task_publishes_one_finish_event(agent: AgentRig) -> None:
+    # Given a turn that starts a researcher in the background, which answers
+    write_agent(agent.workspace, "researcher", "description: Finds sources.")
+    task_id = task_of("m1")
+    agent.model.script(
+        Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
+        Reply.answer("Started."),
+        Reply.answer("Tea is green."),  # the researcher
+    )
+
+    # When everything runs
+    say(agent, "research tea", "m1")
+
+    # Then one finish event says it completed, with its answer
+    [finished] = finish_events(agent, task_id)
+    assert finished["status"] == "completed"
+    assert finished["answer"] == "Tea is green."
+    assert finished["agent"] == "researcher"
+
+
+def test_failed_task_publishes_one_finish_event_and_ends_the_wait(agent: AgentRig) -> None:
+    # Given a turn that starts a researcher in the background and waits for it, and a
+    # researcher whose model call fails (not a schema mismatch)
+    write_agent(agent.workspace, "researcher", "description: Finds sources.")
+    task_id = task_of("m1")
+    agent.model.script(
+        Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
+        Reply.tool("task_wait", {"task_id": task_id, "timeout": "1h"}),
+        Reply.error(400, "the model refused the request"),  # the researcher
+        Reply.answer("It failed."),
+    )
+
+    # When everything runs (the clock never moves: the wait cannot time out)
+    run_id = say(agent, "research tea", "m1")
+
+    # Then one finish event says it failed and why, and the wait reported the failure
+    [finished] = finish_events(agent, task_id)
+    assert finished["status"] == "failed"
+    assert "refused" in finished["error"]
+    assert results(agent)[-1].startswith(f"task {task_id} failed:"), results(agent)
+    record = agent.runtime.ledger.run(run_id)
+    assert record is not None and record.status == "completed"
+
+
+def test_cancelled_task_publishes_one_finish_event(agent: AgentRig) -> None:
+    # Given a turn that starts a researcher in the background and cancels it at once
+    write_agent(agent.workspace, "researcher", "description: Finds sources.")
+    task_id = task_of("m1")
+    agent.model.script(
+        Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
+        Reply.tool("task_cancel", {"task_id": task_id}),
+        Reply.answer("Stopped it."),
+    )
+
+    # When everything runs
+    say(agent, "research tea, no wait, stop", "m1")
+
+    # Then one finish event says it was cancelled, with the reason
+    [finished] = finish_events(agent, task_id)
+    assert finished["status"] == "cancelled"
+    assert "cancelled by its parent run" in finished["error"]
