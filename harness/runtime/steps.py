@@ -210,7 +210,8 @@ class Step(RunSteps):
         """Start another function with `data` as its event data, without waiting for it: a
         detached child. Returns the child's run id, the same on every replay (the child is
         started once). The child is listed under this run (`runs:parent:<run id>`) but its
-        end wakes nothing here; follow it with its run record or an event it publishes."""
+        end wakes nothing here; follow it with `wait_for_run`, its run record or an event it
+        publishes. Cancelling this run cancels it too while it is live."""
         key = self._s.step_key(step_id)
         rec = self._s.recorded(key, "send")
         if rec is not None:

@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.events import TASK_FINISHED
+from harness.events import MESSAGE_HANDLER, MESSAGE_RECEIVED, TASK_FINISHED
+from harness.runtime import publish, run_id_for
+from harness.runtime.executor import advance
+from harness.runtime.kicker import RecordingKicker, kick_all
+from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig
 from tests.agent.roster.test_background_tasks import results, say, task_of
 from tests.agent.roster.test_named_delegation import write_agent
@@ -85,3 +89,54 @@ def test_cancelled_task_publishes_one_finish_event(agent: AgentRig) -> None:
     [finished] = finish_events(agent, task_id)
     assert finished["status"] == "cancelled"
     assert "cancelled by its parent run" in finished["error"]
+
+
+def test_cancelling_the_parent_cancels_its_background_task(agent: AgentRig) -> None:
+    # Given a turn that started a researcher in the background and waits for it, the
+    # researcher not yet run (its kick held back)
+    write_agent(agent.workspace, "researcher", "description: Finds sources.")
+    task_id = task_of("m1")
+    agent.model.script(
+        Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
+        Reply.tool("task_wait", {"task_id": task_id, "timeout": "1h"}),
+    )
+    parent_id = publish_message(agent, "research tea", "m1")
+    kicker = agent.runtime.kicker
+    assert isinstance(kicker, RecordingKicker)
+    advance(agent.runtime, kicker.pending.popleft().run_id)  # the turn, up to its wait
+    held = list(kicker.pending)
+    kicker.pending.clear()
+    assert [k.run_id for k in held] == [task_id]
+
+    # When the turn is cancelled (as `harness runs cancel` does), and everything runs
+    _live, kicks = agent.runtime.ledger.request_cancel(parent_id, "stop", agent.runtime.now_ms())
+    kick_all(kicker, kicks)
+    drain(agent.runtime)
+    kicker.pending.extend(held)
+    drain(agent.runtime)
+
+    # Then the researcher never called the model, it ended cancelled, its finish event says
+    # so, and nothing is left queued
+    assert len(agent.model.requests) == 2
+    assert status_of(agent, parent_id) == "cancelled"
+    assert status_of(agent, task_id) == "cancelled"
+    [finished] = finish_events(agent, task_id)
+    assert finished["status"] == "cancelled"
+    assert f"parent run {parent_id} was cancelled" in finished["error"]
+    assert agent.runtime.redis.zcard(agent.runtime.keys.ready) == 0
+
+
+def publish_message(agent: AgentRig, text: str, event_id: str) -> str:
+    """Publish a chat-1 message with a known event id without running it; its turn's run id."""
+    data = {
+        "message": text, "session_key": "chat-1", "channel": "test",
+        "sender": {"id": "u1", "name": "Ana"}, "destination": {"chat_id": "chat-1"},
+    }  # fmt: skip
+    publish({"name": MESSAGE_RECEIVED, "id": event_id, "data": data}, runtime=agent.runtime)
+    return run_id_for(MESSAGE_HANDLER, event_id)
+
+
+def status_of(agent: AgentRig, run_id: str) -> str:
+    record = agent.runtime.ledger.run(run_id)
+    assert record is not None, f"run {run_id} has no record"
+    return record.status
