@@ -4,28 +4,13 @@ learns of it at once."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from harness.events import MESSAGE_HANDLER, MESSAGE_RECEIVED, TASK_FINISHED
-from harness.runtime import publish, run_id_for
 from harness.runtime.executor import advance
 from harness.runtime.kicker import RecordingKicker, kick_all
 from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig
-from tests.agent.roster.test_background_tasks import results, say, task_of
+from tests.agent.roster.test_background_tasks import finish_events, results, say, task_of
 from tests.agent.roster.test_named_delegation import write_agent
 from tests.fakes.model_server import Reply
-
-
-def finish_events(agent: AgentRig, task_id: str) -> list[dict[str, Any]]:
-    """The data of every `agent.task.finished` published for `task_id`, in order."""
-    events = [
-        json.loads(fields["event"])["data"]
-        for _id, fields in agent.runtime.redis.xrange(agent.runtime.keys.events)
-        if fields["name"] == TASK_FINISHED
-    ]
-    return [data for data in events if data["run_id"] == task_id]
 
 
 def test_completed_task_publishes_one_finish_event(agent: AgentRig) -> None:
@@ -72,25 +57,6 @@ def test_failed_task_publishes_one_finish_event_and_ends_the_wait(agent: AgentRi
     assert record is not None and record.status == "completed"
 
 
-def test_cancelled_task_publishes_one_finish_event(agent: AgentRig) -> None:
-    # Given a turn that starts a researcher in the background and cancels it at once
-    write_agent(agent.workspace, "researcher", "description: Finds sources.")
-    task_id = task_of("m1")
-    agent.model.script(
-        Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
-        Reply.tool("task_cancel", {"task_id": task_id}),
-        Reply.answer("Stopped it."),
-    )
-
-    # When everything runs
-    say(agent, "research tea, no wait, stop", "m1")
-
-    # Then one finish event says it was cancelled, with the reason
-    [finished] = finish_events(agent, task_id)
-    assert finished["status"] == "cancelled"
-    assert "cancelled by its parent run" in finished["error"]
-
-
 def test_cancelling_the_parent_cancels_its_background_task(agent: AgentRig) -> None:
     # Given a turn that started a researcher in the background and waits for it, the
     # researcher not yet run (its kick held back)
@@ -100,7 +66,7 @@ def test_cancelling_the_parent_cancels_its_background_task(agent: AgentRig) -> N
         Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
         Reply.tool("task_wait", {"task_id": task_id, "timeout": "1h"}),
     )
-    parent_id = publish_message(agent, "research tea", "m1")
+    parent_id = say(agent, "research tea", "m1", run=False)
     kicker = agent.runtime.kicker
     assert isinstance(kicker, RecordingKicker)
     advance(agent.runtime, kicker.pending.popleft().run_id)  # the turn, up to its wait
@@ -124,16 +90,6 @@ def test_cancelling_the_parent_cancels_its_background_task(agent: AgentRig) -> N
     assert finished["status"] == "cancelled"
     assert f"parent run {parent_id} was cancelled" in finished["error"]
     assert agent.runtime.redis.zcard(agent.runtime.keys.ready) == 0
-
-
-def publish_message(agent: AgentRig, text: str, event_id: str) -> str:
-    """Publish a chat-1 message with a known event id without running it; its turn's run id."""
-    data = {
-        "message": text, "session_key": "chat-1", "channel": "test",
-        "sender": {"id": "u1", "name": "Ana"}, "destination": {"chat_id": "chat-1"},
-    }  # fmt: skip
-    publish({"name": MESSAGE_RECEIVED, "id": event_id, "data": data}, runtime=agent.runtime)
-    return run_id_for(MESSAGE_HANDLER, event_id)
 
 
 def status_of(agent: AgentRig, run_id: str) -> str:
