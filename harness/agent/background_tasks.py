@@ -7,10 +7,10 @@ conversation started may be touched: one whose parent is this run, or whose `par
 is this turn's chat session; any other id reads as unknown (whether it exists is not told).
 Each read is a durable step, so a replay sees what the first execution saw.
 
-`task_wait` is a durable wait for the child's `agent.task.finished` (matched on its run id):
-it returns at once when the record says the task has ended. A child that ends between that
-read and the wait being registered is seen when the wait times out (the record is read again
-then), not sooner.
+`task_wait` reads the record (is the task ours, has it ended?), then waits for the child's run
+to end (`step.wait_for_run`) and reads the record again. A child that ends between the first
+read and the wait is seen at once: the engine checks whether the run has ended in the same
+atomic step that registers the wait.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from harness.agent.delegation import (
     TaskIdParams,
     TaskWaitParams,
 )
-from harness.events import TASK_FINISHED, TaskFinished
 from harness.llm.types import ToolCall, ToolResult
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import RunRecord
@@ -55,16 +54,18 @@ class BackgroundTasks:
         task_id = params.task_id
         if call.name == TASK_CANCEL:
             return self._cancel(call, task_id)
-        state = self._state(task_id)
-        if call.name != TASK_STATUS and state["status"] == "running":
-            timeout = params.timeout if isinstance(params, TaskWaitParams) else "10m"
-            event = self.turn.ctx.step.wait_for_event(
-                "task-wait", event=TASK_FINISHED, timeout=timeout, match="data.run_id",
-                equals=task_id,
-            )  # fmt: skip
-            state = _finished(TaskFinished.from_event(event)) if event else self._state(task_id)
+        if isinstance(params, TaskWaitParams):
+            state = self._state(task_id)
+            if state["status"] != "running":
+                return self._report(call, task_id, state)
+            # wait first, then read: an end after the read above is seen by the wait itself
+            self.turn.ctx.step.wait_for_run("task-wait", task_id, timeout=params.timeout)
+            state = self._state(task_id)
             if state["status"] == "running":
-                return _result(call, f"task {task_id} is still running after {timeout}", False)
+                return _result(call, f"task {task_id} is still running after {params.timeout}",
+                               False)  # fmt: skip
+        else:
+            state = self._state(task_id)
         return self._report(call, task_id, state)
 
     def _state(self, task_id: str) -> dict[str, Any]:
@@ -138,18 +139,6 @@ def task_state(record: RunRecord) -> dict[str, Any]:
             "children_cost_usd": result.get("children_cost_usd", 0.0),
         }
     return {"status": record.status, "error": record.error}
-
-
-def _finished(data: TaskFinished) -> dict[str, Any]:
-    """A task's state from its `agent.task.finished` event."""
-    if data.error:
-        return {"status": "failed", "error": data.error, "cost_usd": data.cost_usd}
-    return {
-        "status": "completed",
-        "answer": data.answer,
-        "read_outside": data.read_outside,
-        "cost_usd": data.cost_usd,
-    }
 
 
 def _result(call: ToolCall, text: str, is_error: bool = True) -> ToolResult:

@@ -36,6 +36,7 @@ from harness.agent.structured_answer import (
     schema_problem,
     structured_answer,
 )
+from harness.agent.task_endings import task_finished
 from harness.agent.turn import DurableTurn
 from harness.agent.user_hooks import hooks_for
 from harness.agent.workspace_hooks import workspace_hooks
@@ -45,7 +46,6 @@ from harness.events import (
     MessageReceived,
     ReplyTarget,
     SubagentTask,
-    TaskFinished,
     is_system_session,
 )
 from harness.llm.types import Message
@@ -211,7 +211,8 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
 
     Invoked (`delegate_task`, `delegate_to_<agent>`) it returns its answer and its spend;
     spawned by event (async or scheduled delegation) it sends the answer to the user itself;
-    started in the background (`background`) it publishes `agent.task.finished`. Either way
+    started in the background (`background`) it publishes `agent.task.finished` when it
+    completes (a failure or a cancel is told by `agent-task-ended`). Either way
     the event's data is a `SubagentTask`; other data fails the run at once
     (`InvalidEventDataError`). A named agent with an `output_schema` answers JSON valid
     against it, or the run fails (`StructuredAnswerError`) after one correction; a schema in
@@ -269,7 +270,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         )
         answer, cost = outcome.text, outcome.cost_usd
         if schema is not None:
-            answer, cost = _structured(turn, data, task, answer, cost, schema)
+            answer, cost = _structured(turn, task, answer, cost, schema)
     if reply is not None:
         send_reply(ctx, answer, reply, source=source)
     # the parent marks the answer as outside content when the sub-agent read some
@@ -277,9 +278,9 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
             "cost_usd": cost, "children_cost_usd": turn.named.children_cost_usd}  # fmt: skip
     if shared is not None:
         done["state_updates"] = [u.model_dump(mode="json") for u in shared.updates]
-    if data.background:
-        _task_finished(ctx, data, answer=answer, cost=cost + turn.named.children_cost_usd,
-                       read_outside=turn.taint.source)  # fmt: skip
+    if data.background:  # its failure or cancel is told by `agent-task-ended`
+        task_finished(ctx, data, answer=answer, cost=cost + turn.named.children_cost_usd,
+                      read_outside=turn.taint.source)  # fmt: skip
     return done
 
 
@@ -295,29 +296,12 @@ def _output_schema(data: SubagentTask, turn: DurableTurn) -> dict[str, Any] | No
 
 
 def _structured(
-    turn: DurableTurn, data: SubagentTask, task: str, answer: str, cost: float, schema: Any
+    turn: DurableTurn, task: str, answer: str, cost: float, schema: Any
 ) -> tuple[str, float]:
-    """The answer as JSON valid against `schema` and the spend with the correction's; a
-    background task that fails says so (`agent.task.finished`) before the run fails."""
-    try:
-        valid, retry = structured_answer(turn.think, task, answer, schema)
-    except StructuredAnswerError as exc:
-        if data.background:
-            spent = cost + turn.named.children_cost_usd
-            _task_finished(turn.ctx, data, error=str(exc), cost=spent, read_outside=None)
-        raise
+    """The answer as JSON valid against `schema` and the spend with the correction's; raises
+    `StructuredAnswerError` (the run fails) when the correction does not fit either."""
+    valid, retry = structured_answer(turn.think, task, answer, schema)
     return valid, cost + (retry.cost_usd if retry is not None else 0.0)
-
-
-def _task_finished(
-    ctx: Context, data: SubagentTask, *, cost: float, read_outside: str | None,
-    answer: str = "", error: str = "",
-) -> None:  # fmt: skip
-    finished = TaskFinished(
-        run_id=ctx.run_id, agent=data.agent or "", answer=answer, error=error, cost_usd=cost,
-        read_outside=read_outside,
-    )  # fmt: skip
-    ctx.step.send_event("task-finished", finished.to_event())
 
 
 def _admitted(ctx: Context, data: MessageReceived, policy: DmPolicy) -> bool:

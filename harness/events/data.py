@@ -134,14 +134,16 @@ class SubagentTask(EventData):
 
 
 class TaskFinished(EventData):
-    """Data of `agent.task.finished`: a background delegation (`run_id`, the child's run)
-    ended with `answer`, or with `error` (its answer did not match its output schema).
-    `cost_usd` is what its model calls cost, its own delegations' included."""
+    """Data of `agent.task.finished`, published once for every ending of a background
+    delegation (`run_id`, the child's run; `harness.agent.task_endings`): `status` completed
+    with `answer`, or failed or cancelled with `error`. `cost_usd` is what a completed
+    child's model calls cost, its own delegations' included."""
 
     event_name: ClassVar[str] = TASK_FINISHED
 
     run_id: str = Field(min_length=1, max_length=64)
     agent: str = ""
+    status: Literal["completed", "failed", "cancelled"] = "completed"
     answer: str = ""
     error: str = ""
     cost_usd: float = 0.0

@@ -36,6 +36,8 @@ log = logging.getLogger("harness.run")
 THROTTLE_MS = 250
 MISSING_FUNCTION_RETRIES = 30
 MISSING_FUNCTION_DELAY_MS = 2_000
+MAX_CHILDREN = 1_000
+"""How many of a cancelled run's children (the newest) are asked to stop with it."""
 
 
 def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
@@ -184,11 +186,24 @@ def _fail(state: RunState, exc: BaseException, function_id: str) -> str:
 
 def _cancel(state: RunState, reason: str) -> str:
     log.info("run %s cancelled: %s", state.run_id, reason)
+    _cancel_children(state)
     cancelled = FunctionCancelled(
         function_id=state.spec.id, run_id=state.run_id, event=state.event, reason=reason
     )
     _notify(state, FUNCTION_CANCELLED, f"cancelled:{state.run_id}", cancelled)
     return _finish(state, "cancelled", error=f"cancelled: {reason}")
+
+
+def _cancel_children(state: RunState) -> None:
+    """Ask the runs this run started (waited for or detached) that are still live to stop
+    too; each cancels its own children in turn. Before the run is finished: a crash in
+    between asks again on the retry, and asking a run that has ended does nothing."""
+    rt = state.runtime
+    children = rt.run_index.newest(rt.keys.runs_of_parent(state.run_id), 0, 0, MAX_CHILDREN)
+    reason = f"its parent run {state.run_id} was cancelled"
+    for child in children:
+        _live, kicks = rt.ledger.request_cancel(child, reason, rt.now_ms())
+        kick_all(rt.kicker, kicks)
 
 
 def _notify(state: RunState, name: str, event_id: str, data: EventData) -> None:

@@ -319,29 +319,22 @@ class Ledger:
         waiter_bucket: str = "",
         count_attempt: bool = False,
         wake_on_inbox: bool = False,
+        watch_run: str = "",
     ) -> tuple[int, int]:
         """Park the run and release its lease. Returns (1 parked, 2 already resolved or 0
         stale; the journal's version when parked).
 
         A run waiting for `wait_event` (kind `wait`) joins the waiters in `waiter_bucket`;
         with `wake_on_inbox`, an event handed to its inbox (steer mode) ends the wait too, and
-        one already there ends it at once (2)."""
+        one already there ends it at once (2). With `watch_run` the end of that run ends it, at
+        once (2) when it has already ended: checked in the script that registers the wait."""
         code, version = self._suspend(
             args=[
-                self.keys.prefix,
-                run_id,
-                epoch,
-                now_ms,
-                "" if wake_at_ms is None else wake_at_ms,
-                kind,
-                step_key,
-                wait_event,
-                waiter_bucket,
-                status,
-                "1" if count_attempt else "0",
-                "1" if wake_on_inbox else "0",
+                self.keys.prefix, run_id, epoch, now_ms, "" if wake_at_ms is None else wake_at_ms,
+                kind, step_key, wait_event, waiter_bucket, status,
+                "1" if count_attempt else "0", "1" if wake_on_inbox else "0", watch_run,
             ]
-        )
+        )  # fmt: skip
         return int(code), int(version)
 
     @on_bus("finish the run")

@@ -138,6 +138,14 @@ class Step(RunSteps):
         found = Event.model_validate(rec["v"]) if rec["v"] is not None else None
         return Woken(event=found, by_inbox=bool(rec.get("inbox")))
 
+    def wait_for_run(self, step_id: str, run_id: str, *, timeout: str | float) -> bool:
+        """Suspend until run `run_id` ends (completed, failed or cancelled): True, or False
+        when `timeout` passes first. A run that has already ended, or is unknown (expired),
+        returns True at once: whether it ended is checked when the wait is registered, in the
+        same atomic step, so an ending is never missed. Read its record afterwards."""
+        return bool(self._wait(step_id, "", timeout, None, None, wake_on_inbox=False,
+                               watch_run=run_id).get("ended"))  # fmt: skip
+
     def _wait(
         self,
         step_id: str,
@@ -147,6 +155,7 @@ class Step(RunSteps):
         equals: str | None,
         *,
         wake_on_inbox: bool,
+        watch_run: str = "",
     ) -> dict[str, Any]:
         key = self._s.step_key(step_id)
         rec = self._s.recorded(key, "wait")
@@ -159,6 +168,7 @@ class Step(RunSteps):
             out = self._s.suspend(
                 key, "wait", wake, status="waiting", wait_event=event,
                 waiter_bucket=waiters.bucket(match, value), wake_on_inbox=wake_on_inbox,
+                watch_run=watch_run,
             )  # fmt: skip
             if out != 2:
                 raise Suspended()
@@ -200,7 +210,8 @@ class Step(RunSteps):
         """Start another function with `data` as its event data, without waiting for it: a
         detached child. Returns the child's run id, the same on every replay (the child is
         started once). The child is listed under this run (`runs:parent:<run id>`) but its
-        end wakes nothing here; follow it with its run record or an event it publishes."""
+        end wakes nothing here; follow it with `wait_for_run`, its run record or an event it
+        publishes. Cancelling this run cancels it too while it is live."""
         key = self._s.step_key(step_id)
         rec = self._s.recorded(key, "send")
         if rec is not None:

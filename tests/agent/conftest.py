@@ -15,6 +15,7 @@ import pytest
 
 from harness.agent.deps import AgentDeps, build_deps, set_agent_deps
 from harness.agent.handlers import handle_message, run_subagent
+from harness.agent.task_endings import task_ended
 from harness.events import MESSAGE_RECEIVED, REPLY_READY
 from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.functions import FunctionRegistry
@@ -145,6 +146,7 @@ def agent(
 ) -> Iterator[AgentRig]:
     registry.register(handle_message)
     registry.register(run_subagent)
+    registry.register(task_ended)
     runtime.register_functions()
     workspace = tmp_path / "workspace"
     deps = build_deps(make_settings(workspace, model_server))

@@ -1,5 +1,6 @@
 -- FINISH: end a run under its fence, record its result in a waiting parent's journal and wake
--- it (not a detached child's parent), and pass its singleton lock on (`Ledger.finish`).
+-- it (not a detached child's parent), wake the runs watching it (`wait_for_run`), and pass its
+-- singleton lock on (`Ledger.finish`).
 -- ARGV: prefix, run_id, epoch, now_ms, status, result_json, error, retention_s,
 --       kick_template ("" to return the kicks; else they are pushed onto the broker here)
 -- Returns {1, kicks...} finished, {0} fenced out.
@@ -32,6 +33,21 @@ if p and not p.detached then
     kick(p.run_id, now)
   end
 end
+-- a watcher still parked at the step it registered is woken; one that moved on is not
+local watchers = redis.call('HGETALL', wk(id))
+for i = 1, #watchers, 2 do
+  local w, step = watchers[i], watchers[i + 1]
+  local wr = rk(w)
+  if redis.call('HGET', wr, 'status') == 'waiting' and redis.call('HGET', wr, 'wake_kind') == 'wait'
+    and redis.call('HGET', wr, 'wake_step') == step then
+    drop_waiter(w)
+    jset(w, step, '{' .. stamps(w, now) .. '"k":"wait","v":null,"ended":true}', true)
+    redis.call('ZREM', TIMERS, w)
+    make_ready(w, now)
+    kick(w, now)
+  end
+end
+redis.call('DEL', wk(id))
 release_singleton(id, now)
 local keep = tonumber(ARGV[8])
 redis.call('EXPIRE', r, keep); redis.call('EXPIRE', jk(id), keep)

@@ -106,6 +106,12 @@ local function drop_waiter(id)
   return true
 end
 
+-- Runs in `wait_for_run` are kept per watched run: the hash run:<id>:watchers maps each
+-- watcher's run id to the step it waits at. The watched run's FINISH wakes them, and SUSPEND
+-- resolves a watch on a run that has already ended at once: the check and the registration are
+-- one script, so no ending falls between them.
+local function wk(id) return P .. ':run:' .. id .. ':watchers' end
+
 -- Write a journal record. Every write bumps the run's journal version (`jver`) and names its
 -- key (`jlast`), so a worker that kept the journal when the run suspended can resume it with
 -- only what changed since (see CLAIM).

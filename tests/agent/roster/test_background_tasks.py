@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from harness.agent.delegation import SUBAGENT_FUNCTION
-from harness.events import MESSAGE_HANDLER, MESSAGE_RECEIVED
+from harness.events import MESSAGE_HANDLER, MESSAGE_RECEIVED, TASK_FINISHED
 from harness.runtime import publish, run_id_for
 from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig
@@ -12,16 +15,29 @@ from tests.agent.roster.test_named_delegation import tool_results, write_agent
 from tests.fakes.model_server import Reply
 
 
-def say(agent: AgentRig, text: str, event_id: str, session: str = "chat-1") -> str:
+def say(
+    agent: AgentRig, text: str, event_id: str, session: str = "chat-1", *, run: bool = True
+) -> str:
     """Send a message with a known event id (so the task ids are known before the turn), run
-    everything due, and return the turn's run id."""
+    everything due (unless not `run`), and return the turn's run id."""
     data = {
         "message": text, "session_key": session, "channel": "test",
         "sender": {"id": "u1", "name": "Ana"}, "destination": {"chat_id": session},
     }  # fmt: skip
     publish({"name": MESSAGE_RECEIVED, "id": event_id, "data": data}, runtime=agent.runtime)
-    drain(agent.runtime)
+    if run:
+        drain(agent.runtime)
     return run_id_for(MESSAGE_HANDLER, event_id)
+
+
+def finish_events(agent: AgentRig, task_id: str) -> list[dict[str, Any]]:
+    """The data of every `agent.task.finished` published for `task_id`, in order."""
+    events = [
+        json.loads(fields["event"])["data"]
+        for _id, fields in agent.runtime.redis.xrange(agent.runtime.keys.events)
+        if fields["name"] == TASK_FINISHED
+    ]
+    return [data for data in events if data["run_id"] == task_id]
 
 
 def task_of(event_id: str) -> str:
@@ -107,11 +123,15 @@ def test_cancel_stops_a_background_task(agent: AgentRig) -> None:
     say(agent, "research tea, no wait, stop", "m1")
     say(agent, "is it stopped?", "m2")
 
-    # Then the child never called the model, its run is cancelled, and the status says so
+    # Then the child never called the model, its run is cancelled, the status says so, and
+    # one finish event says it was cancelled, with the reason
     assert len(agent.model.requests) == 5
     child = agent.runtime.ledger.run(task_id)
     assert child is not None and child.status == "cancelled"
     assert results(agent)[-1] == f"task {task_id} is cancelled"
+    [finished] = finish_events(agent, task_id)
+    assert finished["status"] == "cancelled"
+    assert "cancelled by its parent run" in finished["error"]
 
 
 def test_another_chat_cannot_touch_a_task(agent: AgentRig) -> None:
