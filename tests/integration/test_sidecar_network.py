@@ -111,6 +111,7 @@ def test_declared_network_runs_through_the_real_sidecar_with_typed_state(
         return record if record and record.status in ("completed", "failed") else None
 
     record = wait_for(finished, what=f"the network run {run_id}\n{network_fleet.logs()}")
+    assert record is not None
 
     # Then it completed: the sidecar's router (given a Nightly each time) chose the
     # researcher, the writer, then stopped, over three invokes
