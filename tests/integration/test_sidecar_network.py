@@ -18,33 +18,12 @@ from harness.events import NETWORK_RUN
 from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.function_sources import FILE_SOURCE, origins
 from harness.runtime.ledger import RunRecord
+from tests.agent.networks.test_network_declared import NIGHTLY
 from tests.fakes.model_server import ModelServer, Reply
 from tests.integration.sidecar_fleet import SidecarFleet, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
-NIGHTLY = """
-from pydantic import BaseModel
-
-from harness.agent.api import network
-
-
-class Nightly(BaseModel):
-    findings: list[str] = []
-    summary: str | None = None
-
-
-@network(name="nightly", agents=["researcher", "writer"], state=Nightly, max_iterations=6,
-         description="Researches, then writes the summary.")
-def route(state, last, iteration):
-    if not isinstance(state, Nightly):
-        return None, f"the router got a {type(state).__name__}, not a Nightly"
-    if not state.findings:
-        return "researcher", f"no findings at iteration {iteration}"
-    if state.summary is None:
-        return "writer", f"findings, no summary; {last['agent']} ran last"
-    return None, f"done after {iteration} agents"
-"""
 ROUTER = router_id("nightly")
 
 

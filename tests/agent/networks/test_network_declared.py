@@ -58,7 +58,7 @@ def route(state, last, iteration):
         return "researcher", f"no findings at iteration {iteration}"
     if state.summary is None:
         return "writer", f"findings, no summary; {last['agent']} ran last"
-    return None
+    return None, f"done after {iteration} agents"
 """
 ROUTE_LINE = 12
 """The line of `@network` in NIGHTLY (a decorated function's first line)."""
