@@ -291,9 +291,10 @@ def test_declared_network_with_an_unknown_agent_or_a_files_name_is_an_error(
 def test_networks_command_lists_declared_networks_and_their_errors(
     network: NetworkRig, registry: FunctionRegistry
 ) -> None:
-    # Given a declared network and a load error the sidecar recorded
+    # Given a declared network whose agents exist, and one whose writer does not
     network.declare_agent("researcher")
-    network.declare_agent("writer")
+    solo = NIGHTLY.replace('"nightly"', '"solo"').replace(', "writer"]', "]")
+    _write(network, "solo.py", solo)
     _register(network, registry, _write(network, "nightly.py", NIGHTLY))
     runtime: Runtime = network.agent.runtime
     set_runtime(runtime)
@@ -304,13 +305,15 @@ def test_networks_command_lists_declared_networks_and_their_errors(
     finally:
         set_runtime(None)
 
-    # Then the declared network is listed with its function router and place
+    # Then the good one is listed with its function router and place, the other as an error
+    # at its file and line, as a network file's would be
     assert result.exit_code == 0, result.output
     shown = json.loads(result.output)
-    assert [(n["name"], n["path"]) for n in shown["networks"]] == [
-        ("nightly", "functions/nightly.py")
+    assert [(n["name"], n["path"]) for n in shown["networks"]] == [("solo", "functions/solo.py")]
+    assert shown["networks"][0]["router"] == {"kind": "function", "id": router_id("solo")}
+    assert [(e["path"], e["line"]) for e in shown["errors"]] == [
+        ("functions/nightly.py", ROUTE_LINE)
     ]
-    assert shown["networks"][0]["router"] == {"kind": "function", "id": router_id("nightly")}
     assert shown["warnings"] == []
 
 
