@@ -33,6 +33,10 @@ Failures raise `AgentRunError` (the agent failed, timed out or does not exist) o
 `AgentAnswerError` (its answer cannot fit `output`); both fail the function's run at once,
 since the child's end is journaled and a retry would replay it. Catch one and call again for
 another try: each call is a new child run.
+
+`network` (`@network`, from `harness.agent.networks.declare`) declares a network with a
+Python router and pydantic-typed state from a file of `functions/`; `run_network` runs it
+like a network file's.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from typing import Any, Protocol, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
+from harness.agent.networks.declare import network
 from harness.agent.structured_answer import StructuredAnswerError
 from harness.errors import AgentAnswerError, AgentRunError, StepFailedError
 from harness.events import NETWORK_HANDLER, SUBAGENT_HANDLER, NetworkRun, SubagentTask
@@ -126,10 +131,10 @@ def run_network(
     timeout: str | float = DEFAULT_TIMEOUT,
     step: str | None = None,
 ) -> dict[str, Any]:
-    """Run the network `name` (`workspace/networks/<name>.md`) on `task` from `state` as a
-    durable child run; returns `{"answer", "state", "stopped"}`: the last agent's answer, the
-    final shared state, why it stopped. A network that cannot run answers why (no error).
-    Raises `AgentRunError` when the run fails or outlives `timeout`."""
+    """Run the network `name` (`workspace/networks/<name>.md`, or an `@network`) on `task`
+    from `state` as a durable child run; returns `{"answer", "state", "stopped"}`: the last
+    agent's answer, the final shared state, why it stopped. A network that cannot run
+    answers why (no error). Raises `AgentRunError` when the run fails or outlives `timeout`."""
     step_id = step or f"network-{name}"
     run = NetworkRun(network=name, task=task, state=state or {})
     data = run.model_dump(mode="json", include={"network", "task", "state"})
@@ -156,4 +161,4 @@ def _first(exc: ValidationError) -> str:
     return f"at {where}: {error['msg']}"[:MAX_ERROR_CHARS]
 
 
-__all__ = ["FunctionContext", "run_agent", "run_network"]
+__all__ = ["FunctionContext", "network", "run_agent", "run_network"]

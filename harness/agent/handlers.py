@@ -22,7 +22,7 @@ from harness.agent.loop import run_agent_loop
 from harness.agent.media.albums import gather_album
 from harness.agent.media.attachments import receive
 from harness.agent.networks.chat import network_turn
-from harness.agent.networks.load import load_networks
+from harness.agent.networks.load import workspace_networks
 from harness.agent.networks.state import SharedStateTools
 from harness.agent.proactive import Source, send_reply
 from harness.agent.roster.bindings import DEFAULT_TARGET, Target, parse_bindings, target_for
@@ -136,7 +136,7 @@ def _bound_target(ctx: Context, deps: AgentDeps, data: MessageReceived) -> Targe
 
     def route() -> str:
         roster = load_roster(deps.workspace)
-        networks = load_networks(deps.workspace, roster)
+        networks = workspace_networks(deps.workspace, ctx.runtime, roster)
         operator = parse_bindings(deps.settings.agent_bindings)
         chosen = target_for(data, roster, operator, networks)
         if chosen.is_network and networks.get(chosen.name) is None:

@@ -11,9 +11,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.agent.deps import fleet_tools, subagent_tools
-from harness.agent.networks import load_networks
 from harness.agent.roster.listing import AgentRow, AgentsTable, agents_table
 from harness.agent.roster.load import load_roster
+from harness.commands.networks import listed_networks
 from harness.errors import HarnessError
 from harness.mcp import config_path, load_config
 from harness.settings import Settings, get_settings
@@ -31,14 +31,17 @@ def agents(
     servers, mcp_problem = _mcp_servers(settings)
     workspace = settings.agent_workspace.resolve()
     roster = load_roster(workspace)
+    networks, missing = listed_networks(workspace, roster)
     table = agents_table(
         settings,
         roster,
         fleet_tools(settings).names(),
         subagent_tools(settings).names(),
         servers,
-        networks=load_networks(workspace, roster),
+        networks=networks,
     )
+    if missing:
+        table.warnings.append(missing)
     if mcp_problem:
         table.warnings.insert(0, f"MCP servers not known: {mcp_problem}")
     if as_json:

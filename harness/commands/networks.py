@@ -1,19 +1,36 @@
-"""`harness networks`: the networks the workspace declares (`workspace/networks/<name>.md`), and
-the files that declare none, with file and line."""
+"""`harness networks`: the networks the workspace declares (`workspace/networks/<name>.md`, and
+the `@network`s of `functions/` the sidecar registered), and the files that declare none, with
+file and line."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from harness.agent.networks import NetworkSpec, load_networks
+from harness.agent.networks import Networks, NetworkSpec, load_networks
+from harness.agent.networks.load import workspace_networks
+from harness.agent.roster import Roster
+from harness.errors import HarnessError
 from harness.settings import get_settings
 
 console = Console()
+
+
+def listed_networks(workspace: Path, roster: Roster | None = None) -> tuple[Networks, str]:
+    """The workspace's networks with the `@network`s the sidecar registered, and "" ; or, when
+    Redis cannot be read, the files' networks alone and why the others are missing."""
+    from harness.runtime import get_runtime  # the CLI connects only when a command needs it
+
+    try:
+        return workspace_networks(workspace, get_runtime(), roster), ""
+    except HarnessError as exc:
+        why = f"the @network declarations of functions/ are not listed: {exc}"
+        return load_networks(workspace, roster), why
 
 
 def networks(
@@ -21,12 +38,13 @@ def networks(
 ) -> None:
     """Every network of the workspace (agents, router, state keys, iteration limit) and every
     network file that failed to load."""
-    loaded = load_networks(get_settings().agent_workspace)
+    loaded, missing = listed_networks(get_settings().agent_workspace)
     specs = [spec for name in loaded.names() if (spec := loaded.get(name)) is not None]
     if as_json:
         shown = {
             "networks": [_json(spec) for spec in specs],
             "errors": [{"path": e.path, "line": e.line, "error": e.message} for e in loaded.errors],
+            "warnings": [missing] if missing else [],
         }
         typer.echo(json.dumps(shown, indent=2))
         return
@@ -39,6 +57,8 @@ def networks(
     console.print(view)
     for error in loaded.errors:
         console.print(f"[red]failed to load[/red] {error}", highlight=False)
+    if missing:
+        console.print(f"[yellow]warning:[/yellow] {missing}", highlight=False)
 
 
 def _router(spec: NetworkSpec) -> str:

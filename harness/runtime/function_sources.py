@@ -14,8 +14,10 @@ and `harness functions` can show them without scanning the run history.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import Any
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, Field, TypeAdapter
 
 from harness.redaction import RedactedText
 from harness.runtime import scripts
@@ -57,7 +59,19 @@ class RunFailure(BaseModel, frozen=True):
     at_ms: int
 
 
+class Declaration(BaseModel, frozen=True):
+    """Something a source's file declares besides functions (a network of the agent's): its
+    `kind`, the file and line, and its `body`, data the engine stores and never reads. The
+    body came from untrusted code: whoever reads it validates it."""
+
+    kind: str = Field(max_length=40)
+    file: str = Field(max_length=200)
+    line: int = 0
+    body: dict[str, Any]
+
+
 _ERRORS = TypeAdapter(list[LoadError])
+_DECLARATIONS = TypeAdapter(list[Declaration])
 
 
 @on_bus("register the sidecar's functions")
@@ -66,10 +80,12 @@ def replace_source(
     source: str,
     specs: dict[str, tuple[FunctionSpec, Origin]],
     errors: list[LoadError],
+    declarations: Sequence[Declaration] = (),
 ) -> None:
-    """Make `specs` (id -> (spec, origin)) the whole set of functions of `source`, and
-    `errors` its load errors, atomically. Ids the source registered before and does not list
-    now are removed from the trigger table. Raises on Redis errors."""
+    """Make `specs` (id -> (spec, origin)) the whole set of functions of `source`, `errors`
+    its load errors and `declarations` its other declarations, atomically. Ids the source
+    registered before and does not list now are removed from the trigger table. Raises on
+    Redis errors."""
     keys = runtime.keys
     # cjson turns an empty JSON object into an array; pairs() over it is empty either way
     spec_json = json.dumps({fid: spec.model_dump_json() for fid, (spec, _) in specs.items()})
@@ -78,9 +94,12 @@ def replace_source(
     replace(
         keys=[
             keys.functions, keys.functions_version, keys.function_source(source),
-            keys.function_origins, keys.load_errors(source),
+            keys.function_origins, keys.load_errors(source), keys.declarations(source),
         ],
-        args=[spec_json, origin_json, _ERRORS.dump_json(errors).decode()],
+        args=[
+            spec_json, origin_json, _ERRORS.dump_json(errors).decode(),
+            _DECLARATIONS.dump_json(list(declarations)).decode(),
+        ],
     )  # fmt: skip
 
 
@@ -104,6 +123,15 @@ def load_errors(runtime: Runtime, source: str) -> list[LoadError]:
     errors."""
     raw = runtime.redis.get(runtime.keys.load_errors(source))
     return _ERRORS.validate_json(raw) if raw else []
+
+
+@on_bus("read the declarations")
+def declarations(runtime: Runtime, source: str, kind: str) -> list[Declaration]:
+    """The declarations of `kind` in the source's last registration (empty when none). Raises
+    on Redis errors."""
+    raw = runtime.redis.get(runtime.keys.declarations(source))
+    found = _DECLARATIONS.validate_json(raw) if raw else []
+    return [declaration for declaration in found if declaration.kind == kind]
 
 
 @on_bus("record a failed run")

@@ -104,6 +104,11 @@ class Keys:
         """String: JSON list of the load errors of a source's last registration."""
         return f"{self.prefix}:functions:errors:{source}"
 
+    def declarations(self, source: str) -> str:
+        """String: JSON list of what a source's last registration declared besides functions
+        (`function_sources.Declaration`: the networks of the sidecar's files)."""
+        return f"{self.prefix}:functions:declarations:{source}"
+
     def function_failures(self, source: str) -> str:
         """List: JSON records of the latest failed runs of a source's functions, newest first."""
         return f"{self.prefix}:functions:failures:{source}"

@@ -34,6 +34,7 @@ from harness.runtime import Function, FunctionSpec, Runtime, get_runtime
 from harness.runtime.celery_app import app
 from harness.runtime.function_sources import (
     FILE_SOURCE,
+    Declaration,
     LoadError,
     Origin,
     replace_source,
@@ -99,11 +100,13 @@ def _host_broken(why: str) -> None:
 
 @dataclass
 class Loaded:
-    """What this executor runs: every function, and the registration to publish."""
+    """What this executor runs: every function, and the registration to publish (with the
+    networks the files declare)."""
 
     functions: list[Function]
     specs: dict[str, tuple[FunctionSpec, Origin]]
     errors: list[LoadError]
+    declarations: list[Declaration]
 
 
 def load(
@@ -135,14 +138,17 @@ def load(
         specs[fn.id] = (fn.spec, Origin(source=FILE_SOURCE, file=admitted.files.get(fn.id, "")))
     for error in admitted.errors:
         log.warning("skipped %s", error.describe())
-    return Loaded(functions=functions, specs=specs, errors=admitted.errors)
+    return Loaded(
+        functions=functions, specs=specs, errors=admitted.errors,
+        declarations=admitted.declarations,
+    )  # fmt: skip
 
 
 def _on_ready(runtime: Runtime, loaded: Loaded) -> Callable[..., None]:
     def ready(**_: object) -> None:
         # Registered only now that this worker consumes: an event for a new function never
         # waits on a queue that nobody who knows the function reads.
-        replace_source(runtime, FILE_SOURCE, loaded.specs, loaded.errors)
+        replace_source(runtime, FILE_SOURCE, loaded.specs, loaded.errors, loaded.declarations)
         log.info(
             "sidecar executor %d registered %d function(s), %d file(s) skipped",
             os.getpid(), len(loaded.specs) - len(BUILTIN_IDS), len(loaded.errors),

@@ -58,7 +58,12 @@ class Host:
         loaded = load_folder(folder, reserved=set(order.reserved), skip=skip)
         self.functions = {fn.id: fn for fn in loaded.functions}
         specs = [fn.spec for fn in loaded.functions]
-        self.send(Loaded(report=loaded.report, specs=specs, files=loaded.files))
+        self.send(
+            Loaded(
+                report=loaded.report, specs=specs, files=loaded.files,
+                declarations=loaded.declarations,
+            )
+        )  # fmt: skip
 
     def start(self, order: Execute) -> None:
         """Run one execution's handler in a thread of its own."""

@@ -25,7 +25,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from harness.runtime.function_sources import LoadError
+from harness.agent.networks.declare import capture_networks
+from harness.runtime.function_sources import Declaration, LoadError
 from harness.runtime.functions import (
     CronTrigger,
     Function,
@@ -71,6 +72,7 @@ class LoadedFolder:
     report: LoadReport
     functions: list[Function] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # function id -> file
+    declarations: list[Declaration] = field(default_factory=list)  # `@network`s, with files
 
 
 class _Collector(FunctionRegistry):
@@ -145,7 +147,7 @@ def load_folder(
 def _load_file(path: Path, folder: Path, reserved: set[str], loaded: LoadedFolder) -> None:
     collector = _Collector()
     try:
-        with capture_declarations(collector):
+        with capture_declarations(collector), capture_networks() as networks:
             _import(path)
     except (Exception, SystemExit) as exc:
         line, text = _locate(exc, path, folder)
@@ -156,6 +158,7 @@ def _load_file(path: Path, folder: Path, reserved: set[str], loaded: LoadedFolde
         fn, text = problem
         loaded.report.errors.append(LoadError(file=path.name, line=_line_of(fn), error=text))
         return
+    loaded.declarations += [d.model_copy(update={"file": path.name}) for d in networks]
     for fn in collector.declared:
         loaded.functions.append(fn)
         loaded.files[fn.id] = path.name

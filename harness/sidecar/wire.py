@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from harness.runtime.function_sources import LoadError
+from harness.runtime.function_sources import Declaration, LoadError
 from harness.runtime.functions import FunctionSpec
 from harness.sidecar.loader import LoadReport
 
@@ -95,12 +95,14 @@ class Cancel(BaseModel, frozen=True):
 
 # -- host -> executor --------------------------------------------------------------------
 class Loaded(BaseModel, frozen=True):
-    """The load's report, the specs declared, and which file declared each id."""
+    """The load's report, the specs declared, which file declared each id, and the other
+    declarations (`@network`: data the executor checks, `admission.admit_declarations`)."""
 
     op: Literal["loaded"] = "loaded"
     report: LoadReport
     specs: list[FunctionSpec]
     files: dict[str, str]
+    declarations: list[Declaration] = []
 
 
 class Outcome(BaseModel, frozen=True):

@@ -1,13 +1,17 @@
-"""Reading the networks the workspace declares: `workspace/networks/<name>.md`.
+"""Reading the networks the workspace declares: `workspace/networks/<name>.md`, and the
+`@network`s of its `functions/` that the sidecar registered (`workspace_networks`).
 
 Never raises for a bad file: a network that does not parse, or names an agent the workspace
 does not declare (`workspace/agents/<name>/AGENT.md`), is left out and reported as a
-`NetworkLoadError` naming the file and the line at fault. Files are read without following
-links (`harness.workspace_files`).
+`NetworkLoadError` naming the file and the line at fault. A declared network is checked with
+the same rules (`declared.check_declared`); a name declared twice (a file and a `@network`)
+loads neither, and the error names both places. Files are read without following links
+(`harness.workspace_files`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -15,8 +19,12 @@ import yaml
 from pydantic import ValidationError
 
 from harness.agent.front_matter import FileProblem, WorkspaceFileError, read_front_matter
+from harness.agent.networks.declare import NETWORK_KIND
+from harness.agent.networks.declared import check_declared, place
 from harness.agent.networks.spec import Loc, NetworkSpec, unknown_references
 from harness.agent.roster import Roster, load_roster
+from harness.runtime import Runtime
+from harness.runtime.function_sources import FILE_SOURCE, Declaration, declarations
 from harness.workspace_files import UnsafePathError, entries
 
 NETWORKS_DIR = PurePosixPath("networks")
@@ -44,16 +52,26 @@ class Networks:
         return sorted(self.networks)
 
 
-def load_networks(workspace: Path, roster: Roster | None = None) -> Networks:
-    """Every `networks/<name>.md` of `workspace` that parses and names only agents of
-    `roster` (default: the workspace's), and an error for each that does not. Never raises."""
+def workspace_networks(workspace: Path, runtime: Runtime, roster: Roster | None = None) -> Networks:
+    """`load_networks` with the `@network`s the sidecar registered from `functions/`. Raises
+    `BusUnavailableError` when Redis cannot be read."""
+    return load_networks(workspace, roster, declarations(runtime, FILE_SOURCE, NETWORK_KIND))
+
+
+def load_networks(
+    workspace: Path, roster: Roster | None = None, declared: Sequence[Declaration] = ()
+) -> Networks:
+    """Every `networks/<name>.md` of `workspace`, and every network of `declared`, that
+    parses and names only agents of `roster` (default: the workspace's), and an error for
+    each that does not. Never raises."""
     roster = roster if roster is not None else load_roster(workspace)
     networks: dict[str, NetworkSpec] = {}
     errors: list[NetworkLoadError] = []
     try:
         listed = entries(workspace, NETWORKS_DIR)
     except UnsafePathError as exc:
-        return Networks(errors=(NetworkLoadError(NETWORKS_DIR.as_posix(), 1, str(exc)),))
+        errors.append(NetworkLoadError(NETWORKS_DIR.as_posix(), 1, str(exc)))
+        listed = []
     for filename, kind in listed:
         if not filename.endswith(SUFFIX):
             continue
@@ -66,7 +84,47 @@ def load_networks(workspace: Path, roster: Roster | None = None) -> Networks:
             networks[parsed.name] = parsed
         else:
             errors.append(parsed)
+    _add_declared(declared, roster, networks, errors)
     return Networks(networks=networks, errors=tuple(errors))
+
+
+def _add_declared(
+    declared: Sequence[Declaration],
+    roster: Roster,
+    networks: dict[str, NetworkSpec],
+    errors: list[NetworkLoadError],
+) -> None:
+    """Add each declared network that checks out to `networks`, an error to `errors` for
+    each other; a name a file already has loads neither, each place named in the other's
+    error (the sidecar refuses a name two `@network`s declare)."""
+    for declaration in declared:
+        parsed = parse_declared(declaration, roster)
+        if not isinstance(parsed, NetworkSpec):
+            errors.append(parsed)
+            continue
+        taken = networks.pop(parsed.name, None)
+        if taken is None:
+            networks[parsed.name] = parsed
+            continue
+        here, line = parsed.path, declaration.line
+        twice = f"network {parsed.name!r} is declared twice, neither loads"
+        errors.append(NetworkLoadError(here, line, f"{twice}: also {taken.path}"))
+        errors.append(NetworkLoadError(taken.path, 1, f"{twice}: also {here}:{line}"))
+
+
+def parse_declared(declaration: Declaration, roster: Roster) -> NetworkSpec | NetworkLoadError:
+    """The network a `@network` declares (checked like a file, its agents in `roster`), or
+    why it declares none, at its file and line in `functions/`."""
+    path, line = place(declaration), declaration.line
+    checked = check_declared(declaration)
+    if isinstance(checked, str):
+        return NetworkLoadError(path, line, checked)
+    for agent in checked.agents:
+        if roster.get(agent) is None:
+            return NetworkLoadError(path, line, f"agents: no agent named {agent!r}")
+    for loc, message in unknown_references(checked):
+        return NetworkLoadError(path, line, f"{'.'.join(map(str, loc))}: {message}")
+    return checked
 
 
 def parse_network(

@@ -26,7 +26,7 @@ from typing import Any
 from harness.agent.delegation import SUBAGENT_FUNCTION
 from harness.agent.deps import agent_deps
 from harness.agent.networks.decisions import AgentResult
-from harness.agent.networks.load import load_networks
+from harness.agent.networks.load import workspace_networks
 from harness.agent.networks.router import route
 from harness.agent.networks.spec import NetworkSpec
 from harness.agent.networks.state import StateUpdate, applied, check_state
@@ -42,7 +42,7 @@ from harness.events import (
     SharedState,
 )
 from harness.events import SubagentTask as Task
-from harness.runtime import Context, event, function
+from harness.runtime import Context, Runtime, event, function
 
 NETWORK_FUNCTION = NETWORK_HANDLER
 CHILD_TIMEOUT = "30m"
@@ -58,7 +58,7 @@ def run_network(ctx: Context) -> dict[str, Any]:
     deps = agent_deps()
     data = NetworkRun.from_event(ctx.event)
     task = data.task.strip() or "(no task given)"
-    loaded = ctx.step.run("network", read_network, deps.workspace, data.network)
+    loaded = ctx.step.run("network", read_network, deps.workspace, data.network, ctx.runtime)
     if "error" in loaded:
         return _finish(ctx, data.reply, str(loaded["error"]), data.state, [], loaded["error"])
     spec = NetworkSpec.model_validate(loaded["spec"])
@@ -90,13 +90,17 @@ def run_network(ctx: Context) -> dict[str, Any]:
     return _finish(ctx, data.reply, answer, state, turns, stopped)
 
 
-def read_network(workspace: Path, name: str) -> dict[str, Any]:
-    """The network `name` as JSON with its agents' descriptions, or `{"error": why}`."""
+def read_network(workspace: Path, name: str, runtime: Runtime) -> dict[str, Any]:
+    """The network `name` (a file's, or a `@network` the sidecar registered) as JSON with its
+    agents' descriptions, or `{"error": why}`."""
     roster = load_roster(workspace)
-    networks = load_networks(workspace, roster)
+    networks = workspace_networks(workspace, runtime, roster)
     spec = networks.get(name)
     if spec is None:
-        failed = [str(e) for e in networks.errors if e.path == f"networks/{name}.md"]
+        failed = [
+            str(e) for e in networks.errors
+            if e.path == f"networks/{name}.md" or repr(name) in e.message
+        ]  # fmt: skip
         why = f"it does not load: {failed[0]}" if failed else "there is none"
         return {"error": f"(The network {name!r} cannot run: {why}.)"}
     agents = {a: spec_.description for a in spec.agents if (spec_ := roster.get(a)) is not None}
