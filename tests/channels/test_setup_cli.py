@@ -79,7 +79,7 @@ def test_setup_telegram_in_polling_mode_removes_the_webhook(
     use_telegram(environment, telegram_api, TELEGRAM_MODE="polling")
     result = CliRunner().invoke(app, ["setup", "telegram"])
     assert result.exit_code == 0, result.output
-    assert [c.method for c in telegram_api.calls] == ["deleteWebhook"]
+    assert [c.method for c in telegram_api.calls] == ["deleteWebhook", "setMyCommands"]
 
 
 def test_setup_telegram_without_a_token_fails_clearly(environment: pytest.MonkeyPatch) -> None:
