@@ -131,7 +131,7 @@ def test_telegram_setup_registers_the_commands(
 def _slash(fleet: TestClient, runtime: Runtime, command: str, text: str = "") -> int:
     form = {
         "team_id": "T0001", "channel_id": "D024BE91L", "user_id": "U0USER",
-        "command": command, "text": text, "trigger_id": f"13345224609.{command[1:]}",
+        "command": command, "text": text, "trigger_id": f"13345224609.{command[1:]}{text}",
         "response_url": "https://hooks.slack.com/commands/T0001/1/abc",
     }  # fmt: skip
     body = urlencode(form).encode()
@@ -167,3 +167,15 @@ def test_slack_signed_badly_is_refused(commands: TestClient) -> None:
     assert (
         commands.post("/webhooks/slack/commands", content=body, headers=headers).status_code == 401
     )
+
+
+def test_slack_app_slash_command_takes_the_chat_command_as_its_text(
+    commands: TestClient, runtime: Runtime, model_server: ModelServer, slack_api: FakeSlackApi
+) -> None:
+    # When Alice types `/harness help` (the manifest's one slash command), then `/harness`
+    assert _slash(commands, runtime, "/harness", "help") == 200
+    assert _slash(commands, runtime, "/harness", "") == 200
+    # Then both are answered with the list, in her DM, without a model call
+    answers = [m["text"] for m in slack_api.messages]
+    assert len(answers) == 2 and all("/stop" in a for a in answers), answers
+    assert model_server.requests == []
