@@ -228,3 +228,15 @@ def parse_allowlist(raw: object) -> frozenset[str]:
     else:
         items = str(raw).replace(",", " ").split()
     return frozenset(item.strip() for item in items if item.strip())
+
+
+@runtime_checkable
+class CommandChannel(Protocol):
+    """A channel whose chat commands come to their own route (`POST /webhooks/{channel}/
+    commands`: Slack's slash commands), verified with the channel's `verify` and acknowledged
+    at once with an empty 200; the answer is posted like any reply."""
+
+    def transform_command(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
+        """Turn a verified command request body into what to do with it. Never raises for
+        payloads the platform may send: anything not understood is `Ignored`."""
+        ...

@@ -20,6 +20,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from channels.approvals import answer_approval, ask_approval
+from harness.agent.chat_commands.handler import chat_command
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import handle_message
 from harness.agent.progress import Progress, report_step
@@ -203,6 +204,22 @@ def test_harness_chat_shows_progress_and_the_reply_then_starts_a_new_session(
     assert len(model_server.requests[2].body["messages"]) == 1, (
         "after /new the model must see a fresh conversation"
     )
+
+
+def test_harness_chat_status_is_answered_by_the_fleets_chat_command(
+    agent_fleet: Runtime, registry: FunctionRegistry, model_server: ModelServer
+) -> None:
+    # Given the fleet answers chat commands too (its workers load `agent-chat-command`)
+    registry.register(chat_command)
+    agent_fleet.register_functions()
+    model_server.script(Reply.answer("Hello."))
+    # When a user says hello, then types /status and /help
+    result = CliRunner().invoke(_cli(), [], input="hello\n/status\n/help\n/exit\n")
+    # Then /status is answered by the fleet without a model call, /help lists the commands
+    assert result.exit_code == 0, result.output
+    assert "Conversation: 2 messages" in result.output, result.output
+    assert "/reset" in result.output and "/usage" in result.output, result.output
+    assert len(model_server.requests) == 1
 
 
 @pytest.mark.parametrize(("typed", "written"), [("y", True), ("n", False)], ids=["yes", "no"])

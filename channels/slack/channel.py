@@ -17,6 +17,7 @@ from channels.slack.approvals import (
     request_text,
     transform_interaction,
 )
+from channels.slack.commands import parse_command_form, transform_command
 from channels.slack.format import to_chunks
 from channels.slack.meta import SlackMeta
 from channels.slack.settings import SlackSettings
@@ -97,6 +98,21 @@ class SlackChannel:
         """An interaction's JSON payload (from the HTTP route, or a Socket Mode `interactive`
         envelope) as what to do with it. Never raises."""
         return transform_interaction(payload, self.settings.slack_allowed_channels)
+
+    def transform_command(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
+        """A verified slash command request (form-encoded) as what to do with it; see
+        `channels.slack.commands`. Never raises."""
+        return self.transform_command_payload(parse_command_form(body))
+
+    def transform_command_payload(self, payload: Mapping[str, Any]) -> Inbound:
+        """A slash command's fields (from the HTTP route, or a Socket Mode `slash_commands`
+        envelope) as what to do with it. Never raises."""
+        return transform_command(
+            payload,
+            display_name=self._display_name,
+            allowed_channels=self.settings.slack_allowed_channels,
+            drop_unlisted=self.settings.dm_policy == "allowlist",
+        )
 
     def request_text(self, request: ApprovalRequested) -> str:
         """The request as posted (see `channels.slack.approvals.request_text`)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -9,6 +10,7 @@ import yaml
 from channels.errors import PlatformError
 from channels.slack.api import SlackApi
 from channels.slack.settings import SlackSettings
+from harness.events.commands import COMMANDS
 from harness.settings_errors import read_settings
 
 WEBHOOK_PATH = "/webhooks/slack"
@@ -23,22 +25,38 @@ BOT_SCOPES = [
     "users:read",
     "files:read",  # download what people share (url_private)
     "files:write",  # send_file (files.getUploadURLExternal / completeUploadExternal)
+    "commands",  # the slash command (`commands.py`)
 ]
 BOT_EVENTS = ["app_mention", "message.im", "message.channels", "message.groups"]
+
+
+def slash_command(agent_name: str) -> str:
+    """The app's one slash command, `/<agent name>` in lower case (`/harness status`): Slack's
+    own commands (`/status`, `/remind`, ...) and other apps' may not be taken."""
+    slug = re.sub(r"[^a-z0-9_-]+", "-", agent_name.lower()).strip("-")[:31]
+    return "/" + (slug or "agent")
 
 
 def manifest(
     public_url: str | None, agent_name: str = "Harness", *, socket_mode: bool = False
 ) -> dict[str, Any]:
     """The Slack app manifest: bot scopes, bot events and the Events API request URL
-    (`PUBLIC_URL/webhooks/slack`, or a placeholder when `public_url` is None). With
-    `socket_mode`, events come over Socket Mode instead and there is no request URL."""
+    (`PUBLIC_URL/webhooks/slack`, or a placeholder when `public_url` is None), and one slash
+    command named for the agent (`slash_command`) taking the chat command as its text. With
+    `socket_mode`, events and commands come over Socket Mode instead and there is no URL."""
     base = public_url.rstrip("/") if public_url else "https://YOUR-PUBLIC-URL"
     events: dict[str, Any] = {"bot_events": list(BOT_EVENTS)}
     interactivity: dict[str, Any] = {"is_enabled": not socket_mode}
+    slash: dict[str, Any] = {
+        "command": slash_command(agent_name),
+        "description": "Chat commands: " + ", ".join(COMMANDS),
+        "usage_hint": " | ".join(COMMANDS),
+        "should_escape": False,
+    }
     if not socket_mode:
         events = {"request_url": base + WEBHOOK_PATH, **events}
         interactivity["request_url"] = base + WEBHOOK_PATH + "/interactions"  # approvals
+        slash["url"] = base + WEBHOOK_PATH + "/commands"
     return {
         "display_information": {"name": agent_name, "description": f"{agent_name}, an agent"},
         "features": {
@@ -48,6 +66,7 @@ def manifest(
                 "messages_tab_enabled": True,
                 "messages_tab_read_only_enabled": False,
             },
+            "slash_commands": [slash],
         },
         "oauth_config": {"scopes": {"bot": list(BOT_SCOPES)}},
         "settings": {

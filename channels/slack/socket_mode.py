@@ -6,8 +6,9 @@ transformed and published exactly as the webhook would (`channels.listener.publi
 then acknowledged. Acknowledging after publishing means a message is never lost: when Redis
 is down the envelope stays unacknowledged and Slack delivers it again, and the event id makes
 that redelivery harmless. `interactive` envelopes (approval buttons pressed) are handled like
-the HTTP `/webhooks/slack/interactions` route, the socket standing in for the signature. Other
-envelope types (slash commands) are acknowledged and ignored.
+the HTTP `/webhooks/slack/interactions` route, the socket standing in for the signature, and
+`slash_commands` envelopes like `/webhooks/slack/commands`. Other envelope types are
+acknowledged and ignored.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def handle_request(
     transform its payload and publish it like the webhook routes; then call
     `ack(envelope_id)`. Returns the publish result, or None when nothing was published. Raises
     `BusUnavailableError` before acknowledging when the bus is down."""
-    if request.type not in ("events_api", "interactive"):
+    if request.type not in ("events_api", "interactive", "slash_commands"):
         log.info("slack socket envelope of type %s ignored", request.type)
         ack(request.envelope_id)
         return None
@@ -65,7 +66,11 @@ def handle_request(
 
 def _transform(channel: Channel, request: SocketModeRequest) -> Inbound:
     """An `events_api` payload as the Events API webhook reads it; an `interactive` one as the
-    interactions route reads it."""
+    interactions route reads it, a `slash_commands` one as the commands route."""
+    if request.type == "slash_commands":
+        if not isinstance(channel, SlackChannel):
+            return Ignored("slash command for a channel that takes none")
+        return channel.transform_command_payload(request.payload)
     if request.type == "interactive":
         if not isinstance(channel, SlackChannel):
             return Ignored("interaction for a channel that takes none")

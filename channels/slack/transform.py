@@ -156,13 +156,7 @@ def _event(
     else:
         session_key = f"slack-{channel}-{ts}"  # a mention opens a thread: its session
     sender_name = name(user)
-    access = Asker(
-        subjects=[f"{CHANNEL}:chat:{channel}", f"{CHANNEL}:user:{user}"],
-        # A DM pairs the person; a channel pairs as one, like a Telegram group.
-        pairing_subject=f"{CHANNEL}:user:{user}" if is_dm else f"{CHANNEL}:chat:{channel}",
-        label=sender_name or user if is_dm else f"{sender_name or user} in {channel}",
-        allowlisted=channel in allowed or user in allowed,
-    )
+    access = slack_asker(channel, user, sender_name, is_dm=is_dm, allowed=allowed)
     data = MessageReceived(
         message=text,
         session_key=session_key,
@@ -183,3 +177,16 @@ def _event(
         attachments=files,
     )
     return data.to_event(id=f"slack-{team}-{channel}-{ts}", ts=int(float(ts) * 1000))
+
+
+def slack_asker(
+    channel: str, user: str, name: str, *, is_dm: bool, allowed: frozenset[str]
+) -> Asker:
+    """Who wrote in `channel`, for the `DM_POLICY` gate: a DM pairs the person, a channel
+    pairs as one, like a Telegram group."""
+    return Asker(
+        subjects=[f"{CHANNEL}:chat:{channel}", f"{CHANNEL}:user:{user}"],
+        pairing_subject=f"{CHANNEL}:user:{user}" if is_dm else f"{CHANNEL}:chat:{channel}",
+        label=name or user if is_dm else f"{name or user} in {channel}",
+        allowlisted=channel in allowed or user in allowed,
+    )

@@ -260,6 +260,12 @@ class TelegramApi:
         params = {"url": url, "secret_token": secret_token, "allowed_updates": allowed_updates}
         return self._described("setWebhook", params)
 
+    def set_my_commands(self, commands: Mapping[str, str]) -> None:
+        """Make `commands` (name -> description) the bot's command menu for every chat
+        (the default scope). Idempotent."""
+        listed = [{"command": name, "description": what} for name, what in commands.items()]
+        self.call("setMyCommands", {"commands": listed})
+
     def delete_webhook(self, *, drop_pending_updates: bool = False) -> str:
         """Remove the webhook so `get_updates` works; return Telegram's description."""
         return self._described("deleteWebhook", {"drop_pending_updates": drop_pending_updates})

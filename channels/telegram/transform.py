@@ -1,6 +1,8 @@
 """Telegram updates to inbound actions.
 
-A message from a person starts a turn (in a group, only when it mentions or replies to the bot):
+A message from a person starts a turn (in a group, only when it mentions or replies to the bot,
+or is a command: `/status@<bot>` is ours with the mention dropped, `/status@<another bot>` is
+ignored):
 text, or any file (photo, document, voice, ...) with or without a caption, the files listed in
 the event's `attachments`; a location, contact, poll or dice is said in words. A press on an
 approval button becomes `agent.approval.given` (`channels.telegram.approvals`).
@@ -22,6 +24,7 @@ from channels.telegram.attachments import attachments_of, describe_other
 from channels.telegram.meta import TelegramMeta
 from harness.addresses import Asker, ChannelMeta
 from harness.events import Destination, MessageReceived, Sender
+from harness.events.commands import parse_command
 
 CHANNEL = "telegram"
 _SERVICE_KEYS = frozenset(
@@ -105,7 +108,13 @@ def _message(
     if not text and not attachments:
         return Ignored("empty message")
     in_group = chat.get("type") in _GROUP_TYPES
-    if in_group and audience.group_trigger == "mention":
+    command = parse_command(text) if not attachments else None
+    if command is not None:
+        # Telegram delivers a group's commands to the bots they are for: ours unless named
+        if command.bot is not None and not _ours(command.bot, bot_username()):
+            return Ignored(f"command for another bot (@{command.bot})")
+        text = f"/{command.name} {command.args}".strip()
+    elif in_group and audience.group_trigger == "mention":
         unaddressed = _unaddressed(message, text, bot_id, bot_username)
         if unaddressed:
             return Ignored(unaddressed)
@@ -204,6 +213,12 @@ def _access(
         label=name,
         allowlisted=listed,
     )
+
+
+def _ours(bot: str, username: str | None) -> bool:
+    """Whether `/cmd@bot` names this bot; True while its username is not known yet (looked
+    up in the background): answer rather than drop."""
+    return username is None or bot.lower() == username.lower()
 
 
 def _strip_mention(text: str, username: str | None) -> str:

@@ -10,9 +10,9 @@ import logging
 from functools import partial
 from typing import Any
 
-from harness.access import Admission, admit, pairing_text
 from harness.agent.approvals.deferral import settle_deferred
 from harness.agent.approvals.hook import ApprovalHook
+from harness.agent.chat_entry import admitted, bound_target
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import AgentDeps, agent_deps
 from harness.agent.drafting import live_turn
@@ -22,11 +22,8 @@ from harness.agent.loop import run_agent_loop
 from harness.agent.media.albums import gather_album
 from harness.agent.media.attachments import receive
 from harness.agent.networks.chat import network_turn
-from harness.agent.networks.load import workspace_networks
 from harness.agent.networks.state import SharedStateTools
 from harness.agent.proactive import Source, send_reply
-from harness.agent.roster.bindings import DEFAULT_TARGET, Target, parse_bindings, target_for
-from harness.agent.roster.load import load_roster
 from harness.agent.roster.profile import AgentProfile, default_profile, run_profile
 from harness.agent.status_hook import StatusLine
 from harness.agent.streaming_hook import StreamedText
@@ -48,9 +45,10 @@ from harness.events import (
     SubagentTask,
     is_system_session,
 )
+from harness.events.commands import ORDINARY_MESSAGE
 from harness.llm.types import Message
 from harness.runtime import Context, Singleton, event, function
-from harness.settings import DmPolicy, get_settings
+from harness.settings import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +64,8 @@ NOT_CONFIGURED_REPLY = (
 
 @function(
     id=HANDLE_MESSAGE,
-    trigger=event(MESSAGE_RECEIVED),
+    # a chat command is answered beside the turn, never queued behind it (`chat_commands`)
+    trigger=event(MESSAGE_RECEIVED, if_=ORDINARY_MESSAGE),
     retries=3,
     singleton=Singleton(key="event.data.session_key", mode=get_settings().on_new_message),
 )
@@ -76,7 +75,7 @@ def handle_message(ctx: Context) -> dict[str, Any]:
     bound to a network has the network answer instead (`networks.chat`)."""
     deps = agent_deps()
     data = MessageReceived.from_event(ctx.event)
-    if not _admitted(ctx, data, deps.settings.dm_policy):
+    if not admitted(ctx, data, deps.settings.dm_policy):
         return {"reply": None, "iterations": 0, "served": False}
     target = ReplyTarget(
         channel=data.channel,
@@ -91,7 +90,7 @@ def handle_message(ctx: Context) -> dict[str, Any]:
     if received is not None and received.message is None:
         return {"reply": received.notice, "iterations": 0}
     first = received.message if received is not None else None
-    bound = _bound_target(ctx, deps, data)
+    bound = bound_target(ctx, deps, data)
     # a function's own session answers into a person's chat: what it says joins that chat
     source = _system_source(data)
     if bound.is_network:
@@ -127,28 +126,6 @@ def _children_cost(turn: DurableTurn) -> dict[str, float]:
     """`children_cost_usd` for the run's output, when the turn's delegations spent any."""
     spent = turn.named.children_cost_usd
     return {"children_cost_usd": round(spent, 6)} if spent else {}
-
-
-def _bound_target(ctx: Context, deps: AgentDeps, data: MessageReceived) -> Target:
-    """The agent or network the chat's bindings name (`roster.bindings`), chosen in a durable
-    step ("route") so a replay keeps the choice. A network that does not exist (or does not
-    load) is not chosen: the default agent answers, with one warning."""
-
-    def route() -> str:
-        roster = load_roster(deps.workspace)
-        networks = workspace_networks(deps.workspace, ctx.runtime, roster)
-        operator = parse_bindings(deps.settings.agent_bindings)
-        chosen = target_for(data, roster, operator, networks)
-        if chosen.is_network and networks.get(chosen.name) is None:
-            log.warning(
-                "message bound to network %r, which does not exist or does not load: the "
-                "default agent answers",
-                chosen.name,
-            )
-            return str(DEFAULT_TARGET)
-        return str(chosen)
-
-    return Target.parse(str(ctx.step.run("route", route)))
 
 
 def _bound_profile(ctx: Context, deps: AgentDeps, name: str) -> AgentProfile:
@@ -304,22 +281,3 @@ def _structured(
     return valid, cost + (retry.cost_usd if retry is not None else 0.0)
 
 
-def _admitted(ctx: Context, data: MessageReceived, policy: DmPolicy) -> bool:
-    """Apply `DM_POLICY` (see `harness.access`); a stranger gets a pairing code, once."""
-    asker = data.channel_meta.asker
-    if asker is None:
-        return True
-    verdict = Admission.model_validate(
-        ctx.step.run("access", lambda: admit(ctx.runtime, policy, data.channel, asker).model_dump())
-    )
-    if verdict.serve:
-        return True
-    log.info("not serving %s: %s", asker.pairing_subject or "a stranger", verdict.reason)
-    if verdict.code is not None:
-        target = ReplyTarget(
-            channel=data.channel,
-            destination=data.destination,
-            channel_meta=data.channel_meta,
-        )
-        send_reply(ctx, pairing_text(verdict.code), target)
-    return False

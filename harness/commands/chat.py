@@ -4,8 +4,11 @@ Each line goes onto the bus like any channel's message and a worker answers it; 
 works, a status line follows the run's progress ("thinking…", "running bash…") and the answer
 appears as it is written (see `chat_display`). When a risky tool call waits for approval, the
 terminal shows it and asks (y: approve, s: allow for this session, anything else: deny).
-`/new` starts a fresh session, `/exit` (or Ctrl-D, Ctrl-C) quits. `run_chat` holds the loop
-with its input and output injected, for tests and embedding.
+`/new` starts a fresh session (a new session key: the old session is kept, as a chat's `/new`
+keeps it), `/exit` (or Ctrl-D, Ctrl-C) quits; the other chat commands (`/status`, `/usage`,
+`/reset`, ...: `harness.events.commands`) go to the fleet like any channel's and are answered
+there by the same code. `run_chat` holds the loop with its input and output injected, for
+tests and embedding.
 """
 
 from __future__ import annotations
@@ -29,9 +32,10 @@ from harness.chat_client import (
 )
 from harness.commands.chat_display import ReplyDisplay
 from harness.errors import HarnessError
+from harness.events.commands import help_text, parse_command
 
 PROMPT = "[bold green]you>[/bold green] "
-HELP = "/new starts a fresh session, /exit quits (or Ctrl-D)."
+HELP = "/new starts a fresh session, /exit quits (or Ctrl-D), /help lists the chat commands."
 EXIT_COMMANDS = frozenset({"/exit", "/quit"})
 
 
@@ -71,11 +75,12 @@ def run_chat(chat: ChatSession, console: Console, stdin: TextIO | None = None) -
             continue
         if text in EXIT_COMMANDS:
             return 0
-        if text == "/new":
+        command = parse_command(text)
+        if command is not None and command.name == "new":
             console.print(f"New session [cyan]{escape(chat.new_session())}[/cyan].")
             continue
-        if text == "/help":
-            console.print(HELP)
+        if command is not None and command.name == "help":
+            console.print(f"{HELP}\n{escape(help_text())}")
             continue
         try:
             _ask(chat, text, console, read_line)

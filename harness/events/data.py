@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from harness.addresses import ChannelMeta, Destination, ReplyTarget, Sender
 from harness.envelope import CronTick as CronTick
 from harness.envelope import FunctionCancelled as FunctionCancelled
 from harness.envelope import FunctionFailed as FunctionFailed
+from harness.events.commands import parse_command
 from harness.events.event import (
     APPROVAL_ANSWERED,
     APPROVAL_CLOSED,
@@ -45,7 +46,12 @@ class Attachment(BaseModel):
 
 
 class MessageReceived(EventData):
-    """Data of `agent.message.received`. `message` may be empty when `attachments` is not."""
+    """Data of `agent.message.received`. `message` may be empty when `attachments` is not.
+
+    `command` is the chat command the message is (`harness.events.commands`: `"status"` for
+    `/status`), None for an ordinary message; derived from `message` when not given (a
+    message with attachments is never a command). A command is answered by
+    `agent-chat-command`, never by the chat's turn (whose trigger leaves it out)."""
 
     event_name: ClassVar[str] = MESSAGE_RECEIVED
 
@@ -56,6 +62,16 @@ class MessageReceived(EventData):
     destination: Destination
     channel_meta: ChannelMeta = Field(default_factory=ChannelMeta)
     attachments: list[Attachment] = Field(default_factory=list)
+    command: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _command(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "command" not in data and not data.get("attachments"):
+            parsed = parse_command(str(data.get("message") or ""))
+            if parsed is not None:
+                return {**data, "command": parsed.name}
+        return data
 
     @field_validator("message")
     @classmethod

@@ -11,6 +11,9 @@ so it answers within Slack's three seconds. Outcomes:
          or `{"ok": true, "event_id": ..., "duplicate": ...}` once published
     503  the bus (Redis) is unavailable: the platform retries, and event ids dedupe the retry
 
+`POST /webhooks/{channel}/interactions` (button presses) and `/commands` (Slack's slash
+commands, answered with an empty 200) are verified the same way.
+
 A payload the channel cannot handle is answered 200 and logged: a 5xx would only make the
 platform redeliver it (Telegram holds back every later update until then).
 """
@@ -18,15 +21,15 @@ platform redeliver it (Telegram holds back every later update until then).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request, status
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from channels.approvals import InteractiveChannel
-from channels.base import Channel, Ignored, Inbound, Publish, Respond
+from channels.base import Channel, CommandChannel, Ignored, Inbound, Publish, Respond
 from channels.errors import UnknownChannelError, WebhookRejected
 from channels.registry import get_channel
 from harness.errors import ConfigurationError, InvalidEventError
@@ -83,25 +86,56 @@ async def receive_interaction(request: Request) -> JSONResponse:
 
 
 async def _interaction(channel_name: str, request: Request) -> dict[str, Any]:
-    context = context_of(request)
     channel = _channel(channel_name)
     if not isinstance(channel, InteractiveChannel):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"{channel_name!r} has no interactions")
+    inbound = await _verified(channel, "interaction", request, channel.transform_interaction)
+    if not isinstance(inbound, Publish):
+        return {"ok": True, "ignored": _ignored("interaction", channel_name, inbound)}
+    result = await _publish(context_of(request), channel_name, inbound)
+    if result is None:
+        return {"ok": True, "ignored": "the interaction could not be turned into a valid event"}
+    return {"ok": True, "event_id": result.event_id, "duplicate": result.duplicate}
+
+
+async def receive_command(request: Request) -> Response:
+    """A platform's chat command (Slack's slash commands): verified like the channel's
+    webhook, handed to its `transform_command` and published; answered with an empty 200 at
+    once (Slack wants it within 3 seconds; the agent's answer is posted as a reply). 404 for a
+    channel without commands."""
+    channel_name = request.path_params["channel_name"]
+    channel = _channel(channel_name)
+    if not isinstance(channel, CommandChannel):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{channel_name!r} has no commands")
+    inbound = await _verified(channel, "command", request, channel.transform_command)
+    if isinstance(inbound, Publish):
+        await _publish(context_of(request), channel_name, inbound)
+    else:
+        _ignored("command", channel_name, inbound)
+    return Response(status_code=status.HTTP_200_OK)
+
+
+async def _verified(
+    channel: Channel,
+    kind: str,
+    request: Request,
+    transform: Callable[[bytes, Mapping[str, str]], Inbound],
+) -> Inbound:
+    """The request's body verified with the channel's `verify` (401 or its status when it
+    fails), then handed to `transform` off the event loop."""
     body = await read_body(request)
     try:
         channel.verify(request.headers, body)
     except WebhookRejected as exc:
-        log.warning("interaction %s rejected: %s", channel_name, exc.reason)
+        log.warning("%s %s rejected: %s", kind, channel.name, exc.reason)
         raise HTTPException(exc.status, exc.reason) from None
-    inbound = await run_in_threadpool(channel.transform_interaction, body, request.headers)
-    if not isinstance(inbound, Publish):
-        reason = inbound.reason if isinstance(inbound, Ignored) else "nothing to publish"
-        log.info("interaction %s ignored: %s", channel_name, reason)
-        return {"ok": True, "ignored": reason}
-    result = await _publish(context, channel_name, inbound)
-    if result is None:
-        return {"ok": True, "ignored": "the interaction could not be turned into a valid event"}
-    return {"ok": True, "event_id": result.event_id, "duplicate": result.duplicate}
+    return await run_in_threadpool(transform, body, request.headers)
+
+
+def _ignored(kind: str, channel_name: str, inbound: Inbound) -> str:
+    reason = inbound.reason if isinstance(inbound, Ignored) else "nothing to publish"
+    log.info("%s %s ignored: %s", kind, channel_name, reason)
+    return reason
 
 
 _UNPROCESSABLE = Ignored("the payload could not be processed")
@@ -156,3 +190,4 @@ async def _publish(
 
 router.add_route("/webhooks/{channel_name}", receive_webhook, methods=["POST"])
 router.add_route("/webhooks/{channel_name}/interactions", receive_interaction, methods=["POST"])
+router.add_route("/webhooks/{channel_name}/commands", receive_command, methods=["POST"])

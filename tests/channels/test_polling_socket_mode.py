@@ -69,9 +69,30 @@ def test_socket_envelope_of_another_type_is_acknowledged_and_ignored(
     runtime: Runtime, slack: SlackChannel
 ) -> None:
     acks: list[str] = []
-    assert handle_request(slack, runtime, envelope("slash_commands"), acks.append) is None
+    assert handle_request(slack, runtime, envelope("events_api_v9"), acks.append) is None
     assert acks == ["env-1"]
     assert runtime.redis.xlen(runtime.keys.events) == 0
+
+
+def test_socket_slash_command_is_published_as_a_command_message(
+    runtime: Runtime, slack: SlackChannel
+) -> None:
+    # Given a `slash_commands` envelope: the slash command's fields, as the form carries them
+    fields = {"channel_id": "D024BE91L", "user_id": "U0USER", "team_id": "T1",
+              "command": "/status", "text": "", "trigger_id": "1.2"}  # fmt: skip
+    request = SocketModeRequest(type="slash_commands", envelope_id="env-1", payload=fields)
+    acks: list[str] = []
+    # When it is handled
+    result = handle_request(slack, runtime, request, acks.append)
+    # Then the command is on the bus as the DM's message, marked a command, then acknowledged
+    assert result is not None and acks == ["env-1"]
+    (entry,) = runtime.redis.xrange(runtime.keys.events)
+    data = json.loads(entry[1]["event"])["data"]
+    assert (data["message"], data["command"], data["session_key"]) == (
+        "/status",
+        "status",
+        "slack-D024BE91L",
+    )
 
 
 def test_socket_event_is_not_acknowledged_while_redis_is_down(

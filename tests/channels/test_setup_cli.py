@@ -79,7 +79,7 @@ def test_setup_telegram_in_polling_mode_removes_the_webhook(
     use_telegram(environment, telegram_api, TELEGRAM_MODE="polling")
     result = CliRunner().invoke(app, ["setup", "telegram"])
     assert result.exit_code == 0, result.output
-    assert [c.method for c in telegram_api.calls] == ["deleteWebhook"]
+    assert [c.method for c in telegram_api.calls] == ["deleteWebhook", "setMyCommands"]
 
 
 def test_setup_telegram_without_a_token_fails_clearly(environment: pytest.MonkeyPatch) -> None:
@@ -104,6 +104,11 @@ def test_setup_slack_prints_the_manifest_with_the_request_url(
     assert "token OK" in result.output
     settings = _manifest(result.output)["settings"]
     assert settings["event_subscriptions"]["request_url"] == f"{PUBLIC_URL}/webhooks/slack"  # type: ignore[index]
+    # And the chat commands come as one slash command named for the agent, to their route
+    (slash,) = _manifest(result.output)["features"]["slash_commands"]  # type: ignore[index]
+    assert slash["command"] == "/harness", slash
+    assert slash["url"] == f"{PUBLIC_URL}/webhooks/slack/commands", slash
+    assert "commands" in _manifest(result.output)["oauth_config"]["scopes"]["bot"]  # type: ignore[index]
 
 
 def test_setup_slack_before_the_app_exists_prints_the_manifest_to_create_it(

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from channels.base import Ignored, Inbound, Publish, Respond
+from channels.slack.commands import transform_command
 from channels.slack.transform import transform_payload
 from harness.events import MessageReceived, validate_event
 from tests.channels import payloads
@@ -240,3 +241,24 @@ def test_file_share_without_text_is_published_with_the_file() -> None:
     (attachment,) = data.attachments
     assert (attachment.kind, attachment.ref) == ("photo", "https://files.slack.com/x")
     assert attachment.name == "receipt.png"
+
+
+def test_bang_command_in_a_dm_is_published_as_a_command() -> None:
+    # Given a DM whose text is `!new` (Slack's client keeps a leading `/` for slash commands)
+    payload = payloads.slack_dm()
+    payload["event"]["text"] = "!new"
+    # Then it is published as the chat command `new`
+    _, data = published(transform(payload))
+    assert data.command == "new"
+
+
+def test_slash_command_names_the_dm_session_and_its_command() -> None:
+    # Given the app's slash command `/harness usage` typed in a DM
+    form = {"channel_id": "D024BE91L", "user_id": "U0USER", "team_id": "T1",
+            "command": "/harness", "text": "usage", "trigger_id": "9.9"}  # fmt: skip
+    # Then it is the DM's message `/usage`, who typed it asks, once per trigger id
+    event_id, data = published(transform_command(form, display_name=Names()))
+    assert (data.message, data.command, data.session_key) == ("/usage", "usage", "slack-D024BE91L")
+    assert data.channel_meta.asker is not None
+    assert data.channel_meta.asker.pairing_subject == "slack:user:U0USER"
+    assert event_id == "slack-command-T1-9.9"

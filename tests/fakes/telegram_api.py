@@ -121,12 +121,16 @@ class _State:
     updates: list[dict[str, Any]] = field(default_factory=list)
     reactions: dict[tuple[str, int], list[str]] = field(default_factory=dict)
     webhook: dict[str, Any] | None = None
+    commands: list[dict[str, str]] | None = None
     next_message_id: int = 1000
     last_write: dict[str, float] = field(default_factory=dict)
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     sent_files: list[dict[str, Any]] = field(default_factory=list)
     callback_answers: list[dict[str, Any]] = field(default_factory=list)
     drafts: dict[tuple[str, int], str] = field(default_factory=dict)
+
+
+_COMMAND = re.compile(r"[a-z0-9_]{1,32}")
 
 
 class FakeTelegramApi(FakeHttpServer[Call]):
@@ -172,6 +176,12 @@ class FakeTelegramApi(FakeHttpServer[Call]):
         """The webhook set with setWebhook, or None."""
         with self._lock:
             return self._state.webhook
+
+    @property
+    def commands(self) -> list[dict[str, str]] | None:
+        """The bot's command list set with setMyCommands (default scope), or None."""
+        with self._lock:
+            return self._state.commands
 
     @property
     def callback_answers(self) -> list[dict[str, Any]]:
@@ -475,6 +485,23 @@ class FakeTelegramApi(FakeHttpServer[Call]):
             self._state.webhook = dict(params)
             self._lock.notify_all()
         return True, "Webhook was set"
+
+    def _m_setMyCommands(self, params: dict[str, Any]) -> tuple[Any, str | None]:
+        # BotCommand: command 1-32 of [a-z0-9_], description 1-256 characters; at most 100
+        commands = params.get("commands")
+        if isinstance(commands, str):
+            commands = json.loads(commands)
+        if not isinstance(commands, list) or len(commands) > 100:
+            raise ApiError(400, "Bad Request: commands must be a list of at most 100")
+        for command in commands:
+            name, what = str(command.get("command", "")), str(command.get("description", ""))
+            if not _COMMAND.fullmatch(name):
+                raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+            if not 1 <= len(what) <= 256:
+                raise ApiError(400, "Bad Request: command description is empty or too long")
+        with self._lock:
+            self._state.commands = [dict(c) for c in commands]
+        return True, None
 
     def _m_deleteWebhook(self, params: dict[str, Any]) -> tuple[Any, str | None]:
         with self._lock:
