@@ -98,6 +98,12 @@ def source_ids(runtime: Runtime, source: str) -> set[str]:
     return {str(m) for m in members}
 
 
+def is_workspace_function(runtime: Runtime, function_id: str) -> bool:
+    """True when the sidecar registered `function_id` from the workspace's `functions/` (the
+    sidecar never registers an id of the fleet's). Raises on Redis errors."""
+    return function_id in source_ids(runtime, FILE_SOURCE)
+
+
 @on_bus("read the load errors")
 def load_errors(runtime: Runtime, source: str) -> list[LoadError]:
     """The load errors of the source's last registration (empty when none). Raises on Redis
