@@ -329,7 +329,8 @@ class DurableTurn:
             # a sub-agent sends into its parent's chat, where it would ask for approval
             return send_file(self.ctx, self.deps.workspace, self.ask_in, call, max_bytes)
         if call.name == FUNCTION_RUN:
-            text, failed = run_function(self.ctx, call.arguments, self.deps.settings.dm_policy)
+            policy, workspace = self.deps.settings.dm_policy, self.deps.workspace
+            text, failed = run_function(self.ctx, call.arguments, policy, workspace)
             return ToolResult(tool_call_id=call.id, content=text, is_error=failed)
         return self._ran(call, self.ctx.step.run("tool", self._execute, call))
 

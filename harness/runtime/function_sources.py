@@ -42,10 +42,12 @@ class LoadError(BaseModel, frozen=True):
 
 
 class Origin(BaseModel, frozen=True):
-    """Where a source's function comes from: the source, and the file that declares it."""
+    """Where a source's function comes from: the source, the file that declares it, and the
+    sha256 of that file's bytes as the source read them before loading ("" when unknown)."""
 
     source: str
     file: str = ""
+    digest: str = ""
 
 
 class RunFailure(BaseModel, frozen=True):

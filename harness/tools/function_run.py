@@ -5,7 +5,10 @@ The call runs inside the agent's turn, like delegation, as durable steps (a repl
 runs the function nor sends the event again):
 
 - `function`: "function-run-check" reads whether the id is one the sidecar loaded from
-  `functions/` (never a fleet function: they trust their event's data), then "function-run"
+  `functions/` (never a fleet function: they trust their event's data) from the file's
+  current text; while a reload is due (the file was just written or edited,
+  `harness.sidecar.served_files`) it checks again after a one-second durable sleep, for at
+  most `LOAD_WAIT_SECONDS`. Then "function-run"
   invokes it (`ctx.step.invoke`, `timeout` default 2m, at most 10m) where the sidecar serves
   it, and "function-run-id" records which run that was. The model reads the output, or the
   error and the run id to read with `runs_show`.
@@ -17,6 +20,7 @@ runs the function nor sends the event again):
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -26,17 +30,20 @@ from harness.observe.child_runs import child_runs
 from harness.redaction import redact
 from harness.runtime import Runtime
 from harness.runtime.durations import parse_duration
-from harness.runtime.function_sources import is_workspace_function
 from harness.runtime.steps import Context
 from harness.settings import DmPolicy
 from harness.sidecar.publish_policy import checked_event
 from harness.sidecar.served_chats import ServedChats
+from harness.sidecar.served_files import Serving, serving
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
 
 FUNCTION_RUN = "function_run"
 MAX_TIMEOUT_SECONDS = 600.0
 OUTPUT_CHARS = 4_000
+LOAD_WAIT_SECONDS = 20
+"""How long a run waits for the sidecar to load a function just written or edited."""
+STALE_NOTE = "(This ran the previous text of the file: the sidecar has not loaded your change.)"
 
 
 class FunctionRunParams(ToolParams):
@@ -88,7 +95,9 @@ class FunctionRunTool(Tool[FunctionRunParams]):
         raise ToolError("function_run runs inside the agent's turn, not through the registry")
 
 
-def run_function(ctx: Context, arguments: dict[str, Any], dm_policy: DmPolicy) -> tuple[str, bool]:
+def run_function(
+    ctx: Context, arguments: dict[str, Any], dm_policy: DmPolicy, workspace: Path
+) -> tuple[str, bool]:
     """Handle one `function_run` call durably (see the module): the text for the model and
     whether it is an error. Never raises for what the function does."""
     try:
@@ -103,8 +112,16 @@ def run_function(ctx: Context, arguments: dict[str, Any], dm_policy: DmPolicy) -
         event_id = ctx.step.send_event("function-event", checked["event"])
         return f"Sent {params.event.strip()} (event {event_id}).", False
     function = params.function.strip()
-    if not ctx.step.run("function-run-check", is_workspace_function, ctx.runtime, function):
+    state = _loaded(ctx, workspace / "functions", function)
+    if state == "absent":
         return f"{function!r} is not one of your functions/ (see functions_list)", True
+    if state == "pending":
+        return (
+            f"the sidecar has not loaded {function!r} after {LOAD_WAIT_SECONDS} s: see "
+            "functions_list for load errors and whether the sidecar runs",
+            True,
+        )
+    note = "" if state == "current" else f" {STALE_NOTE}"
     output: Any = None
     error = ""
     try:
@@ -113,12 +130,24 @@ def run_function(ctx: Context, arguments: dict[str, Any], dm_policy: DmPolicy) -
         error = exc.error
     run_id = ctx.step.run("function-run-id", _newest_child, ctx.runtime, ctx.run_id, function)
     if error:
-        text = f"{function} failed (run {run_id}): {error}\nSee its steps with runs_show."
+        text = f"{function} failed (run {run_id}): {error}\nSee its steps with runs_show.{note}"
         return redact(text), True
     shown = json.dumps(output, ensure_ascii=False, default=str)
     if len(shown) > OUTPUT_CHARS:
         shown = shown[:OUTPUT_CHARS] + f"... [cut at {OUTPUT_CHARS} characters]"
-    return redact(f"{function} completed (run {run_id}). Output: {shown}"), False
+    return redact(f"{function} completed (run {run_id}). Output: {shown}{note}"), False
+
+
+def _loaded(ctx: Context, folder: Path, function: str) -> Serving:
+    """Whether the sidecar serves `function` from its file's text now, waiting durably (a
+    sleep step a second at a time, at most `LOAD_WAIT_SECONDS`) while a reload is due."""
+    state = ctx.step.run("function-run-check", serving, ctx.runtime, folder, function)
+    for _ in range(LOAD_WAIT_SECONDS):
+        if state in ("current", "absent"):
+            break
+        ctx.step.sleep("function-run-wait", 1)
+        state = ctx.step.run("function-run-check", serving, ctx.runtime, folder, function)
+    return state
 
 
 def _checked(runtime: Runtime, event: dict[str, Any], dm_policy: DmPolicy) -> dict[str, Any]:

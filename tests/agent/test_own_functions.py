@@ -13,10 +13,14 @@ from harness.agent.handlers import HANDLE_MESSAGE
 from harness.events import SUBAGENT_HANDLER
 from harness.redaction import register_secret
 from harness.runtime import Context, cron, event, function
+from harness.runtime.function_sources import FILE_SOURCE, Origin, replace_source
 from harness.runtime.functions import FunctionRegistry
+from harness.runtime.testing import drain
+from harness.tools.function_run import LOAD_WAIT_SECONDS, STALE_NOTE
 from tests.agent.conftest import AgentRig, make_settings
 from tests.fakes.model_server import Reply, anthropic_tool_results
 from tests.fakes.workspace_functions import serve_as_workspace_function
+from tests.runtime_fixtures import ManualClock
 
 SECRET = "Zq8SecretFromTheEnvironment"
 
@@ -223,3 +227,31 @@ def test_function_run_arguments_are_checked(agent: AgentRig) -> None:
     # Then it reads why, and nothing ran
     (result,) = _results(agent)
     assert "at most 10m" in result, json.dumps(result)
+
+
+def test_function_run_waits_for_the_sidecar_to_load_an_edit_then_says_it_ran_the_old_text(
+    agent: AgentRig, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a workspace function whose file was edited after the sidecar read it
+    calls: list[dict[str, Any]] = []
+    _tools_on(agent)
+    _serve_job(agent, registry, calls)
+    (agent.workspace / "functions" / "job.py").write_text("# edited\n")
+    origin = Origin(source=FILE_SOURCE, file="job.py", digest="0" * 64)
+    replace_source(agent.runtime, FILE_SOURCE, {"job": (registry.get("job").spec, origin)}, [])
+    agent.model.script(
+        Reply.tool("function_run", {"function": "job", "data": {"n": 1}}),
+        Reply.answer("Ran."),
+    )
+
+    # When the model runs it: the turn sleeps a second at a time while no reload comes
+    agent.say("try job")
+    assert calls == [], "the function ran before the wait for the reload ended"
+    for _ in range(LOAD_WAIT_SECONDS):
+        clock.advance(1)
+        drain(agent.runtime)
+
+    # Then, the wait over, it ran once, and the model is told it was the previous text
+    assert calls == [{"n": 1}]
+    (result,) = _results(agent)
+    assert result.startswith("job completed") and result.endswith(STALE_NOTE), result
