@@ -29,7 +29,7 @@ from harness.errors import EventRefusedError, StepFailedError
 from harness.observe.child_runs import child_runs
 from harness.redaction import redact
 from harness.runtime import Runtime
-from harness.runtime.durations import parse_duration
+from harness.runtime.durations import wait_limit
 from harness.runtime.steps import Context
 from harness.settings import DmPolicy
 from harness.sidecar.publish_policy import checked_event
@@ -39,7 +39,7 @@ from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
 
 FUNCTION_RUN = "function_run"
-MAX_TIMEOUT_SECONDS = 600.0
+MAX_TIMEOUT = "10m"
 OUTPUT_CHARS = 4_000
 LOAD_WAIT_SECONDS = 20
 """How long a run waits for the sidecar to load a function just written or edited."""
@@ -63,13 +63,7 @@ class FunctionRunParams(ToolParams):
     @field_validator("timeout")
     @classmethod
     def _a_duration(cls, value: str) -> str:
-        try:
-            seconds = parse_duration(value)
-        except ValueError as exc:
-            raise ValueError(f"not a duration: {value!r} (try 30s, 2m)") from exc
-        if not 0 < seconds <= MAX_TIMEOUT_SECONDS:
-            raise ValueError(f"timeout {value!r} must be more than 0 and at most 10m")
-        return value
+        return wait_limit(value, MAX_TIMEOUT)
 
     @model_validator(mode="after")
     def _one_of(self) -> FunctionRunParams:
