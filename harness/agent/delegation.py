@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from harness.events import SUBAGENT_HANDLER, SUBAGENT_SPAWN
-from harness.runtime.durations import parse_duration
+from harness.runtime.durations import wait_limit
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
 
@@ -127,13 +127,7 @@ class TaskWaitParams(TaskIdParams):
     @field_validator("timeout")
     @classmethod
     def _a_duration(cls, value: str) -> str:
-        try:
-            seconds = parse_duration(value)
-        except ValueError as exc:
-            raise ValueError(f"not a duration: {value!r} (try 30s, 10m)") from exc
-        if not 0 < seconds <= 3600:
-            raise ValueError(f"timeout {value!r} must be more than 0 and at most 1h")
-        return value
+        return wait_limit(value, "1h")
 
 
 TASK_TOOL_DESCRIPTIONS = {

@@ -41,6 +41,9 @@ from harness.sidecar.tool_check import check_function_writes
 from harness.state_dir import state_dir
 from harness.tools import ShellPolicy, default_registry, describe_sandbox
 from harness.tools.base import ToolRegistry
+from harness.tools.function_run import FunctionRunTool
+from harness.tools.functions_list import FunctionsListTool
+from harness.tools.runs_show import RunsShowTool
 from harness.workspace_files import UnsafePathError, lstat
 
 logger = logging.getLogger(__name__)
@@ -117,14 +120,18 @@ def build_deps(settings: Settings) -> AgentDeps:
 
 def fleet_tools(settings: Settings, policy: ShellPolicy | None = None) -> ToolRegistry:
     """The default agent's tools but MCP's: built-in and plug-in tools (bash where
-    `AGENT_ALLOW_SHELL`, confined by `policy`), remember, send_file and delegation. Starts
-    nothing (`harness agents` checks agents' tool lists against it)."""
+    `AGENT_ALLOW_SHELL`, confined by `policy`), remember, send_file, delegation and, where
+    the sidecar runs the agent's functions (SIDECAR_ENABLED), functions_list, function_run
+    and runs_show. Starts nothing (`harness agents` checks agents' tool lists against it)."""
     private_fetch = settings.agent_fetch_private_networks
     tools = default_registry(settings.agent_allow_shell, private_fetch, policy)
     tools.register(RememberTool())
     tools.register(SendFileTool())
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
         tools.register(delegation)
+    if settings.sidecar_enabled:
+        for own in (FunctionsListTool(), FunctionRunTool(), RunsShowTool()):
+            tools.register(own)
     return tools
 
 

@@ -58,17 +58,19 @@ from harness.llm.errors import ContextOverflowError, ModelCancelledError, Transi
 from harness.llm.images import with_image_data
 from harness.llm.provider import TextSink
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolCall, ToolResult, ToolSpec
-from harness.runtime import Runtime
 from harness.runtime.steps import Context
-from harness.sidecar.status import agent_notes
+from harness.sidecar.status import function_notes
 from harness.tools import TOOL_GUIDELINES
 from harness.tools.base import ToolContext, ToolRegistry
 from harness.tools.errors import ToolError
+from harness.tools.function_run import FUNCTION_RUN, run_function
+from harness.tools.function_scope import RUNTIME, SESSION_KEY
 
 log = logging.getLogger(__name__)
 PARALLEL_TOOL_CALLS = 4
 """How many plain tool calls of one reply run at once (`DurableTurn.act_all`)."""
-_OWN_STEPS = frozenset({*DELEGATION_TOOLS, SEND_FILE})  # calls `act` runs by steps of their own
+# calls `act` runs by steps of their own
+_OWN_STEPS = frozenset({*DELEGATION_TOOLS, SEND_FILE, FUNCTION_RUN})
 GUIDELINES = f"{TOOL_GUIDELINES}\n{GUIDANCE}"
 """The tools block of the system prompt: constant, so the cached prefix stays byte-stable."""
 
@@ -146,7 +148,7 @@ class DurableTurn:
             tool_guidelines=GUIDELINES,
             tz_name=settings.agent_timezone,
             memory_root=self.memory_root,
-            function_notes=_function_notes(self.ctx.runtime),
+            function_notes=function_notes(self.ctx.runtime),
             transcript=self.transcript,
             delegates=self.named.prompt_list(),
         )
@@ -240,15 +242,16 @@ class DurableTurn:
 
     def _note(self, name: str, arguments: dict[str, Any]) -> bool:
         """Run a `remember` call of the silent turn (no progress report); True if it failed."""
-        tool_ctx = ToolContext(
-            workspace=self.deps.workspace,
-            cancel=self.ctx.cancelled,
-            extras={"now": self.now, "memory_root": self.memory_root, **about(self.speaker)},
-        )
+        tool_ctx = ToolContext(self.deps.workspace, self.ctx.cancelled, extras=self.extras())
         outcome = self.registry.execute(name, arguments, tool_ctx)
         if outcome.is_error:
             log.warning("run %s: memory flush note failed: %s", self.ctx.run_id, outcome.content)
         return outcome.is_error
+
+    def extras(self) -> dict[str, object]:
+        """What this turn's tools get beside their arguments (`ToolContext.extras`)."""
+        where = {RUNTIME: self.ctx.runtime, SESSION_KEY: self.session_key or ""}
+        return {"now": self.now, "memory_root": self.memory_root, **about(self.speaker), **where}
 
     def summarize(self, transcript: str) -> str:
         """One model call summarising `transcript` (the compaction prompt); call in a step."""
@@ -325,6 +328,10 @@ class DurableTurn:
             max_bytes = self.deps.settings.media_max_bytes
             # a sub-agent sends into its parent's chat, where it would ask for approval
             return send_file(self.ctx, self.deps.workspace, self.ask_in, call, max_bytes)
+        if call.name == FUNCTION_RUN:
+            policy, workspace = self.deps.settings.dm_policy, self.deps.workspace
+            text, failed = run_function(self.ctx, call.arguments, policy, workspace)
+            return ToolResult(tool_call_id=call.id, content=text, is_error=failed)
         return self._ran(call, self.ctx.step.run("tool", self._execute, call))
 
     @property
@@ -361,7 +368,7 @@ class DurableTurn:
             cancel=self.ctx.cancelled,
             allow_shell=self.deps.settings.agent_allow_shell,
             transcript=self.transcript,
-            extras={"now": self.now, "memory_root": self.memory_root, **about(self.speaker)},
+            extras=self.extras(),
         )
         outcome = self.registry.execute(name, arguments, tool_ctx)
         if not outcome.is_error and self.registry.carries_outside_content(name):
@@ -439,12 +446,3 @@ class DurableTurn:
 def error_result(call: ToolCall, text: str) -> ToolResult:
     """The error result that answers `call` with `text` instead of running it."""
     return ToolResult(tool_call_id=call.id, content=text, is_error=True)
-
-
-def _function_notes(runtime: Runtime) -> str:
-    """Load errors and failed runs of the agent's functions; "" when Redis cannot say."""
-    try:
-        return agent_notes(runtime)
-    except Exception as exc:  # the notes are a courtesy: never fail a turn over them
-        log.debug("cannot read the sidecar's notes: %s", exc)
-        return ""

@@ -19,17 +19,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from harness.commands.run_views import RunView, StepView, run_view, step_views
 from harness.errors import RunNotFoundError
 from harness.observe.child_runs import child_runs, children_cost_usd
 from harness.observe.network_trace import network_trace
 from harness.observe.rerun import rerun
 from harness.observe.run_filters import RunFilter, find_runs
+from harness.observe.run_views import RunView, StepView, resolve_run_id, run_view, step_views
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
 from harness.records.redelivery import redeliver
 from harness.records.stores import redis_records
 from harness.redaction import redact_json
-from harness.runtime import Runtime, get_runtime
+from harness.runtime import get_runtime
 from harness.runtime.durations import parse_duration
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import RunRecord
@@ -64,22 +64,6 @@ def duration(ms: int | None) -> str:
         return f"{minutes}m{secs:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
-
-
-def resolve_run_id(runtime: Runtime, prefix: str) -> str:
-    """The one retained run whose id starts with `prefix`. Raises `RunNotFoundError` when none
-    does, or when several do (naming up to five of them)."""
-    found = runtime.ledger.runs_starting_with(prefix, limit=6)
-    if len(found) == 1:
-        return found[0]
-    if not found:
-        raise RunNotFoundError(
-            f"no run starts with {prefix!r} (unknown, or older than the retention period)"
-        )
-    more = ", ..." if len(found) > 5 else ""
-    raise RunNotFoundError(
-        f"{prefix!r} matches several runs: {', '.join(found[:5])}{more}; give more of the id"
-    )
 
 
 def print_rows(header: Sequence[str], rows: Sequence[Sequence[str]], no_wrap: int = 0) -> None:

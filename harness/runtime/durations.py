@@ -32,3 +32,15 @@ def parse_duration(value: str | float | int | timedelta) -> float:
     if seconds < 0:
         raise ValueError(f"duration must not be negative, got {value!r}")
     return seconds
+
+
+def wait_limit(value: str, most: str) -> str:
+    """`value` when it is a duration more than 0 and at most `most` (both as people write
+    them); raises `ValueError` saying which otherwise. For a tool's `timeout` argument."""
+    try:
+        seconds = parse_duration(value)
+    except ValueError as exc:
+        raise ValueError(f"not a duration: {value!r} (try 30s, {most})") from exc
+    if not 0 < seconds <= parse_duration(most):
+        raise ValueError(f"timeout {value!r} must be more than 0 and at most {most}")
+    return value

@@ -44,10 +44,12 @@ class LoadError(BaseModel, frozen=True):
 
 
 class Origin(BaseModel, frozen=True):
-    """Where a source's function comes from: the source, and the file that declares it."""
+    """Where a source's function comes from: the source, the file that declares it, and the
+    sha256 of that file's bytes as the source read them before loading ("" when unknown)."""
 
     source: str
     file: str = ""
+    digest: str = ""
 
 
 class RunFailure(BaseModel, frozen=True):
@@ -115,6 +117,12 @@ def source_ids(runtime: Runtime, source: str) -> set[str]:
     """The ids `source` registered last. Raises on Redis errors."""
     members: set[str] = runtime.redis.smembers(runtime.keys.function_source(source))  # type: ignore[assignment]
     return {str(m) for m in members}
+
+
+def is_workspace_function(runtime: Runtime, function_id: str) -> bool:
+    """True when the sidecar registered `function_id` from the workspace's `functions/` (the
+    sidecar never registers an id of the fleet's). Raises on Redis errors."""
+    return function_id in source_ids(runtime, FILE_SOURCE)
 
 
 @on_bus("read the load errors")

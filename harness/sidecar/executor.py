@@ -51,6 +51,7 @@ from harness.sidecar.forwarding import Reach, forwarding_function
 from harness.sidecar.host_link import HostBroken, HostLink
 from harness.sidecar.sandbox import FunctionSandbox, confined_python
 from harness.sidecar.served_chats import ServedChats
+from harness.sidecar.served_files import file_digests
 from harness.sidecar.validate import decode_skip
 from harness.sidecar.wire import Load
 
@@ -119,6 +120,7 @@ def load(
     them: such files come in `skip`). Raises `HostBroken` when the host does not load."""
     table = {spec.id for spec in runtime.triggers.specs()}
     reserved = (table - source_ids(runtime, FILE_SOURCE)) | BUILTIN_IDS
+    digests = file_digests(settings.agent_workspace.resolve() / "functions")  # before loading
     report = link.load(Load(reserved=sorted(reserved), skip=list(skip.values())))
     admitted = admit(report, reserved)
     own_ids = frozenset(spec.id for spec in admitted.specs)
@@ -135,7 +137,9 @@ def load(
     specs = {}
     for fn in functions:
         REGISTRY.register(fn)
-        specs[fn.id] = (fn.spec, Origin(source=FILE_SOURCE, file=admitted.files.get(fn.id, "")))
+        file = admitted.files.get(fn.id, "")
+        origin = Origin(source=FILE_SOURCE, file=file, digest=digests.get(file, ""))
+        specs[fn.id] = (fn.spec, origin)
     for error in admitted.errors:
         log.warning("skipped %s", error.describe())
     return Loaded(

@@ -7,6 +7,7 @@ its system prompt: files that failed to load, and recent failed runs of its func
 
 from __future__ import annotations
 
+import logging
 import zoneinfo
 from collections.abc import Collection
 from datetime import UTC, datetime
@@ -29,6 +30,7 @@ from harness.runtime.functions import CronTrigger, FunctionSpec
 from harness.runtime.presence import live_members
 from harness.sidecar.loader import describe_trigger
 
+log = logging.getLogger(__name__)
 HISTORY_SCAN = 500
 NOTE_ITEMS = 5
 NOTE_CHARS = 240
@@ -141,6 +143,16 @@ def agent_notes(runtime: Runtime) -> str:
                 f"- {failure.function_id} (run {failure.run_id}, {when} UTC): {_cut(failure.error)}"
             )
     return "\n".join(lines)
+
+
+def function_notes(runtime: Runtime) -> str:
+    """`agent_notes`, or "" when Redis cannot say: the notes are a courtesy, a turn must not
+    fail over them. Never raises."""
+    try:
+        return agent_notes(runtime)
+    except Exception as exc:
+        log.debug("cannot read the sidecar's notes: %s", exc)
+        return ""
 
 
 def _cut(text: str) -> str:

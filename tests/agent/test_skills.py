@@ -144,3 +144,17 @@ class _RecordingContext:
 
     def __init__(self, sent: list[dict[str, Any]]) -> None:
         self.step = _RecordingStep(sent)
+
+
+def test_function_skills_say_to_test_run_what_you_write() -> None:
+    # Given the shipped skills about functions
+    managing = (default_shipped_skills() / "managing-functions.md").read_text()
+    durable = (default_shipped_skills() / "durable-functions.md").read_text()
+    triage = durable[durable.index("# After writing it") : durable.index("def morning_triage")]
+
+    # Then each says to test-run a function with function_run and read a failure with
+    # runs_show, the morning-triage template shows it, and `loaded` claims no more than it is
+    for text in (managing, durable, triage):
+        assert "function_run" in text and "runs_show" in text
+    assert "only means the file imported" in durable
+    assert "does not mean the handler works" in managing

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.commands.run_views import run_view, step_views
 from harness.llm import price_overrides, pricing
+from harness.observe.run_views import run_view, step_views
 from harness.observe.step_details import run_cost, step_detail
 from harness.observe.usage_report import totals
 from harness.records.usage import usage_store

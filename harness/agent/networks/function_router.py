@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Any
 from harness.agent.networks.decisions import AgentResult, Decision
 from harness.agent.networks.spec import STOP, FunctionRouter, NetworkSpec
 from harness.errors import StepFailedError
-from harness.runtime.function_sources import FILE_SOURCE, source_ids
+from harness.runtime.function_sources import is_workspace_function
 
 if TYPE_CHECKING:
-    from harness.runtime import Runtime
     from harness.runtime.steps import Context
 
 ROUTER_TIMEOUT = "60s"
@@ -64,12 +63,6 @@ def route_by_function(
         return _recorded(ctx, f"the router function {router.id} failed: {exc.error}")
     decision = read_answer(router.id, answer, spec.agents)
     return Decision.model_validate(ctx.step.run("route", lambda: decision.model_dump()))
-
-
-def is_workspace_function(runtime: Runtime, function_id: str) -> bool:
-    """True when the sidecar registered `function_id` from the workspace's `functions/` (the
-    sidecar never registers an id of the fleet's). Raises on Redis errors."""
-    return function_id in source_ids(runtime, FILE_SOURCE)
 
 
 def read_answer(function_id: str, answer: Any, agents: Sequence[str]) -> Decision:

@@ -8,10 +8,10 @@ from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
-from harness.commands.run_views import RunView, StepView, run_view, step_views
 from harness.observe.child_runs import ChildRun, child_runs, children_cost_usd
 from harness.observe.network_trace import NetworkTrace, network_trace
 from harness.observe.run_filters import RunFilter, find_runs
+from harness.observe.run_views import RunView, StepView, run_view, step_views
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
 from harness.observe.usage_report import UsageTotal, totals
 from harness.records.stores import redis_records

@@ -4,7 +4,8 @@
 typed `RunRecord`, journal entries as `{"k": kind, "v"|"e": ..., "n", "s", "t"}`), so a change
 of either touches these two and nothing in the rendering. Text a run recorded (its error) is
 redacted here, when it is shown: records written before a secret was registered, or by a
-process that did not know it, show no more than new ones.
+process that did not know it, show no more than new ones. Shared by `harness runs`, the
+dashboard and the agent's `runs_show` tool; `resolve_run_id` finds a run by an id prefix.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.errors import RunNotFoundError
 from harness.redaction import redact
+from harness.runtime.instance import Runtime
 from harness.runtime.ledger import RunRecord
 
 SUSPENDED = frozenset({"sleeping", "waiting"})
@@ -107,3 +110,19 @@ def step_views(run: RunView, journal: Mapping[str, Mapping[str, Any]]) -> list[S
     if run.status in SUSPENDED and run.wake_step and run.wake_step not in journal:
         steps.append(StepView(run.wake_step, run.wake_kind, run.status, 1, run.wake_since_ms, 0))
     return steps
+
+
+def resolve_run_id(runtime: Runtime, prefix: str) -> str:
+    """The one retained run whose id starts with `prefix`. Raises `RunNotFoundError` when none
+    does, or when several do (naming up to five of them)."""
+    found = runtime.ledger.runs_starting_with(prefix, limit=6)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise RunNotFoundError(
+            f"no run starts with {prefix!r} (unknown, or older than the retention period)"
+        )
+    more = ", ..." if len(found) > 5 else ""
+    raise RunNotFoundError(
+        f"{prefix!r} matches several runs: {', '.join(found[:5])}{more}; give more of the id"
+    )
