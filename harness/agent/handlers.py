@@ -13,6 +13,7 @@ from typing import Any
 from harness.access import Admission, admit, pairing_text
 from harness.agent.approvals.deferral import settle_deferred
 from harness.agent.approvals.hook import ApprovalHook
+from harness.agent.budget_gate import gated_think
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import AgentDeps, agent_deps
 from harness.agent.drafting import live_turn
@@ -25,9 +26,11 @@ from harness.agent.networks.chat import network_turn
 from harness.agent.networks.load import load_networks
 from harness.agent.networks.state import SharedStateTools
 from harness.agent.proactive import Source, send_reply
+from harness.agent.rate_gate import within_rate
 from harness.agent.roster.bindings import DEFAULT_TARGET, Target, parse_bindings, target_for
 from harness.agent.roster.load import load_roster
 from harness.agent.roster.profile import AgentProfile, default_profile, run_profile
+from harness.agent.speakers import person_of
 from harness.agent.status_hook import StatusLine
 from harness.agent.streaming_hook import StreamedText
 from harness.agent.structured_answer import (
@@ -84,6 +87,8 @@ def handle_message(ctx: Context) -> dict[str, Any]:
         channel_meta=data.channel_meta,
         session_key=data.session_key,
     )
+    if not within_rate(ctx, deps.settings, data, target):
+        return {"reply": None, "iterations": 0, "served": False}
     data = gather_album(ctx, data)
     received = receive(ctx, data, deps.settings, deps.workspace) if data.attachments else None
     if received is not None and received.notice:
@@ -182,12 +187,13 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
     # the workspace's hooks come first: approval decides on the call as they changed it
     ahead = workspace_hooks(turn.ctx, turn.deps.settings.agent_workspace_hooks)
     hooks = HookChain(*ahead, approvals, *hooks_for(turn), turn.hooks)
+    think = gated_think(turn, data.session_key, person_of(data))
     iterations = 0
     while True:
         outcome = run_agent_loop(
             turn.load_history(fallback),
             turn.tool_specs,
-            think=turn.think,
+            think=think,
             act=turn.act,
             steer=turn.steer,
             record=turn.record,
@@ -253,7 +259,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         outcome = run_agent_loop(
             [Message.user(task)],
             shared.offered(turn.tool_specs) if shared else turn.tool_specs,
-            think=turn.think,
+            think=gated_think(turn, _chat_of(data), None),
             act=shared.act(turn.act) if shared else turn.act,
             steer=lambda: [],
             record=turn.record,
@@ -281,6 +287,13 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         _task_finished(ctx, data, answer=answer, cost=cost + turn.named.children_cost_usd,
                        read_outside=turn.taint.source)  # fmt: skip
     return done
+
+
+def _chat_of(data: SubagentTask) -> str | None:
+    """The chat a sub-agent works for (its spend counts toward it): where it answers, else
+    where it asks."""
+    where = data.reply or data.ask_in
+    return where.session_key if where is not None else None
 
 
 def _output_schema(data: SubagentTask, turn: DurableTurn) -> dict[str, Any] | None:

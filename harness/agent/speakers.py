@@ -78,6 +78,18 @@ def about(speaker: Speaker | None) -> dict[str, str]:
     return {ABOUT_EXTRA: speaker.label} if speaker is not None and speaker.group else {}
 
 
+def person_of(data: MessageReceived) -> str | None:
+    """Whose message `data` is, for budgets and rate limits: the sender's person subject as
+    the channel gave it (`telegram:user:42`, what `AGENT_OWNER` names), else the speaker's
+    stable id (`test:u1`); None when the channel said neither (a function's own message)."""
+    asker = data.channel_meta.asker
+    people = [s for s in asker.subjects if ":user:" in s] if asker is not None else []
+    if people:
+        return people[0]
+    speaker = speaker_of(data)
+    return speaker.id if speaker is not None else None
+
+
 def _clean(text: str, limit: int) -> str:
     """`text` on one line, without brackets or parentheses, at most `limit` characters."""
     flat = _UNSAFE.sub(" ", text).strip()

@@ -27,7 +27,7 @@ from harness.runtime.keys import Keys
 Scope = Literal["person", "chat", "agent"]
 SCOPES: tuple[Scope, ...] = ("person", "chat", "agent")
 ScopeId = tuple[Scope, str]
-"""One scope of a turn: `("chat", "telegram:42")`, `("agent", "default")`."""
+"""One scope of a turn: `("chat", "telegram:42")`, `("agent", "main")`."""
 
 RETENTION_S = 8 * 86_400
 """How long a day's spend is kept after its last write."""
