@@ -34,6 +34,11 @@ STOPPED_MODEL = "budget"
 """The `model` of the turn that answers instead of the model when a budget is used up."""
 
 
+def stopped(turn: AssistantTurn) -> bool:
+    """True when `turn` is the gate's stop turn, not a model's answer."""
+    return turn.model == STOPPED_MODEL
+
+
 class Verdict(BaseModel, frozen=True):
     """What the check before a model call decided: `stop`, the text that ends the turn (None:
     call the model), and the warnings to send now (each scope's first of the day)."""
@@ -45,7 +50,7 @@ class Verdict(BaseModel, frozen=True):
 class BudgetGate:
     """The budgets of one turn: `scopes` are the turn's (person, chat, agent) that have a
     limit; `notify` sends a warning into the chat (it must be idempotent across replays, as
-    `proactive.send_reply` is)."""
+    `proactive.send_reply` is); None where there is no chat to tell (the heartbeat)."""
 
     def __init__(
         self,
@@ -53,7 +58,7 @@ class BudgetGate:
         store: SpendStore,
         limits: BudgetLimits,
         scopes: Sequence[ScopeId],
-        notify: Callable[[str], None],
+        notify: Callable[[str], None] | None,
     ) -> None:
         self.ctx = ctx
         self.store = store
@@ -61,20 +66,26 @@ class BudgetGate:
         self.scopes = list(scopes)
         self.notify = notify
 
+    def guard(self, call: Callable[[], AssistantTurn]) -> AssistantTurn:
+        """`call()` (one model call) when today's budgets allow it, its spend then added; the
+        stop turn (`stopped`) without calling it when one is used up."""
+        verdict = Verdict.model_validate(self.ctx.step.run("budget", self._check))
+        for text in verdict.warnings:
+            if self.notify is not None:
+                self.notify(text)
+        if verdict.stop is not None:
+            return AssistantTurn(text=verdict.stop, stop_reason="end", model=STOPPED_MODEL)
+        turn = call()
+        self.ctx.step.run("spend", self._add, turn.model, turn.usage.model_dump())
+        return turn
+
     def wrap(self, think: Think) -> Think:
         """`think` behind the gate (see the module docstring)."""
 
         def gated(
             messages: Sequence[Message], tools: Sequence[ToolSpec], note: str
         ) -> AssistantTurn:
-            verdict = Verdict.model_validate(self.ctx.step.run("budget", self._check))
-            for text in verdict.warnings:
-                self.notify(text)
-            if verdict.stop is not None:
-                return AssistantTurn(text=verdict.stop, stop_reason="end", model=STOPPED_MODEL)
-            turn = think(messages, tools, note)
-            self.ctx.step.run("spend", self._add, turn.model, turn.usage.model_dump())
-            return turn
+            return self.guard(lambda: think(messages, tools, note))
 
         return gated
 
@@ -86,7 +97,11 @@ class BudgetGate:
         over, near = judge(self.limits, self.store.read(day, self.scopes))
         if over is not None:
             return Verdict(stop=used_up_text(over)).model_dump()
-        fresh = [s for s in near if self.store.first_warning(day, (s.scope, s.id))]
+        # with nobody to tell (a heartbeat), a warning is left for the next turn that can
+        fresh = [
+            s for s in near
+            if self.notify is not None and self.store.first_warning(day, (s.scope, s.id))
+        ]  # fmt: skip
         return Verdict(warnings=[warning_text(s) for s in fresh]).model_dump()
 
     def _add(self, model: str, raw: dict[str, int]) -> bool:
@@ -102,7 +117,7 @@ def budget_gate(
     settings: Settings,
     store: Callable[[], SpendStore],
     scopes: Sequence[ScopeId],
-    notify: Callable[[str], None],
+    notify: Callable[[str], None] | None,
 ) -> BudgetGate | None:
     """The gate of a turn with `scopes`, or None when none of them has a limit. `store` is
     called only when a gate is built."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,9 @@ from typer.testing import CliRunner
 
 from harness.agent.budget_limits import BudgetLimits, judge
 from harness.agent.deps import build_deps, set_agent_deps
+from harness.agent.memory.distill import DISTILL_EVENT
+from harness.agent.memory.heartbeat import heartbeat
+from harness.agent.memory.notes import append_note
 from harness.agent.rate_gate import slow_down_text
 from harness.agent.roster import DEFAULT_AGENT
 from harness.cli import app
@@ -25,6 +29,7 @@ from harness.runtime.testing import drain
 from harness.settings import get_settings
 from tests.agent.conftest import AgentRig, make_settings
 from tests.fakes.model_server import Reply
+from tests.runtime_fixtures import ManualClock
 
 MODEL = "budget-test-model"
 CALL = {"input_tokens": 100, "output_tokens": 20}  # $1.00 at the price below
@@ -212,5 +217,53 @@ def test_rate_limit_spares_the_owners_own_entry_points(agent: AgentRig) -> None:
     # When the owner's entry point (no asker: harness chat) sends two
     agent.say("a")
     agent.say("b")
+    # Then both are answered
+    assert agent.replies() == ["One.", "Two."]
+
+
+def test_heartbeat_spends_as_the_default_agent_and_stops_at_its_budget(
+    agent: AgentRig, clock: ManualClock
+) -> None:
+    # Given 200 tokens a day for each agent, and a note waiting to be distilled
+    configure(agent, budget_daily_tokens_per_agent=200)
+    agent.runtime.registry.register(heartbeat)
+    agent.runtime.register_functions()
+    (agent.workspace / "MEMORY.md").write_text("# Memory\n")
+    now = datetime.fromtimestamp(clock.now, UTC)
+    append_note(agent.workspace, "Ana likes green tea.", now)
+    agent.model.script(
+        Reply.answer("# Memory\n- Ana likes green tea.\n", **CALL), Reply.answer("Hi.", **CALL)
+    )
+
+    # When the heartbeat distils (120 tokens), a chat turn follows (240), then the heartbeat again
+    distill(agent)
+    agent.say("hello")
+    append_note(agent.workspace, "Ana's cat is called Miso.", now)
+    outcome = distill(agent)
+
+    # Then both calls counted toward the default agent, and the second heartbeat made no call
+    read = spend_store(agent.runtime).read(today(agent.runtime), [("agent", DEFAULT_AGENT)])
+    assert read[0].tokens == 240
+    assert len(agent.model.requests) == 2
+    assert outcome["reason"] == "the agent's daily budget is used up", outcome
+
+
+def distill(agent: AgentRig) -> dict[str, Any]:
+    """Run the heartbeat now (forced) and return its outcome."""
+    result = publish({"name": DISTILL_EVENT, "data": {"force": True}}, runtime=agent.runtime)
+    drain(agent.runtime)
+    record = agent.runtime.ledger.run(result.run_ids[0])
+    assert record is not None and record.status == "completed", record
+    outcome: dict[str, Any] = record.result
+    return outcome
+
+
+def test_rate_limit_spares_the_owner_writing_from_a_chat(agent: AgentRig) -> None:
+    # Given one message a minute allowed, and AGENT_OWNER naming Telegram user 42
+    configure(agent, rate_limit_per_minute=1, agent_owner="telegram:user:42")
+    agent.model.script(Reply.answer("One."), Reply.answer("Two."))
+    # When user 42 sends two messages within a minute
+    say_as(agent, "a", "42")
+    say_as(agent, "b", "42")
     # Then both are answered
     assert agent.replies() == ["One.", "Two."]
