@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 from harness.agent.budget_limits import BudgetLimits, judge
 from harness.agent.deps import build_deps, set_agent_deps
-from harness.agent.memory.distill import DISTILL_EVENT
 from harness.agent.memory.heartbeat import heartbeat
 from harness.agent.memory.notes import append_note
 from harness.agent.rate_gate import slow_down_text
@@ -236,26 +235,16 @@ def test_heartbeat_spends_as_the_default_agent_and_stops_at_its_budget(
     )
 
     # When the heartbeat distils (120 tokens), a chat turn follows (240), then the heartbeat again
-    distill(agent)
+    agent.distill(force=True)
     agent.say("hello")
     append_note(agent.workspace, "Ana's cat is called Miso.", now)
-    outcome = distill(agent)
+    outcome = agent.distill(force=True)
 
     # Then both calls counted toward the default agent, and the second heartbeat made no call
     read = spend_store(agent.runtime).read(today(agent.runtime), [("agent", DEFAULT_AGENT)])
     assert read[0].tokens == 240
     assert len(agent.model.requests) == 2
     assert outcome["reason"] == "the agent's daily budget is used up", outcome
-
-
-def distill(agent: AgentRig) -> dict[str, Any]:
-    """Run the heartbeat now (forced) and return its outcome."""
-    result = publish({"name": DISTILL_EVENT, "data": {"force": True}}, runtime=agent.runtime)
-    drain(agent.runtime)
-    record = agent.runtime.ledger.run(result.run_ids[0])
-    assert record is not None and record.status == "completed", record
-    outcome: dict[str, Any] = record.result
-    return outcome
 
 
 def test_rate_limit_spares_the_owner_writing_from_a_chat(agent: AgentRig) -> None:
