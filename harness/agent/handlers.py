@@ -30,7 +30,7 @@ from harness.agent.rate_gate import within_rate
 from harness.agent.roster.bindings import DEFAULT_TARGET, Target, parse_bindings, target_for
 from harness.agent.roster.load import load_roster
 from harness.agent.roster.profile import AgentProfile, default_profile, run_profile
-from harness.agent.speakers import person_of
+from harness.agent.speakers import person_of, person_subject
 from harness.agent.status_hook import StatusLine
 from harness.agent.streaming_hook import StreamedText
 from harness.agent.structured_answer import (
@@ -259,7 +259,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         outcome = run_agent_loop(
             [Message.user(task)],
             shared.offered(turn.tool_specs) if shared else turn.tool_specs,
-            think=gated_think(turn, _chat_of(data), None),
+            think=gated_think(turn, *_chat_and_person(data)),
             act=shared.act(turn.act) if shared else turn.act,
             steer=lambda: [],
             record=turn.record,
@@ -289,11 +289,13 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     return done
 
 
-def _chat_of(data: SubagentTask) -> str | None:
-    """The chat a sub-agent works for (its spend counts toward it): where it answers, else
-    where it asks."""
+def _chat_and_person(data: SubagentTask) -> tuple[str | None, str | None]:
+    """The chat a sub-agent works for and the person whose message started it (its spend
+    counts toward both; None when unknown): from where it answers, else where it asks."""
     where = data.reply or data.ask_in
-    return where.session_key if where is not None else None
+    if where is None:
+        return None, None
+    return where.session_key, person_subject(where.channel_meta.asker)
 
 
 def _output_schema(data: SubagentTask, turn: DurableTurn) -> dict[str, Any] | None:

@@ -131,16 +131,16 @@ def test_sub_agent_spend_counts_toward_the_chat_agent_and_person(
         Reply.answer("Done.", **CALL),
     )
 
-    # When the turn runs
-    agent.say("delegate it")
+    # When a Telegram person's turn runs
+    say_as(agent, "delegate it", "42")
 
-    # Then all three calls count toward the chat and the default agent; the person's own two
+    # Then all three calls, the sub-agent's too, count toward the person, chat and agent
     spent = spend_store(agent.runtime).read(today(agent.runtime))
     by_scope = {(s.scope, s.id): (s.usd, s.tokens) for s in spent}
     assert by_scope == {
-        ("chat", "chat-1"): (3.0, 360),
+        ("chat", "tg-42"): (3.0, 360),
         ("agent", DEFAULT_AGENT): (3.0, 360),
-        ("person", "test:u1"): (2.0, 240),
+        ("person", "telegram:user:42"): (3.0, 360),
     }
 
 
