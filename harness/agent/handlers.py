@@ -19,7 +19,7 @@ from harness.agent.deps import AgentDeps, agent_deps
 from harness.agent.drafting import live_turn
 from harness.agent.hooks import HookChain
 from harness.agent.live_text import LiveText
-from harness.agent.loop import run_agent_loop
+from harness.agent.loop import Think, run_agent_loop
 from harness.agent.media.albums import gather_album
 from harness.agent.media.attachments import receive
 from harness.agent.networks.chat import network_turn
@@ -256,10 +256,11 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     if turn.profile.provider is None:
         answer, cost = NOT_CONFIGURED_REPLY, 0.0
     else:
+        think = gated_think(turn, *_chat_and_person(data))  # the correction too
         outcome = run_agent_loop(
             [Message.user(task)],
             shared.offered(turn.tool_specs) if shared else turn.tool_specs,
-            think=gated_think(turn, *_chat_and_person(data)),
+            think=think,
             act=shared.act(turn.act) if shared else turn.act,
             steer=lambda: [],
             record=turn.record,
@@ -275,7 +276,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         )
         answer, cost = outcome.text, outcome.cost_usd
         if schema is not None:
-            answer, cost = _structured(turn, data, task, answer, cost, schema)
+            answer, cost = _structured(turn, think, data, task, answer, cost, schema)
     if reply is not None:
         send_reply(ctx, answer, reply, source=source)
     # the parent marks the answer as outside content when the sub-agent read some
@@ -310,12 +311,13 @@ def _output_schema(data: SubagentTask, turn: DurableTurn) -> dict[str, Any] | No
 
 
 def _structured(
-    turn: DurableTurn, data: SubagentTask, task: str, answer: str, cost: float, schema: Any
-) -> tuple[str, float]:
+    turn: DurableTurn, think: Think, data: SubagentTask, task: str, answer: str, cost: float,
+    schema: Any,
+) -> tuple[str, float]:  # fmt: skip
     """The answer as JSON valid against `schema` and the spend with the correction's; a
     background task that fails says so (`agent.task.finished`) before the run fails."""
     try:
-        valid, retry = structured_answer(turn.think, task, answer, schema)
+        valid, retry = structured_answer(think, task, answer, schema)
     except StructuredAnswerError as exc:
         if data.background:
             spent = cost + turn.named.children_cost_usd
