@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from harness.commands.agents import agents
+from harness.commands.budget import budget_app
 from harness.commands.doctor import doctor
 from harness.commands.functions import functions, sidecar
 from harness.commands.mcp import mcp_app
@@ -279,6 +280,7 @@ app.command(rich_help_panel=INSPECT)(agents)
 app.command(rich_help_panel=INSPECT)(networks)
 app.add_typer(runs_app, name="runs", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(usage)
+app.add_typer(budget_app, name="budget", rich_help_panel=INSPECT)
 app.add_typer(events_app, name="events", rich_help_panel=INSPECT)
 app.add_typer(mcp_app, name="mcp", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(doctor)

@@ -211,6 +211,39 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
     usage_retention_days: int = Field(
         default=90, ge=1, description="Per-day token and cost totals are kept this long."
     )
+    budget_daily_usd_per_person: float | None = Field(
+        default=None,
+        gt=0,
+        description="Most one person's turns may cost a UTC day, in USD "
+        "(list prices, MODEL_PRICES); unset: no limit.",
+    )
+    budget_daily_usd_per_chat: float | None = Field(
+        default=None, gt=0, description="Most one chat may cost a UTC day, in USD; unset: no limit."
+    )
+    budget_daily_usd_per_agent: float | None = Field(
+        default=None,
+        gt=0,
+        description="Most one agent (roster name; main for the default) may cost a UTC "
+        "day, in USD; unset: no limit.",
+    )
+    budget_daily_tokens_per_person: int | None = Field(
+        default=None,
+        gt=0,
+        description="Most tokens (input, output and cache) one person's turns "
+        "may use a UTC day; unset: no limit.",
+    )
+    budget_daily_tokens_per_chat: int | None = Field(
+        default=None, gt=0, description="Most tokens one chat may use a UTC day; unset: no limit."
+    )
+    budget_daily_tokens_per_agent: int | None = Field(
+        default=None, gt=0, description="Most tokens one agent may use a UTC day; unset: no limit."
+    )
+    rate_limit_per_minute: int | None = Field(
+        default=None,
+        gt=0,
+        description="Most messages one person may send a minute; more are answered with one "
+        "polite 'slow down' and not served. The owner is exempt. Unset: no limit.",
+    )
     model_prices: str = Field(
         default="",
         description="Extra or overriding model prices: a JSON file path or inline JSON "

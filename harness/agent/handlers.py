@@ -12,19 +12,22 @@ from typing import Any
 
 from harness.agent.approvals.deferral import settle_deferred
 from harness.agent.approvals.hook import ApprovalHook
+from harness.agent.budget_gate import gated_think
 from harness.agent.chat_entry import admitted, bound_target
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
 from harness.agent.deps import AgentDeps, agent_deps
 from harness.agent.drafting import live_turn
 from harness.agent.hooks import HookChain
 from harness.agent.live_text import LiveText
-from harness.agent.loop import run_agent_loop
+from harness.agent.loop import Think, run_agent_loop
 from harness.agent.media.albums import gather_album
 from harness.agent.media.attachments import receive
 from harness.agent.networks.chat import network_turn
 from harness.agent.networks.state import SharedStateTools
 from harness.agent.proactive import Source, send_reply
+from harness.agent.rate_gate import within_rate
 from harness.agent.roster.profile import AgentProfile, default_profile, run_profile
+from harness.agent.speakers import person_of, person_subject
 from harness.agent.status_hook import StatusLine
 from harness.agent.streaming_hook import StreamedText
 from harness.agent.structured_answer import (
@@ -83,6 +86,8 @@ def handle_message(ctx: Context) -> dict[str, Any]:
         channel_meta=data.channel_meta,
         session_key=data.session_key,
     )
+    if not within_rate(ctx, deps.settings, data, target):
+        return {"reply": None, "iterations": 0, "served": False}
     data = gather_album(ctx, data)
     received = receive(ctx, data, deps.settings, deps.workspace) if data.attachments else None
     if received is not None and received.notice:
@@ -159,12 +164,13 @@ def _answer(turn: DurableTurn, data: MessageReceived, first: Message | None) -> 
     # the workspace's hooks come first: approval decides on the call as they changed it
     ahead = workspace_hooks(turn)
     hooks = HookChain(*ahead, approvals, *hooks_for(turn), turn.hooks)
+    think = gated_think(turn, data.session_key, person_of(data))
     iterations = 0
     while True:
         outcome = run_agent_loop(
             turn.load_history(fallback),
             turn.tool_specs,
-            think=turn.think,
+            think=think,
             act=turn.act,
             steer=turn.steer,
             record=turn.record,
@@ -228,10 +234,11 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
     if turn.profile.provider is None:
         answer, cost = NOT_CONFIGURED_REPLY, 0.0
     else:
+        think = gated_think(turn, *_chat_and_person(data))  # the correction too
         outcome = run_agent_loop(
             [Message.user(task)],
             shared.offered(turn.tool_specs) if shared else turn.tool_specs,
-            think=turn.think,
+            think=think,
             act=shared.act(turn.act) if shared else turn.act,
             steer=lambda: [],
             record=turn.record,
@@ -247,7 +254,7 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         )
         answer, cost = outcome.text, outcome.cost_usd
         if schema is not None:
-            answer, cost = _structured(turn, task, answer, cost, schema)
+            answer, cost = _structured(turn, think, task, answer, cost, schema)
     if reply is not None:
         send_reply(ctx, answer, reply, source=source)
     # the parent marks the answer as outside content when the sub-agent read some
@@ -259,6 +266,15 @@ def run_subagent(ctx: Context) -> dict[str, Any]:
         task_finished(ctx, data, answer=answer, cost=cost + turn.named.children_cost_usd,
                       read_outside=turn.taint.source)  # fmt: skip
     return done
+
+
+def _chat_and_person(data: SubagentTask) -> tuple[str | None, str | None]:
+    """The chat a sub-agent works for and the person whose message started it (its spend
+    counts toward both; None when unknown): from where it answers, else where it asks."""
+    where = data.reply or data.ask_in
+    if where is None:
+        return None, None
+    return where.session_key, person_subject(where.channel_meta.asker)
 
 
 def _output_schema(data: SubagentTask, turn: DurableTurn) -> dict[str, Any] | None:
@@ -273,11 +289,11 @@ def _output_schema(data: SubagentTask, turn: DurableTurn) -> dict[str, Any] | No
 
 
 def _structured(
-    turn: DurableTurn, task: str, answer: str, cost: float, schema: Any
+    turn: DurableTurn, think: Think, task: str, answer: str, cost: float, schema: Any
 ) -> tuple[str, float]:
     """The answer as JSON valid against `schema` and the spend with the correction's; raises
     `StructuredAnswerError` (the run fails) when the correction does not fit either."""
-    valid, retry = structured_answer(turn.think, task, answer, schema)
+    valid, retry = structured_answer(think, task, answer, schema)
     return valid, cost + (retry.cost_usd if retry is not None else 0.0)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from harness.addresses import Asker
 from harness.events import MESSAGE_RECEIVED, Event, MessageReceived
 from harness.llm.types import Message
 
@@ -76,6 +77,25 @@ def said_by(data: MessageReceived, message: Message) -> Message:
 def about(speaker: Speaker | None) -> dict[str, str]:
     """The `ToolContext.extras` entry naming who a note is about: only in a group."""
     return {ABOUT_EXTRA: speaker.label} if speaker is not None and speaker.group else {}
+
+
+def person_of(data: MessageReceived) -> str | None:
+    """Whose message `data` is, for budgets and rate limits: the sender's person subject as
+    the channel gave it (`telegram:user:42`, what `AGENT_OWNER` names), else the speaker's
+    stable id (`test:u1`); None when the channel said neither (a function's own message)."""
+    subject = person_subject(data.channel_meta.asker)
+    if subject is not None:
+        return subject
+    speaker = speaker_of(data)
+    return speaker.id if speaker is not None else None
+
+
+def person_subject(asker: Asker | None) -> str | None:
+    """The person subject (`<channel>:user:<id>`) among `asker`'s subjects, None when it has
+    none (a group's chat subject alone, or no asker). How a sub-agent knows whose message it
+    works for: from the asker its reply target carries."""
+    people = [s for s in asker.subjects if ":user:" in s] if asker is not None else []
+    return people[0] if people else None
 
 
 def _clean(text: str, limit: int) -> str:

@@ -14,6 +14,8 @@ from harness.records.cursors import Cursors, MemoryCursors, RedisCursors
 from harness.records.deliveries import DeliveryRecords, MemoryDeliveryRecords, RedisDeliveryRecords
 from harness.records.drafts import DraftRecords, MemoryDraftRecords, RedisDraftRecords
 from harness.records.pairing import AccessStore, MemoryAccessStore, RedisAccessStore
+from harness.records.rate import MemoryRateWindows, RateWindows, rate_windows
+from harness.records.spend import MemorySpendStore, SpendStore, spend_store
 from harness.records.undelivered import (
     MemoryUndeliveredReplies,
     RedisUndeliveredReplies,
@@ -35,6 +37,8 @@ class Records:
     undelivered: UndeliveredReplies
     cursors: Cursors
     usage: UsageStore
+    spend: SpendStore
+    rates: RateWindows
 
 
 def redis_records(runtime: Runtime) -> Records:
@@ -48,6 +52,8 @@ def redis_records(runtime: Runtime) -> Records:
         undelivered=RedisUndeliveredReplies(runtime.redis, runtime.keys),
         cursors=RedisCursors(runtime.redis, runtime.keys),
         usage=usage_store(runtime),
+        spend=spend_store(runtime),
+        rates=rate_windows(runtime),
     )
 
 
@@ -68,4 +74,6 @@ def memory_records(
         undelivered=MemoryUndeliveredReplies(),
         cursors=MemoryCursors(),
         usage=MemoryUsageStore(),
+        spend=MemorySpendStore(),
+        rates=MemoryRateWindows(),
     )

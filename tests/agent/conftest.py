@@ -15,6 +15,7 @@ import pytest
 
 from harness.agent.deps import AgentDeps, build_deps, set_agent_deps
 from harness.agent.handlers import handle_message, run_subagent
+from harness.agent.memory.distill import DISTILL_EVENT
 from harness.agent.task_endings import task_ended
 from harness.events import MESSAGE_RECEIVED, REPLY_READY
 from harness.runtime import Runtime, publish, run_id_for
@@ -71,6 +72,16 @@ class AgentRig:
         """Let the dead worker's lease expire and run what is due again."""
         clock.advance(self.runtime.lease_ttl + 1)
         drain(self.runtime)
+
+    def distill(self, *, force: bool = False) -> dict[str, Any]:
+        """Publish `agent.memory.distill` (the heartbeat's event), drain, and return the
+        heartbeat run's outcome; the run must have completed."""
+        result = publish({"name": DISTILL_EVENT, "data": {"force": force}}, runtime=self.runtime)
+        drain(self.runtime)
+        record = self.runtime.ledger.run(result.run_ids[0])
+        assert record is not None and record.status == "completed", record
+        outcome: dict[str, Any] = record.result
+        return outcome
 
     def replies(self) -> list[str]:
         """Responses of every `agent.reply.ready` event so far, in order."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 
@@ -42,15 +41,6 @@ def _now(clock: ManualClock) -> datetime:
     return datetime.fromtimestamp(clock.now, UTC)
 
 
-def _distill(rig: AgentRig, *, force: bool = False) -> dict[str, Any]:
-    result = publish({"name": DISTILL_EVENT, "data": {"force": force}}, runtime=rig.runtime)
-    drain(rig.runtime)
-    record = rig.runtime.ledger.run(result.run_ids[0])
-    assert record is not None and record.status == "completed", record
-    outcome: dict[str, Any] = record.result
-    return outcome
-
-
 def _request_text(rig: AgentRig, index: int = -1) -> str:
     return json.dumps(rig.model.requests[index].body["messages"], ensure_ascii=False)
 
@@ -61,11 +51,11 @@ def test_heartbeat_below_the_thresholds_makes_no_model_call(
     # Given a distillation an hour ago and one short note since
     append_note(rig.workspace, "Ana likes green tea.", _now(clock))
     rig.model.script(Reply.answer(MEMORY + "- Likes green tea.\n"))
-    _distill(rig, force=True)
+    rig.distill(force=True)
     clock.advance(3600)
     append_note(rig.workspace, "Ana's cat is called Miso.", _now(clock))
     # When the heartbeat runs
-    outcome = _distill(rig)
+    outcome = rig.distill()
     # Then it records a skip and the model server saw no new request
     assert outcome["status"] == "skipped", outcome
     assert "below the thresholds" in outcome["reason"]
@@ -73,7 +63,7 @@ def test_heartbeat_below_the_thresholds_makes_no_model_call(
 
 
 def test_heartbeat_with_nothing_new_makes_no_model_call(rig: AgentRig) -> None:
-    outcome = _distill(rig)
+    outcome = rig.distill()
     assert outcome["status"] == "skipped" and "nothing new" in outcome["reason"]
     assert rig.model.requests == []
 
@@ -101,7 +91,7 @@ def test_enough_new_bytes_distils_and_keeps_the_old_version(
     updated = MEMORY + "\n## Plans\n- A trip to Lisbon.\n"
     rig.model.script(Reply.answer(updated))
     # When the heartbeat runs
-    outcome = _distill(rig)
+    outcome = rig.distill()
     # Then the model got the current MEMORY.md and the new notes, MEMORY.md is the answer,
     # and the previous text is version 1 of the history
     assert outcome["status"] == "written", outcome
@@ -119,12 +109,12 @@ def test_max_age_with_one_new_entry_distils(rig: AgentRig, clock: ManualClock) -
     # Given a distillation, then one short note, then nine hours of quiet
     append_note(rig.workspace, "Ana likes green tea.", _now(clock))
     rig.model.script(Reply.answer(MEMORY + "- Likes green tea.\n"))
-    _distill(rig, force=True)
+    rig.distill(force=True)
     append_note(rig.workspace, "Ana's cat is called Miso.", _now(clock))
     clock.advance(9 * 3600)
     rig.model.script(Reply.answer(MEMORY + "- Likes green tea.\n- Cat: Miso.\n"))
     # When the heartbeat runs
-    outcome = _distill(rig)
+    outcome = rig.distill()
     # Then it distilled, sending only the note written since the last distillation
     assert outcome["status"] == "written", outcome
     sent = _request_text(rig)
@@ -136,7 +126,7 @@ def test_destructive_answer_is_held_back(rig: AgentRig, clock: ManualClock) -> N
     append_note(rig.workspace, "Ana moved to Porto.", _now(clock))
     rig.model.script(Reply.answer("# Memory\n- Porto.\n"))
     # When a distillation runs
-    outcome = _distill(rig, force=True)
+    outcome = rig.distill(force=True)
     # Then MEMORY.md is untouched, the candidate is kept as rejected, the note is still pending
     assert outcome["status"] == "held back" and "drop" in outcome["reason"], outcome
     assert (rig.workspace / "MEMORY.md").read_text() == MEMORY
@@ -153,7 +143,7 @@ def test_answer_that_is_not_a_memory_document_is_held_back(
 ) -> None:
     append_note(rig.workspace, "Ana moved to Porto.", _now(clock))
     rig.model.script(Reply.answer(answer))
-    outcome = _distill(rig, force=True)
+    outcome = rig.distill(force=True)
     assert outcome["status"] == "held back", outcome
     assert (rig.workspace / "MEMORY.md").read_text() == MEMORY
 
@@ -163,12 +153,12 @@ def test_held_back_notes_are_sent_again_after_the_wait(rig: AgentRig, clock: Man
     for i in range(40):
         append_note(rig.workspace, f"Note {i}: " + "Ana plans a trip to Lisbon. " * 4, _now(clock))
     rig.model.script(Reply.answer(""))
-    _distill(rig)
+    rig.distill()
     # When the heartbeat runs soon after, then after HEARTBEAT_MAX_AGE
-    soon = _distill(rig)
+    soon = rig.distill()
     clock.advance(8 * 3600 + 1)
     rig.model.script(Reply.answer(MEMORY + "- Lisbon.\n"))
-    later = _distill(rig)
+    later = rig.distill()
     # Then it waited, then sent the same notes again
     assert soon["status"] == "skipped" and "held back" in soon["reason"]
     assert later["status"] == "written", later
@@ -184,7 +174,7 @@ def test_hand_edits_are_the_starting_point_of_the_next_distillation(
     append_note(rig.workspace, "Ana moved to Porto.", _now(clock))
     rig.model.script(Reply.answer(edited + "- Lives in Porto.\n"))
     # When a distillation runs
-    _distill(rig, force=True)
+    rig.distill(force=True)
     # Then the model saw the edit, and the edited file is the version kept in the history
     assert "3 March" in _request_text(rig)
     assert MemoryHistory(rig.workspace).read(1) == edited
@@ -195,7 +185,7 @@ def test_restore_brings_a_version_back_as_a_new_version(rig: AgentRig, clock: Ma
     append_note(rig.workspace, "Ana moved to Porto.", _now(clock))
     distilled = MEMORY + "- Lives in Porto.\n"
     rig.model.script(Reply.answer(distilled))
-    _distill(rig, force=True)
+    rig.distill(force=True)
     history = MemoryHistory(rig.workspace)
     # When version 1 is restored
     history.restore(1, now=_now(clock))
@@ -210,11 +200,11 @@ def test_retention_prunes_only_distilled_logs(rig: AgentRig, clock: ManualClock)
     old = _now(clock) - timedelta(days=40)
     append_note(rig.workspace, "Old fact B.", old - timedelta(days=1))
     rig.model.script(Reply.answer(MEMORY + "- B.\n"))
-    first = _distill(rig, force=True)
+    first = rig.distill(force=True)
     append_note(rig.workspace, "Old fact A, logged late.", old)
     # When the heartbeat runs again (and skips the model: one short new note)
     clock.advance(60)
-    second = _distill(rig)
+    second = rig.distill()
     # Then the distilled log was deleted, and the undistilled one kept
     assert first["pruned"] == [f"{(old - timedelta(days=1)).date()}.md"]
     assert second["status"] == "skipped" and second["pruned"] == []
@@ -225,7 +215,7 @@ def test_replayed_apply_writes_one_version(rig: AgentRig, clock: ManualClock) ->
     # Given a distillation that has been applied
     append_note(rig.workspace, "Ana moved to Porto.", _now(clock))
     rig.model.script(Reply.answer(MEMORY + "- Lives in Porto.\n"))
-    _distill(rig, force=True)
+    rig.distill(force=True)
     # When the same answer is applied again (a replay after a crash mid-step)
     plan = DistillPlan(due=True, reason="forced", memory_text=MEMORY, pending=PendingLogs())
     again = apply_distillation(
@@ -291,7 +281,7 @@ def test_heartbeat_distils_each_chat_memory_on_its_own(rig: AgentRig, clock: Man
         append_note(chat, f"Note {i}: " + "Bo is moving to Porto in May. " * 4, _now(clock))
     rig.model.script(Reply.answer("# Memory\n\n- Bo likes tea.\n- Bo moves to Porto in May.\n"))
     # When the heartbeat runs
-    outcome = _distill(rig)
+    outcome = rig.distill()
     # Then only the chat's memory was distilled, with that chat's notes alone
     assert outcome["status"] == "skipped", outcome
     assert outcome["chats"][chat.name]["status"] == "written", outcome

@@ -171,8 +171,13 @@ def test_run_polling_removes_the_webhook_and_publishes_until_stopped(
     finally:
         stop.set()
         thread.join(timeout=15)
-    # Then the webhook was removed first, and the poller stopped when asked
-    assert [c.method for c in telegram_api.calls][1:3] == ["deleteWebhook", "getUpdates"]
+    # Then the webhook was removed and the command menu set first, and the poller stopped
+    # when asked
+    assert [c.method for c in telegram_api.calls][1:4] == [
+        "deleteWebhook",
+        "setMyCommands",
+        "getUpdates",
+    ]
     assert telegram_api.webhook is None
     assert not thread.is_alive()
 
@@ -205,13 +210,16 @@ def test_run_polling_backs_off_after_a_conflict_and_carries_on(
     watcher.start()
     run_polling(runtime, stop, poller, timeout=1, wait=wait)
     watcher.join(timeout=15)
-    # Then it waited once, a second, removed the webhook again, and went on
+    # Then it waited once, a second, set itself up again (no webhook, the command menu), and
+    # went on
     assert delays == [1.0]
     assert stream_length(runtime) == 1
-    assert [c.method for c in telegram_api.calls][:4] == [
+    assert [c.method for c in telegram_api.calls][:6] == [
         "deleteWebhook",
+        "setMyCommands",
         "getUpdates",
         "deleteWebhook",
+        "setMyCommands",
         "getUpdates",
     ]
 

@@ -25,6 +25,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel
 
+from harness.agent.budget_gate import budget_gate, stopped
 from harness.agent.deps import AgentDeps, agent_deps
 from harness.agent.memory.distill import (
     DISTILL_EVENT,
@@ -44,9 +45,11 @@ from harness.agent.memory.distill import (
 )
 from harness.agent.memory.history import MemoryChangedError, MemoryHistory, text_sha
 from harness.agent.memory.scope import all_roots, root_label
+from harness.agent.roster.spec import DEFAULT_AGENT
 from harness.errors import ConfigurationError
 from harness.llm.errors import ModelCancelledError, TransientModelError
 from harness.llm.types import AssistantTurn, Message
+from harness.records.spend import ScopeId, spend_store
 from harness.runtime import Concurrency, Context, cron, event, function
 from harness.runtime.durations import parse_duration
 from harness.settings import Settings, get_settings
@@ -174,6 +177,20 @@ def _think(ctx: Context, deps: AgentDeps, request: str) -> dict[str, Any]:
     return turn.model_dump(mode="json")
 
 
+def _distill(ctx: Context, deps: AgentDeps, prefix: str, plan: DistillPlan) -> AssistantTurn:
+    """The distillation call (a durable step), behind the default agent's daily budgets: a
+    heartbeat spends as the agent does (`budget_gate`; the gate's stop turn when used up)."""
+    request = render_request(plan.memory_text, plan.pending)
+
+    def call() -> AssistantTurn:
+        raw = ctx.step.run(prefix + "distill", _think, ctx, deps, request)
+        return AssistantTurn.model_validate(raw)
+
+    scopes: list[ScopeId] = [("agent", DEFAULT_AGENT)]
+    gate = budget_gate(ctx, deps.settings, lambda: spend_store(ctx.runtime), scopes, None)
+    return call() if gate is None else gate.guard(call)
+
+
 _settings = get_settings()
 thresholds_of(_settings)  # a bad HEARTBEAT_MAX_AGE stops the worker at start, not every run
 
@@ -226,13 +243,12 @@ def _heartbeat_one(
     )
     plan = DistillPlan.model_validate(raw_plan)
     result: dict[str, Any] = {"status": "skipped", "reason": plan.reason}
+    turn = _distill(ctx, deps, prefix, plan) if plan.due and deps.provider is not None else None
     if plan.due and deps.provider is None:
         result["reason"] = "no model is configured"
-    elif plan.due:
-        request = render_request(plan.memory_text, plan.pending)
-        turn = AssistantTurn.model_validate(
-            ctx.step.run(prefix + "distill", _think, ctx, deps, request)
-        )
+    elif turn is not None and stopped(turn):
+        result["reason"] = "the agent's daily budget is used up"
+    elif turn is not None:
         applied = ctx.step.run(
             prefix + "apply",
             lambda: apply_distillation(
