@@ -84,7 +84,7 @@ def _scheduled_turn(runtime: Runtime, model: ModelServer) -> str:
     return run_id_for(HANDLE_MESSAGE, result.event_id)
 
 
-def _requests_to(telegram_api: FakeTelegramApi, chat_id: int) -> list[dict[str, Any]]:
+def _requests_to(telegram_api: FakeTelegramApi, chat_id: object) -> list[dict[str, Any]]:
     """The sendMessage calls with buttons to `chat_id`."""
     return [
         c.params
