@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.handlers import HANDLE_MESSAGE
 from harness.events import MESSAGE_RECEIVED
+from harness.records.approvals import RedisApprovalStore
 from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.testing import drain
 from harness.tools.base import Tool, ToolContext, ToolParams
@@ -139,6 +140,24 @@ def test_owner_press_lets_the_scheduled_turn_continue_and_the_tool_runs_once(
     assert tool.calls == 1
     assert ["deployed" in r for r in _tool_results(model_server)] == [True]
     assert run_status(runtime, run_id) == "completed"
+
+
+def test_owner_allowing_for_the_session_approves_the_call_and_grants_nothing(
+    fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+    tmp_path: Path,
+) -> None:
+    # Given a scheduled turn waiting for the owner (Alice)
+    tool = _owner_is(tmp_path, model_server, OWNER)
+    run_id = _scheduled_turn(runtime, model_server)
+    # When Alice presses "Allow for this session"
+    telegram_press(fleet, telegram_api, "s", 70003)
+    drain(runtime)
+    # Then this call ran, but the scheduled session holds no grant for later runs
+    assert tool.calls == 1 and run_status(runtime, run_id) == "completed"
+    assert RedisApprovalStore(runtime).grants("system-nightly", ["owner", OWNER]) == []
 
 
 def test_press_by_someone_else_than_the_owner_is_refused(
