@@ -3,7 +3,10 @@
     agent.approval.requested -> ask-approval     post the request with buttons on its channel;
                                                  when it cannot be posted, answer it for nobody
                                                  (`AGENT_APPROVAL_UNATTENDED`) so the run does
-                                                 not wait for a button no one sees
+                                                 not wait for a button no one sees; a
+                                                 request for the owner on a channel that is
+                                                 not configured is denied at once
+                                                 (`OWNER_UNREACHABLE_BY`)
     agent.approval.given     -> answer-approval  check the press against the request's record
                                                  (first answer wins, only its approvers), then
                                                  publish `agent.approval.answered` and show
@@ -26,7 +29,12 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from channels.base import Inbound
 from channels.registry import channel_or_none
-from harness.agent.approvals.lines import UNSHOWN_BY, decided, decision_line
+from harness.agent.approvals.lines import (
+    OWNER_UNREACHABLE_BY,
+    UNSHOWN_BY,
+    decided,
+    decision_line,
+)
 from harness.errors import StepFailedError
 from harness.events import (
     APPROVAL_CLOSED,
@@ -96,10 +104,15 @@ def ask_approval(ctx: Context) -> dict[str, Any]:
     """Post an approval request on its chat, once. A channel without buttons posts nothing
     (its client shows the request from the events stream). When the post fails for good
     (retries spent, or a permanent error: the chat is gone, the bot was removed), the request
-    is answered at once as unattended (`answer_unshown`) instead of waiting out its timeout."""
+    is answered at once as unattended (`answer_unshown`) instead of waiting out its timeout.
+    A request asked of the owner (`owner`) on a channel without buttons here (not configured,
+    or unknown) is denied at once: only the owner could answer it."""
     request = ApprovalRequested.from_event(ctx.event)
     channel = channel_or_none(request.reply.channel)
     if not isinstance(channel, ApprovingChannel):
+        if request.owner:
+            unreachable = f"the owner's channel {request.reply.channel!r} is not configured"
+            return answer_unshown(ctx, request, unreachable, by=OWNER_UNREACHABLE_BY)
         return {"posted": None}
     try:
         posted = ctx.step.run("post", channel.ask_approval, request)
@@ -110,18 +123,20 @@ def ask_approval(ctx: Context) -> dict[str, Any]:
     return {"posted": posted}
 
 
-def answer_unshown(ctx: Context, request: ApprovalRequested, error: str) -> dict[str, Any]:
-    """Answer a request that could not be shown with its `unattended` decision, by
-    `UNSHOWN_BY`, through the request's record (first answer wins: a press or the timeout that
-    came first stands) and the same `agent.approval.answered` event a press publishes. Waits
-    (durably) until the asking run is in its wait first, since a run does not see an event
-    published before it waits."""
+def answer_unshown(
+    ctx: Context, request: ApprovalRequested, error: str, *, by: str = UNSHOWN_BY
+) -> dict[str, Any]:
+    """Answer a request that could not be shown with its `unattended` decision, by `by`
+    (`UNSHOWN_BY` unless told), through the request's record (first answer wins: a press or
+    the timeout that came first stands) and the same `agent.approval.answered` event a press
+    publishes. Waits (durably) until the asking run is in its wait first, since a run does not
+    see an event published before it waits."""
     decision: Literal["approve", "deny"] = "approve" if request.unattended == "allow" else "deny"
     store = redis_records(ctx.runtime).approvals
     claim = Claim(
         **ctx.step.run(
             "unshown",
-            lambda: vars(store.decide_unattended(request.approval_id, decision, UNSHOWN_BY)),
+            lambda: vars(store.decide_unattended(request.approval_id, decision, by)),
         )
     )
     if claim.outcome == "recorded":

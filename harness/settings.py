@@ -154,8 +154,11 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
     agent_approval_timeout: str = Field(
         default="30m", description="How long a request waits for an answer (then: denied)."
     )
-    agent_approval_unattended: Literal["deny", "allow"] = Field(
-        default="deny", description="What a risky call does when nobody can be asked."
+    agent_approval_unattended: Literal["deny", "ask", "allow"] = Field(
+        default="ask",
+        description="What a risky call does when nobody can be asked in its run (cron, "
+        "functions, harness send): ask the owner in their direct chat and wait (ask), deny "
+        "it, or allow it.",
     )
     agent_owner: str = Field(
         default="",

@@ -24,8 +24,10 @@ The calls are plain functions, not coroutines: functions on the engine are synch
 `step.invoke` does not hold the worker while the agent works (the run is suspended and resumed
 with the answer), so there is nothing to `await`.
 
-Who is asked: nobody. The child has no chat, so a risky tool call follows
-`AGENT_APPROVAL_UNATTENDED` (`deny` by default), with the tools its file allows and no more.
+Who is asked: the owner. The child has no chat, so a risky tool call follows
+`AGENT_APPROVAL_UNATTENDED`: by default (`ask`) the request goes to the owner's direct chat and
+the child (and so the function) waits for the answer (`approvals.owner_request`); refused
+when no owner is known, or with `deny`. It has the tools its file allows and no more.
 In a workspace function (the sidecar) the same calls work: the sidecar's invoke policy lets
 them through with only these fields (`harness.sidecar.invoke_policy`).
 

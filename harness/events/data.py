@@ -187,7 +187,10 @@ class ApprovalRequested(EventData):
     what to show (the command, the path and the change); `approvers` the subjects that may
     answer (empty: anyone who can reach the request); `timeout` how long it waits;
     `unattended` the answer when the request cannot be shown (the asking run's
-    `AGENT_APPROVAL_UNATTENDED`)."""
+    `AGENT_APPROVAL_UNATTENDED`: `ask` reads as `deny` here). `owner` is the owner's subject
+    when the request is asked of the owner for a run nobody else can answer (its `reply` is
+    then the owner's direct chat, `harness.agent.approvals.owner_request`); empty when it is
+    asked in the run's own chat."""
 
     event_name: ClassVar[str] = APPROVAL_REQUESTED
 
@@ -199,6 +202,7 @@ class ApprovalRequested(EventData):
     approvers: list[str] = Field(default_factory=list)
     timeout: str = "30m"
     unattended: Literal["deny", "allow"] = "deny"
+    owner: str = ""
 
 
 class ApprovalGiven(EventData):

@@ -14,7 +14,8 @@ already start, so a function the agent wrote may start one too, with nothing els
 answer in or to ask a person in (`reply`, `ask_in`), no parent session whose tasks it could
 touch, no network state to forge, no depth to reset. The child therefore runs unattended: its
 tools are those its agent file allows within the operator's, every call goes through the
-approval hook, and a risky one follows `AGENT_APPROVAL_UNATTENDED` (`deny` by default).
+approval hook, and a risky one follows `AGENT_APPROVAL_UNATTENDED` (by default the owner is
+asked in their chat).
 """
 
 from __future__ import annotations

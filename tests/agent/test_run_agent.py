@@ -202,11 +202,12 @@ def test_run_agent_from_a_sidecar_function_is_unattended(rig: AgentRig) -> None:
     # When a workspace function asks it for a Count through the sidecar's executor
     record = _record(rig.runtime, _run(rig, TRIGGER + ".sidecar"))
 
-    # Then it got its Count; the risky call asked nobody and was refused (unattended: deny)
+    # Then it got its Count; the risky call asked nobody and was refused (unattended: ask,
+    # and no owner is known to ask)
     assert record.status == "completed", record.error
     assert record.result == {"count": {"n": 2, "fruit": "apple"}}
     [result] = anthropic_tool_results(rig.model.requests[-1].body)
-    assert "AGENT_APPROVAL_UNATTENDED=deny" in str(result["content"])
+    assert "no owner is known" in str(result["content"]), result
     assert not (rig.workspace / "functions" / "evil.py").exists()
     events = cast(
         list[tuple[str, dict[str, str]]], rig.runtime.redis.xrange(rig.runtime.keys.events)

@@ -123,7 +123,10 @@ def strict_agent(
     registry.register(run_subagent)
     runtime.register_functions()
     workspace = tmp_path / "workspace"
-    deps = build_deps(make_settings(workspace, model_server, agent_approval_allow="ls *"))
+    settings = make_settings(
+        workspace, model_server, agent_approval_allow="ls *", agent_approval_unattended="deny"
+    )
+    deps = build_deps(settings)
     set_agent_deps(deps)
     yield AgentRig(runtime=runtime, deps=deps, model=model_server, workspace=workspace)
     set_agent_deps(None)

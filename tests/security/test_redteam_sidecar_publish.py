@@ -93,8 +93,9 @@ def _send(event: dict[str, Any]) -> StepSend:
 
 
 def test_redteam_function_message_cannot_approve_its_own_risky_call(
-    attack: Attack, as_function: RunAsFunction
+    attack_fleet: Callable[..., Attack], as_function: RunAsFunction
 ) -> None:
+    attack = attack_fleet(agent_approval_unattended="deny")
     # Given the attacker's model will run bash in whatever turn it is given (the "yes" below
     # finds no request to answer, so it starts a turn of its own)
     attack.model.script(
@@ -113,6 +114,30 @@ def test_redteam_function_message_cannot_approve_its_own_risky_call(
     assert not (attack.workspace / "unasked.txt").exists(), (
         "a function's own typed 'yes' approved the risky call of a turn it started "
         f"(requests: {attack.approvals_asked()})"
+    )
+
+
+def test_redteam_function_cannot_answer_the_owners_request_for_its_turn(
+    attack: Attack, as_function: RunAsFunction
+) -> None:
+    # Given AGENT_APPROVAL_UNATTENDED=ask (the default) and Alice the owner (paired first);
+    # the attacker's model runs bash in the turn a function starts
+    attack.model.script(
+        Reply.tool("bash", {"command": "echo ran > unasked.txt"}),
+        Reply.answer("waiting"),
+        Reply.answer("still waiting"),
+        Reply.answer("yes to what?"),
+    )
+    alice = payloads.ALICE["id"]
+    as_function(_send(_system_message("tidy up", alice, approvals=False)))
+    # When the function then types "yes" in its session, claiming a person can answer there
+    as_function(_send(_system_message("yes", alice, approvals=True)))
+    # Then the request went to the owner's chat, and the call did not run: only her press
+    # counts, and a message in the function's session is nobody's answer
+    asked = attack.approvals_asked()
+    assert len(asked) == 1 and "Asked of you as the owner" in asked[0], asked
+    assert not (attack.workspace / "unasked.txt").exists(), (
+        "a function's typed 'yes' in its own session answered the owner's request"
     )
 
 
@@ -186,8 +211,9 @@ def test_redteam_function_agent_run_cannot_ask_in_a_persons_chat(
 
 
 def test_redteam_function_agent_run_is_unattended(
-    attack: Attack, as_function: RunAsFunction
+    attack_fleet: Callable[..., Attack], as_function: RunAsFunction
 ) -> None:
+    attack = attack_fleet(agent_approval_unattended="deny")
     # Given a named agent with bash that will try a risky command
     _shell_agent(attack)
     attack.model.script(_bash_reply("echo ran > unasked.txt"), Reply.answer("could not"))

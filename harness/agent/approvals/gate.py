@@ -9,10 +9,13 @@ a step, so a replay after a crash or a restart sees what the first execution saw
 A run is attended when its reply goes somewhere that says it can answer
 (`channel_meta.can_answer` is true: the chat channels and `harness chat` set it) and its
 session is not a `system` one; other runs (a `system` session whatever its message says, as
-a function or cron started it; a sub-agent; `harness send`) follow
-`AGENT_APPROVAL_UNATTENDED`. So does an attended run whose request the chat refused to show:
-`ask-approval` answers it at once for nobody (`UNSHOWN_BY`), through the same
-first-answer-wins record and answered event as a press.
+a function or cron started it; a sub-agent with no chat; `harness send`) follow
+`AGENT_APPROVAL_UNATTENDED`: `ask` (the default) sends the request to the owner's direct chat
+(`approvals.owner_request`) and waits for it the same way, only the owner answering; `deny`
+and `allow` decide at once. A sub-agent started by a chat turn asks in its parent's chat
+(`ask_in`): the person is there. An attended run whose request the chat refused to show is
+answered at once for nobody (`UNSHOWN_BY`, denied unless `allow`) by `ask-approval`, through
+the same first-answer-wins record and answered event as a press.
 """
 
 from __future__ import annotations
@@ -23,7 +26,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from harness.agent.approvals.grants import grantee_of, people_of
-from harness.agent.approvals.lines import UNSHOWN_BY, decision_line
+from harness.agent.approvals.lines import OWNER_UNREACHABLE_BY, UNSHOWN_BY, decision_line
+from harness.agent.approvals.owner_request import (
+    NO_OWNER_REFUSAL,
+    OWNER_UNREACHABLE_REFUSAL,
+    request_owner,
+)
 from harness.agent.approvals.policy import DECISIONS, ApprovalPolicy, summarize_call
 from harness.agent.approvals.text import decision_of, typed_answer
 from harness.agent.untrusted import clean_source
@@ -53,7 +61,7 @@ UNATTENDED_REFUSAL = (
 UNSHOWN_REFUSAL = (
     "Not run: this {tool} call needs a person's approval, and the request could not be shown "
     "in the chat (the platform refused it or could not be reached), so nobody can answer it "
-    "(AGENT_APPROVAL_UNATTENDED=deny). Tell the user what you wanted to do so they can do it "
+    "(AGENT_APPROVAL_UNATTENDED={mode}). Tell the user what you wanted to do so they can do it "
     "or allow it."
 )
 
@@ -126,9 +134,11 @@ def ask_first(
     decided = ctx.step.run("approval-check", check)
     if not decided:
         return Gate()
+    summary = summarize_call(call.name, call.arguments) + (
+        taint_note(tainted_by) if decided == TAINT and tainted_by else ""
+    )
     if reply is None or not attended(reply, session_key):
-        allow = settings.agent_approval_unattended == "allow"
-        return Gate(refusal=None if allow else UNATTENDED_REFUSAL)
+        return _unattended(ctx, settings, call, summary, session_key, reply)
     approvers = approvers_of(reply)
     others: Others = (
         "allowed"
@@ -150,18 +160,38 @@ def ask_first(
         approval_id=approval_id,
         run_id=ctx.run_id,
         tool=call.name,
-        summary=summarize_call(call.name, call.arguments)
-        + (taint_note(tainted_by) if decided == TAINT and tainted_by else ""),
+        summary=summary,
         reply=reply,
         approvers=approvers,
         timeout=settings.agent_approval_timeout,
-        unattended=settings.agent_approval_unattended,
+        unattended="allow" if settings.agent_approval_unattended == "allow" else "deny",
     )
     ctx.step.send_event(
         "approval-ask",
         request.to_event(id=f"approval-ask-{approval_id}"),
     )
     return settle(ctx, settings, call, approval_id, deadline_ms, session_key, reply=reply)
+
+
+def _unattended(
+    ctx: Context,
+    settings: Settings,
+    call: ToolCall,
+    summary: str,
+    session_key: str | None,
+    reply: ReplyTarget | None,
+) -> Gate:
+    """A call nobody in the run can answer: allowed or denied at once, or (`ask`) asked of
+    the owner in their chat and waited for like any request (refused when no owner is known)."""
+    mode = settings.agent_approval_unattended
+    if mode != "ask":
+        return Gate(refusal=None if mode == "allow" else UNATTENDED_REFUSAL)
+    asked = request_owner(ctx, settings, title=call.name, summary=summary, session_key=session_key)
+    if asked is None:
+        return Gate(refusal=NO_OWNER_REFUSAL.format(tool=call.name))
+    return settle(
+        ctx, settings, call, asked.approval_id, asked.deadline_ms, session_key, reply=reply
+    )
 
 
 def attended(reply: ReplyTarget | None, session_key: str | None) -> bool:
@@ -194,7 +224,8 @@ def settle(
     """Wait for the answer to request `approval_id` until `deadline_ms`. A message that
     arrives meanwhile (steer mode) ends the wait: a plain yes or no from someone who may
     answer answers it; anything else leaves the request standing (`Gate.pending`) so the model
-    can see the message. Suspends the run while it waits.
+    can see the message (in a run nobody can answer in, whose request is the owner's, typed
+    words never answer it: only the owner's press does). Suspends the run while it waits.
 
     The decision, who gave it and when are read from the request's record, never from the
     `agent.approval.answered` event that woke the run: anything able to publish an event could
@@ -221,9 +252,12 @@ def settle(
         else:
             taken = ctx.step.take_inbox("approval-inbox")
             arrived.extend(taken)
-            claim = _typed_answer(ctx, store, approval_id, taken)
+            # a run nobody can answer in asked the owner in their own chat: a "yes" in this
+            # run's session (a function's message, whatever sender it names) is nobody's
+            typed = attended(reply, session_key)
+            claim = _typed_answer(ctx, store, approval_id, taken) if typed else None
         if claim is not None and claim.state in DECISIONS:
-            refusal = _apply(ctx, call, claim, session_key, reply)
+            refusal = _apply(ctx, settings, call, claim, session_key, reply)
             return Gate(refusal=refusal, arrived=tuple(arrived))
         if claim is not None and claim.state == "expired":
             refusal = _expire(ctx, settings, call, approval_id, reply)
@@ -273,6 +307,7 @@ def _typed_answer(
 
 def _apply(
     ctx: Context,
+    settings: Settings,
     call: ToolCall,
     claim: Claim,
     session_key: str | None,
@@ -280,16 +315,20 @@ def _apply(
 ) -> str | None:
     """The refusal for a denial (None when approved), granting the tool in the session to
     the person who answered when that was the answer (`claim`, as the record holds it). A
-    denial for nobody (`UNSHOWN_BY`) says the request was not shown."""
+    denial for nobody says why nobody could answer (`UNSHOWN_BY`, `OWNER_UNREACHABLE_BY`)."""
     if claim.state == "deny" and claim.by == UNSHOWN_BY:
-        return UNSHOWN_REFUSAL.format(tool=call.name)
+        return UNSHOWN_REFUSAL.format(tool=call.name, mode=settings.agent_approval_unattended)
+    if claim.state == "deny" and claim.by == OWNER_UNREACHABLE_BY:
+        return OWNER_UNREACHABLE_REFUSAL.format(tool=call.name)
     if claim.state == "deny":
         return (
             f"Not run: {claim.by} denied this {call.name} call at {_when(claim.at)}. Do not try "
             "it another way; tell the user and ask what they want instead."
         )
     person = grantee_of(reply, claim)
-    if claim.state == "session" and session_key and person:
+    # an unattended run's request was the owner's: "Allow for this session" approves this
+    # call only, never every later run of a scheduled job's session
+    if claim.state == "session" and session_key and person and attended(reply, session_key):
         store = redis_records(ctx.runtime).approvals
         ctx.step.run("approval-grant", store.grant, session_key, person, call.name)
     return None
@@ -309,7 +348,7 @@ def _expire(
             f"Not run: nobody approved this {call.name} call within {timeout}, so it was "
             "refused. Tell the user, and ask again only if they want it."
         )
-    return _apply(ctx, call, claim, None, reply)
+    return _apply(ctx, settings, call, claim, None, reply)
 
 
 def _close(ctx: Context, approval_id: str, line: str) -> None:

@@ -12,6 +12,10 @@ UNSHOWN_BY = "unattended: the request could not be shown"
 """Who decided a request the chat refused to show (`ask-approval` spent its retries, or the
 platform said the chat is gone): nobody, so `AGENT_APPROVAL_UNATTENDED` did."""
 
+OWNER_UNREACHABLE_BY = "unattended: the owner's channel is not configured"
+"""Who decided a request asked of the owner whose channel this fleet cannot post on: nobody,
+so it was denied (`harness.agent.approvals.owner_request`)."""
+
 DECIDED = {"approve": "✅ Approved", "deny": "❌ Denied", "session": "✅ Allowed for this session"}
 
 
