@@ -92,15 +92,16 @@ def run_fleet(
     """Run `processes` (default: `default_processes()`) until one exits or a signal arrives.
 
     When a `web` process is among them, its port (`settings.host`:`settings.port`) must be
-    free: else `ConfigurationError` naming PORT is raised before anything starts; so is one
-    when `HARNESS_SHARED_ROOT` is set without a Redis (an embedded Redis per host would share
-    one data folder there). Every child gets `REDIS_URL`: the configured one, else that of an embedded Redis started
-    in `redis_dir(state_dir(settings))` (data under `<workspace>/.harness/redis` is moved
-    there first), whose URL is also published to `redis_url_file(state)` and which is stopped
-    (and the file removed) on return. While running, a fleet record (`harness.fleet.fleets`) names
-    this workspace's Redis and web port. Output goes to `output` (default stdout), each line
-    prefixed by its process name; no line carries the Redis password. When stdout breaks
-    (its reader exited), the fleet stops and stdout is pointed at /dev/null.
+    free: else `ConfigurationError` naming PORT is raised before anything starts; so is one when
+    `HARNESS_SHARED_ROOT` is set without a Redis (an embedded Redis per host would share one
+    data folder there). Every child gets `REDIS_URL`: the configured one, else that of an
+    embedded Redis started in `redis_dir(state_dir(settings))` (data under
+    `<workspace>/.harness/redis` is moved there first), whose URL is also published to
+    `redis_url_file(state)` and which is stopped (and the file removed) on return. While
+    running, a fleet record (`harness.fleet.fleets`) names this workspace's Redis and web port.
+    Output goes to `output` (default stdout), each line prefixed by its process name; no line
+    carries the Redis password. When stdout breaks (its reader exited), the fleet stops and
+    stdout is pointed at /dev/null.
     Returns the exit code of the first process to stop (128 + signal number when killed by a
     signal; 130/143 after Ctrl-C/SIGTERM; 141 when the output broke; 1 when the embedded
     Redis died). On return no process it started runs. Must run in the main thread (it
