@@ -124,3 +124,16 @@ def test_shared_root_installs_redis_locks_and_one_host_keeps_flock(
     assert shared_lock.installed() is None
     assert install_shared_locks(runtime, several) is True
     assert isinstance(shared_lock.installed(), RedisFileLocks)
+
+
+def test_redis_lock_lost_before_release_is_logged_not_raised(
+    runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a holder whose lock disappears while it writes (it expired: the holder stalled)
+    locks = RedisFileLocks(runtime.redis, runtime.keys)
+    with locks.hold("state/sessions/a.jsonl"):
+        runtime.redis.delete(runtime.keys.file_lock("state/sessions/a.jsonl"))
+    # Then leaving the block says so in the log, and the next holder takes it
+    assert "expired before its holder was done" in caplog.text
+    with locks.hold("state/sessions/a.jsonl"):
+        pass

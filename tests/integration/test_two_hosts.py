@@ -27,7 +27,7 @@ import pytest
 import redis
 
 from harness.agent.session import SessionLine, SessionStore
-from harness.chat_client import ChatSession
+from harness.chat_client import ChatError, ChatSession
 from harness.fleet.embedded_redis import find_redis_server
 from harness.runtime import Runtime, publish
 from harness.runtime.celery_app import CeleryKicker, configure
@@ -180,6 +180,14 @@ def _texts(body: dict[str, Any]) -> str:
 WORKER = ["worker", "--concurrency", "2"]
 
 
+def _ask(chat: ChatSession, hosts: Hosts, text: str) -> str:
+    """The reply to `text`; a failure carries every host's logs."""
+    try:
+        return chat.ask(text).response
+    except ChatError as exc:
+        raise AssertionError(f"{text!r}: {exc}\n{hosts.logs_text()}") from exc
+
+
 def test_two_hosts_share_one_conversation_its_memory_and_its_functions(hosts: Hosts) -> None:
     runtime = _runtime(hosts)
     chat = ChatSession(runtime, timeout=START_S)
@@ -199,8 +207,8 @@ def test_two_hosts_share_one_conversation_its_memory_and_its_functions(hosts: Ho
         what=f"host A's worker to register the agent's functions\n{hosts.logs_text()}",
     )
     # When the first turn is sent, it is answered on host A
-    first = chat.ask("My sister is Ada; write where.py")
-    assert first.response == "Noted, and where.py is written."
+    first = _ask(chat, hosts, "My sister is Ada; write where.py")
+    assert first == "Noted, and where.py is written."
     hosts.stop("a")
     # And host B (worker, scheduler, sidecar polling functions/) answers the second
     hosts.start(
@@ -208,7 +216,7 @@ def test_two_hosts_share_one_conversation_its_memory_and_its_functions(hosts: Ho
         {"worker": WORKER, "scheduler": ["scheduler"], "sidecar": ["sidecar"]},
         [{"answer": "Your sister is Ada."}],
     )
-    assert chat.ask("Who is my sister?").response == "Your sister is Ada."
+    assert _ask(chat, hosts, "Who is my sister?") == "Your sister is Ada."
     # Then B's sidecar loaded the function A's agent wrote, and it runs on B
     wait_until(
         lambda: "where" in {spec.id for spec in runtime.triggers.specs()},
@@ -226,7 +234,7 @@ def test_two_hosts_share_one_conversation_its_memory_and_its_functions(hosts: Ho
     requests_b = hosts.stop("b")
     # And the third turn is answered on host A again
     hosts.start("a2", {"worker": WORKER}, [{"answer": "Third turn, back on A."}])
-    assert chat.ask("And now?").response == "Third turn, back on A."
+    assert _ask(chat, hosts, "And now?") == "Third turn, back on A."
     hosts.stop("a2")
     # Then B's model saw the note A remembered and A's turn
     assert len(requests_b) == 1, requests_b
