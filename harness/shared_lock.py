@@ -1,8 +1,9 @@
 """Locks on the files every host of a fleet shares: transcripts, memory logs, MEMORY.md's
 history, the distillation's reads.
 
-One seam for the writers that must exclude each other: `locked(path, fd, shared=...)`. Where
-the process has a runtime, the composition root `install`s Redis locks
+One seam for the writers that must exclude each other: `locked(path, fd, shared=...)`. With
+`HARNESS_SHARED_ROOT` set (several hosts), the composition root `install`s Redis locks when it
+builds the process's runtime
 (`harness.runtime.file_locks`), keyed by the file's path under `HARNESS_SHARED_ROOT`
 (`lock_name`), so they hold across hosts: `flock` on a network file system is only as good as
 the mount's lock manager (NFS with `nolock`, CIFS and most FUSE mounts keep it local). A

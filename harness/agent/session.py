@@ -9,7 +9,7 @@ atomically replaced, and a replaced file is first kept under `sessions/archive/`
 destroyed.
 
 Writers and readers hold the file's lock (`harness.shared_lock.locked`): a Redis lock that
-holds across hosts sharing the state folder where the process has a runtime, else an
+holds across the hosts sharing the state folder (`HARNESS_SHARED_ROOT` set), else an
 exclusive `flock` on `<file>.lock` for writers and a shared one for readers, which serialises
 threads and processes on one machine only.
 
