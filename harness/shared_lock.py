@@ -3,12 +3,11 @@ history, the distillation's reads.
 
 One seam for the writers that must exclude each other: `locked(path, fd, shared=...)`. With
 `HARNESS_SHARED_ROOT` set (several hosts), the composition root `install`s Redis locks when it
-builds the process's runtime
-(`harness.runtime.file_locks`), keyed by the file's path under `HARNESS_SHARED_ROOT`
-(`lock_name`), so they hold across hosts: `flock` on a network file system is only as good as
-the mount's lock manager (NFS with `nolock`, CIFS and most FUSE mounts keep it local). A
-process that never built a runtime (a CLI command run offline) falls back to `flock` on `fd`,
-which serialises this host's threads and processes only.
+builds the process's runtime (`harness.runtime.file_locks`), keyed by the file's path under
+`HARNESS_SHARED_ROOT` (`lock_name`), so they hold across hosts: `flock` on a network file
+system is only as good as the mount's lock manager (NFS with `nolock`, CIFS and most FUSE
+mounts keep it local). A process that never built a runtime (a CLI command run offline) falls
+back to `flock` on `fd`, which serialises this host's threads and processes only.
 
 Writers keep writing with one `write` of whole lines or an atomic rename, so a Redis lock that
 expired mid-write (a stalled process) lets another writer in but never leaves a torn file.
