@@ -24,7 +24,9 @@ in here runs the engine alone (`docs/engine.md`).
 
 from __future__ import annotations
 
+from harness import shared_lock
 from harness.runtime import assembly
+from harness.runtime.file_locks import redis_file_locks
 from harness.runtime.instance import Runtime
 from harness.settings import Settings, get_settings
 
@@ -51,12 +53,27 @@ def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) ->
 
 def fleet_runtime() -> Runtime:
     """The fleet's runtime: the engine's, built from the process settings (`get_settings()`),
-    extended (`extend_runtime`) with their usage retention (`USAGE_RETENTION_DAYS`)."""
+    extended (`extend_runtime`) with their usage retention (`USAGE_RETENTION_DAYS`). With
+    `HARNESS_SHARED_ROOT` set (several hosts), the shared files' locks become Redis locks on
+    it (`install_shared_locks`)."""
     settings = get_settings()
-    return extend_runtime(
+    runtime = extend_runtime(
         assembly.build_runtime(settings),
         usage_retention_s=settings.usage_retention_days * 86_400,
     )
+    install_shared_locks(runtime, settings)
+    return runtime
+
+
+def install_shared_locks(runtime: Runtime, settings: Settings) -> bool:
+    """Make this process lock the shared files (transcripts, memory) with Redis locks on
+    `runtime`, named by their path under `HARNESS_SHARED_ROOT`, when that is set; otherwise
+    leave the one-host `flock`s. Returns True when installed."""
+    root = settings.harness_shared_root
+    if root is None:
+        return False
+    shared_lock.install(redis_file_locks(runtime), root)
+    return True
 
 
 def use_fleet() -> None:

@@ -2,8 +2,8 @@
 
 The agent's file tools and shell see only the workspace, so the embedded Redis (whose
 append-only file holds every conversation), its password and its URL live in a state folder
-outside it: `HARNESS_STATE_DIR`, default `<workspace parent>/.harness` (`./.harness` for the
-default `./workspace`). Layout:
+outside it: `HARNESS_STATE_DIR`, default `<HARNESS_SHARED_ROOT>/state` when a shared root is
+set, else `<workspace parent>/.harness` (`./.harness` for the default `./workspace`). Layout:
 
     <state>/redis/            the embedded Redis: append-only file, redis.log, owner.pid
     <state>/redis/url         its URL, password included (mode 0600) while it runs
@@ -30,10 +30,13 @@ _LEGACY = Path(".harness") / "redis"  # under the workspace, before the state fo
 
 
 def state_dir(settings: EngineSettings) -> Path:
-    """The absolute state folder for these settings (not created)."""
+    """The absolute state folder for these settings (not created): HARNESS_STATE_DIR, else
+    `<HARNESS_SHARED_ROOT>/state`, else `.harness` beside the workspace."""
     configured = settings.harness_state_dir
     if configured is not None:
         return configured.expanduser().resolve()
+    if settings.harness_shared_root is not None:
+        return settings.harness_shared_root.expanduser().resolve() / "state"
     return settings.agent_workspace.expanduser().resolve().parent / ".harness"
 
 

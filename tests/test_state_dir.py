@@ -66,3 +66,23 @@ def test_old_redis_data_is_left_alone_when_the_state_folder_has_some(tmp_path: P
     redis_dir(state).mkdir(parents=True)
     assert not migrate_legacy_redis(workspace, state)
     assert (workspace / ".harness" / "redis").exists()
+
+
+def test_shared_root_holds_the_workspace_and_the_state_folder(tmp_path: Path) -> None:
+    # Given only HARNESS_SHARED_ROOT
+    settings = _settings(harness_shared_root=tmp_path / "shared")
+    # Then the workspace and the state folder default under it
+    assert settings.agent_workspace == tmp_path / "shared" / "workspace"
+    assert state_dir(settings) == (tmp_path / "shared" / "state").resolve()
+
+
+def test_explicit_workspace_and_state_folder_win_over_the_shared_root(tmp_path: Path) -> None:
+    # Given a shared root and an explicit AGENT_WORKSPACE and HARNESS_STATE_DIR
+    settings = _settings(
+        harness_shared_root=tmp_path / "shared",
+        agent_workspace=tmp_path / "ws",
+        harness_state_dir=tmp_path / "st",
+    )
+    # Then those are used as they are
+    assert settings.agent_workspace == tmp_path / "ws"
+    assert state_dir(settings) == (tmp_path / "st").resolve()

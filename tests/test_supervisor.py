@@ -130,6 +130,17 @@ def test_run_fleet_without_processes_is_a_configuration_error(tmp_path: Path) ->
         run_fleet(_settings(tmp_path), {})
 
 
+def test_run_fleet_with_a_shared_root_and_no_redis_is_refused_before_starting(
+    tmp_path: Path,
+) -> None:
+    # Given several hosts' shared root and no Redis configured
+    settings = Settings(_env_file=None, harness_shared_root=tmp_path / "shared")  # type: ignore[call-arg]
+    # Then the fleet refuses to start one embedded Redis per host on one data folder
+    with pytest.raises(ConfigurationError, match="HARNESS_SHARED_ROOT"):
+        run_fleet(settings, {"a": "true"})
+    assert not (tmp_path / "shared" / "state" / "redis").exists()
+
+
 def test_default_processes_run_this_python_on_the_cli() -> None:
     processes = default_processes()
     assert list(processes) == ["web", "worker", "scheduler", "sidecar"]

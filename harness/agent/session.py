@@ -8,8 +8,10 @@ the model sees its summary and the lines after it. Files are only ever appended 
 atomically replaced, and a replaced file is first kept under `sessions/archive/`, never
 destroyed.
 
-Writers hold an exclusive `fcntl.flock` on `<file>.lock`; readers hold a shared one. This
-serialises threads and processes on one machine; it is not meant for network file systems.
+Writers and readers hold the file's lock (`harness.shared_lock.locked`): a Redis lock that
+holds across the hosts sharing the state folder (`HARNESS_SHARED_ROOT` set), else an
+exclusive `flock` on `<file>.lock` for writers and a shared one for readers, which serialises
+threads and processes on one machine only.
 
 A store keeps the parsed lines of the sessions it read last (`_View`), and on each read parses
 only the bytes appended since, so the cost of a turn does not grow with the session's length.
@@ -17,7 +19,6 @@ only the bytes appended since, so the cost of a turn does not grow with the sess
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import logging
 import os
@@ -35,6 +36,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from harness.llm.types import Message
+from harness.shared_lock import locked
 
 log = logging.getLogger(__name__)
 
@@ -339,10 +341,10 @@ class SessionStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-            yield
+            with locked(path, fd, shared=not exclusive):
+                yield
         finally:
-            os.close(fd)  # closing the descriptor releases the lock
+            os.close(fd)
 
     def _read(self, path: Path, offset: int = 0) -> list[SessionLine | CompactionLine]:
         try:

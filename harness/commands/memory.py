@@ -7,7 +7,8 @@
     harness memory distill [--force]  run agent-heartbeat now, through the bus
 
 `history`, `show` and `restore` work on the workspace's files directly, so they work with the
-fleet down; `distill` needs a worker, like any function.
+fleet down (but `restore` with HARNESS_SHARED_ROOT set takes the fleet's Redis lock);
+`distill` needs a worker, like any function.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from harness.agent.memory.distill import DISTILL_EVENT, HEARTBEAT_FUNCTION
 from harness.agent.memory.history import MemoryHistory, UnknownVersionError
 from harness.errors import HarnessError
 from harness.events import Event
+from harness.runtime import get_runtime
 from harness.settings import get_settings
 
 memory_app = typer.Typer(
@@ -96,6 +98,8 @@ def restore(
     version: Annotated[int, typer.Argument(help="Version number (see `history`).")],
 ) -> None:
     """Make VERSION the current MEMORY.md; the text it replaces is saved as a new version."""
+    if get_settings().harness_shared_root is not None:
+        get_runtime()  # several hosts: take the fleet's Redis lock, not this host's flock
     store = MemoryHistory(_workspace())
     try:
         saved = store.restore(version, now=_now())
@@ -117,7 +121,7 @@ def distill(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the run.")] = 300.0,
 ) -> None:
     """Run agent-heartbeat now through the bus (a worker must be running)."""
-    from harness.runtime import get_runtime, publish, run_id_for
+    from harness.runtime import publish, run_id_for
 
     event = Event(name=DISTILL_EVENT, data={"force": force})
     try:

@@ -92,14 +92,16 @@ def run_fleet(
     """Run `processes` (default: `default_processes()`) until one exits or a signal arrives.
 
     When a `web` process is among them, its port (`settings.host`:`settings.port`) must be
-    free: else `ConfigurationError` naming PORT is raised before anything starts.
-    Every child gets `REDIS_URL`: the configured one, else that of an embedded Redis started
-    in `redis_dir(state_dir(settings))` (data under `<workspace>/.harness/redis` is moved
-    there first), whose URL is also published to `redis_url_file(state)` and which is stopped
-    (and the file removed) on return. While running, a fleet record (`harness.fleet.fleets`) names
-    this workspace's Redis and web port. Output goes to `output` (default stdout), each line
-    prefixed by its process name; no line carries the Redis password. When stdout breaks
-    (its reader exited), the fleet stops and stdout is pointed at /dev/null.
+    free: else `ConfigurationError` naming PORT is raised before anything starts; so is one when
+    `HARNESS_SHARED_ROOT` is set without a Redis (an embedded Redis per host would share one
+    data folder there). Every child gets `REDIS_URL`: the configured one, else that of an
+    embedded Redis started in `redis_dir(state_dir(settings))` (data under
+    `<workspace>/.harness/redis` is moved there first), whose URL is also published to
+    `redis_url_file(state)` and which is stopped (and the file removed) on return. While
+    running, a fleet record (`harness.fleet.fleets`) names this workspace's Redis and web port.
+    Output goes to `output` (default stdout), each line prefixed by its process name; no line
+    carries the Redis password. When stdout breaks (its reader exited), the fleet stops and
+    stdout is pointed at /dev/null.
     Returns the exit code of the first process to stop (128 + signal number when killed by a
     signal; 130/143 after Ctrl-C/SIGTERM; 141 when the output broke; 1 when the embedded
     Redis died). On return no process it started runs. Must run in the main thread (it
@@ -110,6 +112,14 @@ def run_fleet(
         raise ConfigurationError("no processes to run")
     if "web" in processes:
         check_port_free(settings.host, settings.port)
+    if settings.harness_shared_root is not None and not (
+        settings.redis_url or settings.redis_sentinels.strip()
+    ):
+        raise ConfigurationError(
+            "HARNESS_SHARED_ROOT is set (several hosts) but REDIS_URL and REDIS_SENTINELS are "
+            "not: every host needs the same Redis, so set one (the embedded Redis serves one "
+            "host only)"
+        )
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     # Until the manager installs its own handlers, SIGTERM must unwind through `finally` so
     # that the embedded Redis (in a session of its own) is not left running.

@@ -19,6 +19,7 @@ import re
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qsl, quote, urlsplit
 
 from celery import Celery
 from celery.signals import worker_shutting_down
@@ -55,6 +56,22 @@ app.conf.update(
 
 
 _runtime_provider: Callable[[], Runtime] | None = None
+_redis_url = ""  # the broker as redis-py names it (`configure`), for `kick_async`'s pool
+
+
+def kombu_url(url: str) -> str:
+    """`url` as kombu names it: redis-py's `unix:///path.sock?db=N&password=P` (a Redis
+    reached over a UNIX socket) becomes `redis+socket://[:P@]/path.sock?virtual_host=N`;
+    any other URL is returned as it is."""
+    parts = urlsplit(url)
+    if parts.scheme != "unix":
+        return url
+    query = dict(parse_qsl(parts.query))
+    user = parts.username or query.get("username") or ""
+    password = parts.password or query.get("password") or ""
+    auth = f"{quote(user, safe='')}:{quote(password, safe='')}@" if user or password else ""
+    db = query.get("db", "0")
+    return f"redis+socket://{auth}{parts.path}" + (f"?virtual_host={db}" if db != "0" else "")
 
 
 def configure(
@@ -63,7 +80,8 @@ def configure(
     transport_options: dict[str, Any] | None = None,
     use_ssl: dict[str, Any] | None = None,
 ) -> Celery:
-    """Point the app at a broker. Call before sending or consuming.
+    """Point the app at a broker, named as redis-py names it (a `unix://` socket URL is
+    translated for kombu: `kombu_url`). Call before sending or consuming.
 
     A consuming process also passes `runtime_provider`, the runtime its kick task advances
     runs in (`harness.runtime.assembly` passes `get_runtime`); senders need none.
@@ -71,8 +89,9 @@ def configure(
     is Celery's `broker_use_ssl` (the `ssl_*` options of TLS to a Sentinel-named master);
     None turns it off (a `rediss://` URL carries its own).
     """
-    global _runtime_provider
-    app.conf.broker_url = broker_url
+    global _runtime_provider, _redis_url
+    _redis_url = broker_url
+    app.conf.broker_url = kombu_url(broker_url)
     app.conf.broker_transport_options = transport_options or {}
     app.conf.broker_use_ssl = use_ssl or False
     if runtime_provider is not None:
@@ -218,7 +237,7 @@ class CeleryKicker:
 
     async def kick_async(self, kick: Kick) -> None:
         """`kick` without blocking the event loop. Broker errors are logged, not raised."""
-        url = str(app.conf.broker_url or "")
+        url = _redis_url
         if self._broker is None and self._broker_factory is not None:
             self._broker = self._broker_factory()
         elif self._broker is None and url.startswith(("redis://", "rediss://", "unix://")):

@@ -171,3 +171,8 @@ class Keys:
     def progress(self, session_key: str) -> str:
         """Pub/sub channel: live progress of one chat session's runs."""
         return f"{self.prefix}:progress:{session_key}"
+
+    def file_lock(self, name: str) -> str:
+        """String: the Redis lock on a shared file, `name` its path under the shared root
+        (`harness.runtime.file_locks`)."""
+        return f"{self.prefix}:lock:file:{name}"

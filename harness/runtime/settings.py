@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Self
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from harness.settings_errors import read_settings
@@ -73,11 +74,19 @@ class EngineSettings(BaseSettings):
     redis_wait_timeout_ms: int = Field(
         default=1000, ge=1, description="How long a webhook waits for REDIS_WAIT_REPLICAS."
     )
+    harness_shared_root: Path | None = Field(
+        default=None,
+        description="The folder every host of a fleet mounts at the same path (NFS, CephFS, "
+        "EFS...): the workspace defaults to `<root>/workspace` and the state folder "
+        "(transcripts, per-chat memory) to `<root>/state`, and file locks become Redis locks "
+        "keyed by the path under it. Unset: one host.",
+    )
     agent_workspace: Path = Field(default=Path("./workspace"))
     harness_state_dir: Path | None = Field(
         default=None,
-        description="The runtime's own files (embedded Redis data, password); unset: "
-        "`.harness` beside the workspace, outside the agent's reach.",
+        description="The runtime's own files (embedded Redis data, password, transcripts); "
+        "unset: `<HARNESS_SHARED_ROOT>/state`, else `.harness` beside the workspace, outside "
+        "the agent's reach.",
     )
     log_level: str = Field(default="INFO")
 
@@ -95,10 +104,17 @@ class EngineSettings(BaseSettings):
         default=7, ge=1, description="Run records and step journals expire this long after."
     )
 
-    @field_validator("harness_state_dir", "redis_url", mode="before")
+    @field_validator("harness_state_dir", "harness_shared_root", "redis_url", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _workspace_under_shared_root(self) -> Self:
+        # An explicit AGENT_WORKSPACE wins; the shared root only moves the default.
+        if self.harness_shared_root is not None and "agent_workspace" not in self.model_fields_set:
+            self.agent_workspace = self.harness_shared_root / "workspace"
+        return self
 
 
 @lru_cache(maxsize=1)

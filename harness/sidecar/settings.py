@@ -21,6 +21,13 @@ class SidecarSettings(BaseSettings):
     sidecar_debounce: float = Field(
         default=2.0, ge=0.0, description="Seconds of quiet in functions/ before a reload."
     )
+    sidecar_watch: Literal["auto", "inotify", "poll"] = Field(
+        default="auto",
+        description="How the sidecar sees changes in workspace/functions: inotify, or poll "
+        "(every second) where the folder is on a network file system that another host "
+        "writes; auto polls when /proc/self/mountinfo says the folder's mount is NFS, "
+        "SMB/CIFS, CephFS, GlusterFS, Lustre, 9p, virtiofs or FUSE.",
+    )
     sidecar_run_timeout: float = Field(
         default=300.0,
         gt=0.0,

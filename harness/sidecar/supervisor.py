@@ -3,7 +3,8 @@
 The child is the trusted executor (`executor.py`), which runs the files in a function host
 of its own (`host.py`); the supervisor, like the executor, never imports them.
 
-Reloading replaces the process, never `importlib.reload`: on a change in the folder (watchdog),
+Reloading replaces the process, never `importlib.reload`: on a change in the folder (watchdog:
+inotify, or polling on a network mount, `SIDECAR_WATCH`, `watch_mode.py`),
 after `SIDECAR_DEBOUNCE` seconds of quiet, the folder is validated in a fresh interpreter,
 then a new child starts (importing everything fresh, helpers included), and only once it
 consumes its queue is the old child stopped (SIGTERM, then SIGKILL after `STOP_GRACE_S`).
@@ -31,7 +32,6 @@ import time
 from dataclasses import dataclass
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
-from watchdog.observers import Observer
 
 from harness.errors import ConfigurationError, HarnessError
 from harness.runtime import get_runtime
@@ -43,6 +43,7 @@ from harness.sidecar.environment import executor_environment, function_environme
 from harness.sidecar.executor import READY_FD_ENV
 from harness.sidecar.sandbox import FunctionSandbox, describe_function_sandbox, refusal
 from harness.sidecar.validate import Validator, encode_skip
+from harness.sidecar.watch_mode import observer_for
 
 log = logging.getLogger("harness.sidecar")
 READY_TIMEOUT_S = 60.0
@@ -112,7 +113,7 @@ class Sidecar:
     def run(self, stop: threading.Event) -> None:
         """Load, watch and reload until `stop` is set. Never raises for what the files do."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        observer = Observer()
+        observer = observer_for(self.settings.sidecar_watch, self.folder)
         observer.schedule(_Watcher(self._touched), str(self.folder), recursive=True)
         observer.start()
         log.info("sidecar watching %s", self.folder)

@@ -5,13 +5,13 @@ Positions, not dates: `memory/.distilled.json` records, per daily log, how many 
 been distilled and a hash of those bytes. What is new is everything past that point, so each
 note is sent to the model once. A log whose distilled part no longer matches its hash was
 edited by hand and is sent again from its start. Logs are only ever appended to (under an
-exclusive lock, see `harness.agent.memory.notes.append_note`), and are read under a shared lock, so
+exclusive lock, see `harness.agent.memory.notes.append_note`), and are read under the same
+log's lock (`harness.shared_lock`: shared `flock` on one host, the Redis lock across hosts), so
 a position always falls between two whole entries.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import logging
 import os
@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from harness.agent.memory.notes import MEMORY_DIR
+from harness.shared_lock import locked
 from harness.workspace_files import UnsafePathError, files_in, open_fd, read_bytes, write_replace
 
 HEARTBEAT_FUNCTION = "agent-heartbeat"
@@ -142,8 +143,7 @@ def daily_logs(workspace: Path) -> list[Path]:
 def _read_locked(workspace: Path, path: Path) -> bytes:
     fd = open_fd(workspace, path.relative_to(workspace), os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        with os.fdopen(os.dup(fd), "rb") as handle:
+        with locked(path, fd, shared=True), os.fdopen(os.dup(fd), "rb") as handle:
             return handle.read()
     finally:
         os.close(fd)

@@ -7,13 +7,13 @@ file as it is, hand edits included, into `memory/history/`:
     memory/history/0001.json    {"version": 1, "saved_at": ..., "reason": ..., "size": ...}
     memory/history/rejected/    distillations held back, each with a .json saying why
 
-Replacements are serialised by an exclusive `flock` on `memory/history/.lock`, and every file
+Replacements are serialised by the lock on `memory/history/.lock` (`harness.shared_lock`: a
+Redis lock across hosts, else an exclusive `flock`), and every file
 is written atomically (temporary file + rename), so readers see a whole version or none.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 from collections.abc import Iterator
@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from harness.agent.memory.notes import MEMORY_DIR, MEMORY_FILE
 from harness.errors import HarnessError
+from harness.shared_lock import locked
 from harness.workspace_files import files_in, open_fd, read_bytes, write_replace
 
 HISTORY_DIR = "history"
@@ -196,7 +197,7 @@ class MemoryHistory:
         lock = f"{self._folder}/.lock"
         fd = open_fd(self.root, lock, os.O_WRONLY | os.O_CREAT, create_parents=True)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
+            with locked(self.root / lock, fd):
+                yield
         finally:
             os.close(fd)

@@ -16,11 +16,11 @@ module's job. The prompt gets `MEMORY.md`, yesterday's log and today's log (`mem
 
 from __future__ import annotations
 
-import fcntl
 import os
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from harness.shared_lock import locked
 from harness.workspace_files import open_fd, read_optional_text
 
 MEMORY_FILE = "MEMORY.md"
@@ -40,7 +40,8 @@ def append_note(workspace: Path, note: str, now: datetime) -> Path:
     `now` must be time zone-aware and expressed in the agent's time zone: its local date picks
     the file and its local time heads the entry (`### HH:MM:SS`). The file is created with its
     `# YYYY-MM-DD` heading if needed (and `memory/` too). The entry is written with one
-    `write` under an exclusive `flock`, so concurrent appenders (threads or processes) never
+    `write` under the log's lock (`harness.shared_lock.locked`: a Redis lock across hosts, else
+    an exclusive `flock`), so concurrent appenders (threads, processes or hosts) never
     interleave or both write the heading. The log is opened without following a link
     (`harness.workspace_files`): a log or `memory/` that is a link raises `UnsafePathError`.
     Raises ValueError for a naive `now` or a blank note, OSError if the file cannot be written.
@@ -55,16 +56,16 @@ def append_note(workspace: Path, note: str, now: datetime) -> Path:
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
     fd = open_fd(workspace, path.relative_to(workspace), flags, create_parents=True)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        if os.fstat(fd).st_size == 0:
-            entry = f"# {now.date().isoformat()}\n{entry}"
-        data = entry.encode("utf-8")
-        # A regular-file write is whole unless the disk is full or a signal lands; finish it
-        # while still holding the lock so no other entry can land in the middle.
-        while data:
-            data = data[os.write(fd, data) :]
+        with locked(path, fd):
+            if os.fstat(fd).st_size == 0:
+                entry = f"# {now.date().isoformat()}\n{entry}"
+            data = entry.encode("utf-8")
+            # A regular-file write is whole unless the disk is full or a signal lands; finish
+            # it while still holding the lock so no other entry can land in the middle.
+            while data:
+                data = data[os.write(fd, data) :]
     finally:
-        os.close(fd)  # closing releases the lock
+        os.close(fd)
     return path
 
 
