@@ -6,7 +6,9 @@ step ("budget") reads today's spend of the turn's scopes (the person who wrote, 
 agent), judges it, and notes which scopes pass 80% for the first time today; a replay reads
 the step's verdict, so a warning is sent once and a stopped turn stops the same way. At 100%
 the wrapped `think` answers the stop text itself, as a model turn with no tool calls: the
-loop ends as after any answer, and no model call is made. After each call that ran, a second
+loop ends as after any answer, and no model call is made; the first stop of a scope each day
+in a turn with a chat also asks the owner to raise it (`agent.budget.exhausted`, answered by
+`harness.agent.budget_raise`). After each call that ran, a second
 step ("spend") adds its cost (list prices, `harness.llm.pricing`) and tokens to every scope.
 
 `budget_gate` builds none when no limit is set (or none of the turn's scopes has one): the
@@ -19,10 +21,12 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
-from harness.agent.budget_limits import BudgetLimits, judge, used_up_text, warning_text
+from harness.agent.budget_limits import BudgetLimits, Standing, judge, used_up_text, warning_text
+from harness.agent.budget_raise import BudgetExhausted
 from harness.agent.loop import Think
 from harness.agent.proactive import send_reply
 from harness.agent.turn import DurableTurn
+from harness.events import ReplyTarget
 from harness.llm.pricing import known_cost_usd
 from harness.llm.types import AssistantTurn, Message, ToolSpec, Usage
 from harness.records.spend import ScopeId, SpendStore, spend_store
@@ -41,16 +45,19 @@ def stopped(turn: AssistantTurn) -> bool:
 
 class Verdict(BaseModel, frozen=True):
     """What the check before a model call decided: `stop`, the text that ends the turn (None:
-    call the model), and the warnings to send now (each scope's first of the day)."""
+    call the model), the warnings to send now (each scope's first of the day), and `ask`, the
+    owner's raise to ask for (a scope's first stop of the day)."""
 
     stop: str | None = None
     warnings: list[str] = []
+    ask: BudgetExhausted | None = None
 
 
 class BudgetGate:
     """The budgets of one turn: `scopes` are the turn's (person, chat, agent) that have a
     limit; `notify` sends a warning into the chat (it must be idempotent across replays, as
-    `proactive.send_reply` is); None where there is no chat to tell (the heartbeat)."""
+    `proactive.send_reply` is); None where there is no chat to tell (the heartbeat). `reply`
+    is that chat, told when the owner raises a used-up budget (None: the owner is not asked)."""
 
     def __init__(
         self,
@@ -59,12 +66,14 @@ class BudgetGate:
         limits: BudgetLimits,
         scopes: Sequence[ScopeId],
         notify: Callable[[str], None] | None,
+        reply: ReplyTarget | None = None,
     ) -> None:
         self.ctx = ctx
         self.store = store
         self.limits = limits
         self.scopes = list(scopes)
         self.notify = notify
+        self.reply = reply
 
     def guard(self, call: Callable[[], AssistantTurn]) -> AssistantTurn:
         """`call()` (one model call) when today's budgets allow it, its spend then added; the
@@ -73,6 +82,8 @@ class BudgetGate:
         for text in verdict.warnings:
             if self.notify is not None:
                 self.notify(text)
+        if verdict.ask is not None:
+            self.ctx.step.send_event("budget-exhausted", verdict.ask.to_event())
         if verdict.stop is not None:
             return AssistantTurn(text=verdict.stop, stop_reason="end", model=STOPPED_MODEL)
         turn = call()
@@ -96,13 +107,21 @@ class BudgetGate:
         day = self._day()
         over, near = judge(self.limits, self.store.read(day, self.scopes))
         if over is not None:
-            return Verdict(stop=used_up_text(over)).model_dump()
+            return Verdict(stop=used_up_text(over), ask=self._ask(day, over)).model_dump()
         # with nobody to tell (a heartbeat), a warning is left for the next turn that can
         fresh = [
             s for s in near
-            if self.notify is not None and self.store.first_warning(day, (s.scope, s.id))
+            if self.notify is not None and self.store.first_notice(day, (s.scope, s.id))
         ]  # fmt: skip
         return Verdict(warnings=[warning_text(s) for s in fresh]).model_dump()
+
+    def _ask(self, day: str, over: Standing) -> BudgetExhausted | None:
+        """The owner's raise to ask for: `over`'s setting again, the first stop of its scope
+        today in a turn with a chat; None otherwise."""
+        if self.reply is None or not self.store.first_notice(day, (over.scope, over.id), "asked"):
+            return None
+        limits = self.limits.usd if over.unit == "usd" else self.limits.tokens
+        return BudgetExhausted.of(day, over, float(limits[over.scope] or 0), self.reply)
 
     def _add(self, model: str, raw: dict[str, int]) -> bool:
         u = Usage.model_validate(raw)
@@ -118,6 +137,7 @@ def budget_gate(
     store: Callable[[], SpendStore],
     scopes: Sequence[ScopeId],
     notify: Callable[[str], None] | None,
+    reply: ReplyTarget | None = None,
 ) -> BudgetGate | None:
     """The gate of a turn with `scopes`, or None when none of them has a limit. `store` is
     called only when a gate is built."""
@@ -125,7 +145,7 @@ def budget_gate(
     limited = limits.limited(scopes) if limits.any() else []
     if not limited:
         return None
-    return BudgetGate(ctx, store(), limits, limited, notify)
+    return BudgetGate(ctx, store(), limits, limited, notify, reply)
 
 
 def gated_think(turn: DurableTurn, chat: str | None, person: str | None) -> Think:
@@ -137,7 +157,7 @@ def gated_think(turn: DurableTurn, chat: str | None, person: str | None) -> Thin
     where = turn.reply or turn.ask_in
     gate = budget_gate(
         turn.ctx, turn.deps.settings, lambda: spend_store(turn.ctx.runtime), scopes,
-        lambda text: send_reply(turn.ctx, text, where),
+        lambda text: send_reply(turn.ctx, text, where), where,
     )  # fmt: skip
     return turn.think if gate is None else gate.wrap(turn.think)
 
