@@ -90,6 +90,12 @@ class BudgetGate:
         self.ctx.step.run("spend", self._add, turn.model, turn.usage.model_dump())
         return turn
 
+    def allow(self, call: Callable[[], AssistantTurn]) -> AssistantTurn | None:
+        """`guard` for a call that is not the loop's `think` (a summary, the memory flush):
+        None instead of the stop turn (`DurableTurn.guard`)."""
+        turn = self.guard(call)
+        return None if stopped(turn) else turn
+
     def wrap(self, think: Think) -> Think:
         """`think` behind the gate (see the module docstring)."""
 
@@ -152,14 +158,18 @@ def gated_think(turn: DurableTurn, chat: str | None, person: str | None) -> Thin
     """`turn.think` behind the budgets of `person` (the sender, `speakers.person_of`; None:
     unknown), `chat` (a session key; None: none) and the turn's agent; warnings go where the
     turn replies (or asks, for a sub-agent that returns its answer). `turn.think` itself
-    when no limit applies."""
+    when no limit applies; else the turn's other model calls go behind the gate too
+    (`DurableTurn.guard`)."""
     scopes = turn_scopes(person, chat, turn.profile.name)
     where = turn.reply or turn.ask_in
     gate = budget_gate(
         turn.ctx, turn.deps.settings, lambda: spend_store(turn.ctx.runtime), scopes,
         lambda text: send_reply(turn.ctx, text, where), where,
     )  # fmt: skip
-    return turn.think if gate is None else gate.wrap(turn.think)
+    if gate is None:
+        return turn.think
+    turn.guard = gate.allow  # the turn's summaries and memory flush are checked and counted
+    return gate.wrap(turn.think)
 
 
 def turn_scopes(person: str | None, chat: str | None, agent: str) -> list[ScopeId]:
