@@ -78,17 +78,29 @@ class BudgetGate:
     def guard(self, call: Callable[[], AssistantTurn]) -> AssistantTurn:
         """`call()` (one model call) when today's budgets allow it, its spend then added; the
         stop turn (`stopped`) without calling it when one is used up."""
+        stop = self.check()
+        if stop is not None:
+            return AssistantTurn(text=stop, stop_reason="end", model=STOPPED_MODEL)
+        turn = call()
+        self.count(turn.model, turn.usage)
+        return turn
+
+    def check(self) -> str | None:
+        """The check before one model call (step "budget"): sends the warnings due and asks
+        the owner on a scope's first stop of the day; returns the text that stops the turn,
+        or None when the call may run. For a caller that is not a `think` (the network's
+        routing agent); then `count` the call."""
         verdict = Verdict.model_validate(self.ctx.step.run("budget", self._check))
         for text in verdict.warnings:
             if self.notify is not None:
                 self.notify(text)
         if verdict.ask is not None:
             self.ctx.step.send_event("budget-exhausted", verdict.ask.to_event())
-        if verdict.stop is not None:
-            return AssistantTurn(text=verdict.stop, stop_reason="end", model=STOPPED_MODEL)
-        turn = call()
-        self.ctx.step.run("spend", self._add, turn.model, turn.usage.model_dump())
-        return turn
+        return verdict.stop
+
+    def count(self, model: str, usage: Usage) -> None:
+        """Add one call's cost and tokens to every scope (step "spend")."""
+        self.ctx.step.run("spend", self._add, model, usage.model_dump())
 
     def allow(self, call: Callable[[], AssistantTurn]) -> AssistantTurn | None:
         """`guard` for a call that is not the loop's `think` (a summary, the memory flush):
