@@ -138,3 +138,23 @@ def test_socket_mode_connection_refused_by_slack_is_a_platform_error(
         run_socket_mode(runtime, threading.Event(), with_token)
     (call,) = slack_api.calls_to("apps.connections.open")
     assert call.token == "xapp-1-A1-1-abc", "the app-level token must be used"
+
+
+def test_socket_slash_command_in_a_channel_is_answered_in_its_acknowledgement(
+    runtime: Runtime, slack: SlackChannel
+) -> None:
+    # Given `/harness status` typed in a channel, over Socket Mode
+    form = {"channel_id": "C123ABC456", "user_id": "U0USER", "team_id": "T1",
+            "command": "/harness", "text": "status", "trigger_id": "9.9"}  # fmt: skip
+    request = SocketModeRequest(type="slash_commands", envelope_id="env-9", payload=form)
+    acks: list[str] = []
+    answers: list[tuple[str, dict[str, object]]] = []
+    # When it is handled
+    result = handle_request(
+        slack, runtime, request, acks.append, lambda e, body: answers.append((e, body))
+    )
+    # Then the envelope is acknowledged with the ephemeral answer, and nothing is published
+    assert result is None and acks == []
+    ((envelope_id, body),) = answers
+    assert envelope_id == "env-9" and body["response_type"] == "ephemeral"
+    assert runtime.redis.xlen(runtime.keys.events) == 0
