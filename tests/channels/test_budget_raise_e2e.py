@@ -2,12 +2,10 @@
 100%, the owner is asked once in their chat to raise it for the day, and their press lets
 the conversation go on (`harness.agent.budget_raise`)."""
 
-# ruff: noqa: F811  (`fleet` is the webhook fleet fixture of test_e2e_turn, used by name)
+# ruff: noqa: F811  (`fleet` and `priced` are fixtures of other test modules, used by name)
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,19 +13,17 @@ from fastapi.testclient import TestClient
 
 from harness.agent.budget_raise import ask_to_raise
 from harness.agent.deps import build_deps, set_agent_deps
-from harness.llm import price_overrides
 from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from tests.agent.conftest import make_settings
+from tests.agent.test_budgets import CALL, MODEL, priced  # noqa: F401
 from tests.channels import payloads
 from tests.channels.approval_presses import telegram_press, write_in_private
 from tests.channels.test_e2e_turn import fleet  # noqa: F401
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
 
-MODEL = "budget-test-model"
-CALL = {"input_tokens": 100, "output_tokens": 20}  # $1.00 at the price below
 ALICE_ID = payloads.ALICE["id"]
 
 
@@ -38,7 +34,8 @@ def budgeted(
     registry: FunctionRegistry,
     model_server: ModelServer,
     tmp_path: Path,
-) -> Iterator[TestClient]:
+    priced: None,
+) -> TestClient:
     """The fleet with the raise function, Alice as the owner, a $5.00 daily budget per chat
     and $1.00 per scripted model call."""
     registry.register(ask_to_raise)
@@ -50,11 +47,7 @@ def budgeted(
     )  # fmt: skip
     set_agent_deps(build_deps(settings))
     (tmp_path / "workspace" / "note.md").write_text("hi\n")
-    price_overrides.apply(json.dumps({MODEL: {"input": 10_000, "output": 0}}))
-    try:
-        yield fleet
-    finally:
-        price_overrides.apply("")
+    return fleet
 
 
 def _texts(telegram_api: FakeTelegramApi) -> list[str]:

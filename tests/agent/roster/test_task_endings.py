@@ -4,19 +4,17 @@ learns of it at once."""
 
 from __future__ import annotations
 
-import json
+import pytest
 
 from harness.agent.deps import build_deps, set_agent_deps
-from harness.llm import price_overrides
 from harness.runtime.executor import advance
 from harness.runtime.kicker import RecordingKicker, kick_all
 from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig, make_settings
 from tests.agent.roster.test_background_tasks import finish_events, results, say, task_of
 from tests.agent.roster.test_named_delegation import write_agent
+from tests.agent.test_budgets import CALL, MODEL, priced  # noqa: F401  (a fixture, by name)
 from tests.fakes.model_server import Reply
-
-MODEL = "priced-model"
 
 
 def test_completed_task_publishes_one_finish_event(agent: AgentRig) -> None:
@@ -104,6 +102,7 @@ def status_of(agent: AgentRig, run_id: str) -> str:
     return record.status
 
 
+@pytest.mark.usefixtures("priced")
 def test_failed_task_reports_what_it_spent_before_failing(agent: AgentRig) -> None:
     # Given $1.00 per model call, and a background researcher that makes one call (a tool
     # call) and then fails
@@ -116,15 +115,11 @@ def test_failed_task_reports_what_it_spent_before_failing(agent: AgentRig) -> No
     agent.model.script(
         Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
         Reply.answer("Started."),
-        Reply.tool("read", {"path": "note.md"}, input_tokens=100, output_tokens=20),
+        Reply.tool("read", {"path": "note.md"}, **CALL),
         Reply.error(400, "the model refused the request"),  # the researcher's second call
     )
-    try:
-        price_overrides.apply(json.dumps({MODEL: {"input": 10_000, "output": 0}}))
-        # When everything runs
-        say(agent, "research tea", "m1")
-    finally:
-        price_overrides.apply("")
+    # When everything runs
+    say(agent, "research tea", "m1")
     # Then the failure's finish event carries the $1.00 its recorded call cost
     [finished] = finish_events(agent, task_id)
     assert finished["status"] == "failed"
