@@ -31,6 +31,13 @@ def envelope(
     return SocketModeRequest(type=kind, envelope_id=envelope_id, payload=payload, **extra)  # type: ignore[arg-type]
 
 
+def slash_envelope(channel_id: str, command: str, text: str) -> SocketModeRequest:
+    """A `slash_commands` envelope ("env-1"): the slash command's fields, as the form has them."""
+    fields = {"channel_id": channel_id, "user_id": "U0USER", "team_id": "T1",
+              "command": command, "text": text, "trigger_id": "1.2"}  # fmt: skip
+    return SocketModeRequest(type="slash_commands", envelope_id="env-1", payload=fields)
+
+
 def test_socket_event_is_published_before_it_is_acknowledged(
     runtime: Runtime, slack: SlackChannel
 ) -> None:
@@ -78,9 +85,7 @@ def test_socket_slash_command_is_published_as_a_command_message(
     runtime: Runtime, slack: SlackChannel
 ) -> None:
     # Given a `slash_commands` envelope: the slash command's fields, as the form carries them
-    fields = {"channel_id": "D024BE91L", "user_id": "U0USER", "team_id": "T1",
-              "command": "/status", "text": "", "trigger_id": "1.2"}  # fmt: skip
-    request = SocketModeRequest(type="slash_commands", envelope_id="env-1", payload=fields)
+    request = slash_envelope("D024BE91L", "/status", "")
     acks: list[str] = []
     # When it is handled
     result = handle_request(slack, runtime, request, acks.append)
@@ -144,9 +149,7 @@ def test_socket_slash_command_in_a_channel_is_answered_in_its_acknowledgement(
     runtime: Runtime, slack: SlackChannel
 ) -> None:
     # Given `/harness status` typed in a channel, over Socket Mode
-    form = {"channel_id": "C123ABC456", "user_id": "U0USER", "team_id": "T1",
-            "command": "/harness", "text": "status", "trigger_id": "9.9"}  # fmt: skip
-    request = SocketModeRequest(type="slash_commands", envelope_id="env-9", payload=form)
+    request = slash_envelope("C123ABC456", "/harness", "status")
     acks: list[str] = []
     answers: list[tuple[str, dict[str, object]]] = []
     # When it is handled
@@ -156,5 +159,5 @@ def test_socket_slash_command_in_a_channel_is_answered_in_its_acknowledgement(
     # Then the envelope is acknowledged with the ephemeral answer, and nothing is published
     assert result is None and acks == []
     ((envelope_id, body),) = answers
-    assert envelope_id == "env-9" and body["response_type"] == "ephemeral"
+    assert envelope_id == "env-1" and body["response_type"] == "ephemeral"
     assert runtime.redis.xlen(runtime.keys.events) == 0
