@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 BUILTIN_FUNCTION_MODULES: tuple[str, ...] = (
     "harness.agent.handlers",
     "harness.agent.task_endings",
+    "harness.agent.budget_raise",
     "harness.agent.chat_commands.handler",
     "harness.agent.memory.heartbeat",
     "harness.agent.approvals.text",

@@ -7,9 +7,16 @@ them. Slack posts a slash command form-encoded to `POST /webhooks/slack/commands
 events: `verify.py`), or sends it over Socket Mode as a `slash_commands` envelope with the same
 fields. It must be acknowledged within 3 seconds: the route answers an empty 200 at once and
 the agent's answer is posted into the conversation like any reply. The command acts on the
-conversation of the channel it was typed in: a DM's one conversation (in a channel, whose
-conversations are threads, type `@bot !new` in the thread instead). Slack does not resend a
-slash command; its `trigger_id` names the event all the same.
+conversation of the DM it was typed in (`slack-<channel>`, the DM's one conversation).
+
+In a channel a slash command has no conversation to act on: there each thread with the bot
+is a conversation of its own (`slack-<channel>-<thread>`), and Slack sends a slash command
+without the thread it was typed under. Guessing one (the person's latest thread) could
+`/reset` or `/stop` the wrong one, so nothing is published: the person alone is answered at
+once, ephemerally, to type the command in the thread, mentioning the bot (`@bot !stop`),
+which the thread's conversation receives as the command (`IN_CHANNEL`; the HTTP route
+answers it as the response body, Socket Mode in the envelope's acknowledgement). Slack does
+not resend a slash command; its `trigger_id` names the event all the same.
 """
 
 from __future__ import annotations
@@ -18,12 +25,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
-from channels.base import Ignored, Inbound, Publish
+from channels.base import Ignored, Inbound, Publish, Respond
 from channels.slack.meta import SlackMeta
 from channels.slack.transform import CHANNEL, slack_asker
 from harness.addresses import ChannelMeta
 from harness.events import Destination, MessageReceived, Sender
-from harness.events.commands import COMMANDS, parse_command
+from harness.events.commands import COMMANDS, help_text, parse_command
+
+IN_CHANNEL = (
+    "In a channel each thread with me is a conversation of its own, and a slash command does "
+    "not say which one you mean. Type the command in that thread, mentioning me: "
+    "`@{agent} !{command}`."
+)
+"""The ephemeral answer to a slash command typed in a channel (see the module)."""
 
 
 def parse_command_form(body: bytes) -> dict[str, str]:
@@ -43,9 +57,10 @@ def transform_command(
     allowed_channels: frozenset[str] = frozenset(),
     drop_unlisted: bool = False,
 ) -> Inbound:
-    """What to do with one slash command's fields: publish it as the chat message `/<name>
-    <text>` (so `MessageReceived.command` is set), or ignore it with a reason. Never raises
-    (`display_name` must not either)."""
+    """What to do with one slash command's fields: in a DM publish it as the chat message
+    `/<name> <text>` (so `MessageReceived.command` is set); in a channel answer it
+    ephemerally (`in_channel`); or ignore it with a reason. Never raises (`display_name` must
+    not either)."""
     channel, user = str(form.get("channel_id") or ""), str(form.get("user_id") or "")
     slash, text = str(form.get("command") or "").strip(), str(form.get("text") or "").strip()
     if not channel or not user or not slash:
@@ -55,7 +70,8 @@ def transform_command(
     assert command is not None  # `_typed` writes a command
     if drop_unlisted and channel not in allowed_channels and user not in allowed_channels:
         return Ignored(f"channel {channel} is not in SLACK_ALLOWED_CHANNELS")
-    is_dm = channel.startswith("D")
+    if not channel.startswith("D"):  # a channel: which thread is meant is not known
+        return in_channel(command.name, slash)
     team = str(form.get("team_id") or "")
     name = display_name(user)
     data = MessageReceived(
@@ -65,15 +81,26 @@ def transform_command(
         sender=Sender(id=user, name=name),
         destination=Destination(chat_id=channel),
         channel_meta=ChannelMeta.of(
-            SlackMeta(team_id=team, channel_type="im" if is_dm else "channel").keys(),
-            asker=slack_asker(channel, user, name, is_dm=is_dm, allowed=allowed_channels),
+            SlackMeta(team_id=team, channel_type="im").keys(),
+            asker=slack_asker(channel, user, name, is_dm=True, allowed=allowed_channels),
             can_answer=True,
-            group=not is_dm,
+            group=False,
         ),
         command=command.name,
     )
     trigger = str(form.get("trigger_id") or "")
     return Publish(data.to_event(id=f"slack-command-{team}-{trigger}" if trigger else None))
+
+
+def in_channel(command: str, slash: str) -> Respond:
+    """The ephemeral answer to slash command `command` typed in a channel (`IN_CHANNEL`; the
+    list of commands too for `/help`). `slash` is the command as typed: `/harness` names
+    the bot."""
+    agent = slash.lstrip("/") if slash.lstrip("/").lower() not in COMMANDS else "bot"
+    text = IN_CHANNEL.format(agent=agent, command=command)
+    if command == "help":
+        text = f"{help_text()}\n\n{text}"
+    return Respond({"response_type": "ephemeral", "text": text})
 
 
 def _typed(slash: str, text: str) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.socket_mode.builtin import SocketModeClient
@@ -23,7 +24,7 @@ from slack_sdk.socket_mode.client import BaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 
-from channels.base import Channel, Ignored, Inbound
+from channels.base import Channel, Ignored, Inbound, Respond
 from channels.errors import ChannelNotConfiguredError
 from channels.listener import publish_inbound
 from channels.slack.api import call_slack
@@ -44,11 +45,14 @@ def handle_request(
     runtime: Runtime,
     request: SocketModeRequest,
     ack: Callable[[str], None],
+    answer: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> PublishResult | None:
     """Handle one envelope: for `events_api` (a message) and `interactive` (a button press),
     transform its payload and publish it like the webhook routes; then call
-    `ack(envelope_id)`. Returns the publish result, or None when nothing was published. Raises
-    `BusUnavailableError` before acknowledging when the bus is down."""
+    `ack(envelope_id)`. A slash command the channel answers itself (`Respond`: one typed in a
+    channel) is acknowledged with that answer instead, `answer(envelope_id, body)`. Returns
+    the publish result, or None when nothing was published. Raises `BusUnavailableError`
+    before acknowledging when the bus is down."""
     if request.type not in ("events_api", "interactive", "slash_commands"):
         log.info("slack socket envelope of type %s ignored", request.type)
         ack(request.envelope_id)
@@ -58,6 +62,9 @@ def handle_request(
     except Exception:  # a channel bug must not make Slack redeliver the envelope forever
         log.exception("slack socket: the channel could not transform an event")
         ack(request.envelope_id)
+        return None
+    if isinstance(inbound, Respond) and answer is not None:
+        answer(request.envelope_id, inbound.body)
         return None
     result = publish_inbound(inbound, runtime, source="slack socket event")
     ack(request.envelope_id)
@@ -95,8 +102,12 @@ def run_socket_mode(runtime: Runtime, stop: threading.Event, channel: Channel) -
         def ack(envelope_id: str) -> None:
             socket.send_socket_mode_response(SocketModeResponse(envelope_id=envelope_id))
 
+        def answer(envelope_id: str, body: dict[str, Any]) -> None:
+            response = SocketModeResponse(envelope_id=envelope_id, payload=body)
+            socket.send_socket_mode_response(response)
+
         try:
-            handle_request(channel, runtime, request, ack)
+            handle_request(channel, runtime, request, ack, answer)
         except BusUnavailableError as exc:
             log.warning("slack socket event not published (%s); Slack will resend it", exc)
 

@@ -95,7 +95,8 @@ def used_up_text(standing: Standing) -> str:
     """What the chat is told when `standing` stopped a turn."""
     return (
         f"Today's budget for {standing.whose()} ({standing.amount()}) is used up, so I stopped "
-        "before calling the model again. The owner can raise it for today: "
+        "before calling the model again. The owner can raise it for today: they are asked in "
+        "their chat (once a day), or can run "
         f"`harness budget raise {standing.scope} {standing.id} AMOUNT`."
     )
 

@@ -295,5 +295,3 @@ def _structured(
     `StructuredAnswerError` (the run fails) when the correction does not fit either."""
     valid, retry = structured_answer(think, task, answer, schema)
     return valid, cost + (retry.cost_usd if retry is not None else 0.0)
-
-

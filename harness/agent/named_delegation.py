@@ -211,10 +211,9 @@ class NamedDelegation:
             text = render_for_summary(store.messages(key)[-HISTORY_MESSAGES:])
             return text[-HISTORY_CHARS:]
 
-        if mode == "full":
-            text: str = turn.ctx.step.run("delegate-history", recent)
-        else:
-            text = turn.ctx.step.run("delegate-summary", lambda: turn.summarize(recent()))
+        text: str = turn.ctx.step.run("delegate-history", recent)
+        if mode != "full":  # behind the budget guard: none when a budget is used up
+            text = turn.summarize(text, "delegate-summary") or "" if text else ""
         if not text or not turn.taint.source:
             return text
         # the turn has read outside content, so its history may carry some: the child gets it

@@ -15,7 +15,7 @@ gives the turn the watch hooks its steps call when a call really runs (`status_h
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -23,12 +23,12 @@ from zoneinfo import ZoneInfo
 from pydantic import ValidationError
 
 from harness.agent.compaction import (
-    SUMMARY_PROMPT,
     apply_compaction,
     needs_compaction,
     plan_compaction,
     render_for_summary,
 )
+from harness.agent.compaction_calls import flush_memory, summarize
 from harness.agent.delegation import (
     DELEGATE_TIMEOUT,
     DELEGATION_TOOLS,
@@ -43,8 +43,6 @@ from harness.agent.hooks import NO_HOOKS, Hooks
 from harness.agent.loop import ActAll
 from harness.agent.media.attachments import receive, steering_message
 from harness.agent.media.send_file import SEND_FILE, send_file
-from harness.agent.memory.flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
-from harness.agent.memory.notes import memory_context
 from harness.agent.memory.scope import memory_root
 from harness.agent.named_delegation import NamedDelegation
 from harness.agent.roster.profile import AgentProfile, default_profile
@@ -74,7 +72,13 @@ _OWN_STEPS = frozenset({*DELEGATION_TOOLS, SEND_FILE, FUNCTION_RUN})
 GUIDELINES = f"{TOOL_GUIDELINES}\n{GUIDANCE}"
 """The tools block of the system prompt: constant, so the cached prefix stays byte-stable."""
 
-__all__ = ["DurableTurn", "ReplyTarget", "error_result"]
+__all__ = ["DurableTurn", "Guard", "ReplyTarget", "error_result"]
+Guard = Callable[[Callable[[], AssistantTurn]], AssistantTurn | None]
+"""Runs one model call (a thunk making its step) if the budgets allow it; None if not."""
+
+
+def _unguarded(call: Callable[[], AssistantTurn]) -> AssistantTurn | None:
+    return call()
 
 
 class DurableTurn:
@@ -123,6 +127,9 @@ class DurableTurn:
         self.taint = Taint(deps.workspace)
         # the named agents it may call (`depth`: named delegations above this run), and spend
         self.named = NamedDelegation(self, depth)
+        # the budget check around a model call made outside `think` (a summary, the memory
+        # flush): `budget_gate.gated_think` sets it; None back means a budget is used up
+        self.guard: Guard = _unguarded
 
     # -- context ---------------------------------------------------------------------
     def now(self) -> datetime:
@@ -210,8 +217,10 @@ class DurableTurn:
             return conversation
         self._unsent_system = None  # the memory flush below may change what it shows
         plan = plan_compaction(conversation)
-        self._flush_memory(plan.old)
-        summary = self.ctx.step.run("summarize", self.summarize, render_for_summary(plan.old))
+        flush_memory(self, plan.old)
+        summary = self.summarize(render_for_summary(plan.old))
+        if summary is None:  # a budget is used up: the next think stops the turn
+            return conversation
         store, key, run_id = self.sessions, self.session_key, self.ctx.run_id
         idem = f"compaction:{run_id}:{self._seq}"
 
@@ -223,40 +232,15 @@ class DurableTurn:
         log.info("run %s compacted session %s", run_id, key)
         return store.messages(key, upto=count)
 
-    def _flush_memory(self, old: list[Message]) -> None:
-        """The silent turn before compaction (see `memory.flush`): notes only, best effort."""
-        spec = remember_spec(self.tool_specs())
-        if spec is None:
-            return
-        request = flush_request(old, memory_context(self.memory_root, self.now()))
-        try:
-            raw = self.ctx.step.run("memory-flush", self._flush_once, request, spec)
-        except StepFailedError as exc:
-            log.warning("run %s: memory flush before compaction failed: %s", self.ctx.run_id, exc)
-            return
-        for call in remember_calls(AssistantTurn.model_validate(raw)):
-            self.ctx.step.run("memory-note", self._note, call.name, call.arguments)
-
-    def _flush_once(self, request: list[Message], spec: ToolSpec) -> dict[str, Any]:
-        return self._complete(FLUSH_PROMPT, request, [spec]).model_dump(mode="json")
-
-    def _note(self, name: str, arguments: dict[str, Any]) -> bool:
-        """Run a `remember` call of the silent turn (no progress report); True if it failed."""
-        tool_ctx = ToolContext(self.deps.workspace, self.ctx.cancelled, extras=self.extras())
-        outcome = self.registry.execute(name, arguments, tool_ctx)
-        if outcome.is_error:
-            log.warning("run %s: memory flush note failed: %s", self.ctx.run_id, outcome.content)
-        return outcome.is_error
-
     def extras(self) -> dict[str, object]:
         """What this turn's tools get beside their arguments (`ToolContext.extras`)."""
         where = {RUNTIME: self.ctx.runtime, SESSION_KEY: self.session_key or ""}
         return {"now": self.now, "memory_root": self.memory_root, **about(self.speaker), **where}
 
-    def summarize(self, transcript: str) -> str:
-        """One model call summarising `transcript` (the compaction prompt); call in a step."""
-        turn = self._complete(SUMMARY_PROMPT, [Message.user(transcript)], ())
-        return turn.text.strip() or "(no summary)"
+    def summarize(self, transcript: str, step: str = "summarize") -> str | None:
+        """`transcript` summarised by one model call in step `step`, behind the budget guard;
+        None when a budget is used up (`compaction_calls.summarize`)."""
+        return summarize(self, transcript, step)
 
     # -- model -----------------------------------------------------------------------
     def think(
@@ -285,12 +269,12 @@ class DurableTurn:
         try:
             messages = with_image_data(messages, self.deps.workspace)
             choice = self.profile.tool_choice_for(tools)
-            turn = self._complete(self.system(note), messages, tools, on_text, choice)
+            turn = self.complete(self.system(note), messages, tools, on_text, choice)
         finally:
             self.hooks.model_ended()
         return turn.model_dump(mode="json")
 
-    def _complete(
+    def complete(
         self,
         system: list[SystemBlock] | str,
         messages: Sequence[Message],
@@ -298,6 +282,8 @@ class DurableTurn:
         on_text: TextSink | None = None,
         tool_choice: str | None = None,
     ) -> AssistantTurn:
+        """One call of the profile's model (the fallback's from the third attempt); call it
+        in a step, behind `guard` when not through `think`."""
         provider = self.profile.provider_for(self.ctx.attempt)
         try:
             return provider.complete(

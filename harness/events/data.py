@@ -152,8 +152,9 @@ class SubagentTask(EventData):
 class TaskFinished(EventData):
     """Data of `agent.task.finished`, published once for every ending of a background
     delegation (`run_id`, the child's run; `harness.agent.task_endings`): `status` completed
-    with `answer`, or failed or cancelled with `error`. `cost_usd` is what a completed
-    child's model calls cost, its own delegations' included."""
+    with `answer`, or failed or cancelled with `error`. `cost_usd` is what the child's model
+    calls cost, its own delegations' included (a failed or cancelled child's as its recorded
+    model steps say, `task_endings.spent_usd`)."""
 
     event_name: ClassVar[str] = TASK_FINISHED
 

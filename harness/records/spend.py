@@ -8,8 +8,9 @@ scope's limit for the day (`harness.agent.budget_limits.raise_today`).
 
 In Redis, `{prefix}:spend:{YYYY-MM-DD}` (hash, UTC days) maps `scope|id|metric` to a count,
 where metric is `usd` (micro-dollars), `tokens`, `raise_usd` (micro-dollars), `raise_tokens`
-or `warned`. Each day's hash expires `RETENTION_S` after it was last written: budgets are
-daily, so only today's is read; the few days kept are for a person asking why.
+or a notice mark (`warned`, `asked`). Each day's hash expires `RETENTION_S` after it was
+last written: budgets are daily, so only today's is read; the few days kept are for a person
+asking why.
 """
 
 from __future__ import annotations
@@ -28,13 +29,15 @@ Scope = Literal["person", "chat", "agent"]
 SCOPES: tuple[Scope, ...] = ("person", "chat", "agent")
 ScopeId = tuple[Scope, str]
 """One scope of a turn: `("chat", "telegram:42")`, `("agent", "main")`."""
+Notice = Literal["warned", "asked"]
+"""What is said at most once per scope and day: the 80% warning, the owner asked to raise."""
 
 RETENTION_S = 8 * 86_400
 """How long a day's spend is kept after its last write."""
 
 _MICRO = 1_000_000
 _SEP = "|"
-_METRICS = ("usd", "tokens", "raise_usd", "raise_tokens", "warned")
+_METRICS = ("usd", "tokens", "raise_usd", "raise_tokens", "warned", "asked")
 
 
 class ScopeSpend(BaseModel, frozen=True):
@@ -65,8 +68,9 @@ class SpendStore(Protocol):
         """Add `usd` and `tokens` to `scope`'s limits for `day` only."""
         ...
 
-    def first_warning(self, day: str, scope: ScopeId) -> bool:
-        """True the first time it is asked for `scope` on `day`, False ever after (atomic)."""
+    def first_notice(self, day: str, scope: ScopeId, notice: Notice = "warned") -> bool:
+        """True the first time it is asked for `notice` of `scope` on `day`, False ever after
+        (atomic)."""
         ...
 
 
@@ -136,12 +140,12 @@ class RedisSpendStore:
                 grouped.setdefault(wanted, {}).update(counts)
         return [_spend(scope, counts) for scope, counts in sorted(grouped.items())]
 
-    @on_bus("note a budget warning")
-    def first_warning(self, day: str, scope: ScopeId) -> bool:
-        """See `SpendStore.first_warning`."""
+    @on_bus("note a budget notice")
+    def first_notice(self, day: str, scope: ScopeId, notice: Notice = "warned") -> bool:
+        """See `SpendStore.first_notice`."""
         key = self._key(day)
         pipe = self.redis.pipeline(transaction=False)
-        pipe.hsetnx(key, _field(scope, "warned"), 1)
+        pipe.hsetnx(key, _field(scope, notice), 1)
         pipe.expire(key, RETENTION_S)
         first, _ = pipe.execute()
         return bool(first)
@@ -174,11 +178,11 @@ class MemorySpendStore:
         wanted = sorted(kept) if scopes is None else sorted(set(scopes))
         return [_spend(scope, kept.get(scope, {})) for scope in wanted]
 
-    def first_warning(self, day: str, scope: ScopeId) -> bool:
-        """See `SpendStore.first_warning`."""
+    def first_notice(self, day: str, scope: ScopeId, notice: Notice = "warned") -> bool:
+        """See `SpendStore.first_notice`."""
         kept = self._days.setdefault(day, {}).setdefault(scope, {})
-        first = "warned" not in kept
-        kept["warned"] = 1
+        first = notice not in kept
+        kept[notice] = 1
         return first
 
 

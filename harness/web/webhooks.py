@@ -101,13 +101,16 @@ async def _interaction(channel_name: str, request: Request) -> dict[str, Any]:
 async def receive_command(request: Request) -> Response:
     """A platform's chat command (Slack's slash commands): verified like the channel's
     webhook, handed to its `transform_command` and published; answered with an empty 200 at
-    once (Slack wants it within 3 seconds; the agent's answer is posted as a reply). 404 for a
-    channel without commands."""
+    once (Slack wants it within 3 seconds; the agent's answer is posted as a reply), or with
+    the channel's `Respond` body when it answers itself. 404 for a channel without
+    commands."""
     channel_name = request.path_params["channel_name"]
     channel = _channel(channel_name)
     if not isinstance(channel, CommandChannel):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"{channel_name!r} has no commands")
     inbound = await _verified(channel, "command", request, channel.transform_command)
+    if isinstance(inbound, Respond):  # an answer only the person sees (Slack: ephemeral)
+        return JSONResponse(inbound.body)
     if isinstance(inbound, Publish):
         await _publish(context_of(request), channel_name, inbound)
     else:

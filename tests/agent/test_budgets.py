@@ -18,9 +18,11 @@ from harness.agent.memory.heartbeat import heartbeat
 from harness.agent.memory.notes import append_note
 from harness.agent.rate_gate import slow_down_text
 from harness.agent.roster import DEFAULT_AGENT
+from harness.agent.session import CompactionLine, SessionLine
 from harness.cli import app
 from harness.events import MESSAGE_RECEIVED
 from harness.llm import pricing
+from harness.llm.types import Message
 from harness.records.spend import ScopeSpend, spend_store
 from harness.records.usage import utc_day
 from harness.runtime import Runtime, publish, set_runtime
@@ -256,3 +258,46 @@ def test_rate_limit_spares_the_owner_writing_from_a_chat(agent: AgentRig) -> Non
     say_as(agent, "b", "42")
     # Then both are answered
     assert agent.replies() == ["One.", "Two."]
+
+
+def _long_history(agent: AgentRig) -> None:
+    """A session near the 40,000-token context of `configure(..., agent_context_tokens=...)`."""
+    lines = []
+    for i in range(30):
+        lines.append(SessionLine(message=Message.user(f"question {i} " + "q" * 4000)))
+        lines.append(SessionLine(message=Message.assistant(f"answer {i} " + "a" * 4000)))
+    agent.deps.sessions.append("chat-1", lines)
+
+
+def test_compaction_summary_and_memory_flush_count_toward_the_budget(
+    agent: AgentRig, priced: None
+) -> None:
+    # Given a $10.00 chat budget and a session due for compaction
+    configure(agent, budget_daily_usd_per_chat=10.0, agent_context_tokens=40_000)
+    _long_history(agent)
+    agent.model.script(
+        Reply.answer("nothing to remember", **CALL),  # the memory flush
+        Reply.answer("## Goal\nsummary", **CALL),  # the summary
+        Reply.answer("Fine.", **CALL),
+    )
+    # When the user writes and the turn compacts before answering
+    agent.say("hello again")
+    # Then all three model calls, the flush and the summary too, were counted
+    assert agent.replies() == ["Fine."]
+    (chat,) = spend_store(agent.runtime).read(today(agent.runtime), [("chat", "chat-1")])
+    assert chat.usd == 3.0, chat
+
+
+def test_compaction_summary_is_not_made_once_the_budget_is_used_up(
+    agent: AgentRig, priced: None
+) -> None:
+    # Given a $1.00 chat budget and a session due for compaction
+    configure(agent, budget_daily_usd_per_chat=1.0, agent_context_tokens=40_000)
+    _long_history(agent)
+    agent.model.script(Reply.answer("nothing to remember", **CALL))  # the memory flush
+    # When the user writes: the flush uses the budget up
+    agent.say("hello again")
+    # Then no summary was asked for, the session was not compacted, and the turn stopped
+    assert len(agent.model.requests) == 1
+    assert "is used up" in agent.replies()[-1]
+    assert not any(isinstance(line, CompactionLine) for line in agent.deps.sessions.load("chat-1"))

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from harness.addresses import CAN_ANSWER_META
-from harness.agent.chat_commands.handler import NOT_OWNER, chat_command
+from harness.agent.chat_commands.handler import NOT_OWNER, SHARED_NOTES_KEPT, chat_command
+from harness.agent.delegation import SUBAGENT_FUNCTION
 from harness.agent.memory.notes import log_path
 from harness.events import MESSAGE_HANDLER, MESSAGE_RECEIVED
 from harness.llm import price_overrides
@@ -22,6 +23,7 @@ from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.tools.base import Tool, ToolContext, ToolParams
 from tests.agent.conftest import AgentRig
+from tests.agent.roster.test_named_delegation import write_agent
 from tests.fakes.model_server import Reply
 
 OWNER_META = {
@@ -177,6 +179,35 @@ def test_chat_command_stop_cancels_the_turn_waiting_on_an_approval(rig: AgentRig
     assert "Stopping." in rig.replies()
 
 
+def test_chat_command_stop_cancels_the_chats_background_task_and_names_it(
+    rig: AgentRig,
+) -> None:
+    # Given a turn that started a researcher in the background and ended, the researcher
+    # still running (waiting on the approval of a write in functions/)
+    write_agent(rig.workspace, "researcher", "description: Finds sources.")
+    rig.model.script(
+        Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
+        Reply.answer("Started."),
+        Reply.tool("write", {"path": "functions/job.py", "content": "job = 1\n"}),  # researcher
+    )
+    turn = run_id_for(MESSAGE_HANDLER, _say(rig, "research tea", meta={CAN_ANSWER_META: True}))
+    task = run_id_for(SUBAGENT_FUNCTION, f"{turn}:delegate:0")
+    assert _status(rig, turn) == "completed" and _status(rig, task) == "waiting"
+    # When the user sends /stop in the chat
+    _say(rig, "/stop", meta={CAN_ANSWER_META: True})
+    # Then the background task is cancelled, and the answer says what was stopped
+    assert _status(rig, task) == "cancelled"
+    assert rig.replies()[-1] == f"Stopping 1 background task: researcher (run {task[:8]}).", (
+        rig.replies()[-1]
+    )
+
+
+def _status(rig: AgentRig, run_id: str) -> str:
+    record = rig.runtime.ledger.run(run_id)
+    assert record is not None, f"run {run_id} is unknown"
+    return record.status
+
+
 def test_chat_command_reset_sets_todays_notes_aside(rig: AgentRig) -> None:
     # Given today's working notes
     today = log_path(rig.workspace, _today(rig))
@@ -189,6 +220,29 @@ def test_chat_command_reset_sets_todays_notes_aside(rig: AgentRig) -> None:
     (aside,) = (today.parent / "cleared").glob("*.md")
     assert "Ana likes tea." in aside.read_text()
     assert "working notes are cleared" in rig.replies()[-1]
+
+
+def test_chat_command_reset_by_someone_but_the_owner_keeps_shared_notes(rig: AgentRig) -> None:
+    # Given Ana paired first (the owner), Bob after her, the memory shared (the default), and
+    # today's working notes
+    pairing = RedisAccessStore(rig.runtime)
+    pairing.grant("telegram:user:7", "Ana", "test")
+    pairing.grant("telegram:user:9", "Bob", "test")
+    bob = {"access": {"subjects": ["telegram:user:9"], "pairing_subject": "telegram:user:9"}}
+    today = log_path(rig.workspace, _today(rig))
+    today.parent.mkdir(parents=True, exist_ok=True)
+    today.write_text("# today\n\n### 09:00:00\nAna likes tea.\n")
+    rig.model.script(Reply.answer("Hi Bob."))
+    _say(rig, "hello", session="telegram-9", meta=bob)
+    # When Bob sends /reset in his chat
+    _say(rig, "/reset", session="telegram-9", meta=bob)
+    # Then his conversation starts afresh, but the notes stay, and he is told why
+    assert "Ana likes tea." in today.read_text()
+    assert rig.deps.sessions.count("telegram-9") == 0
+    assert rig.replies()[-1] == SHARED_NOTES_KEPT
+    # When the owner sends /reset, Then the notes are set aside
+    _say(rig, "/reset", session="telegram-7", meta=OWNER_META)
+    assert not today.exists()
 
 
 def _today(rig: AgentRig) -> date:

@@ -179,3 +179,24 @@ def test_slack_app_slash_command_takes_the_chat_command_as_its_text(
     answers = [m["text"] for m in slack_api.messages]
     assert len(answers) == 2 and all("/stop" in a for a in answers), answers
     assert model_server.requests == []
+
+
+def test_slack_slash_command_in_a_channel_is_answered_ephemerally_and_stops_nothing(
+    commands: TestClient, runtime: Runtime, slack_api: FakeSlackApi
+) -> None:
+    # Given the app's slash command with a command that acts on a conversation
+    form = {
+        "team_id": "T0001", "channel_id": "C123ABC456", "user_id": "U0USER",
+        "command": "/harness", "text": "reset", "trigger_id": "13345224609.reset",
+    }  # fmt: skip
+    body = urlencode(form).encode()
+    headers = {**slack_signed(body), "Content-Type": "application/x-www-form-urlencoded"}
+    # When Alice types `/harness reset` in the channel
+    response = commands.post("/webhooks/slack/commands", content=body, headers=headers)
+    drain(runtime)
+    # Then Slack gets the ephemeral answer in the response, and nothing was published or posted
+    assert response.status_code == 200
+    assert response.json()["response_type"] == "ephemeral"
+    assert "!reset" in response.json()["text"], response.json()
+    assert runtime.redis.xlen(runtime.keys.events) == 0
+    assert slack_api.messages == []

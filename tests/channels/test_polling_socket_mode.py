@@ -31,6 +31,13 @@ def envelope(
     return SocketModeRequest(type=kind, envelope_id=envelope_id, payload=payload, **extra)  # type: ignore[arg-type]
 
 
+def slash_envelope(channel_id: str, command: str, text: str) -> SocketModeRequest:
+    """A `slash_commands` envelope ("env-1"): the slash command's fields, as the form has them."""
+    fields = {"channel_id": channel_id, "user_id": "U0USER", "team_id": "T1",
+              "command": command, "text": text, "trigger_id": "1.2"}  # fmt: skip
+    return SocketModeRequest(type="slash_commands", envelope_id="env-1", payload=fields)
+
+
 def test_socket_event_is_published_before_it_is_acknowledged(
     runtime: Runtime, slack: SlackChannel
 ) -> None:
@@ -78,9 +85,7 @@ def test_socket_slash_command_is_published_as_a_command_message(
     runtime: Runtime, slack: SlackChannel
 ) -> None:
     # Given a `slash_commands` envelope: the slash command's fields, as the form carries them
-    fields = {"channel_id": "D024BE91L", "user_id": "U0USER", "team_id": "T1",
-              "command": "/status", "text": "", "trigger_id": "1.2"}  # fmt: skip
-    request = SocketModeRequest(type="slash_commands", envelope_id="env-1", payload=fields)
+    request = slash_envelope("D024BE91L", "/status", "")
     acks: list[str] = []
     # When it is handled
     result = handle_request(slack, runtime, request, acks.append)
@@ -138,3 +143,21 @@ def test_socket_mode_connection_refused_by_slack_is_a_platform_error(
         run_socket_mode(runtime, threading.Event(), with_token)
     (call,) = slack_api.calls_to("apps.connections.open")
     assert call.token == "xapp-1-A1-1-abc", "the app-level token must be used"
+
+
+def test_socket_slash_command_in_a_channel_is_answered_in_its_acknowledgement(
+    runtime: Runtime, slack: SlackChannel
+) -> None:
+    # Given `/harness status` typed in a channel, over Socket Mode
+    request = slash_envelope("C123ABC456", "/harness", "status")
+    acks: list[str] = []
+    answers: list[tuple[str, dict[str, object]]] = []
+    # When it is handled
+    result = handle_request(
+        slack, runtime, request, acks.append, lambda e, body: answers.append((e, body))
+    )
+    # Then the envelope is acknowledged with the ephemeral answer, and nothing is published
+    assert result is None and acks == []
+    ((envelope_id, body),) = answers
+    assert envelope_id == "env-1" and body["response_type"] == "ephemeral"
+    assert runtime.redis.xlen(runtime.keys.events) == 0

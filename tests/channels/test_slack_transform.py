@@ -262,3 +262,16 @@ def test_slash_command_names_the_dm_session_and_its_command() -> None:
     assert data.channel_meta.asker is not None
     assert data.channel_meta.asker.pairing_subject == "slack:user:U0USER"
     assert event_id == "slack-command-T1-9.9"
+
+
+def test_slash_command_in_a_channel_publishes_nothing_and_says_to_use_the_thread() -> None:
+    # Given the app's slash command `/harness stop` typed in a channel (not a DM)
+    form = {"channel_id": "C123ABC456", "user_id": "U0USER", "team_id": "T1",
+            "command": "/harness", "text": "stop", "trigger_id": "9.9"}  # fmt: skip
+    # When it is transformed
+    inbound = transform_command(form, display_name=Names())
+    # Then nothing is published (no conversation is guessed): the person alone is told, at
+    # once, to type it in the thread, mentioning the bot
+    assert isinstance(inbound, Respond), inbound
+    assert inbound.body["response_type"] == "ephemeral"
+    assert "`@harness !stop`" in inbound.body["text"], inbound.body

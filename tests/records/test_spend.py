@@ -74,14 +74,21 @@ def test_raise_today_refuses_an_unknown_scope_or_a_negative_amount(spend: SpendS
         raise_today(spend, DAY, "chat", "c", usd=-1.0)
 
 
-def test_first_warning_is_true_once_per_scope_and_day(spend: SpendStore) -> None:
+def test_first_notice_is_true_once_per_scope_and_day(spend: SpendStore) -> None:
     # Given / When the warning of a scope is asked for three times, and another's once
-    answers = [spend.first_warning(DAY, ("chat", "c")) for _ in range(3)]
-    other = spend.first_warning(DAY, ("agent", "c"))
-    tomorrow = spend.first_warning("2026-05-02", ("chat", "c"))
+    answers = [spend.first_notice(DAY, ("chat", "c")) for _ in range(3)]
+    other = spend.first_notice(DAY, ("agent", "c"))
+    tomorrow = spend.first_notice("2026-05-02", ("chat", "c"))
     # Then only the first answer of each scope and day is yes
     assert answers == [True, False, False]
     assert other and tomorrow
+
+
+def test_first_notice_counts_the_owner_asked_apart_from_the_warning(spend: SpendStore) -> None:
+    # Given a scope warned today
+    assert spend.first_notice(DAY, ("chat", "c"), "warned")
+    # When / Then the owner may still be asked once to raise it, and only once
+    assert [spend.first_notice(DAY, ("chat", "c"), "asked") for _ in range(2)] == [True, False]
 
 
 def test_rate_windows_count_per_subject_per_minute(rates: RateWindows) -> None:

@@ -1,5 +1,5 @@
 """What the commands change in a chat: its session (`/new`, `/reset`), today's working notes
-(`/reset`) and its live runs (`/stop`, `/status`)."""
+(`/reset`) and its live runs (`/stop`, `/status`): its turns and the tasks they started."""
 
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ LIVE = frozenset({"queued", "pending", "running", "sleeping", "waiting"})
 CLEARED_DIR = "cleared"
 """Under a memory root's `memory/`: daily logs `/reset` set aside (kept, never read again)."""
 _RUNS_LOOKED_AT = 200
+TASK_DEPTH = 3
+"""How many generations of runs below the chat's own `/stop` reaches."""
 
 
 def session_store(deps: AgentDeps, target: Target) -> SessionStore:
@@ -75,15 +77,43 @@ def live_runs(runtime: Runtime, session_key: str) -> list[RunRecord]:
     return [r for r in reversed(index.records(ids)) if r.status in LIVE]
 
 
+def _cancel(runtime: Runtime, run_id: str, reason: str) -> bool:
+    live, kicks = runtime.ledger.request_cancel(run_id, reason, runtime.now_ms())
+    kick_all(runtime.kicker, kicks)
+    return live
+
+
 def stop_turns(runtime: Runtime, session_key: str, reason: str) -> list[str]:
     """Ask every live turn of the chat to stop at its next step (`request_cancel`; a turn
     waiting on an approval or a sleep stops at once). Returns the ids of the runs asked."""
     asked = []
     for record in live_runs(runtime, session_key):
-        if record.function_id != MESSAGE_HANDLER:
-            continue
-        live, kicks = runtime.ledger.request_cancel(record.id, reason, runtime.now_ms())
-        kick_all(runtime.kicker, kicks)
-        if live:
+        if record.function_id == MESSAGE_HANDLER and _cancel(runtime, record.id, reason):
             asked.append(record.id)
     return asked
+
+
+def stop_tasks(runtime: Runtime, session_key: str, reason: str) -> list[RunRecord]:
+    """Ask every live run that the chat's runs started (a background task outliving the turn
+    that delegated it, a sub-agent, a network, and theirs in turn, `TASK_DEPTH` deep) to stop,
+    found through the run index (`keys.runs_of_parent`). Returns the records of the runs
+    asked, oldest first. A turn's own children stop with it; this reaches those of turns
+    that already ended."""
+    index = runtime.run_index
+    parents = index.newest(runtime.keys.runs_of_session(session_key), 0, 0, _RUNS_LOOKED_AT)
+    asked: dict[str, RunRecord] = {}
+    for _ in range(TASK_DEPTH):
+        children: list[str] = []
+        for parent in parents:
+            children += index.newest(runtime.keys.runs_of_parent(parent), 0, 0, _RUNS_LOOKED_AT)
+        live = [r for r in index.records(children) if r.status in LIVE and r.id not in asked]
+        asked.update((r.id, r) for r in live if _cancel(runtime, r.id, reason))
+        parents = children
+    return sorted(asked.values(), key=lambda r: r.created_at)
+
+
+def task_label(record: RunRecord) -> str:
+    """A stopped task as the chat is told it: `researcher (run 1a2b3c4d)`."""
+    data = record.event.get("data")
+    agent = data.get("agent") or data.get("network") if isinstance(data, dict) else None
+    return f"{agent or record.function_id} (run {record.id[:8]})"

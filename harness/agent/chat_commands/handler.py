@@ -23,7 +23,9 @@ from harness.agent.chat_commands.conversation import (
     fresh_session,
     live_runs,
     session_store,
+    stop_tasks,
     stop_turns,
+    task_label,
 )
 from harness.agent.chat_commands.reports import (
     USAGE_DAYS,
@@ -47,6 +49,10 @@ from harness.runtime import Context, event, function
 
 CHAT_COMMAND = "agent-chat-command"
 NOT_OWNER = "Only the owner can do that."
+SHARED_NOTES_KEPT = (
+    "New conversation started; the old one is kept. Today's working notes were not cleared: "
+    "they are the agent's memory for everyone it talks to, so only the owner can clear them."
+)
 
 
 @function(id=CHAT_COMMAND, trigger=event(MESSAGE_RECEIVED, if_=IS_COMMAND), retries=3)
@@ -96,6 +102,8 @@ def _reset(asked: _Asked) -> str:
 
     def reset() -> str:
         fresh_session(session_store(deps, target), data.session_key)
+        if not may_clear_notes(asked):
+            return SHARED_NOTES_KEPT
         now = asked.ctx.now().astimezone(ZoneInfo(deps.settings.agent_timezone))
         cleared = clear_today_notes(deps, target, data.session_key, speaker_of(data), now)
         notes = "today's working notes are cleared" if cleared else "there were no notes today"
@@ -104,15 +112,36 @@ def _reset(asked: _Asked) -> str:
     return asked.once(reset)
 
 
+def may_clear_notes(asked: _Asked) -> bool:
+    """Whether `/reset` may clear today's working notes: always, unless the memory is the
+    agent's one for everyone (`AGENT_MEMORY_SCOPE=shared`), whose notes only the owner may
+    clear (read in the caller's step)."""
+    if asked.deps.settings.agent_memory_scope != "shared":
+        return True
+    owner = find_owner(asked.deps.settings.agent_owner, redis_records(asked.ctx.runtime).pairing)
+    return speaks_as_owner(owner, asked.data.channel_meta.asker)
+
+
 def _stop(asked: _Asked) -> str:
     ctx = asked.ctx
 
     def stop() -> str:
         reason = f"stopped by /stop in the chat ({ctx.run_id})"
-        stopped = stop_turns(ctx.runtime, asked.data.session_key, reason)
-        return "Stopping." if stopped else "Nothing is running in this chat."
+        turns = stop_turns(ctx.runtime, asked.data.session_key, reason)
+        tasks = [task_label(r) for r in stop_tasks(ctx.runtime, asked.data.session_key, reason)]
+        return stop_text(bool(turns), tasks)
 
     return asked.once(stop)
+
+
+def stop_text(turn: bool, tasks: list[str]) -> str:
+    """What `/stop` says it stopped: the running turn and the background tasks, by name."""
+    if not turn and not tasks:
+        return "Nothing is running in this chat."
+    if not tasks:
+        return "Stopping."
+    what = f"{len(tasks)} background task{'s' if len(tasks) > 1 else ''}: {', '.join(tasks)}"
+    return f"Stopping the running turn and {what}." if turn else f"Stopping {what}."
 
 
 def _status(asked: _Asked) -> str:

@@ -7,6 +7,12 @@ A function router (one the agent wrote, served by the sidecar) is invoked in a s
 own, then its decision is recorded the same way (`function_router`).
 A router that fails (a Python router that raises, a model that keeps failing) stops the
 network, the failure as the reason.
+
+The routing agent's model call is checked and counted like any other (`budget_gate`): a
+"budget" step before the "route" step of a router that may ask the model, a "spend" step
+after it when it did; its spend counts toward the chat the network works for, the person
+whose message started it, and the agent scope named for the network. A used-up budget stops
+the network, the budget's message as the reason.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from harness.agent.budget_gate import BudgetGate, budget_gate, turn_scopes
 from harness.agent.networks.code_routers import find_router
 from harness.agent.networks.decisions import AgentResult, Decision, by_rules, by_sequence
 from harness.agent.networks.function_router import route_by_function
@@ -27,10 +34,15 @@ from harness.agent.networks.spec import (
     RulesRouter,
     SequenceRouter,
 )
+from harness.agent.proactive import send_reply
 from harness.agent.roster.profile import default_profile, profile_for
 from harness.agent.roster.spec import AgentSpec
+from harness.agent.speakers import person_subject
 from harness.errors import StepFailedError
+from harness.events import ReplyTarget
 from harness.llm.provider import ModelProvider
+from harness.llm.types import AssistantTurn
+from harness.records.spend import spend_store
 
 if TYPE_CHECKING:
     from harness.agent.deps import AgentDeps
@@ -48,19 +60,48 @@ def route(
     task: str,
     state: Mapping[str, Any],
     results: Sequence[AgentResult],
+    where: ReplyTarget | None = None,
 ) -> Decision:
-    """The next agent (or stop) and why, decided once per run and iteration."""
+    """The next agent (or stop) and why, decided once per run and iteration. `where` is the
+    chat the network works for (its budgets are checked; warnings go there)."""
     if isinstance(spec.router, FunctionRouter):
         return route_by_function(ctx, spec, spec.router, state, results)
     decider = _Decider(ctx, deps, spec, descriptions, task)
+    gate = (
+        _gate(ctx, deps, spec, where)
+        if isinstance(spec.router, AgentRouter | RulesRouter)
+        else None
+    )
+    stop = gate.check() if gate is not None else None
+    if stop is not None:
+        return Decision(next=None, reason=stop, by=_by(spec))
 
     def decide() -> dict[str, Any]:
-        return decider.decide(state, results).model_dump(mode="json")
+        decision = decider.decide(state, results).model_dump(mode="json")
+        call = decider.call  # the routing agent's model call, when it made one
+        return decision if call is None else {**decision, _CALL: call.model_dump(mode="json")}
 
     try:
-        return Decision.model_validate(ctx.step.run("route", decide))
+        raw = ctx.step.run("route", decide)
     except StepFailedError as exc:
         return Decision(next=None, reason=f"the router failed: {exc.error}", by=_by(spec))
+    if gate is not None and _CALL in raw:
+        call = AssistantTurn.model_validate(raw[_CALL])
+        gate.count(call.model, call.usage)
+    return Decision.model_validate(raw)
+
+
+_CALL = "model_call"
+"""The key of the "route" step's output holding the routing agent's model turn (its usage)."""
+
+
+def _gate(
+    ctx: Context, deps: AgentDeps, spec: NetworkSpec, where: ReplyTarget | None
+) -> BudgetGate | None:
+    person = person_subject(where.channel_meta.asker) if where is not None else None
+    scopes = turn_scopes(person, where.session_key if where else None, spec.name)
+    notify = (lambda text: send_reply(ctx, text, where)) if where is not None else None
+    return budget_gate(ctx, deps.settings, lambda: spend_store(ctx.runtime), scopes, notify, where)
 
 
 class _Decider:
@@ -74,6 +115,7 @@ class _Decider:
     ) -> None:
         self.ctx, self.deps, self.spec = ctx, deps, spec
         self.descriptions, self.task = descriptions, task
+        self.call: AssistantTurn | None = None  # the routing agent's last model turn
 
     def decide(self, state: Mapping[str, Any], results: Sequence[AgentResult]) -> Decision:
         router, iteration = self.spec.router, len(results)
@@ -114,9 +156,10 @@ class _Decider:
         provider = self._provider(model)
         if provider is None:
             return Decision(next=None, reason="no model is configured", by="agent")
-        return ask_routing_agent(
+        decision, self.call = ask_routing_agent(
             provider, self.spec, self.descriptions, self.task, state, results, self.ctx.cancelled
         )
+        return decision
 
     def _provider(self, model: str | None) -> ModelProvider | None:
         if model is None:

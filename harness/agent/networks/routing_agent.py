@@ -16,7 +16,7 @@ from typing import Any
 from harness.agent.networks.decisions import AgentResult, Decision
 from harness.agent.networks.spec import STOP, NetworkSpec
 from harness.llm.provider import ModelProvider
-from harness.llm.types import Message, ToolSpec
+from harness.llm.types import AssistantTurn, Message, ToolSpec
 
 ROUTE_TOOL = "route"
 ANSWER_CHARS = 1_500
@@ -54,9 +54,9 @@ def ask_routing_agent(
     state: Mapping[str, Any],
     results: Sequence[AgentResult],
     cancel: threading.Event | None = None,
-) -> Decision:
-    """The routing agent's decision. Raises the model layer's errors (the caller's step
-    retries the transient ones)."""
+) -> tuple[Decision, AssistantTurn]:
+    """The routing agent's decision, and the model's turn it came from (its usage, for the
+    budget). Raises the model layer's errors (the caller's step retries the transient ones)."""
     system = f"{GUIDE}\n\n{spec.instructions}".strip()
     prompt = routing_prompt(spec, descriptions, task, state, results)
     turn = provider.complete(
@@ -66,6 +66,10 @@ def ask_routing_agent(
         cancel=cancel,
         tool_choice=ROUTE_TOOL,
     )
+    return _decision(spec, turn), turn
+
+
+def _decision(spec: NetworkSpec, turn: AssistantTurn) -> Decision:
     call = next((c for c in turn.tool_calls if c.name == ROUTE_TOOL), None)
     if call is None:
         said = " ".join(turn.text.split())[:200] or "nothing"

@@ -70,7 +70,8 @@ def run_network(ctx: Context) -> dict[str, Any]:
     stopped = f"max_iterations ({spec.max_iterations}) reached"
     read_outside: str | None = None
     while len(results) < spec.max_iterations:
-        decision = route(ctx, deps, spec, loaded["agents"], task, state, results)
+        where = data.ask_in or data.reply
+        decision = route(ctx, deps, spec, loaded["agents"], task, state, results, where)
         if decision.next is None:
             stopped = decision.reason
             break

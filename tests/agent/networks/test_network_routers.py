@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.networks.code_routers import router
 from harness.agent.networks.decisions import AgentResult
+from harness.records.spend import spend_store
+from harness.records.usage import utc_day
+from tests.agent.conftest import make_settings
 from tests.agent.networks.conftest import NetworkRig
 from tests.fakes.model_server import Reply
 
@@ -256,3 +260,40 @@ def test_python_router_gets_state_last_result_and_iteration(network: NetworkRig)
     # Then the router was asked twice, with what it needed, and stopped the network
     assert SEEN == [({}, None, 0), ({"done": True}, "coder", 1)]
     assert network.record(run_id).result["stopped"] == "test-triage stopped"
+
+
+def test_routing_agent_calls_count_toward_the_budget_and_a_used_up_one_stops_the_network(
+    network: NetworkRig,
+) -> None:
+    # Given a 1,000-token daily budget per agent, and a routing agent whose first call
+    # uses it up for the network's own scope (agent "essay")
+    rig = network.agent
+    rig.deps = build_deps(
+        make_settings(rig.workspace, rig.model, budget_daily_tokens_per_agent=1_000)
+    )
+    set_agent_deps(rig.deps)
+    _trio(network)
+    network.declare_network(
+        "essay",
+        f"---\ndescription: Writes a checked essay.\n{TRIO}router: {{kind: agent}}\n{SCHEMA}---\n",
+    )
+    rig.model.script(
+        Reply.tool("route", {"next": "researcher", "reason": "first"}, input_tokens=1_000),
+        Reply.tool("state_set", {"key": "facts", "value": ["tea is old"]}),
+        Reply.answer("Found one fact."),
+    )
+
+    # When the network runs
+    run_id = network.start("essay", "An essay on tea")
+
+    # Then the routing call was counted, and the next routing decision stopped the network
+    # before asking the model, the budget's message as the reason
+    (essay,) = spend_store(rig.runtime).read(utc_day(rig.runtime.now_ms()), [("agent", "essay")])
+    assert essay.tokens >= 1_000, essay
+    decisions = network.steps(run_id, "route")
+    assert [d["next"] for d in decisions] == ["researcher"]
+    assert network.record(run_id).result["iterations"] == 1
+    assert len(rig.model.requests) == 3
+    assert "agent essay (1,000 tokens) is used up" in str(network.record(run_id).result), (
+        network.record(run_id).result
+    )

@@ -4,12 +4,16 @@ learns of it at once."""
 
 from __future__ import annotations
 
+import pytest
+
+from harness.agent.deps import build_deps, set_agent_deps
 from harness.runtime.executor import advance
 from harness.runtime.kicker import RecordingKicker, kick_all
 from harness.runtime.testing import drain
-from tests.agent.conftest import AgentRig
+from tests.agent.conftest import AgentRig, make_settings
 from tests.agent.roster.test_background_tasks import finish_events, results, say, task_of
 from tests.agent.roster.test_named_delegation import write_agent
+from tests.agent.test_budgets import CALL, MODEL, priced  # noqa: F401  (a fixture, by name)
 from tests.fakes.model_server import Reply
 
 
@@ -96,3 +100,27 @@ def status_of(agent: AgentRig, run_id: str) -> str:
     record = agent.runtime.ledger.run(run_id)
     assert record is not None, f"run {run_id} has no record"
     return record.status
+
+
+@pytest.mark.usefixtures("priced")
+def test_failed_task_reports_what_it_spent_before_failing(agent: AgentRig) -> None:
+    # Given $1.00 per model call, and a background researcher that makes one call (a tool
+    # call) and then fails
+    deps = build_deps(make_settings(agent.workspace, agent.model, agent_model=MODEL))
+    set_agent_deps(deps)
+    agent.deps = deps
+    (agent.workspace / "note.md").write_text("hi\n")
+    write_agent(agent.workspace, "researcher", "description: Finds sources.")
+    task_id = task_of("m1")
+    agent.model.script(
+        Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
+        Reply.answer("Started."),
+        Reply.tool("read", {"path": "note.md"}, **CALL),
+        Reply.error(400, "the model refused the request"),  # the researcher's second call
+    )
+    # When everything runs
+    say(agent, "research tea", "m1")
+    # Then the failure's finish event carries the $1.00 its recorded call cost
+    [finished] = finish_events(agent, task_id)
+    assert finished["status"] == "failed"
+    assert finished["cost_usd"] == 1.0, finished

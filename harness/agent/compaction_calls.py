@@ -1,0 +1,74 @@
+"""The model calls around compaction: the summary of the older conversation and the silent
+memory flush before it (`memory.flush`), each a durable step behind the turn's budget guard
+(`DurableTurn.guard`), so they are checked and counted as every other model call is.
+
+When a budget is used up the guard makes no call: the summary is None (the caller leaves the
+conversation as it is, and the turn's next `think` stops with the budget's message) and the
+flush writes no notes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from harness.agent.compaction import SUMMARY_PROMPT
+from harness.agent.memory.flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
+from harness.agent.memory.notes import memory_context
+from harness.errors import StepFailedError
+from harness.llm.types import AssistantTurn, Message
+from harness.tools.base import ToolContext
+
+if TYPE_CHECKING:
+    from harness.agent.turn import DurableTurn
+
+log = logging.getLogger(__name__)
+
+
+def summarize(turn: DurableTurn, transcript: str, step: str = "summarize") -> str | None:
+    """`transcript` summarised by one model call (the compaction prompt) in durable step
+    `step`, behind the turn's budget guard; None when a budget is used up (no call made).
+    Raises `StepFailedError` when the call fails past its retries."""
+
+    def complete() -> dict[str, Any]:
+        summary = turn.complete(SUMMARY_PROMPT, [Message.user(transcript)], ())
+        return summary.model_dump(mode="json")
+
+    done = turn.guard(_in_step(turn, step, complete))
+    return None if done is None else done.text.strip() or "(no summary)"
+
+
+def flush_memory(turn: DurableTurn, old: list[Message]) -> None:
+    """The silent turn before compaction (see `memory.flush`): notes only, best effort (a
+    failed or refused call writes none)."""
+    spec = remember_spec(turn.tool_specs())
+    if spec is None:
+        return
+    request = flush_request(old, memory_context(turn.memory_root, turn.now()))
+
+    def complete() -> dict[str, Any]:
+        return turn.complete(FLUSH_PROMPT, request, [spec]).model_dump(mode="json")
+
+    try:
+        done = turn.guard(_in_step(turn, "memory-flush", complete))
+    except StepFailedError as exc:
+        log.warning("run %s: memory flush before compaction failed: %s", turn.ctx.run_id, exc)
+        return
+    for call in remember_calls(done) if done is not None else []:
+        turn.ctx.step.run("memory-note", _note, turn, call.name, call.arguments)
+
+
+def _in_step(
+    turn: DurableTurn, step: str, complete: Callable[[], dict[str, Any]]
+) -> Callable[[], AssistantTurn]:
+    return lambda: AssistantTurn.model_validate(turn.ctx.step.run(step, complete))
+
+
+def _note(turn: DurableTurn, name: str, arguments: dict[str, Any]) -> bool:
+    """Run a `remember` call of the silent turn (no progress report); True if it failed."""
+    tool_ctx = ToolContext(turn.deps.workspace, turn.ctx.cancelled, extras=turn.extras())
+    outcome = turn.registry.execute(name, arguments, tool_ctx)
+    if outcome.is_error:
+        log.warning("run %s: memory flush note failed: %s", turn.ctx.run_id, outcome.content)
+    return outcome.is_error
