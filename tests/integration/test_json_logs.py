@@ -1,5 +1,5 @@
 """With LOG_FORMAT=json every fleet process writes one JSON object per stderr line, through the
-redacting formatter: the web server (uvicorn's own and access lines), the scheduler,
+redacting formatter: the web server (uvicorn's own and access lines), the worker, the scheduler,
 `harness poll` and the sidecar with its function host child."""
 
 from __future__ import annotations
@@ -96,6 +96,15 @@ def test_scheduler_lines_are_json(tmp: Path, redis_url: str) -> None:
     scheduler = Process(tmp, redis_url, "scheduler", "scheduler")
     scheduler.wait_for("started")
     assert any("scheduler" in r["logger"] for r in scheduler.stop_and_check())
+
+
+def test_worker_lines_are_json(tmp: Path, redis_url: str) -> None:
+    # Given a Celery worker (its banner goes to stdout; its log lines and warnings to stderr)
+    worker = Process(tmp, redis_url, "worker", "worker", "--concurrency", "1")
+    # When it is ready
+    worker.wait_for("ready")
+    # Then its lines, Celery's included, are JSON
+    assert any(r["logger"].startswith("celery") for r in worker.stop_and_check())
 
 
 def test_poll_lines_are_json_and_redacted(tmp: Path, redis_url: str) -> None:
