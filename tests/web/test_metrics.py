@@ -21,7 +21,7 @@ from harness.settings import Settings
 from harness.web import create_app
 from tests.runtime_fixtures import ManualClock
 
-MODEL_ANSWER = {
+MODEL_ANSWER: dict[str, object] = {
     "model": "claude-sonnet-5",
     "usage": {"input_tokens": 1_000_000, "output_tokens": 100_000},
     "text": "hi",
