@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,6 +20,7 @@ from harness.commands.agents import agents
 from harness.commands.budget import budget_app
 from harness.commands.doctor import doctor
 from harness.commands.functions import functions, sidecar
+from harness.commands.health import health
 from harness.commands.mcp import mcp_app
 from harness.commands.memory import memory_app
 from harness.commands.networks import networks
@@ -27,6 +30,7 @@ from harness.commands.runs import runs_app
 from harness.commands.setup import SetupCommand, poll, setup
 from harness.commands.usage import usage
 from harness.events import Event
+from harness.fleet.liveness import Pulse, liveness_for
 from harness.observe.json_logs import configure_logging
 from harness.settings import Settings, get_settings
 
@@ -88,6 +92,17 @@ def _setup_logging() -> None:
     configure_logging(settings.log_level, settings.log_format)
 
 
+@contextmanager
+def _liveness(process: str, pulse: Pulse | None = None) -> Iterator[None]:
+    """Keep `process`'s liveness file fresh while the block runs (`harness health`)."""
+    keeper = liveness_for(get_settings(), process, pulse)
+    keeper.start()
+    try:
+        yield
+    finally:
+        keeper.stop()
+
+
 @app.command(rich_help_panel=FLEET)
 def up(port: PortOption = None) -> None:
     """Run the whole fleet in the foreground (web, worker, scheduler); Redis is embedded when
@@ -123,14 +138,16 @@ def worker(
     settings = get_settings()
     extra = [m for item in functions or [] for m in item.split(",") if m]
     if engine:
-        _run_engine_worker(settings, extra, concurrency, queues)
+        with _liveness("worker"):
+            _run_engine_worker(settings, extra, concurrency, queues)
         return
-    run_worker(
-        settings,
-        function_modules(settings, extra),
-        concurrency or settings.worker_concurrency,
-        [q for q in queues.split(",") if q],
-    )
+    with _liveness("worker"):
+        run_worker(
+            settings,
+            function_modules(settings, extra),
+            concurrency or settings.worker_concurrency,
+            [q for q in queues.split(",") if q],
+        )
 
 
 def _run_engine_worker(
@@ -156,7 +173,9 @@ def scheduler() -> None:
     from harness.runtime.worker import run_scheduler_process
 
     _setup_logging()
-    run_scheduler_process(get_settings())
+    pulse = Pulse()
+    with _liveness("scheduler", pulse):
+        run_scheduler_process(get_settings(), on_pass=pulse.beat)
 
 
 HostOption = Annotated[
@@ -275,6 +294,7 @@ def events_tail(
 
 app.command(rich_help_panel=FLEET)(poll)
 app.command(rich_help_panel=FLEET)(sidecar)
+app.command(rich_help_panel=FLEET)(health)
 app.command(rich_help_panel=INSPECT)(functions)
 app.command(rich_help_panel=INSPECT)(agents)
 app.command(rich_help_panel=INSPECT)(networks)

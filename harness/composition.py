@@ -27,6 +27,7 @@ from __future__ import annotations
 from harness import shared_lock
 from harness.runtime import assembly
 from harness.runtime.file_locks import redis_file_locks
+from harness.runtime.fleet_metrics import StepMetrics
 from harness.runtime.instance import Runtime
 from harness.settings import Settings, get_settings
 
@@ -39,7 +40,8 @@ def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) ->
     checked against its model before it is published, not only the engine's own; and a
     `UsageRecorder` step observer counts each model call's tokens in the day's totals on the
     runtime's Redis (kept `usage_retention_s` after their last write; by default
-    `harness.records.usage.DEFAULT_RETENTION_S`)."""
+    `harness.records.usage.DEFAULT_RETENTION_S`), and a `StepMetrics` observer adds each
+    step's duration and tokens to the fleet's `/metrics` counters."""
     from harness.events import validate_event
     from harness.records.usage import DEFAULT_RETENTION_S, UsageRecorder, usage_store
 
@@ -48,6 +50,7 @@ def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) ->
         runtime.step_observers.append(
             UsageRecorder(usage_store(runtime, usage_retention_s or DEFAULT_RETENTION_S))
         )
+        runtime.step_observers.append(StepMetrics(runtime))
     return runtime
 
 

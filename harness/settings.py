@@ -255,6 +255,22 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
     log_format: Literal["text", "json"] = Field(
         default="text", description="text (human-readable) or json (one object per line)."
     )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        description="Bearer token `/metrics` requires; unset: `/metrics` is open (serve it on "
+        "an internal network only, docs/observability.md).",
+    )
+    health_dir: Path | None = Field(
+        default=None,
+        description="Folder of the worker's, scheduler's and sidecar's liveness files "
+        "(`harness health`); unset: `<state dir>/health`.",
+    )
+    health_max_age: float = Field(
+        default=30.0,
+        ge=3.0,
+        description="Seconds after which a process whose liveness file was not touched is "
+        "reported dead by `harness health`.",
+    )
 
     media_max_bytes: int = Field(
         default=20 * 1024 * 1024, ge=1024, description="Largest file a person may send, bytes."

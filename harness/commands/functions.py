@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -11,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.errors import HarnessError
+from harness.fleet.liveness import liveness_for
+from harness.observe.json_logs import configure_logging
 from harness.settings import get_settings
 
 console = Console()
@@ -23,15 +24,16 @@ def sidecar() -> None:
     from harness.sidecar.supervisor import run_sidecar
 
     settings = get_settings()
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(settings.log_level, settings.log_format)
+    keeper = liveness_for(settings, "sidecar")  # `harness health --process sidecar`
+    keeper.start()
     try:
         run_sidecar(settings)
     except HarnessError as exc:
         err_console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(code=2) from exc
+    finally:
+        keeper.stop()
 
 
 def _when(ms: int) -> str:

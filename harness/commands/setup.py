@@ -11,7 +11,6 @@ goes through `channels.registry`; the platform details stay in `channels/`.
 
 from __future__ import annotations
 
-import logging
 import shlex
 import signal
 import sys
@@ -28,6 +27,7 @@ from channels.registry import get_channel, plugin
 from channels.tokens import blank_tokens
 from harness.composition import plug_in_channels
 from harness.errors import ConfigurationError, HarnessError
+from harness.observe.json_logs import configure_logging
 from harness.settings import get_settings
 
 
@@ -89,10 +89,7 @@ def poll(
     from harness.fleet.restarts import run_with_restarts
     from harness.runtime import get_runtime
 
-    logging.basicConfig(
-        level=get_settings().log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(get_settings().log_level, get_settings().log_format)
     stop = threading.Event()
 
     def interrupt(signum: int, frame: object) -> None:

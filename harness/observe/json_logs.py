@@ -44,7 +44,8 @@ class RedactingFormatter(logging.Formatter):
 
 def configure_logging(level: str, log_format: str) -> None:
     """Point the root logger at stderr in `log_format` (`text` or `json`) at `level`.
-    Replaces handlers set before, so calling it twice does not double lines."""
+    Replaces handlers set before, so calling it twice does not double lines. Python warnings
+    (a library's `SecurityWarning`) are logged too (`py.warnings`), in the same format."""
     handler = logging.StreamHandler()
     formatter: logging.Formatter = (
         JsonFormatter() if log_format == "json" else RedactingFormatter(TEXT_FORMAT)
@@ -53,3 +54,4 @@ def configure_logging(level: str, log_format: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    logging.captureWarnings(True)

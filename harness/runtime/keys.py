@@ -160,6 +160,26 @@ class Keys:
         """String: set by the first attempt to deliver one reply, before it posts anything."""
         return f"{self.prefix}:reply:{reply_id}:begun"
 
+    @property
+    def metrics_runs(self) -> str:
+        """Hash: `<function id>\t<started|completed|failed|cancelled>` -> runs (the scripts)."""
+        return f"{self.prefix}:metrics:runs"
+
+    @property
+    def metrics_reaper(self) -> str:
+        """Hash: `lease_expiries`, `kicks_resent` -> how often the reaper did each (reap.lua)."""
+        return f"{self.prefix}:metrics:reaper"
+
+    @property
+    def metrics_steps(self) -> str:
+        """Hash: `<function id>\t<bucket index|sum_ms|count>` -> committed steps' durations."""
+        return f"{self.prefix}:metrics:steps"
+
+    @property
+    def metrics_tokens(self) -> str:
+        """Hash: `<model>\t<in|out|cr|cw|calls>` -> model tokens (and calls) since ever."""
+        return f"{self.prefix}:metrics:tokens"
+
     def undelivered(self) -> str:
         """Hash: original reply id -> an undelivered reply (JSON), until it is redelivered."""
         return f"{self.prefix}:undelivered"

@@ -208,7 +208,7 @@ class RunSteps:
             span.model_call(cast(dict[str, Any], value), usage)
         s = self._s
         if s.runtime.step_observers:  # most runtimes have none: no record built per step
-            step = CommittedStep(s.run_id, s.spec.id, s.event, key, usage, ended)
+            step = CommittedStep(s.run_id, s.spec.id, s.event, key, usage, ended, started)
             notify(s.runtime.step_observers, step)
         return json.loads(encoded)  # type: ignore[no-any-return]
 

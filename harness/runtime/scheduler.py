@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from harness.errors import BusUnavailableError
 from harness.runtime.bus_errors import redis_errors
@@ -44,8 +45,14 @@ def trim_history(runtime: Runtime) -> None:
     runtime.run_index.trim(runtime.now_ms() - runtime.retention_s * 1000)
 
 
-def run_scheduler(runtime: Runtime, interval: float, stop: threading.Event) -> None:
-    """Loop until `stop` is set: reap, fire cron ticks, trim history. Survives Redis outages."""
+def run_scheduler(
+    runtime: Runtime,
+    interval: float,
+    stop: threading.Event,
+    on_pass: Callable[[], None] = lambda: None,
+) -> None:
+    """Loop until `stop` is set: reap, fire cron ticks, trim history. Survives Redis outages.
+    Calls `on_pass` after every pass, failed or not (a liveness probe's sign of life)."""
     log.info("scheduler %s started (every %.1fs)", runtime.worker_id, interval)
     passes = 0
     while not stop.is_set():
@@ -61,5 +68,6 @@ def run_scheduler(runtime: Runtime, interval: float, stop: threading.Event) -> N
         except BusUnavailableError as exc:
             log.warning("scheduler pass failed (%s); retrying", exc)
         passes += 1
+        on_pass()
         stop.wait(interval)
     log.info("scheduler %s stopped", runtime.worker_id)

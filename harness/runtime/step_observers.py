@@ -23,7 +23,8 @@ class CommittedStep:
     `step_key` is its journal key (`think:0`); `event` the run's triggering event; `usage` the
     model call's tokens as `harness.runtime.previews.usage_of` reads them (`{"model", "in",
     "out", "cr", "cw"}`), None when the step was no model call; `ended_ms` when the step's
-    function returned, by the runtime's clock."""
+    function returned, `started_ms` when this try of it began (0 when unknown), by the
+    runtime's clock."""
 
     run_id: str
     function_id: str
@@ -31,6 +32,7 @@ class CommittedStep:
     step_key: str
     usage: Mapping[str, Any] | None
     ended_ms: int
+    started_ms: int = 0
 
 
 class StepObserver(Protocol):

@@ -10,7 +10,7 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from harness.errors import ConfigurationError
 from harness.fleet.heap import freeze_startup_heap
@@ -71,8 +71,11 @@ def _consume(settings: EngineSettings, concurrency: int, queues: list[str]) -> N
     )
 
 
-def run_scheduler_process(settings: EngineSettings) -> None:
-    """Run the scheduler loop until SIGINT or SIGTERM. Blocks."""
+def run_scheduler_process(
+    settings: EngineSettings, on_pass: Callable[[], None] = lambda: None
+) -> None:
+    """Run the scheduler loop until SIGINT or SIGTERM, calling `on_pass` after each pass.
+    Blocks."""
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -80,6 +83,6 @@ def run_scheduler_process(settings: EngineSettings) -> None:
     heartbeat = Heartbeat(runtime, "scheduler")
     heartbeat.start()
     try:
-        run_scheduler(runtime, settings.harness_reaper_interval, stop)
+        run_scheduler(runtime, settings.harness_reaper_interval, stop, on_pass)
     finally:
         heartbeat.stop()

@@ -30,7 +30,7 @@ from harness.sidecar.served_chats import allowlist_environment
 
 _FUNCTION_ALLOWED = re.compile(
     r"^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV|PYTHONPATH"
-    r"|LC_\w+|AGENT_WORKSPACE|AGENT_TIMEZONE|AGENT_NAME|LOG_LEVEL"
+    r"|LC_\w+|AGENT_WORKSPACE|AGENT_TIMEZONE|AGENT_NAME|LOG_LEVEL|LOG_FORMAT"
     r"|(?i:https?_proxy|no_proxy)|SSL_CERT_FILE|SSL_CERT_DIR|REQUESTS_CA_BUNDLE)$"
 )
 _EXECUTOR_ALLOWED = re.compile(r"^(HARNESS_\w+|SIDECAR_\w+)$")
@@ -68,6 +68,7 @@ def function_environment(settings: Settings, base: Mapping[str, str]) -> dict[st
     env.update(
         AGENT_WORKSPACE=str(settings.agent_workspace.resolve()),
         LOG_LEVEL=settings.log_level,
+        LOG_FORMAT=settings.log_format,
         SIDECAR_MEMORY_MB=str(settings.sidecar_memory_mb),
         SIDECAR_CPU_SECONDS=str(settings.sidecar_cpu_seconds),
         PYTHONUNBUFFERED="1",

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from celery.signals import worker_ready
 
 from harness.composition import use_fleet
+from harness.observe.json_logs import configure_logging
 from harness.runtime import Function, FunctionSpec, Runtime, get_runtime
 from harness.runtime.celery_app import app
 from harness.runtime.function_sources import (
@@ -177,10 +178,7 @@ def _exit_with_parent(parent: int) -> None:
 def main() -> int:
     """Run the executor until SIGTERM (Celery's warm shutdown). Returns its exit code."""
     settings = get_settings()
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(settings.log_level, settings.log_format)
     link = host_link(settings)
     try:
         link.start()  # the host imports the harness while this process imports Celery

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import BinaryIO
 
+from harness.observe.json_logs import configure_logging
 from harness.runtime.functions import Function
 from harness.sidecar.environment import apply_limits
 from harness.sidecar.host_context import HostContext, HostExecution, HostInterrupted, outcome
@@ -128,10 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         int(os.environ.get("SIDECAR_MEMORY_MB", "0")),
         int(os.environ.get("SIDECAR_CPU_SECONDS", "0")),
     )
-    logging.basicConfig(
-        level=os.environ.get("LOG_LEVEL", "INFO").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(os.environ.get("LOG_LEVEL", "INFO"), os.environ.get("LOG_FORMAT", "text"))
     wire_in, wire_out = _wire()
     host = Host(wire_out)
     first = wire_in.readline()  # a warm host waits here

@@ -12,6 +12,7 @@ from fastapi import APIRouter, FastAPI
 import harness.web.chat_api as chat_api
 import harness.web.events_api as events_api
 import harness.web.health as health
+import harness.web.metrics_api as metrics_api
 import harness.web.webhooks as webhooks
 from harness.access import announce_policy
 from harness.composition import plug_in_channels, use_fleet
@@ -36,10 +37,10 @@ def create_app(
     settings: Settings | None = None,
     routers: Iterable[APIRouter] = (),
 ) -> FastAPI:
-    """Build the app: `/healthz`, `/api/events`, then each of `routers` (`default_routers()`
-    in production: `/api/chat` and the channel webhooks). Every request body is bounded by
-    `BodyLimits` (1 MiB, `WEB_BODY_TIMEOUT`); the API docs are served only with
-    `WEB_API_DOCS`.
+    """Build the app: `/livez`, `/healthz`, `/readyz`, `/metrics`, `/api/events`, then each
+    of `routers` (`default_routers()` in production: `/api/chat` and the channel webhooks).
+    Every request body is bounded by `BodyLimits` (1 MiB, `WEB_BODY_TIMEOUT`); the API docs
+    are served only with `WEB_API_DOCS`.
 
     Nothing connects at build time; `runtime_factory` is called per request. More routers
     can be added afterwards with `app.include_router`; they reach the runtime and settings
@@ -57,6 +58,7 @@ def create_app(
     app.state.harness = WebContext(runtime_factory=runtime_factory, settings=settings)
     app.add_middleware(BodyLimits, timeout=settings.web_body_timeout)
     app.include_router(health.router)
+    app.include_router(metrics_api.router)
     app.include_router(events_api.router)
     for router in routers:
         app.include_router(router)
@@ -99,6 +101,10 @@ def serve(
         "timeout_keep_alive": 5,
         "http": HeaderTimeoutProtocol,  # reads WEB_HEADER_TIMEOUT in each process
         "log_level": _UVICORN_LEVELS.get(level, level),
+        # uvicorn's own handlers would print its lines and the access lines past our
+        # formatter: without them they reach the root logger (`configure_logging`), in
+        # LOG_FORMAT and redacted.
+        "log_config": None,
     }
     if workers > 1:
         if runtime_factory is not get_runtime:
@@ -124,8 +130,9 @@ def production_app() -> FastAPI:
 
 
 class _QuietProbes(logging.Filter):
-    """Drops uvicorn's access-log lines for `/healthz` and `/readyz`: probes (a load balancer,
-    `harness up` waiting for readiness) would drown the log. A failing check logs by itself."""
+    """Drops uvicorn's access-log lines for the probes and `/metrics`: probes (a load
+    balancer, `harness up` waiting for readiness, a scraper) would drown the log. A failing
+    check logs by itself."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
@@ -134,7 +141,7 @@ class _QuietProbes(logging.Filter):
         return True
 
 
-_PROBES = frozenset({"/healthz", "/readyz"})
+_PROBES = frozenset({"/livez", "/healthz", "/readyz", "/metrics"})
 
 
 def _warm_up_channels() -> None:

@@ -1,10 +1,12 @@
-"""`GET /healthz` (is this process up, does Redis answer?) and `GET /readyz` (can a message be
-answered now, i.e. is a worker live?).
+"""`GET /livez` (does this process answer?), `GET /healthz` (is this process up, does Redis
+answer?) and `GET /readyz` (can a message be answered now, i.e. is a worker live?).
 
-A load balancer should check `/healthz`: webhooks are stored on the bus while Redis answers,
-even with no worker up, so the web server stays in rotation. `/readyz` is for whoever wants
-to know that messages will be answered now (`harness up` prints "ready" on it, once the
-answer echoes the id it gave this start: `harness.fleet.fleets.FLEET_ID_HEADER`).
+`/livez` is the liveness probe: it touches nothing, so a Redis outage never restarts the web
+processes. `/healthz` is the readiness probe a load balancer should check: webhooks are stored
+on the bus while Redis answers, even with no worker up, so the web server stays in rotation.
+`/readyz` is for whoever wants to know that messages will be answered now (`harness up`
+prints "ready" on it, once the answer echoes the id it gave this start:
+`harness.fleet.fleets.FLEET_ID_HEADER`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ from harness.web.deps import WebContext, web_context
 log = logging.getLogger(__name__)
 
 router = APIRouter()
+
+
+@router.get("/livez")
+async def livez() -> JSONResponse:
+    """200 `{"status": "alive"}` whenever the process serves requests. Reads nothing: not
+    Redis, not the settings."""
+    return JSONResponse({"status": "alive"})
 
 
 @router.get("/healthz")

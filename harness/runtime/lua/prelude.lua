@@ -18,6 +18,12 @@ local LEASES = P .. ':q:leases'
 local TIMERS = P .. ':q:timers'
 local TERMINAL = {completed = true, failed = true, cancelled = true, steered = true}
 local KICKED = P .. ':q:kicked'
+-- Fleet-wide counters for `/metrics` (`harness.runtime.fleet_metrics`), kept by the scripts so
+-- every web process reports the same numbers: runs started and finished per function
+-- ('<function id>\t<started|completed|failed|cancelled>'), and the reaper's recoveries.
+local METRICS_RUNS = P .. ':metrics:runs'
+local METRICS_REAPER = P .. ':metrics:reaper'
+local FINISHED = {completed = true, failed = true, cancelled = true}
 local KICK_CHECK_MS, KICK_BACKOFF_CAP_MS = 3000, 60000
 local kicks = {}
 
@@ -138,6 +144,10 @@ local function index_status(id, new)
   if not created then return end
   if old then redis.call('ZREM', P .. ':runs:status:' .. old, id) end
   redis.call('ZADD', P .. ':runs:status:' .. new, created, id)
+  if FINISHED[new] then
+    local fn = redis.call('HGET', r, 'function_id') or ''
+    redis.call('HINCRBY', METRICS_RUNS, fn .. '\t' .. new, 1)
+  end
 end
 
 local function index_in(key, id, now)
@@ -147,6 +157,7 @@ end
 
 local function index_new_run(run, now)
   index_in(P .. ':runs:fn:' .. run.function_id, run.id, now)
+  redis.call('HINCRBY', METRICS_RUNS, run.function_id .. '\t' .. 'started', 1)
   redis.call('ZADD', P .. ':runs:status:queued', now, run.id)
   if run.session and run.session ~= '' then
     index_in(P .. ':runs:session:' .. run.session, run.id, now)

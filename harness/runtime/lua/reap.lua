@@ -33,6 +33,7 @@ end
 local front = {}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', LEASES, '-inf', now, 'LIMIT', 0, limit)) do
   redis.call('ZADD', LEASES, now + ttl, id)
+  redis.call('HINCRBY', METRICS_REAPER, 'lease_expiries', 1)
   if kick(id, now) then
     table.insert(front, id)
     table.insert(front, redis.call('HGET', rk(id), 'queue') or 'harness')
@@ -56,6 +57,7 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KICKED, '-inf', now, 'LIMIT', 0,
     local tries = tonumber(redis.call('HGET', r, 'kick_tries')) or 0
     if idle[q] or taken >= seq then
       send_kick(id, now, tries + 1)
+      redis.call('HINCRBY', METRICS_REAPER, 'kicks_resent', 1)
     else
       redis.call('ZADD', KICKED, now + backoff(tries), id)
     end
