@@ -1,9 +1,5 @@
 """Every command, option, variable and probe URL the deployment files name exists in the code:
 a file that names something the code does not have fails here, not in production.
-
-Names that other issue-30 branches add (they land before this one is merged) are listed once,
-in `EXPECTED_FROM_OTHER_BRANCHES`; the lead empties it at merge, and this test says when an
-entry has landed and should go.
 """
 
 from __future__ import annotations
@@ -25,15 +21,6 @@ from harness.settings import Settings
 from harness.web.app import create_app, default_routers
 from tests.deploy import mentions
 from tests.deploy.helm_render import ROOT
-
-# ---- expected from another branch: the lead empties this set at merge ----------------------
-EXPECTED_FROM_OTHER_BRANCHES: frozenset[str] = frozenset(
-    {
-        "command health",  # `harness health --process worker|scheduler|sidecar` (exec probe)
-        "route /livez",  # liveness without Redis
-    }
-)
-# ---------------------------------------------------------------------------------------------
 
 # Variables the image sets for Python and pip themselves, not for harness.
 PYTHON_VARIABLES = frozenset(
@@ -71,10 +58,6 @@ def _settings_variables() -> set[str]:
 
 def _missing(name: str, exists: bool) -> str | None:
     """A failure line for `name`, or None when it is as expected."""
-    if name in EXPECTED_FROM_OTHER_BRANCHES:
-        return (
-            f"{name!r} exists now: remove it from EXPECTED_FROM_OTHER_BRANCHES" if exists else None
-        )
     return None if exists else f"{name!r} does not exist in the code"
 
 
@@ -150,13 +133,6 @@ def test_probe_urls_are_routes_of_the_web_app_on_its_port() -> None:
         if probe.port != settings.port:
             problems.append(f"{probe.where}: port {probe.port}, the server's is {settings.port}")
     assert not problems, "\n".join(problems)
-
-
-def test_every_expected_name_is_still_used_by_the_files() -> None:
-    """An entry of EXPECTED_FROM_OTHER_BRANCHES that no file names any more is dead weight."""
-    commands = {f"command {line.argv[0]}" for line in mentions.command_lines()}
-    routes = {f"route {probe.path}" for probe in mentions.probe_urls()}
-    assert EXPECTED_FROM_OTHER_BRANCHES <= commands | routes
 
 
 @pytest.mark.parametrize("process", ["worker", "scheduler", "sidecar"])
