@@ -33,6 +33,7 @@ from harness.events import Event
 from harness.fleet.liveness import Pulse, liveness_for
 from harness.observe.json_logs import configure_logging
 from harness.settings import Settings, get_settings
+from harness.version import DISTRIBUTION, installed_version
 
 FLEET = "Run the fleet"
 TALK = "Talk to the agent"
@@ -56,9 +57,24 @@ PortOption = Annotated[
 ]
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"{DISTRIBUTION} {installed_version()}")
+        raise typer.Exit(code=0)
+
+
 @app.callback()
 def harness(
     ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_print_version,
+            help="Print the installed version and exit.",
+        ),
+    ] = False,
     workspace: Annotated[
         Path | None,
         typer.Option(

