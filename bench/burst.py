@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 from bench.stats import cpu_seconds, listening_sockets, percentile, process_tree
 from harness.fleet.embedded_redis import EmbeddedRedis, free_port
@@ -66,7 +66,7 @@ def floor_app() -> Callable[..., Awaitable[None]]:
 
 
 class Connection:
-    """One keep-alive HTTP/1.1 connection with a minimal client: httpx's own cost per request
+    """One keep-alive HTTP/1.1 connection with a minimal client: httpx2's own cost per request
     would dwarf a server's on this machine, so the load is sent as raw bytes."""
 
     def __init__(self, port: int) -> None:
@@ -239,9 +239,9 @@ def _wait_up(url: str) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            httpx.get(url, timeout=2)
+            httpx2.get(url, timeout=2)
             return
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             time.sleep(0.2)
     raise RuntimeError(f"{url} did not come up")
 

@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import redis
 
 from bench.stats import cpu_seconds, percentile
@@ -93,7 +93,7 @@ def _wait(check: Callable[[], object], what: str, timeout: float = 60.0) -> None
         try:
             if check():
                 return
-        except (httpx.HTTPError, redis.RedisError):
+        except (httpx2.HTTPError, redis.RedisError):
             pass
         time.sleep(0.05)
     raise RuntimeError(f"timed out waiting for {what}")
@@ -128,7 +128,7 @@ def fleet(env: dict[str, str], port: int, log_dir: Path, workers: int = 1) -> It
                 proc.wait()
 
 
-def _post_update(client: httpx.Client, url: str, update_id: int) -> float:
+def _post_update(client: httpx2.Client, url: str, update_id: int) -> float:
     update = tg_private_text(update_id=update_id, text=f"ping {update_id}")
     chat = 10_000_000 + update_id  # one chat per turn: no turn waits for another's session
     update["message"]["chat"]["id"] = update["message"]["from"]["id"] = chat
@@ -141,21 +141,21 @@ def _post_update(client: httpx.Client, url: str, update_id: int) -> float:
 
 
 def _offset(
-    one: Callable[[httpx.Client, int], tuple[str, float]], base: int, client: httpx.Client, i: int
+    one: Callable[[httpx2.Client, int], tuple[str, float]], base: int, client: httpx2.Client, i: int
 ) -> tuple[str, float]:
     """`one(client, base + i)`: the calls of a round numbered from its own base."""
     return one(client, base + i)
 
 
 def _load(
-    clients: int, count: int, one: Callable[[httpx.Client, int], tuple[str, float]]
+    clients: int, count: int, one: Callable[[httpx2.Client, int], tuple[str, float]]
 ) -> list[tuple[str, float]]:
     """`count` calls of `one(client, i)` from `clients` threads, each with its own client."""
     local = threading.local()
 
     def call(i: int) -> tuple[str, float]:
         if not hasattr(local, "client"):
-            local.client = httpx.Client(timeout=30)
+            local.client = httpx2.Client(timeout=30)
         return one(local.client, i)
 
     with ThreadPoolExecutor(clients) as pool:
@@ -178,7 +178,7 @@ def measure(
 ) -> dict[str, Any]:
     webhook = f"{base}/webhooks/telegram"
     # warm up every path: the web app, the worker's imports, the agent, the fake servers
-    with httpx.Client(timeout=30) as client:
+    with httpx2.Client(timeout=30) as client:
         for i in range(10):
             _post_update(client, webhook, 1 + i)
             telegram.wait_for_messages(i + 1)
@@ -186,7 +186,7 @@ def measure(
 
     # 1. under load: each client alternates a webhook (a turn the fleet then answers) and a
     #    health check (the HTTP floor), so both see the same load on the same two processes
-    def one(client: httpx.Client, i: int) -> tuple[str, float]:
+    def one(client: httpx2.Client, i: int) -> tuple[str, float]:
         if i % 2:
             return "health", _timed_get(client, f"{base}/healthz")
         return "hook", _post_update(client, webhook, i)
@@ -219,7 +219,7 @@ def measure(
     # 3. one turn at a time, counting the Redis commands they make
     serial: list[float] = []
     commands_before = redis_commands(store)
-    with httpx.Client(timeout=30) as client:
+    with httpx2.Client(timeout=30) as client:
         for i in range(args.serial):
             started = time.perf_counter()
             _post_update(client, webhook, 100_000 + i)
@@ -247,7 +247,7 @@ def commands_per_turn(
     return dict(sorted(((n, c) for n, c in counts.items() if c > 0), key=lambda nc: -nc[1]))
 
 
-def _timed_get(client: httpx.Client, url: str) -> float:
+def _timed_get(client: httpx2.Client, url: str) -> float:
     started = time.perf_counter()
     response = client.get(url)
     if response.status_code != 200:
@@ -404,7 +404,7 @@ def main() -> None:
         with fleet(env, port, Path(tmp), args.workers) as workers:
             base = f"http://127.0.0.1:{port}"
             client = redis.Redis.from_url(server.url, decode_responses=True)
-            _wait(lambda: httpx.get(f"{base}/healthz").status_code == 200, "the web server")
+            _wait(lambda: httpx2.get(f"{base}/healthz").status_code == 200, "the web server")
             _wait(lambda: client.hexists(Keys(PREFIX).functions, "send-reply"), "the worker")
             _wait(lambda: _workers(client) >= args.workers, "every worker")
             configure(server.url)

@@ -2,7 +2,7 @@
 
 A served Telegram turn must call the model once and the Bot API three times (typing, the
 draft preview, `sendMessage`). `wire_floor` makes those calls from this thread, through the
-official Anthropic SDK and httpx (the clients the worker uses), against the benchmark's own
+official Anthropic SDK and httpx2 (the clients the worker uses), against the benchmark's own
 fake servers, with the worker's own recorded request body, and returns this thread's CPU
 time per call (`time.thread_time`, so the fake servers' threads in the same process are not
 counted). Added to the Celery no-ops a turn's kicks cost, it is the least CPU a turn can

@@ -1,5 +1,5 @@
 """Errors raised by the channels. Platform and SDK errors are translated into these in each
-platform's `api.py`, so nothing above a channel sees httpx or slack_sdk exceptions.
+platform's `api.py`, so nothing above a channel sees httpx2 or slack_sdk exceptions.
 
     HarnessError (harness.errors)
     └── ChannelError

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import httpx
+import httpx2
 
 from channels.errors import FileTooLarge, PermanentPlatformError, PlatformUnavailable
 
 
 def fetch_bounded(
-    client: httpx.Client,
+    client: httpx2.Client,
     url: str,
     headers: Mapping[str, str],
     max_bytes: int,
@@ -38,6 +38,6 @@ def fetch_bounded(
                     raise FileTooLarge(platform, "download", f"more than {max_bytes} bytes")
                 chunks.append(chunk)
             return b"".join(chunks), response.headers.get("Content-Type", "")
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         detail = f"{type(exc).__name__}: {exc}".replace(secret, "<token>") if secret else str(exc)
         raise PlatformUnavailable(platform, "download", detail) from None

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from urllib.error import URLError
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
@@ -204,7 +204,7 @@ class SlackApi:
         if host not in _FILE_HOSTS and host != urlsplit(self._base_url).hostname:
             raise PermanentPlatformError(_PLATFORM, "download", f"not a Slack file URL: {host}")
         headers = {"Authorization": f"Bearer {self._token}"}
-        with httpx.Client(follow_redirects=True) as client:
+        with httpx2.Client(follow_redirects=True) as client:
             return fetch_bounded(client, url, headers, max_bytes, _PLATFORM, self._token)
 
     def upload_file(

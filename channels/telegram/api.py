@@ -2,7 +2,7 @@
 
 Every call is `POST <base>/bot<token>/<method>` with a JSON body. Failures become
 `channels.errors` exceptions here. The token is part of the URL path, so it is redacted from
-every error message, and from httpx's request log through a logging filter.
+every error message, and from httpx2's request log through a logging filter.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
+import httpx2
 
 from channels.errors import (
     AuthenticationError,
@@ -43,7 +43,7 @@ def redact(text: str, token: str | None = None) -> str:
 
 
 class _RedactTokenFilter(logging.Filter):
-    """Rewrites httpx's "HTTP Request: POST <url>" records so the token never reaches a log."""
+    """Rewrites httpx2's "HTTP Request: POST <url>" records so the token never reaches a log."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple) and any("/bot" in str(a) for a in record.args):
@@ -52,7 +52,7 @@ class _RedactTokenFilter(logging.Filter):
 
 
 _FILTER = _RedactTokenFilter()
-logging.getLogger("httpx").addFilter(_FILTER)  # idempotent: a filter is added once
+logging.getLogger("httpx2").addFilter(_FILTER)  # idempotent: a filter is added once
 
 
 class TelegramApi:
@@ -70,14 +70,14 @@ class TelegramApi:
         timeout: float = 10.0,
         fast_timeout: float = 5.0,
         max_rate_limit_wait: float = 5.0,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx2.BaseTransport | None = None,
     ) -> None:
         self._token = token
         self._file_base = f"{base_url.rstrip('/')}/file/bot{token}/"
         self._timeout = timeout
         self.fast_timeout = fast_timeout
         self._max_rate_limit_wait = max_rate_limit_wait
-        self._client = httpx.Client(
+        self._client = httpx2.Client(
             base_url=f"{base_url.rstrip('/')}/bot{token}/", timeout=timeout, transport=transport
         )
 
@@ -124,9 +124,9 @@ class TelegramApi:
                 )
             else:
                 response = self._client.post(method, json=body, timeout=timeout or self._timeout)
-        except httpx.TimeoutException:
+        except httpx2.TimeoutException:
             raise PlatformUnavailable(_PLATFORM, method, "request timed out") from None
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             detail = redact(f"{type(exc).__name__}: {exc}", self._token)
             raise PlatformUnavailable(_PLATFORM, method, detail) from None
         try:

@@ -42,9 +42,27 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from harness.mcp.config import ServerConfig
 
 logger = logging.getLogger(__name__)
-# httpx2 (the SDK's HTTP client) logs every request at INFO with its full URL, which may carry
-# a key in its query string, once per MCP message: only its warnings are worth a line
-logging.getLogger("httpx2").setLevel(logging.WARNING)
+THREAD_PREFIX = "mcp-"  # each connection's event-loop thread is named this plus the server's
+
+
+class _QuietMcpRequests(logging.Filter):
+    """Drops httpx2's records below WARNING that an MCP connection's own thread emits.
+
+    httpx2 logs every request at INFO with its full URL, which may carry a key in its query
+    string, once per MCP message: only its warnings are worth a line. httpx2 is the one HTTP
+    stack of the whole process (the channels' requests go through it too, redacted), so the
+    filter keys on the thread rather than quieting the logger for everyone.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or not (record.threadName or "").startswith(
+            THREAD_PREFIX
+        )
+
+
+_QUIET = _QuietMcpRequests()
+logging.getLogger("httpx2").addFilter(_QUIET)  # idempotent: a filter is added once
+
 T = TypeVar("T")
 START_TIMEOUT = 20.0
 CLOSE_TIMEOUT = 8.0
@@ -183,7 +201,9 @@ class ServerConnection:
         if self._loop is None or self._thread is None:
             self._loop = asyncio.new_event_loop()
             self._thread = threading.Thread(
-                target=self._loop.run_forever, name=f"mcp-{self.config.name}", daemon=True
+                target=self._loop.run_forever,
+                name=f"{THREAD_PREFIX}{self.config.name}",
+                daemon=True,
             )
             self._thread.start()
         self._state, self._stale = "starting", False

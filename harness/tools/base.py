@@ -7,7 +7,7 @@ timeout, and encodes every failure in the returned `ToolOutcome`: `execute` does
 
 Timeouts. Python code in a thread cannot be killed. On timeout the registry sets the call's
 `ctx.cancel` event and returns a timeout error at once; the thread is left to finish on its own.
-So a pure-Python tool must bound its own work (web_fetch's httpx timeout and total deadline,
+So a pure-Python tool must bound its own work (web_fetch's httpx2 timeout and total deadline,
 grep's per-file cancel check); a tool that starts processes must kill them when `ctx.cancel` is
 set (bash kills its whole process group).
 

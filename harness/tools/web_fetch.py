@@ -6,7 +6,7 @@ import ipaddress
 import socket
 import time
 
-import httpx
+import httpx2
 from pydantic import Field
 
 from harness.tools.base import Tool, ToolContext, ToolParams
@@ -52,7 +52,7 @@ class WebFetchTool(Tool[WebFetchParams]):
 
     Only http/https. The body is read up to 2 MB, then cut with a note; the text is cut at
     `max_chars`. A non-2xx status, a binary content type, a network failure and a timeout are
-    `ToolError`s. Bounded in time by httpx's per-operation timeout and a total deadline, as
+    `ToolError`s. Bounded in time by httpx2's per-operation timeout and a total deadline, as
     the registry cannot stop a thread. Unless `allow_private`, every request (redirects too)
     to a host that resolves to a loopback, private, link-local or otherwise non-public
     address is refused, so a page the model reads cannot steer it into the fleet's own
@@ -86,14 +86,14 @@ class WebFetchTool(Tool[WebFetchParams]):
         """Fetch the page; see the class docstring."""
         url = params.url.strip()
         try:
-            scheme = httpx.URL(url).scheme
-        except httpx.InvalidURL as exc:
+            scheme = httpx2.URL(url).scheme
+        except httpx2.InvalidURL as exc:
             raise ToolError(f"invalid URL {url!r}: {exc}") from None
         if scheme not in ("http", "https"):
             raise ToolError(f"only http and https URLs can be fetched, not {url!r}")
         try:
             with (
-                httpx.Client(
+                httpx2.Client(
                     timeout=self.request_timeout,
                     follow_redirects=True,
                     headers={"User-Agent": USER_AGENT},
@@ -102,14 +102,14 @@ class WebFetchTool(Tool[WebFetchParams]):
                 client.stream("GET", url) as response,
             ):
                 return self._read(response, params.max_chars, ctx)
-        except httpx.TimeoutException:
+        except httpx2.TimeoutException:
             raise ToolError(f"fetching {url} timed out") from None
-        except httpx.TooManyRedirects:
+        except httpx2.TooManyRedirects:
             raise ToolError(f"fetching {url} failed: too many redirects") from None
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise ToolError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from None
 
-    def _read(self, response: httpx.Response, max_chars: int, ctx: ToolContext) -> str:
+    def _read(self, response: httpx2.Response, max_chars: int, ctx: ToolContext) -> str:
         url = str(response.url)
         if not response.is_success:
             reason = f" {response.reason_phrase}" if response.reason_phrase else ""
@@ -139,7 +139,7 @@ class WebFetchTool(Tool[WebFetchParams]):
         footer = "".join(f"\n\n[{note}]" for note in notes)
         return f"{header}\n{text or '(no text content)'}{footer}"
 
-    def _body(self, response: httpx.Response, ctx: ToolContext) -> tuple[bytes, bool]:
+    def _body(self, response: httpx2.Response, ctx: ToolContext) -> tuple[bytes, bool]:
         """Read at most `max_body_bytes`; return them and whether the body was longer."""
         deadline = time.monotonic() + self.total_seconds
         body = bytearray()
@@ -182,7 +182,7 @@ def _addresses(host: str, port: int) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
-def _refuse_private(request: httpx.Request) -> None:
+def _refuse_private(request: httpx2.Request) -> None:
     """Raise `ToolError` when the request's host resolves to a non-public address."""
     host = request.url.host
     for raw in _addresses(host, request.url.port or 80):

@@ -308,11 +308,11 @@ def test_token_never_appears_in_errors_or_logs(
     with pytest.raises(PlatformUnavailable) as down:
         TelegramApi(unreachable, "http://127.0.0.1:9", timeout=2).get_me()
 
-    # Then neither token shows in the errors or in any log record (httpx logs each request URL)
+    # Then neither token shows in the errors or in any log record (httpx2 logs each request URL)
     for secret in ("SECRET-wrong-token", "SECRET-unreachable"):
         assert secret not in str(rejected.value) and secret not in str(down.value)
         assert secret not in caplog.text
-    assert "/bot<token>/getMe" in caplog.text, "httpx's request log is kept, redacted"
+    assert "/bot<token>/getMe" in caplog.text, "httpx2's request log is kept, redacted"
 
 
 def test_reactions_must_come_from_telegrams_list(telegram_api: FakeTelegramApi) -> None:

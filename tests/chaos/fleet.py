@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 import redis
 
@@ -318,8 +318,8 @@ def _held_by(owner: str, pid: int) -> bool:
 
 def _ready(url: str) -> bool:
     try:
-        return httpx.get(f"{url}/healthz", timeout=2).status_code == 200
-    except httpx.HTTPError:
+        return httpx2.get(f"{url}/healthz", timeout=2).status_code == 200
+    except httpx2.HTTPError:
         return False
 
 

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import httpx2
 
 from tests.channels.conftest import TELEGRAM_SECRET
 
@@ -96,14 +96,14 @@ class Outcome:
 
 
 async def _post_until_accepted(
-    client: httpx.AsyncClient, url: str, chat: int, n: int, outcome: Outcome, deadline: float
+    client: httpx2.AsyncClient, url: str, chat: int, n: int, outcome: Outcome, deadline: float
 ) -> None:
     body = update(chat, n)
     headers = {"X-Telegram-Bot-Api-Secret-Token": TELEGRAM_SECRET}
     while time.monotonic() < deadline:
         try:
             response = await client.post(url, json=body, headers=headers)
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             outcome.statuses[0] += 1
             await asyncio.sleep(RETRY_PAUSE_S)
             continue
@@ -128,13 +128,13 @@ async def _drive(base_url: str, plan: Plan, concurrency: int, outcome: Outcome) 
     gate = asyncio.Semaphore(concurrency)
     url = f"{base_url}/webhooks/telegram"
     deadline = time.monotonic() + SEND_DEADLINE_S
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
 
     pauses = {
         chat: [plan.pause * (0.5 + rng.random()) for _ in posts] for chat, posts in schedule.items()
     }
 
-    async def conversation(client: httpx.AsyncClient, chat: int) -> None:
+    async def conversation(client: httpx2.AsyncClient, chat: int) -> None:
         for n, pause in zip(schedule[chat], pauses[chat], strict=True):
             async with gate:
                 await _post_until_accepted(client, url, chat, n, outcome, deadline)
@@ -142,7 +142,7 @@ async def _drive(base_url: str, plan: Plan, concurrency: int, outcome: Outcome) 
                 await asyncio.sleep(pause)
 
     started = time.monotonic()
-    async with httpx.AsyncClient(timeout=10, limits=limits) as client:
+    async with httpx2.AsyncClient(timeout=10, limits=limits) as client:
         await asyncio.gather(*(conversation(client, chat) for chat in schedule))
     outcome.seconds = time.monotonic() - started
 

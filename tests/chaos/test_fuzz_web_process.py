@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 import redis
 from hypothesis import given, settings
@@ -108,8 +108,8 @@ def web_process(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
 
 def _healthy(port: int) -> bool:
     try:
-        return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200
-    except httpx.HTTPError:
+        return httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200
+    except httpx2.HTTPError:
         return False
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from harness.fleet import fleets
@@ -24,10 +24,10 @@ from tests.integration.conftest import ROOT, up_env, wait_until
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(360)]
 
 
-def _get(url: str) -> httpx.Response | None:
+def _get(url: str) -> httpx2.Response | None:
     try:
-        return httpx.get(url, timeout=2)
-    except httpx.HTTPError:
+        return httpx2.get(url, timeout=2)
+    except httpx2.HTTPError:
         return None
 
 

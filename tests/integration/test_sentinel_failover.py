@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from harness.fleet.embedded_redis import free_port
@@ -104,7 +104,7 @@ def cluster(tmp_path: Path) -> Iterator[SentinelCluster]:
         started.stop()
 
 
-def _post_until_accepted(client: httpx.Client, url: str, n: int, refused: list[int]) -> float:
+def _post_until_accepted(client: httpx2.Client, url: str, n: int, refused: list[int]) -> float:
     """Post message `n` (chat FIRST_CHAT + n) until the web answers 200, as Telegram retries;
     return the time (monotonic) of the 200. Each 503 or failed request appends `n` to
     `refused`."""
@@ -115,7 +115,7 @@ def _post_until_accepted(client: httpx.Client, url: str, n: int, refused: list[i
     while time.monotonic() < deadline:
         try:
             response = client.post(url, json=update, headers=headers)
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             refused.append(n)
             time.sleep(0.1)
             continue
@@ -152,7 +152,7 @@ def test_fleet_keeps_answering_after_the_master_is_killed(
             refused: list[int] = []
 
             def send(n: int) -> None:
-                with httpx.Client(timeout=10) as client:
+                with httpx2.Client(timeout=10) as client:
                     at = _post_until_accepted(client, f"{base}/webhooks/telegram", n, refused)
                 with lock:
                     accepted_at[n] = at
@@ -208,6 +208,6 @@ def test_fleet_keeps_answering_after_the_master_is_killed(
 
 def _ready(url: str) -> bool:
     try:
-        return httpx.get(url, timeout=2).status_code == 200
-    except httpx.HTTPError:
+        return httpx2.get(url, timeout=2).status_code == 200
+    except httpx2.HTTPError:
         return False

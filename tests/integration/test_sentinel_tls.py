@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 import redis
 
@@ -113,7 +113,7 @@ def test_fleet_answers_over_tls_and_after_a_failover(
 
             def send(numbers: range) -> None:
                 refused: list[int] = []
-                with httpx.Client(timeout=10) as client, ThreadPoolExecutor(3) as pool:
+                with httpx2.Client(timeout=10) as client, ThreadPoolExecutor(3) as pool:
                     list(pool.map(lambda n: _post_until_accepted(client, url, n, refused), numbers))
 
             # When messages are posted: each is accepted and answered (the web published it

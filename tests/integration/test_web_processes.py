@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from harness.fleet.embedded_redis import free_port
@@ -73,8 +73,8 @@ def _sockets_of(pid: int, port: int, state: str = ESTABLISHED) -> int:
 
 def _answers(port: int) -> bool:
     try:
-        return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code in (200, 503)
-    except httpx.HTTPError:
+        return httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code in (200, 503)
+    except httpx2.HTTPError:
         return False
 
 

@@ -200,6 +200,8 @@ SAMPLES: dict[str, Callable[[], Any]] = {
     "bool": lambda: False,
     "list[str]": lambda: ["x"],
     "Sequence[str]": lambda: ["x"],
+    "ScopeId": lambda: ("chat", "x"),
+    "Sequence[ScopeId]": lambda: [("chat", "x")],
     "Collection[str]": lambda: ["x"],
     "Iterable[str]": lambda: ["x"],
     "tuple[str, ...]": lambda: ("x",),

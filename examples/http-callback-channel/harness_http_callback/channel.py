@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-import httpx
+import httpx2
 
 from channels.base import ChunkSent, Ignored, Inbound, Publish
 from channels.errors import (
@@ -48,7 +48,7 @@ class HttpCallbackChannel:
         self,
         settings: HttpCallbackSettings,
         *,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx2.BaseTransport | None = None,
         now: Callable[[], float] = time.time,
     ) -> None:
         if settings.http_callback_secret is None:
@@ -59,7 +59,7 @@ class HttpCallbackChannel:
         self._secret = settings.http_callback_secret.get_secret_value()
         self._url = settings.http_callback_url
         self._now = now
-        self._client = httpx.Client(timeout=settings.http_callback_timeout, transport=transport)
+        self._client = httpx2.Client(timeout=settings.http_callback_timeout, transport=transport)
 
     @property
     def name(self) -> str:
@@ -148,7 +148,7 @@ class HttpCallbackChannel:
         headers = {"Content-Type": "application/json", **sign(body, self._secret, int(self._now()))}
         try:
             answer = self._client.post(self._url, content=body, headers=headers)
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             raise PlatformUnavailable(CHANNEL, "callback", type(exc).__name__) from None
         if answer.status_code >= 500:
             raise PlatformUnavailable(CHANNEL, "callback", f"HTTP {answer.status_code}")
