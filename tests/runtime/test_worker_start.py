@@ -3,6 +3,7 @@ one start of `harness worker` and `celery -A harness.celery worker`."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,19 +15,21 @@ from harness.errors import ConfigurationError
 from harness.runtime import Runtime
 from harness.runtime import worker as worker_module
 from harness.runtime.celery_app import app as celery_app
+from harness.runtime.kicker import RecordingKicker
 from harness.runtime.presence import live_members
-from harness.runtime.testing import RecordingKicker
 from harness.settings import get_settings
 
 
 @pytest.fixture
 def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
-    """A fake-Redis runtime the worker start uses; nothing armed before or after."""
+    """A fake-Redis runtime the worker start uses; nothing armed before or after, and nothing
+    left frozen (a started worker freezes its heap) for other tests' collections."""
     built = Runtime(redis=fakeredis.FakeRedis(decode_responses=True), kicker=RecordingKicker())
     monkeypatch.setattr(worker_module, "get_runtime", lambda: built)
     worker_module.start_workers_with(None)
     yield built
     worker_module.start_workers_with(None)
+    gc.unfreeze()
 
 
 class StartingWorker:
