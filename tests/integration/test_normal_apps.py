@@ -9,7 +9,8 @@ import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -39,12 +40,22 @@ def _env(redis_url: str, tmp_path: Path, prefix: str, **extra: str) -> dict[str,
     }
 
 
-def _start(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+@contextmanager
+def _running(
+    argv: list[str], env: dict[str, str], log: Path, ready: Callable[[], bool], what: str
+) -> Iterator[None]:
+    """`python -m <argv>` in its own process group, once `ready()`; stopped on exit."""
     with log.open("wb") as out:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-m", *argv], cwd=ROOT, env=env, stdout=out,
             stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
+    try:
+        wait_until(lambda: ready() or proc.poll() is not None, what=what, timeout=FLEET_WAIT_S)
+        assert proc.poll() is None, f"{argv[0]} exited:\n{log.read_text()[-3000:]}"
+        yield
+    finally:
+        stop_groups([proc], timeout=10)
 
 
 @pytest.fixture
@@ -54,17 +65,13 @@ def celery_worker(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, dict[st
     prefix = f"cel{uuid.uuid4().hex[:8]}"
     env = _env(redis_url, tmp_path, prefix, LOG_FORMAT="json")
     log = tmp_path / "worker.log"
-    proc = _start(["celery", "-A", "harness.celery", "worker"], env, log)
     client = redis.Redis.from_url(redis_url, decode_responses=True)
-    try:
-        wait_until(
-            lambda: client.hexists(Keys(prefix).functions, "it-serial") or proc.poll() is not None,
-            what="the Celery worker to register its functions", timeout=FLEET_WAIT_S,
-        )  # fmt: skip
-        assert proc.poll() is None, f"the worker exited:\n{log.read_text()[-3000:]}"
+    with _running(
+        ["celery", "-A", "harness.celery", "worker"], env, log,
+        lambda: bool(client.hexists(Keys(prefix).functions, "it-serial")),
+        "the Celery worker to register its functions",
+    ):  # fmt: skip
         yield prefix, env, log
-    finally:
-        stop_groups([proc], timeout=10)
 
 
 def test_celery_worker_runs_a_published_events_function_to_completion(
@@ -118,16 +125,8 @@ def uvicorn_app(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, int, Path
     log = tmp_path / "web.log"
     argv = ["uvicorn", "--factory", "harness.web.app:production_app", "--port", str(port),
             "--http", "harness.web.header_timeout:HeaderTimeoutProtocol"]  # fmt: skip
-    proc = _start(argv, env, log)
-    try:
-        wait_until(
-            lambda: _answers(port) or proc.poll() is not None,
-            what="uvicorn to serve the app", timeout=FLEET_WAIT_S,
-        )  # fmt: skip
-        assert proc.poll() is None, f"uvicorn exited:\n{log.read_text()[-3000:]}"
+    with _running(argv, env, log, lambda: _answers(port), "uvicorn to serve the app"):
         yield prefix, port, log
-    finally:
-        stop_groups([proc], timeout=10)
 
 
 def _answers(port: int) -> bool:
