@@ -20,16 +20,24 @@ in here runs the engine alone (`docs/engine.md`).
     use_fleet()                                          # first thing in an entry point
     plug_in_channels()                                   # before the first channel is used
     run_worker(settings, function_modules(settings), concurrency, queues)   # fleet_functions
+    app = celery_app()                                   # `celery -A harness.celery worker`
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness import shared_lock
+from harness.fleet.liveness import liveness_for
+from harness.observe.json_logs import configure_logging
 from harness.runtime import assembly
 from harness.runtime.file_locks import redis_file_locks
 from harness.runtime.fleet_metrics import StepMetrics
 from harness.runtime.instance import Runtime
 from harness.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 
 def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) -> Runtime:
@@ -100,9 +108,50 @@ def plug_in_channels() -> list[str]:
 
 
 def run_worker(settings: Settings, modules: list[str], concurrency: int, queues: list[str]) -> None:
-    """`harness.runtime.worker.run_worker` with the channels plugged in first. Blocks."""
+    """`harness.runtime.worker.run_worker` as a fleet worker: the channels are plugged in when
+    it starts, as in `celery_app`'s workers. Blocks."""
     from harness.runtime import worker
 
     use_fleet()
+    worker.run_worker(settings, modules, concurrency, queues, prepare=plug_in_channels)
+
+
+def celery_app() -> Celery:
+    """The fleet's Celery app, for Celery's own command line (`harness.celery`): the same app
+    and the same start as `harness worker` (`harness.runtime.worker.WorkerStart`).
+
+    Cheap: points the broker at the Redis the settings name (no connection), makes a worker's
+    concurrency `WORKER_CONCURRENCY` and its logs `LOG_LEVEL` / `LOG_FORMAT` (Celery's own
+    `--loglevel` is not used), and arms every worker this process starts to keep its liveness
+    file, plug the channels in, load `function_modules(settings)` and register them when it
+    starts. Raises
+    `ConfigurationError` when no Redis is configured or running."""
+    from celery.signals import setup_logging
+
+    from harness.fleet_functions import function_modules
+    from harness.runtime import worker
+    from harness.runtime.celery_app import app
+
+    use_fleet()
+    settings = get_settings()
+    assembly.configure_broker(settings)
+    app.conf.worker_concurrency = settings.worker_concurrency
+    setup_logging.connect(_log_as_settings_say, weak=False)
+    start = worker.WorkerStart(tuple(function_modules(settings)), prepare=_prepare_celery_worker)
+    worker.start_workers_with(start)
+    return app
+
+
+def _log_as_settings_say(**_: object) -> None:
+    """Celery's `setup_logging`: a receiver replaces Celery's own set-up."""
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_format)
+
+
+def _prepare_celery_worker() -> None:
+    # Celery sets logging up only after `worker_init`: log the start itself as settings say
+    _log_as_settings_say()
+    # the worker's liveness file (`harness health --process worker`), as `harness worker`
+    # keeps it; a daemon thread, it ends with the process
+    liveness_for(get_settings(), "worker").start()
     plug_in_channels()
-    worker.run_worker(settings, modules, concurrency, queues)

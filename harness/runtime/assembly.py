@@ -19,7 +19,7 @@ from harness.runtime.celery_app import CeleryKicker, configure
 from harness.runtime.connection import resolve_redis_url
 from harness.runtime.instance import Runtime
 from harness.runtime.keys import Keys
-from harness.runtime.sentinel import sentinel_target
+from harness.runtime.sentinel import SentinelTarget, sentinel_target
 from harness.runtime.settings import EngineSettings, engine_settings
 
 _default: Runtime | None = None
@@ -36,10 +36,7 @@ def build_runtime(settings: EngineSettings) -> Runtime:
     """
     sentinel = sentinel_target(settings)
     if sentinel is not None:
-        configure(
-            sentinel.broker_url(), runtime_provider=get_runtime,
-            transport_options=sentinel.broker_options(), use_ssl=sentinel.broker_use_ssl(),
-        )  # fmt: skip
+        url = ""  # the master's address comes from the Sentinels
         client = sentinel.sync_client()
         aclient = sentinel.async_client(ASYNC_CONNECTIONS, ASYNC_WAIT_S)
         kicker = CeleryKicker(
@@ -47,12 +44,12 @@ def build_runtime(settings: EngineSettings) -> Runtime:
         )
     else:
         url = resolve_redis_url(settings)
-        configure(url, runtime_provider=get_runtime)
         client = redis.Redis.from_url(
             url, decode_responses=True, health_check_interval=30, socket_connect_timeout=5
         )
         aclient = AsyncRedis(connection_pool=async_pool(url))
         kicker = CeleryKicker(in_script=True)  # the broker is this same Redis
+    _point_celery(sentinel, url)
     return Runtime(
         redis=client,
         kicker=kicker,
@@ -66,6 +63,26 @@ def build_runtime(settings: EngineSettings) -> Runtime:
         wait_replicas=settings.redis_wait_replicas,
         wait_timeout_ms=settings.redis_wait_timeout_ms,
     )
+
+
+def configure_broker(settings: EngineSettings) -> None:
+    """Point the Celery app at the Redis `settings` name (through Sentinel when
+    `REDIS_SENTINELS` is set), and its kick task at `get_runtime`, without building the
+    runtime: what `celery -A harness.celery` needs at import. Touches no network. Raises
+    `ConfigurationError` when no Redis is configured or running."""
+    sentinel = sentinel_target(settings)
+    _point_celery(sentinel, resolve_redis_url(settings) if sentinel is None else "")
+
+
+def _point_celery(sentinel: SentinelTarget | None, url: str) -> None:
+    """Celery's broker: the Sentinel-named master, else `url`."""
+    if sentinel is not None:
+        configure(
+            sentinel.broker_url(), runtime_provider=get_runtime,
+            transport_options=sentinel.broker_options(), use_ssl=sentinel.broker_use_ssl(),
+        )  # fmt: skip
+    else:
+        configure(url, runtime_provider=get_runtime)
 
 
 ASYNC_CONNECTIONS = 64

@@ -11,8 +11,12 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
-from harness.errors import ConfigurationError
+from celery.signals import worker_init, worker_shutdown
+
+from harness.errors import ConfigurationError, HarnessError
 from harness.fleet.heap import freeze_startup_heap
 from harness.runtime.assembly import get_runtime
 from harness.runtime.celery_app import app
@@ -39,22 +43,92 @@ def load_function_modules(modules: Iterable[str]) -> None:
             ) from exc
 
 
+@dataclass(frozen=True)
+class WorkerStart:
+    """What a Celery worker started in this process does when it initialises (Celery's
+    `worker_init`), before it consumes: `prepare()` (the fleet plugs its channels in), load
+    `modules`, register their functions' triggers, beat into the presence set with the queues
+    it consumes (`queues`, else the ones Celery was told: `-Q`, or the default queue), and
+    freeze the start-up heap. Gossip and mingle are turned off (the ledger, not the workers,
+    decides who runs what)."""
+
+    modules: tuple[str, ...]
+    queues: tuple[str, ...] = ()
+    prepare: Callable[[], object] | None = None
+
+
+_start: WorkerStart | None = None
+_heartbeat: Heartbeat | None = None
+
+
+def start_workers_with(start: WorkerStart | None) -> None:
+    """Make each Celery worker started in this process from now on do `start` when it
+    initialises; None: nothing (a process that consumes for another reason, the sidecar's
+    executor, never calls this). The one way both `harness worker` and `celery -A
+    harness.celery worker` start."""
+    global _start
+    _start = start
+
+
 def run_worker(
-    settings: EngineSettings, modules: list[str], concurrency: int, queues: list[str]
+    settings: EngineSettings,
+    modules: list[str],
+    concurrency: int,
+    queues: list[str],
+    prepare: Callable[[], object] | None = None,
 ) -> None:
     """Run a Celery worker (threads, `harness.runtime.worker_pool`) advancing runs of the
-    loaded functions. Blocks."""
-    load_function_modules(modules)
-    runtime = get_runtime()
-    count = runtime.register_functions()
-    log.info("worker registered %d function(s) from %s", count, ", ".join(modules) or "-")
-    heartbeat = Heartbeat(runtime, "worker", tuple(queues))
-    heartbeat.start()
-    freeze_startup_heap()
+    loaded functions, started as `WorkerStart(modules, queues, prepare)` says. Blocks.
+
+    Raises what stopped the worker's start (`ConfigurationError` naming a module that cannot
+    be loaded, `BusUnavailableError`)."""
+    start_workers_with(WorkerStart(tuple(modules), tuple(queues), prepare))
     try:
         _consume(settings, concurrency, queues)
+    except SystemExit as exc:
+        if isinstance(exc.__cause__, HarnessError):
+            raise exc.__cause__ from None  # the command line says it in one line
+        raise
     finally:
+        _on_worker_shutdown()  # a worker that never shut down cleanly still leaves
+
+
+@worker_init.connect  # type: ignore[untyped-decorator]
+def _on_worker_init(sender: Any, **_: object) -> None:
+    """Celery calls this in a starting worker, before its consumer exists. A start-up that
+    fails (a module that does not load, Redis down) stops the worker with a `SystemExit`
+    saying why (Celery logs and swallows any other exception from a signal handler)."""
+    global _heartbeat
+    start = _start
+    if start is None:
+        return
+    sender.options["without_gossip"] = sender.options["without_mingle"] = True
+    try:
+        if start.prepare is not None:
+            start.prepare()
+        load_function_modules(start.modules)
+        runtime = get_runtime()
+        count = runtime.register_functions()
+    except Exception as exc:
+        raise SystemExit(f"the worker cannot start: {exc}") from exc
+    log.info("worker registered %d function(s) from %s", count, ", ".join(start.modules) or "-")
+    _heartbeat = Heartbeat(runtime, "worker", start.queues or _consumed_queues(sender))
+    _heartbeat.start()
+    freeze_startup_heap()
+
+
+@worker_shutdown.connect  # type: ignore[untyped-decorator]
+def _on_worker_shutdown(**_: object) -> None:
+    """Leave the presence set when the worker stops."""
+    global _heartbeat
+    heartbeat, _heartbeat = _heartbeat, None
+    if heartbeat is not None:
         heartbeat.stop()
+
+
+def _consumed_queues(worker: Any) -> tuple[str, ...]:
+    """The queues a starting Celery worker will consume (its `-Q`, else the default one)."""
+    return tuple(str(name) for name in worker.app.amqp.queues.consume_from or ())
 
 
 def _consume(settings: EngineSettings, concurrency: int, queues: list[str]) -> None:

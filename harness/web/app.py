@@ -1,13 +1,18 @@
-"""The app factory and the server entry point (`harness web`)."""
+"""The app factory and the server entry point (`harness web`).
+
+`production_app` is a normal ASGI app factory: every bit of start-up work is in it or in its
+lifespan, so uvicorn, gunicorn's uvicorn worker or `harness web` run the same app."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import uvicorn
 from fastapi import APIRouter, FastAPI
+from starlette.types import Lifespan
 
 import harness.web.chat_api as chat_api
 import harness.web.events_api as events_api
@@ -18,6 +23,7 @@ from harness.access import announce_policy
 from harness.composition import plug_in_channels, use_fleet
 from harness.fleet.heap import freeze_startup_heap
 from harness.fleet_functions import BUILTIN_FUNCTION_MODULES
+from harness.observe.json_logs import configure_logging
 from harness.runtime import Runtime, get_runtime
 from harness.settings import Settings, get_settings
 from harness.web import dashboard
@@ -36,13 +42,15 @@ def create_app(
     runtime_factory: Callable[[], Runtime] = get_runtime,
     settings: Settings | None = None,
     routers: Iterable[APIRouter] = (),
+    lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
     """Build the app: `/livez`, `/healthz`, `/readyz`, `/metrics`, `/api/events`, then each
     of `routers` (`default_routers()` in production: `/api/chat` and the channel webhooks).
     Every request body is bounded by `BodyLimits` (1 MiB, `WEB_BODY_TIMEOUT`); the API docs
     are served only with `WEB_API_DOCS`.
 
-    Nothing connects at build time; `runtime_factory` is called per request. More routers
+    Nothing connects at build time; `runtime_factory` is called per request. `lifespan` runs
+    around serving (`fleet_app`'s starts its background start-up work). More routers
     can be added afterwards with `app.include_router`; they reach the runtime and settings
     through the `harness.web.web_context` dependency.
     """
@@ -54,6 +62,7 @@ def create_app(
         openapi_url="/openapi.json" if docs else None,
         docs_url="/docs" if docs else None,
         redoc_url="/redoc" if docs else None,
+        lifespan=lifespan,
     )
     app.state.harness = WebContext(runtime_factory=runtime_factory, settings=settings)
     app.add_middleware(BodyLimits, timeout=settings.web_body_timeout)
@@ -77,11 +86,8 @@ def serve(
     *,
     workers: int = 1,
 ) -> None:
-    """Serve the app on `settings.host`:`settings.port` until interrupted. Blocks.
-
-    At start it registers the built-in functions' triggers in the background (retrying while
-    Redis is down), so that an event published before any worker is up is still routed to its
-    functions and waits for a worker instead of matching nothing.
+    """Serve the app (`fleet_app`) on `settings.host`:`settings.port` until interrupted, with
+    the request-head deadline (`HeaderTimeoutProtocol`). Blocks.
 
     The default `get_runtime` builds the runtime from the process settings (`get_settings()`),
     not from `settings`: pass those, or a `runtime_factory` built from yours. With `workers`
@@ -90,11 +96,6 @@ def serve(
     """
     settings = settings or get_settings()
     level = settings.log_level.lower()
-    announce_policy(settings.dm_policy)
-    plug_in_channels()
-    _warm_up_channels()
-    FunctionRegistrar(runtime_factory, BUILTIN_FUNCTION_MODULES).start()
-    logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
     options: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,
@@ -113,18 +114,49 @@ def serve(
         if status:
             raise SystemExit(status)
     else:
-        app = create_app(runtime_factory, settings, routers=default_routers())
-        freeze_startup_heap()
-        uvicorn.run(app, **options)
+        uvicorn.run(fleet_app(settings, runtime_factory), **options)
 
 
 def production_app() -> FastAPI:
-    """The app as `harness web` serves it, from the process settings: the factory each of
-    several web worker processes calls."""
-    logging.getLogger("uvicorn.access").addFilter(_QuietProbes())
+    """The app as `harness web` serves it, from the process settings: the factory any ASGI
+    server runs (`uvicorn --factory harness.web.app:production_app`, gunicorn's uvicorn
+    worker, each of `harness web --workers N`'s processes). See `fleet_app`."""
     use_fleet()
+    return fleet_app(get_settings(), get_runtime)
+
+
+def fleet_app(settings: Settings, runtime_factory: Callable[[], Runtime]) -> FastAPI:
+    """The whole web app with all its start-up work, so any ASGI server runs what `harness
+    web` runs: logs in `LOG_FORMAT` at `LOG_LEVEL` (uvicorn's own lines too), the DM policy
+    announced, the channels plugged in, and, in the ASGI lifespan, each configured channel
+    warmed up and the built-in functions' triggers registered in the background (retrying
+    while Redis is down), so that an event published before any worker is up is routed to
+    its functions and waits for a worker instead of matching nothing. What start-up built is
+    frozen (`freeze_startup_heap`).
+
+    The request-head deadline is the server's, not the app's: `serve` passes
+    `HeaderTimeoutProtocol`; another server is told `--http
+    harness.web.header_timeout:HeaderTimeoutProtocol` (docs/deploy.md)."""
+    configure_logging(settings.log_level, settings.log_format)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        # a server that set its own handlers (`uvicorn --factory`) would print these lines
+        # past our formatter: through the root logger they are in LOG_FORMAT and redacted
+        logging.getLogger(name).handlers.clear()
+        logging.getLogger(name).propagate = True
+    logging.getLogger("uvicorn.access").addFilter(_QUIET_PROBES)
+    announce_policy(settings.dm_policy)
     plug_in_channels()
-    app = create_app(get_runtime, get_settings(), routers=default_routers())
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        _warm_up_channels()
+        registrar = FunctionRegistrar(runtime_factory, BUILTIN_FUNCTION_MODULES).start()
+        try:
+            yield
+        finally:
+            registrar.stop()
+
+    app = create_app(runtime_factory, settings, routers=default_routers(), lifespan=lifespan)
     freeze_startup_heap()
     return app
 
@@ -142,6 +174,7 @@ class _QuietProbes(logging.Filter):
 
 
 _PROBES = frozenset({"/livez", "/healthz", "/readyz", "/metrics"})
+_QUIET_PROBES = _QuietProbes()  # one filter: a second app in the process adds no second one
 
 
 def _warm_up_channels() -> None:

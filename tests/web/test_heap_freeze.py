@@ -17,6 +17,7 @@ from harness.runtime.celery_app import app as celery_app
 from harness.runtime.testing import RecordingKicker
 from harness.settings import get_settings
 from harness.web import app as web_app
+from tests.runtime.test_worker_start import initialising_worker
 
 
 @pytest.fixture
@@ -58,12 +59,16 @@ def test_each_of_several_web_processes_freezes_its_app(unfrozen: None) -> None:
 def test_the_worker_freezes_the_startup_heap_before_it_consumes(
     unfrozen: None, fake_runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given Celery's blocking worker entry point replaced by one that notes the frozen count
+    # Given Celery's blocking worker entry point replaced by one that initialises a worker
+    # (Celery's `worker_init`), then notes the frozen count
     frozen_when_consuming: list[int] = []
     monkeypatch.setattr(worker_module, "get_runtime", lambda: fake_runtime)
-    monkeypatch.setattr(
-        celery_app, "worker_main", lambda argv: frozen_when_consuming.append(gc.get_freeze_count())
-    )
+
+    def worker_main(argv: list[str]) -> None:
+        initialising_worker({})(argv)
+        frozen_when_consuming.append(gc.get_freeze_count())
+
+    monkeypatch.setattr(celery_app, "worker_main", worker_main)
     # When a worker starts
     worker_module.run_worker(get_settings(), [], concurrency=1, queues=["harness"])
     # Then it froze its start-up heap before taking any task

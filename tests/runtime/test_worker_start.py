@@ -1,0 +1,86 @@
+"""How a Celery worker of this process starts (`WorkerStart`, on Celery's `worker_init`): the
+one start of `harness worker` and `celery -A harness.celery worker`."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import fakeredis
+import pytest
+from celery.signals import worker_init
+
+from harness.errors import ConfigurationError
+from harness.runtime import Runtime
+from harness.runtime import worker as worker_module
+from harness.runtime.celery_app import app as celery_app
+from harness.runtime.kicker import RecordingKicker
+from harness.runtime.presence import live_members
+from harness.settings import get_settings
+
+
+@pytest.fixture
+def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Runtime]:
+    """A fake-Redis runtime the worker start uses; nothing armed before or after, and nothing
+    left frozen (a started worker freezes its heap) for other tests' collections."""
+    built = Runtime(redis=fakeredis.FakeRedis(decode_responses=True), kicker=RecordingKicker())
+    monkeypatch.setattr(worker_module, "get_runtime", lambda: built)
+    worker_module.start_workers_with(None)
+    yield built
+    worker_module.start_workers_with(None)
+    gc.unfreeze()
+
+
+class StartingWorker:
+    """What `worker_init` hands its receivers (Celery's `WorkController`), as far as they read
+    it: the options its bootsteps will be built with, and the app."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options, self.app = options, celery_app
+
+
+def initialising_worker(options: dict[str, Any]) -> Callable[[list[str]], object]:
+    """Celery's blocking entry point, replaced by one that only initialises a worker."""
+    return lambda argv: worker_init.send(sender=StartingWorker(options))
+
+
+def test_worker_start_names_the_module_that_cannot_be_loaded(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a worker asked to load a module that does not exist
+    monkeypatch.setattr(celery_app, "worker_main", initialising_worker({}))
+    # When it starts
+    with pytest.raises(ConfigurationError) as raised:
+        worker_module.run_worker(get_settings(), ["no_such_module_xyz"], 1, ["harness"])
+    # Then the command line gets our error, naming the module
+    assert "no_such_module_xyz" in str(raised.value)
+
+
+def test_worker_start_turns_gossip_and_mingle_off_and_joins_the_presence_set(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given Celery's options for a worker started with neither --without-gossip nor -mingle
+    options: dict[str, Any] = {"without_gossip": False, "without_mingle": False}
+    members: list[tuple[str, tuple[str, ...]]] = []
+
+    def initialise(argv: list[str]) -> None:
+        initialising_worker(options)(argv)
+        members.extend((m.role, m.queues) for m in live_members(runtime))
+
+    monkeypatch.setattr(celery_app, "worker_main", initialise)
+    # When a worker of this process initialises
+    worker_module.run_worker(get_settings(), [], 1, ["harness", "slow"])
+    # Then Celery runs it without gossip and mingle, and it beat with its queues until it ended
+    assert options == {"without_gossip": True, "without_mingle": True}
+    assert members == [("worker", ("harness", "slow"))]
+    assert live_members(runtime) == []
+
+
+def test_a_worker_this_process_was_not_told_to_start_is_left_alone(runtime: Runtime) -> None:
+    # Given nothing armed (the sidecar's executor runs its own Celery worker)
+    options: dict[str, Any] = {"without_gossip": False}
+    # When a worker initialises
+    worker_init.send(sender=StartingWorker(options))
+    # Then its options and the presence set are untouched
+    assert options == {"without_gossip": False} and live_members(runtime) == []
