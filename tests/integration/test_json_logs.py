@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from harness.fleet.embedded_redis import free_port
@@ -85,7 +85,7 @@ def test_web_server_lines_and_access_lines_are_json_and_redacted(tmp: Path, redi
     web = Process(tmp, redis_url, "web", "web", "--port", str(port))
     wait_until(lambda: _answers(port), "the web server to answer /livez", timeout=START_S)
     # When a request carries the secret in its query string (an access-log line)
-    httpx.get(f"http://127.0.0.1:{port}/nothing-here?token={SECRET}", timeout=10)
+    httpx2.get(f"http://127.0.0.1:{port}/nothing-here?token={SECRET}", timeout=10)
     web.wait_for('"uvicorn.access"')
     # Then every line is JSON, uvicorn's own and the access line included, with no secret
     loggers = {r["logger"] for r in web.stop_and_check()}
@@ -138,6 +138,6 @@ def test_sidecar_and_its_function_host_lines_are_json(tmp: Path, redis_url: str)
 
 def _answers(port: int) -> bool:
     try:
-        return httpx.get(f"http://127.0.0.1:{port}/livez", timeout=2).status_code == 200
-    except httpx.HTTPError:
+        return httpx2.get(f"http://127.0.0.1:{port}/livez", timeout=2).status_code == 200
+    except httpx2.HTTPError:
         return False

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 import redis
 
@@ -131,8 +131,8 @@ def uvicorn_app(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, int, Path
 
 def _answers(port: int) -> bool:
     try:
-        return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code in (200, 503)
-    except httpx.HTTPError:
+        return httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code in (200, 503)
+    except httpx2.HTTPError:
         return False
 
 
