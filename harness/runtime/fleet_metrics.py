@@ -79,12 +79,13 @@ class FleetSnapshot:
 
 class StepMetrics:
     """The step observer that adds each committed step's duration to its function's histogram
-    and a model call's tokens to its model's totals, in one round trip. Raises what Redis
-    raises (the engine logs it and the step goes on)."""
+    and a model call's tokens to its model's totals, in one round trip. Raises
+    `BusUnavailableError` when Redis fails (the engine logs it and the step goes on)."""
 
     def __init__(self, runtime: Runtime) -> None:
         self._redis, self._keys = runtime.redis, runtime.keys
 
+    @on_bus("record step metrics")
     def step_committed(self, step: CommittedStep) -> None:
         """See `harness.runtime.step_observers.StepObserver`."""
         fn = step.function_id + _SEP

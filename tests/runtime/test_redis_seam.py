@@ -40,6 +40,7 @@ from harness.runtime.functions import EventTrigger, FunctionRegistry, FunctionSp
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import RecordingKicker
 from harness.runtime.ledger import Claim, EventPlan, RunSeed
+from harness.runtime.step_observers import CommittedStep
 
 FAMILIES: list[type[redis.RedisError]] = [
     redis.ConnectionError,
@@ -202,6 +203,15 @@ SAMPLES: dict[str, Callable[[], Any]] = {
     "Sequence[str]": lambda: ["x"],
     "ScopeId": lambda: ("chat", "x"),
     "Sequence[ScopeId]": lambda: [("chat", "x")],
+    "CommittedStep": lambda: CommittedStep(
+        run_id="r",
+        function_id="fn",
+        event={},
+        step_key="think:0",
+        usage={"model": "m", "in": 1, "out": 1},
+        ended_ms=2,
+        started_ms=1,
+    ),
     "Collection[str]": lambda: ["x"],
     "Iterable[str]": lambda: ["x"],
     "tuple[str, ...]": lambda: ("x",),
