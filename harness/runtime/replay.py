@@ -4,9 +4,9 @@
 in-memory copy of the journal that answers every step the handler asks for and refuses
 everything else. A step the journal does not have, one recorded as another kind, one whose
 recorded attempt did not end (a retry that never finished), or one asked for after a step
-that the journal says began after it had ended, ends the replay as `Diverged`, naming the step: that is
-the handler no longer doing what it did. Nothing is written: no journal entry, no lease, no
-event, no model or tool call (every one of them sits inside a step).
+that the journal says began after it had ended, ends the replay as `Diverged`, naming the
+step: that is the handler no longer doing what it did. Nothing is written: no journal entry,
+no lease, no event, no model or tool call (every one of them sits inside a step).
 """
 
 from __future__ import annotations
