@@ -1,5 +1,6 @@
-"""`harness runs`: recent runs, one run's timeline (`runs show`), `runs cancel`, and
-`runs redeliver` for a reply that delivery gave up on (marked `undelivered` in the list).
+"""`harness runs`: recent runs, one run's timeline (`runs show`), `runs cancel`, `runs fork`
+(alias `rerun`), `runs replay` (a determinism check), and `runs redeliver` for a reply that
+delivery gave up on (marked `undelivered` in the list).
 
 Run ids are printed in full, on a terminal (a table that never cuts the id column) and off
 one (plain aligned columns, for grep and awk). `show` and `cancel` take any unique prefix of
@@ -20,20 +21,24 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.errors import RunNotFoundError
+from harness.fleet_functions import function_modules
 from harness.observe.child_runs import child_runs, children_cost_usd
+from harness.observe.fork import fork
 from harness.observe.network_trace import network_trace
-from harness.observe.rerun import rerun
+from harness.observe.replay_check import check_replay
 from harness.observe.run_filters import RunFilter, find_runs
 from harness.observe.run_views import RunView, StepView, resolve_run_id, run_view, step_views
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
 from harness.records.redelivery import redeliver
 from harness.records.stores import redis_records
 from harness.redaction import redact_json
-from harness.runtime import get_runtime
+from harness.runtime import Runtime, get_runtime
 from harness.runtime.durations import parse_duration
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import RunRecord
 from harness.runtime.previews import event_preview, preview
+from harness.runtime.worker import load_function_modules
+from harness.settings import get_settings
 
 STRUCTURED_CHARS = 2000  # of a tool's structured result, shown by `runs show`
 
@@ -254,21 +259,59 @@ def runs_show(
         print_rows(["child run", "function", "status", "started by"], rows, 1)
 
 
-@runs_app.command("rerun")
-def runs_rerun(
+@runs_app.command("fork")
+def runs_fork(
     run_id: Annotated[str, typer.Argument(help="The run's id, or any unique prefix of it.")],
     from_step: Annotated[
-        str, typer.Option("--from", help="Replay the journal up to this step (e.g. tool:0).")
+        str, typer.Option("--from", help="Reuse the journal up to this step (e.g. tool:0).")
     ] = "",
 ) -> None:
     """Start a new run of the same function on the same event data; with --from, the steps
     that ended before STEP are replayed from the old run's journal instead of run again."""
     rt = get_runtime()
+    typer.echo(f"started run {fork(rt, _finished_record(rt, run_id), from_step)}")
+
+
+runs_app.command("rerun", help="The same as `runs fork` (its former name).")(runs_fork)
+
+
+@runs_app.command("replay")
+def runs_replay(
+    run_id: Annotated[str, typer.Argument(help="The run's id, or any unique prefix of it.")],
+    functions: Annotated[
+        list[str] | None,
+        typer.Option("--functions", help="Also load these function modules (comma-separated)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+) -> None:
+    """Run a finished run's code again here, every step answered from its journal (no model
+    or tool call, nothing written), and check its output is identical: exit 0 if so, else
+    print the diff or the first step where the code went another way, and exit 1."""
+    rt = get_runtime()
+    record = _finished_record(rt, run_id)
+    if rt.registry.get(record.function_id) is None:
+        extra = [m for item in functions or [] for m in item.split(",") if m]
+        load_function_modules(function_modules(get_settings(), extra))
+    verdict = check_replay(rt, record)
+    if as_json:
+        typer.echo(json.dumps(verdict.as_json(), ensure_ascii=False, indent=2))
+    elif verdict.identical:
+        typer.echo(f"identical ({verdict.steps} steps replayed from the journal)")
+    else:
+        if verdict.first_difference:
+            typer.echo(f"first differing step: {verdict.first_difference} ({verdict.reason})")
+        for line in verdict.diff:
+            typer.echo(line)
+    if not verdict.identical:
+        raise typer.Exit(1)
+
+
+def _finished_record(rt: Runtime, run_id: str) -> RunRecord:
     full_id = resolve_run_id(rt, run_id)
     record = rt.ledger.run(full_id)
     if record is None:
         raise RunNotFoundError(f"run {full_id} has just expired")
-    typer.echo(f"started run {rerun(rt, record, from_step)}")
+    return record
 
 
 @runs_app.command("cancel")

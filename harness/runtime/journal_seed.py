@@ -1,5 +1,5 @@
 """Writing a journal for a run that does not exist yet, so that it starts by replaying it
-(`harness runs rerun --from STEP`). The only Redis write outside the Lua scripts that
+(`harness runs fork --from STEP`). The only Redis write outside the Lua scripts that
 touches a journal; it is safe because the run is created after it, by `publish`."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`harness runs` filters, `runs rerun --from`, `harness usage` and JSON log lines."""
+"""`harness runs` filters, `runs fork --from` (alias `rerun`), `runs replay`, `harness usage`
+and JSON log lines."""
 
 from __future__ import annotations
 
@@ -66,15 +67,16 @@ def test_runs_filters_by_function_session_and_status(
     assert len(recent) == 2
 
 
-def test_rerun_from_a_step_replays_the_steps_before_it(
-    cli_runtime: Runtime, registry: FunctionRegistry
+@pytest.mark.parametrize("command", ["fork", "rerun"])
+def test_fork_from_a_step_replays_the_steps_before_it(
+    cli_runtime: Runtime, registry: FunctionRegistry, command: str
 ) -> None:
     # Given a finished two-step run
     calls: list[str] = []
     run_id = _counting(cli_runtime, registry, calls)
     calls.clear()
-    # When it is rerun from its second step
-    result = CliRunner().invoke(app, ["runs", "rerun", run_id, "--from", "second:0"])
+    # When it is forked (or rerun, the old name) from its second step
+    result = CliRunner().invoke(app, ["runs", command, run_id, "--from", "second:0"])
     assert result.exit_code == 0, result.output
     new_id = result.output.split()[-1]
     drain(cli_runtime)
@@ -85,16 +87,50 @@ def test_rerun_from_a_step_replays_the_steps_before_it(
     assert calls == ["second"]
 
 
-def test_rerun_from_an_unknown_step_says_which_steps_exist(
+def test_fork_from_an_unknown_step_says_which_steps_exist(
     cli_runtime: Runtime, registry: FunctionRegistry
 ) -> None:
     # Given a finished run
     run_id = _counting(cli_runtime, registry, [])
-    # When it is rerun from a step it never had
-    result = CliRunner().invoke(app, ["runs", "rerun", run_id, "--from", "nope:0"])
+    # When it is forked from a step it never had
+    result = CliRunner().invoke(app, ["runs", "fork", run_id, "--from", "nope:0"])
     # Then the command fails, naming the steps it has
     assert result.exit_code != 0
     assert "first:0" in result.output, result.output
+
+
+def test_replay_of_an_unchanged_run_prints_identical_and_exits_0(
+    cli_runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a finished two-step run
+    calls: list[str] = []
+    run_id = _counting(cli_runtime, registry, calls)
+    calls.clear()
+    # When it is replayed, in text and as JSON
+    text = CliRunner().invoke(app, ["runs", "replay", run_id[:12]])
+    as_json = CliRunner().invoke(app, ["runs", "replay", run_id, "--json"])
+    # Then both say identical, exit 0, and no step ran
+    assert text.exit_code == 0, text.output
+    assert text.output.startswith("identical (2 steps"), text.output
+    assert as_json.exit_code == 0 and json.loads(as_json.output)["identical"] is True
+    assert calls == []
+
+
+def test_replay_of_changed_code_names_the_first_differing_step_and_exits_1(
+    cli_runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a finished run, and its function changed to ask for another step first
+    run_id = _counting(cli_runtime, registry, [])
+
+    @function(id="counting", trigger=event("app/count"), registry=registry)
+    def counting(ctx: Context) -> int:
+        return int(ctx.step.run("zeroth", lambda: 0))
+
+    # When it is replayed
+    result = CliRunner().invoke(app, ["runs", "replay", run_id])
+    # Then the command fails, naming the new step
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("first differing step: zeroth:0"), result.output
 
 
 def test_usage_json_gives_tokens_and_unknown_cost_per_model(

@@ -1,5 +1,6 @@
-"""`harness runs rerun RUN [--from STEP]`: a new run of the same function on the same event
-data that replays the old run's journal up to (not including) STEP, then runs on for real.
+"""`harness runs fork RUN [--from STEP]` (alias `runs rerun`): a new run of the same function
+on the same event data that replays the old run's journal up to (not including) STEP, then
+runs on for real.
 
 Without `--from` nothing is reused. Steps are copied in the order they ended, so a handler
 that asks for its steps in the same order (as every handler must) replays them unchanged.
@@ -38,12 +39,12 @@ def reused_steps(
     return {key: entry for key, entry in before if "e" not in entry}
 
 
-def rerun(runtime: Runtime, record: RunRecord, from_step: str = "") -> str:
+def fork(runtime: Runtime, record: RunRecord, from_step: str = "") -> str:
     """Start the new run and return its id. Raises `RunNotFoundError` (unknown step),
     `FunctionNotFoundError` (the function is gone) or `BusUnavailableError`."""
     copied = reused_steps(runtime.ledger.journal(record.id), from_step)
     old = Event.model_validate(record.event)
-    event = old.model_copy(update={"id": f"{old.id}:rerun:{uuid.uuid4().hex[:8]}"})
+    event = old.model_copy(update={"id": f"{old.id}:fork:{uuid.uuid4().hex[:8]}"})
     new_id = run_id_for(record.function_id, event.id)
     seed_journal(runtime, new_id, copied)
     publish(event, runtime=runtime, target=record.function_id)
