@@ -21,7 +21,7 @@ import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Literal
 
 from pydantic import ValidationError
@@ -31,7 +31,7 @@ from harness.agent.memory.notes import MEMORY_DIR, MEMORY_FILE
 from harness.agent.session import LINE_ADAPTER, SessionLine
 from harness.search.extract import Passage, passages, searchable
 from harness.search.index import Stamp
-from harness.workspace_files import UnsafePathError, entries, lstat, read_bytes
+from harness.workspace_files import UnsafePathError, folder_fd, lstat, read_bytes
 
 KNOWLEDGE_DIR = "knowledge"
 ARCHIVE_DIR = "archive"
@@ -56,10 +56,10 @@ def memory_corpus(root: Path) -> Corpus:
     """The memory files of the memory root `root`."""
 
     def listing() -> dict[str, Stamp]:
-        names = [MEMORY_FILE]
-        names += _md_files(root, MEMORY_DIR)
-        names += _md_files(root, f"{MEMORY_DIR}/{HISTORY_DIR}")
-        return _stamps(root, names)
+        found = _stamps(root, [MEMORY_FILE])
+        for folder in (MEMORY_DIR, f"{MEMORY_DIR}/{HISTORY_DIR}"):
+            found |= {p: st for p, st in _scan(root, folder)[0].items() if p.endswith(".md")}
+        return found
 
     return Corpus("memory", f"memory:{root}", listing, lambda p: read_bytes(root, p), passages)
 
@@ -69,7 +69,7 @@ def knowledge_corpus(workspace: Path) -> Corpus:
     files left out)."""
 
     def listing() -> dict[str, Stamp]:
-        return _stamps(workspace, _documents(workspace, KNOWLEDGE_DIR, 0))
+        return _documents(workspace, KNOWLEDGE_DIR, 0)
 
     return Corpus(
         "knowledge",
@@ -131,29 +131,34 @@ def transcript_passages(_name: str, data: bytes) -> list[Passage]:
     return found
 
 
-def _md_files(root: Path, folder: str) -> list[str]:
+def _scan(root: Path, folder: str) -> tuple[dict[str, Stamp], list[str]]:
+    """The regular files of `root/folder` with their stamps, and its sub-folders, as paths
+    relative to `root`: one `scandir` (no open or stat per file), links left out, nothing when
+    the folder is missing or a link is on the way."""
+    files: dict[str, Stamp] = {}
+    folders: list[str] = []
     try:
-        found = entries(root, folder)
-    except UnsafePathError:
-        return []
-    return [f"{folder}/{n}" for n, kind in found if kind == "file" and n.endswith(".md")]
+        with folder_fd(root, folder) as fd, os.scandir(fd) as found:
+            for entry in found:
+                path = f"{folder}/{entry.name}"
+                if entry.is_symlink() or entry.name.startswith("."):
+                    continue
+                if entry.is_file(follow_symlinks=False):
+                    info = entry.stat(follow_symlinks=False)
+                    files[path] = Stamp(info.st_mtime_ns, info.st_size)
+                elif entry.is_dir(follow_symlinks=False):
+                    folders.append(path)
+    except (FileNotFoundError, NotADirectoryError, UnsafePathError):
+        pass
+    return files, sorted(folders)
 
 
-def _documents(root: Path, folder: str, depth: int) -> list[str]:
-    try:
-        found = entries(root, folder)
-    except UnsafePathError:
-        return []
-    names: list[str] = []
-    for name, kind in found:
-        if name.startswith("."):
-            continue
-        path = str(PurePosixPath(folder, name))
-        if kind == "file" and searchable(name):
-            names.append(path)
-        elif kind == "folder" and depth < MAX_DEPTH:
-            names += _documents(root, path, depth + 1)
-    return names
+def _documents(root: Path, folder: str, depth: int) -> dict[str, Stamp]:
+    files, folders = _scan(root, folder)
+    found = {path: stamp for path, stamp in files.items() if searchable(path)}
+    for sub in folders if depth < MAX_DEPTH else []:
+        found |= _documents(root, sub, depth + 1)
+    return found
 
 
 def _stamps(root: Path, names: list[str]) -> dict[str, Stamp]:

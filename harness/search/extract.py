@@ -58,12 +58,19 @@ def passages(name: str, data: bytes) -> list[Passage]:
 
 
 def text_passages(text: str, prefix: str = "") -> list[Passage]:
-    """`text` cut at blank lines into passages of about `PASSAGE_CHARS` characters (a longer
-    paragraph is one passage), each positioned `<prefix>line N`."""
+    """`text` cut at blank lines into passages of about `PASSAGE_CHARS` characters, each
+    positioned `<prefix>line N`; a line longer than that is cut at words into pieces of at
+    most `PASSAGE_CHARS` (one word longer than that is a piece of its own)."""
     found: list[Passage] = []
     lines: list[str] = []
     start = 0
     for number, line in enumerate(text.splitlines(), 1):
+        if len(line) > PASSAGE_CHARS:  # a page that is one long line: cut it at words
+            if lines:
+                found.append(Passage("\n".join(lines), f"{prefix}line {start}"))
+                lines = []
+            found += [Passage(p, f"{prefix}line {number}") for p in _pieces(line)]
+            continue
         if not line.strip():
             if sum(len(x) for x in lines) >= PASSAGE_CHARS:
                 found.append(Passage("\n".join(lines), f"{prefix}line {start}"))
@@ -75,6 +82,19 @@ def text_passages(text: str, prefix: str = "") -> list[Passage]:
     if lines:
         found.append(Passage("\n".join(lines), f"{prefix}line {start}"))
     return found
+
+
+def _pieces(line: str) -> list[str]:
+    pieces: list[str] = []
+    current: list[str] = []
+    size = 0
+    for word in line.split():
+        if current and size + len(word) + 1 > PASSAGE_CHARS:
+            pieces.append(" ".join(current))
+            current, size = [], 0
+        current.append(word)
+        size += len(word) + 1
+    return [*pieces, " ".join(current)] if current else pieces
 
 
 def _pdf(data: bytes) -> list[Passage]:

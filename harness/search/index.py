@@ -20,7 +20,8 @@ import hashlib
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,9 +91,15 @@ class SearchIndex:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, timeout=30.0, check_same_thread=False)
+        # Autocommit, and each change in an explicit `BEGIN IMMEDIATE`: two processes syncing
+        # the same key then take turns, the second seeing what the first wrote.
+        self._db = sqlite3.connect(
+            path, timeout=30.0, check_same_thread=False, isolation_level=None
+        )
         self._db.execute("PRAGMA journal_mode = WAL")
-        self._db.executescript(_SCHEMA)
+        with self._lock, self._writing():
+            for statement in _SCHEMA.split(";"):
+                self._db.execute(statement)
 
     def close(self) -> None:
         """Close the database. Idempotent."""
@@ -110,7 +117,7 @@ class SearchIndex:
         bytes, `parse(path, data)` its passages; a file `read` fails on (`OSError`: gone, or
         refused as a link) is dropped. One transaction."""
         indexed: list[str] = []
-        with self._lock, self._db:
+        with self._lock, self._writing():
             known = {
                 row[0]: (row[1], Stamp(row[2], row[3]), row[4])
                 for row in self._db.execute(
@@ -164,10 +171,20 @@ class SearchIndex:
 
     def clear(self) -> None:
         """Forget every file (the next sync of each key reads them all again)."""
-        with self._lock, self._db:
+        with self._lock, self._writing():
             self._db.execute("DELETE FROM fts")
             self._db.execute("DELETE FROM passages")
             self._db.execute("DELETE FROM files")
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def _stamp(self, file_id: int, stamp: Stamp) -> None:
         self._db.execute(
