@@ -97,3 +97,19 @@ def test_search_finds_the_chats_own_archived_messages_only(tmp_path: Path) -> No
     # Then its archived message is found and chat B's is not
     assert found.startswith("1. this chat (an earlier part), line 1"), found
     assert "318" in found and "512" not in found
+
+
+def test_search_sees_a_document_changed_or_deleted_on_disk(tmp_path: Path) -> None:
+    # Given two indexed documents
+    workspace = _workspace(tmp_path)
+    (workspace / "knowledge" / "plan.md").write_text("The launch is in March.\n")
+    (workspace / "knowledge" / "old.md").write_text("The budget is frozen.\n")
+    tool = SearchTool(tmp_path / "state" / "index.sqlite")
+    assert "plan.md" in _search(tool, ToolContext(workspace), "launch")
+    # When one is edited and the other deleted
+    (workspace / "knowledge" / "plan.md").write_text("The launch moved to September.\n")
+    (workspace / "knowledge" / "old.md").unlink()
+    # Then the next search finds the new text only, and nothing of the deleted one
+    assert "September" in _search(tool, ToolContext(workspace), "launch")
+    assert _search(tool, ToolContext(workspace), "march").startswith("nothing found")
+    assert _search(tool, ToolContext(workspace), "budget frozen").startswith("nothing found")
