@@ -21,6 +21,7 @@ from harness.commands.budget import budget_app
 from harness.commands.doctor import doctor
 from harness.commands.functions import functions, sidecar
 from harness.commands.health import health
+from harness.commands.knowledge import knowledge_app
 from harness.commands.mcp import mcp_app
 from harness.commands.memory import memory_app
 from harness.commands.networks import networks
@@ -323,6 +324,7 @@ app.command(rich_help_panel=INSPECT)(doctor)
 app.command(cls=SetupCommand, rich_help_panel=SET_UP)(setup)
 app.add_typer(pair_app, name="pair", rich_help_panel=SET_UP)
 app.add_typer(memory_app, name="memory", rich_help_panel=INSPECT)
+app.add_typer(knowledge_app, name="knowledge", rich_help_panel=INSPECT)
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ from harness.llm.factory import build_fallback_provider, build_provider
 from harness.llm.provider import ModelProvider
 from harness.llm.types import ToolSpec
 from harness.mcp import McpToolbox, adoption_advice, config_path, ignored_workspace_file
+from harness.search.tool import INDEX_FILE, SearchTool
 from harness.settings import Settings, get_settings
 from harness.sidecar.tool_check import check_function_writes
 from harness.state_dir import state_dir
@@ -120,12 +121,13 @@ def build_deps(settings: Settings) -> AgentDeps:
 
 def fleet_tools(settings: Settings, policy: ShellPolicy | None = None) -> ToolRegistry:
     """The default agent's tools but MCP's: built-in and plug-in tools (bash where
-    `AGENT_ALLOW_SHELL`, confined by `policy`), remember, send_file, delegation and, where
+    `AGENT_ALLOW_SHELL`, confined by `policy`), remember, search, send_file, delegation and, where
     the sidecar runs the agent's functions (SIDECAR_ENABLED), functions_list, function_run
     and runs_show. Starts nothing (`harness agents` checks agents' tool lists against it)."""
     private_fetch = settings.agent_fetch_private_networks
     tools = default_registry(settings.agent_allow_shell, private_fetch, policy)
     tools.register(RememberTool())
+    tools.register(SearchTool(state_dir(settings) / INDEX_FILE))
     tools.register(SendFileTool())
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
         tools.register(delegation)
@@ -137,11 +139,12 @@ def fleet_tools(settings: Settings, policy: ShellPolicy | None = None) -> ToolRe
 
 def subagent_tools(settings: Settings) -> ToolRegistry:
     """A sub-agent's tools (and a named agent's whose file lists none): file tools, web_fetch,
-    remember and send_file (into the parent's chat); never bash or MCP."""
+    remember, search and send_file (into the parent's chat); never bash or MCP."""
     tools = default_registry(
         allow_shell=False, allow_private_fetch=settings.agent_fetch_private_networks
     )
     tools.register(RememberTool())
+    tools.register(SearchTool(state_dir(settings) / INDEX_FILE))
     tools.register(SendFileTool())
     return tools
 

@@ -100,6 +100,7 @@ _RULES: dict[str, tuple[str, str, Callable[[str], str]]] = {
     "ls": ("listing", "path", _same),
     "find": ("finding", "pattern", _same),
     "grep": ("searching for", "pattern", _same),
+    "search": ("searching memory and documents for", "query", _same),
     "web_fetch": ("fetching", "url", _without_query),
 }
 """Tool name -> (verb, the argument to show, how to shorten it)."""

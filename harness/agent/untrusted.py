@@ -178,6 +178,10 @@ def source_of(
         return f"web_fetch {arguments.get('url', '')}"
     if tool == "grep":
         return f"grep {arguments.get('pattern', '')!r} in {arguments.get('path', '.')}"
+    if tool == "search":  # memory and the chat are the agent's own; knowledge/ is not
+        if arguments.get("within") in ("memory", "chat"):
+            return None
+        return f"search {arguments.get('query', '')!r} (documents in knowledge/)"
     return f"{tool} (MCP tool)" if "__" in tool else tool
 
 

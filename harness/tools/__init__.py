@@ -63,6 +63,7 @@ Using tools:
 - Read a file before you edit it, and copy old_text exactly from what read showed.
 - Prefer edit to write for changing an existing file; use write for new files or full rewrites.
 - Prefer find and grep to bash for finding files and text; use ls to look inside one folder.
+- To recall what you were told or noted before, or what the user's documents say, use search.
 - Long output is cut: follow the hints (e.g. read's offset) instead of asking for everything.
 - When a tool returns an error, read it and fix the call; do not repeat the same call.
 - Be concise: ask for what you need, and do not repeat tool output back in full.

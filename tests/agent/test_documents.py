@@ -4,35 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pypdf import PdfWriter
-from pypdf.generic import DictionaryObject, NameObject, StreamObject
-
 from harness.agent.media.documents import describe, pdf_text
 from harness.agent.media.inbox import InboxFile
-
-
-def _pdf(path: Path, text: str) -> None:
-    """A one-page PDF whose page draws `text` with a standard font."""
-    writer = PdfWriter()
-    page = writer.add_blank_page(width=300, height=100)
-    font = writer._add_object(  # a Type1 base font needs no embedding
-        _dictionary(Type="/Font", Subtype="/Type1", BaseFont="/Helvetica")
-    )
-    page[NameObject("/Resources")] = _dictionary(Font=_dictionary(F1=font))
-    content = StreamObject()
-    content.set_data(f"BT /F1 12 Tf 20 50 Td ({text}) Tj ET".encode())
-    page[NameObject("/Contents")] = writer._add_object(content)
-    with path.open("wb") as out:
-        writer.write(out)
-
-
-def _dictionary(**items: object) -> DictionaryObject:
-    return DictionaryObject(
-        {
-            NameObject(f"/{key}"): value if not isinstance(value, str) else NameObject(value)
-            for key, value in items.items()
-        }
-    )
+from tests.pdf_files import write_pdf
 
 
 def test_small_text_file_is_inlined_with_its_path(tmp_path: Path) -> None:
@@ -60,7 +34,7 @@ def test_long_text_is_cut_with_a_pointer_to_the_file(tmp_path: Path) -> None:
 
 
 def test_pdf_text_is_extracted(tmp_path: Path) -> None:
-    _pdf(tmp_path / "receipt.pdf", "Total 42.50 EUR")
+    write_pdf(tmp_path / "receipt.pdf", "Total 42.50 EUR")
 
     assert "Total 42.50 EUR" in pdf_text(tmp_path / "receipt.pdf", 1000)
 

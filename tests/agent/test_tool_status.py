@@ -17,6 +17,7 @@ from harness.redaction import register_secret
         ("write", {"path": "a.txt", "content": "body"}, "writing a.txt"),
         ("ls", {"path": "."}, "listing the workspace"),
         ("grep", {"pattern": "TODO", "path": "."}, "searching for TODO"),
+        ("search", {"query": "door code"}, "searching memory and documents for door code"),
         ("web_fetch", {"url": "https://ex.com/a?token=zz#f"}, "fetching https://ex.com/a"),
         ("remember", {"fact": "x"}, "running remember"),
         ("bash", {}, "running bash"),

@@ -1,0 +1,115 @@
+"""`harness knowledge`: the user's documents the agent's `search` tool ranks.
+
+    harness knowledge add FILE... [--force]   copy documents into <workspace>/knowledge/
+                                              and index them now
+    harness knowledge list                    the documents, their size and passages indexed
+    harness knowledge reindex                 forget the whole index and index knowledge/
+                                              and the shared memory again
+
+All three work on the files and the index (`<state>/search/index.sqlite`) directly, with the
+fleet up or down; the fleet's own searches bring what changed up to date as they run, so
+`reindex` is only for an index that went wrong. Documents may also be put in `knowledge/`
+by any other means (the agent's `write`, a sync tool): the next search indexes them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from harness.search.corpora import KNOWLEDGE_DIR, knowledge_corpus, memory_corpus
+from harness.search.extract import SUFFIXES, searchable
+from harness.search.index import SearchIndex
+from harness.search.tool import INDEX_FILE
+from harness.settings import get_settings
+from harness.state_dir import state_dir
+from harness.workspace_files import lstat, write_replace
+
+knowledge_app = typer.Typer(
+    help="The user's documents for the agent's search: add, list, reindex.",
+    no_args_is_help=True,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _workspace() -> Path:
+    return get_settings().agent_workspace.resolve()
+
+
+def _index() -> SearchIndex:
+    return SearchIndex(state_dir(get_settings()) / INDEX_FILE)
+
+
+def _sync_knowledge(index: SearchIndex, workspace: Path) -> int:
+    corpus = knowledge_corpus(workspace)
+    return len(index.sync(corpus.key, corpus.listing(), corpus.read, corpus.parse).indexed)
+
+
+@knowledge_app.command("add")
+def add(
+    files: Annotated[list[Path], typer.Argument(help="Documents: Markdown, text, PDF, HTML.")],
+    force: Annotated[bool, typer.Option("--force", help="Replace a document of that name.")] = (
+        False
+    ),
+) -> None:
+    """Copy each FILE into knowledge/ under its own name and index it."""
+    workspace = _workspace()
+    for file in files:
+        target = f"{KNOWLEDGE_DIR}/{file.name}"
+        if not searchable(file.name):
+            kinds = ", ".join(sorted(s for s in SUFFIXES if s))
+            err_console.print(f"[red]error:[/red] {file}: not a kind search reads ({kinds})")
+            raise typer.Exit(code=1)
+        if lstat(workspace, target) is not None and not force:
+            err_console.print(f"[red]error:[/red] {target} exists; --force replaces it")
+            raise typer.Exit(code=1)
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            err_console.print(f"[red]error:[/red] cannot read {file}: {exc.strerror or exc}")
+            raise typer.Exit(code=1) from exc
+        write_replace(workspace, target, data)
+        console.print(f"added {target} ({len(data)} bytes)")
+    index = _index()
+    try:
+        console.print(f"indexed {_sync_knowledge(index, workspace)} changed document(s)")
+    finally:
+        index.close()
+
+
+@knowledge_app.command("list")
+def list_documents() -> None:
+    """List the documents in knowledge/ with their size and whether they are indexed."""
+    workspace = _workspace()
+    corpus = knowledge_corpus(workspace)
+    index = _index()
+    try:
+        indexed = index.files(corpus.key)
+    finally:
+        index.close()
+    table = Table("document", "bytes", "indexed")
+    for path, stamp in sorted(corpus.listing().items()):
+        fresh = indexed.get(path) == stamp
+        table.add_row(path, str(stamp.size), "yes" if fresh else "at the next search")
+    console.print(table)
+
+
+@knowledge_app.command("reindex")
+def reindex() -> None:
+    """Forget the index and index knowledge/ and the shared memory again (each chat's own
+    memory and transcript are indexed again at its next search)."""
+    workspace = _workspace()
+    index = _index()
+    try:
+        index.clear()
+        documents = _sync_knowledge(index, workspace)
+        memory = memory_corpus(workspace)
+        notes = index.sync(memory.key, memory.listing(), memory.read, memory.parse).indexed
+    finally:
+        index.close()
+    console.print(f"indexed {documents} document(s) and {len(notes)} memory file(s)")

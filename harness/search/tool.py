@@ -1,0 +1,113 @@
+"""The `search` tool: ranked passages from the conversation's memory, its own past sessions
+and the user's documents, in every memory scope.
+
+The file tools cannot see a per-chat or per-person memory (it lives in the state folder), so
+`grep` is no way to recall it; this tool searches exactly what the conversation may see
+(`harness.search.corpora`): the memory root in `ctx.extras["memory_root"]` (the workspace
+without one), the transcript in `ctx.transcript`, and `knowledge/`. Before each query the
+corpora searched are brought up to date (`SearchIndex.sync`: a stat per file, reading only
+what changed). The index is opened on first use, so building a tool registry creates nothing.
+
+Results from `knowledge/` are outside content: the call is wrapped and taints the turn
+(`harness.agent.untrusted.source_of`) unless it searched only memory or the chat.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from harness.search.corpora import (
+    ARCHIVE_DIR,
+    Corpus,
+    chat_corpus,
+    knowledge_corpus,
+    memory_corpus,
+)
+from harness.search.index import Hit, SearchIndex
+from harness.tools.base import Tool, ToolContext, ToolParams
+
+INDEX_FILE = Path("search") / "index.sqlite"
+MEMORY_ROOT_EXTRA = "memory_root"
+Within = Literal["all", "memory", "chat", "knowledge"]
+
+
+class SearchParams(ToolParams):
+    """Arguments of the search tool."""
+
+    query: str = Field(min_length=1, max_length=500, description="Words to look for.")
+    within: Within = Field(
+        default="all",
+        description=(
+            "Where to look: 'memory' (your notes and MEMORY.md), 'chat' (this conversation's "
+            "earlier messages), 'knowledge' (the user's documents) or 'all'."
+        ),
+    )
+    limit: int = Field(default=5, ge=1, le=20, description="Most passages to return.")
+
+
+class SearchTool(Tool[SearchParams]):
+    """Return the best passages for `query`, one block each: rank, source, position and a
+    snippet with the matched words in [brackets]; a line saying so when nothing matched.
+
+    Searches the index at `index_path` (created on first call). Never reads a link."""
+
+    name = "search"
+    description = (
+        "Search what you know: your memory (daily notes, MEMORY.md and its past versions), "
+        "this conversation's earlier messages, and the user's documents in knowledge/ "
+        "(Markdown, text, PDF, HTML). Returns ranked passages with their source and position. "
+        "Use it before saying you do not know or remember something."
+    )
+    parameters = SearchParams
+    timeout = 120.0
+    outside_content = True
+
+    def __init__(self, index_path: Path) -> None:
+        self.index_path = index_path
+        self._index: SearchIndex | None = None
+        self._opening = threading.Lock()
+
+    def index(self) -> SearchIndex:
+        """The index, opened on first use."""
+        with self._opening:
+            if self._index is None:
+                self._index = SearchIndex(self.index_path)
+            return self._index
+
+    def run(self, params: SearchParams, ctx: ToolContext) -> str:
+        """Search; see the class docstring."""
+        index = self.index()
+        chosen = [c for c in visible_corpora(ctx) if params.within in ("all", c.kind)]
+        for corpus in chosen:
+            index.sync(corpus.key, corpus.listing(), corpus.read, corpus.parse)
+        kinds = {c.key: c.kind for c in chosen}
+        hits = index.query(params.query, list(kinds), params.limit)
+        if not hits:
+            return f"nothing found for {params.query!r} in {params.within}"
+        return "\n\n".join(
+            f"{n}. {describe(kinds[h.key], h)}\n{h.snippet}" for n, h in enumerate(hits, 1)
+        )
+
+
+def visible_corpora(ctx: ToolContext) -> list[Corpus]:
+    """The corpora a tool call's conversation may search: its memory root's, its own
+    transcript's (when it has one) and the workspace's knowledge folder."""
+    root = ctx.extras.get(MEMORY_ROOT_EXTRA, ctx.workspace)
+    memory = root if isinstance(root, Path) else ctx.workspace
+    found = [memory_corpus(memory), knowledge_corpus(ctx.workspace)]
+    if ctx.transcript is not None:
+        found.append(chat_corpus(ctx.transcript))
+    return found
+
+
+def describe(kind: str, hit: Hit) -> str:
+    """Where a hit comes from, as the model reads it: `memory: memory/2026-07-01.md, line 3`,
+    `knowledge: knowledge/a.pdf, page 2, line 1`, `this chat (an earlier part), line 4, ...`."""
+    if kind == "chat":
+        earlier = " (an earlier part)" if hit.path.startswith(f"{ARCHIVE_DIR}/") else ""
+        return f"this chat{earlier}, {hit.position}"
+    return f"{kind}: {hit.path}, {hit.position}"
