@@ -61,9 +61,7 @@ def eval_command(
         console.print("." if attempt.passed else "F", end="")
 
     with eval_redis(settings) as url:
-        attempts = run_suites(
-            found, settings, url, repeat=repeat, parallel=parallel, progress=tick
-        )
+        attempts = run_suites(found, settings, url, repeat=repeat, parallel=parallel, progress=tick)
     console.print()
     report = build_report(provider.model, started, repeat, attempts)
     console.print(report_table(report))

@@ -48,8 +48,10 @@ def run_case(case: Case, suite: str, settings: Settings, redis_url: str, repeat:
     folder = Path(tempfile.mkdtemp(prefix=f"harness-eval-{case.id}-"))
     try:
         return _run(case, suite, _case_settings(case, settings, folder), redis_url, repeat)
-    except Exception as exc:  # noqa: BLE001 - one broken case must not end the suite
-        return Attempt(suite=suite, case=case.id, repeat=repeat, error=f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # one broken case must not end the suite
+        return Attempt(
+            suite=suite, case=case.id, repeat=repeat, error=f"{type(exc).__name__}: {exc}"
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -82,7 +84,9 @@ def _run(case: Case, suite: str, settings: Settings, redis_url: str, repeat: int
     try:
         started = time.perf_counter()
         for text in case.messages:
-            publish(chat_message(text, SESSION, channel="cli", sender=TERMINAL_SENDER), runtime=runtime)
+            publish(
+                chat_message(text, SESSION, channel="cli", sender=TERMINAL_SENDER), runtime=runtime
+            )
             drain(runtime)
         transcript = _transcript(deps, runtime, time.perf_counter() - started)
         grades = _grade(case, transcript, settings)

@@ -47,11 +47,12 @@ def _calls_miss(want: ExpectedCall, named: list[SeenCall], seen: list[SeenCall])
 
 def grade_forbidden(names: list[str], seen: list[SeenCall]) -> list[Grade]:
     """One grade per forbidden tool: passed when the agent never called it."""
+    called = {c.name for c in seen}
     return [
         Grade(
             grader=f"not_called:{name}",
-            passed=not any(c.name == name for c in seen),
-            detail=f"{name} was called",
+            passed=name not in called,
+            detail=f"{name} was called" if name in called else "",
         )
         for name in names
     ]
