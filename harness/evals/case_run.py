@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,7 @@ from harness.evals.judge import judge
 from harness.evals.results import Attempt, Grade, SeenCall, Transcript
 from harness.evals.suite import Case
 from harness.llm.factory import build_provider
-from harness.llm.pricing import known_cost_usd
-from harness.llm.types import Usage
+from harness.observe.usage_report import UsageTotal, totals
 from harness.records.usage import usage_store
 from harness.runtime import Runtime, publish
 from harness.runtime.functions import FunctionRegistry
@@ -106,28 +105,16 @@ def _transcript(deps: AgentDeps, runtime: Runtime, latency_s: float) -> Transcri
         if line.message.text.strip():
             answer = line.message.text
     today = datetime.fromtimestamp(runtime.clock(), UTC).date()
-    rows = usage_store(runtime).rows(today, today)
-    cost: float | None = 0.0
-    for row in rows:
-        used = Usage(
-            input_tokens=row.input_tokens,
-            output_tokens=row.output_tokens,
-            cache_read_tokens=row.cache_read_tokens,
-            cache_write_tokens=row.cache_write_tokens,
-        )
-        one = known_cost_usd(row.model, used)
-        cost = None if one is None or cost is None else cost + one
+    # The case's prefix is its own, so every row is the case's; a case that crossed midnight
+    # has rows on two days, summed as one group.
+    rows = usage_store(runtime).rows(today - timedelta(days=1), today)
+    usage = totals([r.model_copy(update={"day": "case"}) for r in rows], "day")
     return Transcript(
         answer=answer,
         tool_calls=calls,
         latency_s=latency_s,
         model=",".join(sorted({r.model for r in rows})),
-        calls=sum(r.calls for r in rows),
-        input_tokens=sum(r.input_tokens for r in rows),
-        output_tokens=sum(r.output_tokens for r in rows),
-        cache_read_tokens=sum(r.cache_read_tokens for r in rows),
-        cache_write_tokens=sum(r.cache_write_tokens for r in rows),
-        cost_usd=cost,
+        usage=usage[0] if usage else UsageTotal(group="case"),
     )
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from harness.observe.usage_report import UsageTotal
+
 
 class SeenCall(BaseModel, frozen=True):
     """A tool call the agent made, in order."""
@@ -25,18 +27,15 @@ class Grade(BaseModel, frozen=True):
 
 
 class Transcript(BaseModel, frozen=True):
-    """What one case's conversation did: its tool calls, its final answer, and its cost."""
+    """What one case's conversation did: its tool calls, its final answer, how long it took,
+    and the tokens and cost of every model call in it, sub-agents' included (the judge's are
+    not: it is called outside the fleet, after)."""
 
     answer: str = ""
     tool_calls: list[SeenCall] = Field(default_factory=list)
     latency_s: float = 0.0
     model: str = ""
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    cost_usd: float | None = 0.0
+    usage: UsageTotal = Field(default_factory=lambda: UsageTotal(group="case"))
 
 
 class Attempt(BaseModel, frozen=True):

@@ -50,7 +50,8 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def summarize(suite: str, case: str, attempts: Sequence[Attempt]) -> CaseSummary:
     """The summary of `attempts` (those of one case, or of the whole run)."""
-    ts = [a.transcript for a in attempts]
+    ts = [a.transcript.usage for a in attempts]
+    latencies = [a.transcript.latency_s for a in attempts]
     fed = sum(t.input_tokens + t.cache_read_tokens + t.cache_write_tokens for t in ts)
     cost: float | None = 0.0
     for t in ts:
@@ -66,8 +67,8 @@ def summarize(suite: str, case: str, attempts: Sequence[Attempt]) -> CaseSummary
         runs=len(attempts),
         passed=passed,
         pass_rate=passed / len(attempts) if attempts else 0.0,
-        latency_p50_s=percentile([t.latency_s for t in ts], 0.5),
-        latency_p95_s=percentile([t.latency_s for t in ts], 0.95),
+        latency_p50_s=percentile(latencies, 0.5),
+        latency_p95_s=percentile(latencies, 0.95),
         input_tokens=sum(t.input_tokens for t in ts),
         output_tokens=sum(t.output_tokens for t in ts),
         cache_hit_rate=sum(t.cache_read_tokens for t in ts) / fed if fed else None,

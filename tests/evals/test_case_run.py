@@ -38,5 +38,5 @@ def test_case_run_records_calls_answer_and_tokens(
     assert [g.passed for g in attempt.grades] == [True, True, True], attempt.grades
     assert attempt.transcript.tool_calls[0].name == "read"
     assert attempt.transcript.answer == "Oat milk and lemons."
-    assert attempt.transcript.calls == 2
-    assert attempt.transcript.input_tokens == 200
+    assert attempt.transcript.usage.calls == 2
+    assert attempt.transcript.usage.input_tokens == 200

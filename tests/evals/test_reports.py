@@ -12,6 +12,7 @@ from harness.cli import app
 from harness.evals.html import render_html
 from harness.evals.results import Attempt, Grade, Transcript
 from harness.evals.summary import build_report, percentile
+from harness.observe.usage_report import UsageTotal
 from harness.settings import get_settings
 
 
@@ -19,7 +20,11 @@ def _attempt(case: str, passed: bool, latency: float, **tokens: int) -> Attempt:
     return Attempt(
         suite="core",
         case=case,
-        transcript=Transcript(answer="<script>alert(1)</script>", latency_s=latency, **tokens),
+        transcript=Transcript(
+            answer="<script>alert(1)</script>",
+            latency_s=latency,
+            usage=UsageTotal(group="case", **tokens),
+        ),
         grades=[
             Grade(grader="answer.contains", passed=passed, detail="" if passed else "missing 'x'")
         ],
