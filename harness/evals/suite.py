@@ -11,9 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.errors import ConfigurationError
+from harness.settings import Settings
 
 
 class _Strict(BaseModel):
@@ -102,6 +110,15 @@ class Case(_Strict):
     settings: dict[str, Any] = Field(default_factory=dict)
     expect: Expect
     scripted: list[ScriptedStep] = Field(default_factory=list)
+
+    @field_validator("settings")
+    @classmethod
+    def _known_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
+        # Settings ignore unknown names; a misspelt override would silently test the default.
+        unknown = sorted(set(value) - set(Settings.model_fields))
+        if unknown:
+            raise ValueError(f"unknown settings: {', '.join(unknown)} (use the snake_case names)")
+        return value
 
 
 class Suite(_Strict):

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from harness.errors import ConfigurationError
 from harness.evals.graders import grade_answer, grade_calls, grade_files, holds
 from harness.evals.judge import read_verdict
 from harness.evals.results import SeenCall
-from harness.evals.suite import AnswerCheck, ExpectedCall, FileCheck, Predicate
+from harness.evals.suite import AnswerCheck, ExpectedCall, FileCheck, Predicate, load_suite
 
 
 def test_predicate_bare_value_means_equals() -> None:
@@ -71,3 +74,15 @@ def test_judge_verdict_and_reason_are_kept() -> None:
 def test_judge_unreadable_verdict_fails_the_grade() -> None:
     grade = read_verdict("I think it is fine")
     assert not grade.passed and "unreadable verdict" in grade.detail
+
+
+def test_suite_refuses_a_misspelt_setting(tmp_path: Path) -> None:
+    # Given a case overriding a setting that does not exist
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "cases:\n  - id: x\n    messages: [hi]\n"
+        "    settings: {agent_aproval: deny}\n    expect: {}\n"
+    )
+    # Then loading the suite says which name is wrong, and where
+    with pytest.raises(ConfigurationError, match=r"(?s)s\.yaml.*unknown settings: agent_aproval"):
+        load_suite(path)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.evals.runner import run_suites
+import pytest
+import redis
+
+from harness.evals.runner import eval_redis, run_suites
 from harness.evals.suite import Case, Suite
 from harness.evals.summary import build_report
 from harness.settings import Settings
@@ -45,3 +48,17 @@ def test_parallel_repeats_run_every_case_in_processes(
         ("say-alpha", 2, 1.0), ("say-beta", 2, 1.0),
     ]  # fmt: skip
     assert report.total.input_tokens == 400
+
+
+def test_without_redis_url_cases_get_a_temporary_redis(eval_settings: Settings) -> None:
+    # Given settings without REDIS_URL
+    settings = eval_settings.model_copy(update={"redis_url": None})
+    # When the eval's Redis is opened, then closed
+    with eval_redis(settings) as url:
+        client = redis.Redis.from_url(url)
+        answered = client.ping()
+        client.close()
+    # Then it answered while open, and is gone after
+    assert answered
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
