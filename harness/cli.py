@@ -19,6 +19,7 @@ from rich.console import Console
 from harness.commands.agents import agents
 from harness.commands.budget import budget_app
 from harness.commands.doctor import doctor
+from harness.commands.eval import eval_command
 from harness.commands.functions import functions, sidecar
 from harness.commands.health import health
 from harness.commands.knowledge import knowledge_app
@@ -317,6 +318,7 @@ app.command(rich_help_panel=INSPECT)(agents)
 app.command(rich_help_panel=INSPECT)(networks)
 app.add_typer(runs_app, name="runs", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(usage)
+app.command("eval", rich_help_panel=INSPECT)(eval_command)
 app.add_typer(budget_app, name="budget", rich_help_panel=INSPECT)
 app.add_typer(events_app, name="events", rich_help_panel=INSPECT)
 app.add_typer(mcp_app, name="mcp", rich_help_panel=INSPECT)

@@ -171,6 +171,11 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         description="Who answers a request in a group: the sender of the message, or also "
         "any allowed user (in the channel's allowlist or paired).",
     )
+    eval_judge_model: str | None = Field(
+        default=None,
+        description="Model of `harness eval`'s LLM judge when a case names none; unset means "
+        "the agent's model (same provider and key).",
+    )
     agent_memory_scope: MemoryScope = Field(
         default="shared",
         description="shared: one memory for the agent; per-chat: one per conversation; "

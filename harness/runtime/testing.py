@@ -6,8 +6,12 @@ Used by the unit tests and by anyone testing their own functions.
 
 from __future__ import annotations
 
+import redis
+
 from harness.runtime.executor import advance
+from harness.runtime.functions import FunctionRegistry
 from harness.runtime.instance import Runtime
+from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kick, RecordingKicker
 from harness.runtime.scheduler import reap_once
 
@@ -57,3 +61,24 @@ class DrainingKicker(RecordingKicker):
     async def kick_async(self, kick: Kick) -> None:
         """`kick`: the runs are drained inside the event loop, as a test wants."""
         self.kick(kick)
+
+
+def local_runtime(url: str, prefix: str, registry: FunctionRegistry) -> Runtime:
+    """A runtime on the Redis at `url`, under key prefix `prefix`, whose kicks wait for
+    `drain`: a whole worker in this thread, beside (and invisible to) any fleet on that Redis,
+    as `harness eval` runs each case. Registers `registry`'s functions. Free it with
+    `forget_runtime`."""
+    client = redis.Redis.from_url(url, decode_responses=True, socket_connect_timeout=5)
+    runtime = Runtime(redis=client, kicker=RecordingKicker(), registry=registry, keys=Keys(prefix))
+    runtime.register_functions()
+    return runtime
+
+
+def forget_runtime(runtime: Runtime) -> None:
+    """Delete every key under the runtime's prefix and close its client. Must not be used on
+    a prefix a fleet uses."""
+    client = runtime.redis
+    batch = list(client.scan_iter(match=f"{runtime.keys.prefix}:*", count=500))
+    for start in range(0, len(batch), 500):
+        client.delete(*batch[start : start + 500])
+    client.close()
