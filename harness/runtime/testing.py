@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import redis
 
+from harness.runtime.bus_errors import on_bus
 from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.instance import Runtime
@@ -74,9 +75,10 @@ def local_runtime(url: str, prefix: str, registry: FunctionRegistry) -> Runtime:
     return runtime
 
 
+@on_bus("forget a local runtime's keys")
 def forget_runtime(runtime: Runtime) -> None:
     """Delete every key under the runtime's prefix and close its client. Must not be used on
-    a prefix a fleet uses."""
+    a prefix a fleet uses. Raises `BusUnavailableError` when Redis fails."""
     client = runtime.redis
     batch = list(client.scan_iter(match=f"{runtime.keys.prefix}:*", count=500))
     for start in range(0, len(batch), 500):

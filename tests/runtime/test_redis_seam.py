@@ -60,8 +60,9 @@ BEST_EFFORT = {
 }
 # Loops and threads that survive outages by design (their passes are covered above).
 NOT_CALLED = {"run_scheduler", "Heartbeat"}
-# Built from a client or a runtime, but not a store: in-memory run state.
-NOT_STORES = {"RunState"}
+# Built from a client or a runtime, but not a store: in-memory run state, and the replay that
+# runs a handler against an in-memory copy of its journal (it sends Redis nothing).
+NOT_STORES = {"RunState", "ReplayState", "replay"}
 
 
 class _Failing:
