@@ -30,14 +30,28 @@ from tests.processes import stop_groups
 
 def _isolate(common: str) -> None:
     subprocess.run(["mount", "--make-rprivate", "/"], check=True)
-    fd = os.open(common, os.O_PATH | os.O_DIRECTORY)  # the shared folder, before /tmp is hidden
+    # What must stay visible after a fresh tmpfs hides the old /tmp: the shared folder, and the
+    # code and Python this host runs when they lie under /tmp (a CI clone may).
+    kept = [common, *(p for p in _code_folders() if _under_tmp(p))]
+    fds = [os.open(path, os.O_PATH | os.O_DIRECTORY) for path in kept]
     subprocess.run(["mount", "-t", "tmpfs", "tmpfs", "/tmp"], check=True)
-    os.makedirs(common, exist_ok=True)
-    # mount(8) would resolve the /proc link to the path, now inside the new tmpfs
-    bind = ["mount", "--no-canonicalize", "--bind", f"/proc/{os.getpid()}/fd/{fd}", common]
-    subprocess.run(bind, check=True)
-    os.close(fd)
+    for path, fd in zip(kept, fds, strict=True):
+        os.makedirs(path, exist_ok=True)
+        # mount(8) would resolve the /proc link to the path, now inside the new tmpfs
+        bind = ["mount", "--no-canonicalize", "--bind", f"/proc/{os.getpid()}/fd/{fd}", path]
+        subprocess.run(bind, check=True)
+        os.close(fd)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+
+
+def _code_folders() -> list[str]:
+    """The repository (tests and sources) and the Python environment, as real paths."""
+    repo = Path(__file__).resolve().parents[2]
+    return sorted({str(repo), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
+
+
+def _under_tmp(path: str) -> bool:
+    return path == "/tmp" or path.startswith("/tmp/")
 
 
 def _reply(spec: dict[str, Any]) -> Reply:
