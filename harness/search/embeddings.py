@@ -22,8 +22,6 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from harness.settings import Settings
 
-BATCH = 64  # texts in one embeddings request: well under every provider's limit
-
 
 class Embedder(Protocol):
     """Turns texts into vectors, one per text, in order. `model` names what made them

@@ -11,8 +11,8 @@ import openai
 
 from harness.llm.guard import check_base_url
 from harness.llm.openai import DEFAULT_BASE_URL, classify_error
-from harness.search.embeddings import BATCH
 
+BATCH = 64  # texts in one embeddings request: well under every provider's limit
 # A search waits on this: a slow endpoint costs the user at most this long before the search
 # answers by keywords alone, and nothing is retried (the next search tries again).
 TIMEOUT = 15.0

@@ -56,3 +56,54 @@ def test_search_of_knowledge_is_wrapped_as_outside_content(agent: AgentRig) -> N
     # Then the passage reaches the model inside an untrusted wrapper naming the search
     assert found.startswith('<untrusted source="search'), found
     assert "knowledge: knowledge/memo.md, line 1" in found
+
+
+def _with_embeddings(agent: AgentRig, **overrides: Any) -> None:
+    settings = make_settings(
+        agent.workspace,
+        agent.model,
+        embeddings_provider="openai",
+        embeddings_base_url=agent.model.openai_url,
+        openai_api_key=agent.model.api_key,
+        **overrides,
+    )
+    agent.deps = build_deps(settings)
+    set_agent_deps(agent.deps)
+
+
+def test_hybrid_search_in_per_chat_scope_finds_only_the_chats_own_notes(
+    agent: AgentRig,
+) -> None:
+    # Given per-chat memory with embeddings (the key from OPENAI_API_KEY), chat A noting a
+    # door code, and an embedding model for which "entry" means "door"
+    _with_embeddings(agent, agent_memory_scope="per-chat")
+    agent.model.synonyms["entry"] = "door"
+    agent.model.script(Reply.tool("remember", {"note": "door code 4711"}), Reply.answer("ok"))
+    agent.say("remember the door code 4711", session="chat-a")
+    # When chat B and chat A each search their memory in other words
+    search = Reply.tool("search", {"query": "entry pin", "within": "memory"})
+    agent.model.script(search, Reply.answer("nothing"))
+    agent.say("what is the entry pin?", session="chat-b")
+    in_b = _last_tool_result(agent)
+    agent.model.script(search, Reply.answer("4711"))
+    agent.say("what is the entry pin?", session="chat-a")
+    in_a = _last_tool_result(agent)
+    # Then only chat A finds its note, by meaning (no word of it was asked for)
+    assert "4711" not in in_b, in_b
+    assert "door code 4711" in in_a and "[door]" not in in_a, in_a
+    assert any(r.api == "embeddings" for r in agent.model.requests)
+
+
+def test_search_says_it_ranked_by_keywords_when_embeddings_fail(agent: AgentRig) -> None:
+    # Given embeddings configured and an endpoint answering 500
+    _with_embeddings(agent)
+    agent.model.embeddings_status = 500
+    (agent.workspace / "knowledge").mkdir()
+    (agent.workspace / "knowledge" / "memo.md").write_text("Quarterly numbers are up.\n")
+    # When the agent searches
+    agent.model.script(Reply.tool("search", {"query": "quarterly numbers"}), Reply.answer("up"))
+    agent.say("how are the quarterly numbers?")
+    found = _last_tool_result(agent)
+    # Then the tool call succeeds with the keyword hits and a note saying how they were ranked
+    assert "knowledge: knowledge/memo.md, line 1" in found, found
+    assert "ranked by keywords only" in found, found

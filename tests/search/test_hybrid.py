@@ -179,3 +179,14 @@ def test_fuse_scores_by_reciprocal_rank() -> None:
     # Then ids in both come first (1: 1/61 + 1/63 beats 3: 1/63 + 1/61 by first appearance),
     # then those in one, by rank
     assert fused == [1, 3, 2, 4]
+
+
+def test_openai_embedder_sends_64_texts_a_request_in_order(model_server: ModelServer) -> None:
+    # Given 130 texts
+    texts = [f"note {i}" for i in range(130)]
+    # When embedded
+    vectors = _embedder(model_server).embed(texts)
+    # Then three requests carried 64, 64 and 2 of them, and the vectors come back in order
+    sizes = [len(r.body["input"]) for r in model_server.requests if r.api == "embeddings"]
+    assert sizes == [64, 64, 2]
+    assert vectors[129] == _embedder(model_server).embed(["note 129"])[0]
