@@ -290,6 +290,16 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         default="none", description="openai transcribes voice notes and audio."
     )
     transcribe_model: str = Field(default="whisper-1")
+    embeddings_provider: Literal["none", "openai"] = Field(
+        default="none",
+        description="openai: the search tool also ranks by meaning (embeddings from any "
+        "OpenAI-compatible endpoint, fused with BM25); none: BM25 alone.",
+    )
+    embeddings_model: str = Field(default="text-embedding-3-small")
+    embeddings_base_url: str | None = Field(
+        default=None, description="An OpenAI-compatible embeddings endpoint, ending in /v1."
+    )
+    embeddings_api_key: SecretStr | None = Field(default=None, description="Unset: OPENAI_API_KEY.")
 
     @field_validator("agent_owner")
     @classmethod

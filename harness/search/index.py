@@ -57,13 +57,15 @@ class Stamp:
 @dataclass(frozen=True)
 class Hit:
     """One ranked passage: the file's `key` and `path`, where in it, a snippet with the
-    matched words in [brackets], and its BM25 score (lower is better, as SQLite gives it)."""
+    matched words in [brackets], its BM25 score (lower is better, as SQLite gives it) and
+    the passage's row id (what `harness.search.vectors` keys a passage's vector by)."""
 
     key: str
     path: str
     position: str
     snippet: str
     score: float
+    passage: int = 0
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ class SearchIndex:
         marks = ",".join("?" * len(keys))
         sql = (
             "SELECT f.key, f.path, p.position,"
-            f" snippet(fts, 0, '[', ']', '…', {SNIPPET_TOKENS}), bm25(fts) AS score"
+            f" snippet(fts, 0, '[', ']', '…', {SNIPPET_TOKENS}), bm25(fts) AS score, p.id"
             " FROM fts JOIN passages p ON p.id = fts.rowid JOIN files f ON f.id = p.file_id"
             f" WHERE fts MATCH ? AND f.key IN ({marks}) ORDER BY score LIMIT ?"
         )

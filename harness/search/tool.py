@@ -7,6 +7,8 @@ The file tools cannot see a per-chat or per-person memory (it lives in the state
 without one), the transcript in `ctx.transcript`, and `knowledge/`. Before each query the
 corpora searched are brought up to date (`SearchIndex.sync`: a stat per file, reading only
 what changed). The index is opened on first use, so building a tool registry creates nothing.
+With an embedder (`EMBEDDINGS_PROVIDER`), ranking is hybrid (`harness.search.hybrid`); when
+its endpoint fails the result says it was ranked by keywords only.
 
 Results from `knowledge/` are outside content: the call is wrapped and taints the turn
 (`harness.agent.untrusted.source_of`) unless it searched only memory or the chat.
@@ -27,6 +29,8 @@ from harness.search.corpora import (
     knowledge_corpus,
     memory_corpus,
 )
+from harness.search.embeddings import Embedder
+from harness.search.hybrid import Ranker
 from harness.search.index import Hit, SearchIndex
 from harness.tools.base import Tool, ToolContext, ToolParams
 
@@ -66,9 +70,11 @@ class SearchTool(Tool[SearchParams]):
     timeout = 120.0
     outside_content = True
 
-    def __init__(self, index_path: Path) -> None:
+    def __init__(self, index_path: Path, embedder: Embedder | None = None) -> None:
         self.index_path = index_path
+        self.embedder = embedder
         self._index: SearchIndex | None = None
+        self._ranker: Ranker | None = None
         self._opening = threading.Lock()
 
     def index(self) -> SearchIndex:
@@ -78,6 +84,14 @@ class SearchTool(Tool[SearchParams]):
                 self._index = SearchIndex(self.index_path)
             return self._index
 
+    def ranker(self) -> Ranker:
+        """The ranker over the index, made on first use."""
+        index = self.index()
+        with self._opening:
+            if self._ranker is None:
+                self._ranker = Ranker(index, self.embedder)
+            return self._ranker
+
     def run(self, params: SearchParams, ctx: ToolContext) -> str:
         """Search; see the class docstring."""
         index = self.index()
@@ -85,11 +99,13 @@ class SearchTool(Tool[SearchParams]):
         for corpus in chosen:
             index.sync(corpus.key, corpus.listing(), corpus.read, corpus.parse)
         kinds = {c.key: c.kind for c in chosen}
-        hits = index.query(params.query, list(kinds), params.limit)
-        if not hits:
-            return f"nothing found for {params.query!r} in {params.within}"
+        ranked = self.ranker().rank(params.query, list(kinds), params.limit)
+        note = [ranked.note] if ranked.note else []
+        if not ranked.hits:
+            return "\n".join([f"nothing found for {params.query!r} in {params.within}", *note])
         return "\n\n".join(
-            f"{n}. {describe(kinds[h.key], h)}\n{h.snippet}" for n, h in enumerate(hits, 1)
+            [f"{n}. {describe(kinds[h.key], h)}\n{h.snippet}" for n, h in enumerate(ranked.hits, 1)]
+            + note
         )
 
 
