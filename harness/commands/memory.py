@@ -25,6 +25,7 @@ from rich.table import Table
 
 from harness.agent.memory.distill import DISTILL_EVENT, HEARTBEAT_FUNCTION
 from harness.agent.memory.history import MemoryHistory, UnknownVersionError
+from harness.commands.progress import waiting
 from harness.errors import HarnessError
 from harness.events import Event
 from harness.runtime import get_runtime
@@ -138,10 +139,11 @@ def distill(
         console.print(f"started run {run_id}")
         return
     deadline = time.monotonic() + timeout
-    record = runtime.ledger.run(run_id)
-    while (record is None or record.status not in FINISHED) and (time.monotonic() < deadline):
-        time.sleep(POLL_S)
+    with waiting(f"distilling (run {run_id})"):
         record = runtime.ledger.run(run_id)
+        while (record is None or record.status not in FINISHED) and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+            record = runtime.ledger.run(run_id)
     if record is None or record.status not in FINISHED:
         err_console.print(f"run {run_id} has not finished after {timeout:.0f}s")
         raise typer.Exit(code=1)
