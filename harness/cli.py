@@ -124,14 +124,37 @@ def _liveness(process: str, pulse: Pulse | None = None) -> Iterator[None]:
 
 
 @app.command(rich_help_panel=FLEET)
-def up(port: PortOption = None) -> None:
+def up(
+    port: PortOption = None,
+    only: Annotated[
+        str | None,
+        typer.Option(
+            help="Run only these, comma-separated: web, worker, scheduler, sidecar, "
+            "<channel>-listener, redis (the embedded one; without it, the Redis of REDIS_URL "
+            "or of this workspace's running fleet)."
+        ),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also print Celery's start-up banners.")
+    ] = False,
+) -> None:
     """Run the whole fleet in the foreground (web, worker, scheduler); Redis is embedded when
     REDIS_URL is unset."""
-    from harness.fleet.supervisor import run_fleet
+    from harness.fleet.selection import UnknownProcessError
+    from harness.fleet.selection import only as select
+    from harness.fleet.supervisor import default_processes, run_fleet
 
     _use_port(port)
     _setup_logging()
-    raise typer.Exit(code=run_fleet(get_settings()))
+    processes, embedded = None, True
+    if only is not None:
+        try:
+            chosen = select(default_processes(), only)
+        except UnknownProcessError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--only") from exc
+        processes, embedded = chosen.processes, chosen.redis
+    code = run_fleet(get_settings(), processes, embedded_redis=embedded, quiet=not verbose)
+    raise typer.Exit(code=code)
 
 
 @app.command(rich_help_panel=FLEET)
