@@ -39,7 +39,7 @@ def test_only_keeps_the_named_processes_in_the_fleets_order() -> None:
     assert only(processes, "redis,scheduler").redis is True
 
 
-@pytest.mark.parametrize("names", ["web,nope", "", "redis,Web"])
+@pytest.mark.parametrize("names", ["web,nope", "", "redis,Web", "redis"])
 def test_only_refuses_a_name_the_fleet_does_not_have(names: str) -> None:
     # Given the fleet's processes, When an unknown (or no) name is chosen, Then it says which exist
     with pytest.raises(UnknownProcessError, match="web, worker, scheduler"):

@@ -32,8 +32,8 @@ class Selection:
 
 def only(processes: dict[str, str], names: str) -> Selection:
     """The part of `processes` that the comma-separated `names` choose, plus `redis`. Raises
-    `UnknownProcessError` for an empty list, an unknown name, or a known one this fleet does
-    not run (`sidecar` with SIDECAR_ENABLED=false)."""
+    `UnknownProcessError` for an empty list, `redis` alone, an unknown name, or a known one
+    this fleet does not run (`sidecar` with SIDECAR_ENABLED=false)."""
     wanted = [name.strip() for name in names.split(",") if name.strip()]
     known = [*processes, REDIS]
     if not wanted:
@@ -44,4 +44,6 @@ def only(processes: dict[str, str], names: str) -> Selection:
         why = " (it is turned off in the settings)" if name in KNOWN else ""
         raise UnknownProcessError(f"no process {name!r}{why}; choose from {', '.join(known)}")
     chosen = {name: command for name, command in processes.items() if name in wanted}
+    if not chosen:  # the embedded Redis alone is not a fleet: nothing would stop it
+        raise UnknownProcessError(f"name a process besides redis: {', '.join(processes)}")
     return Selection(chosen, REDIS in wanted)
