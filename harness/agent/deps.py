@@ -127,7 +127,7 @@ def fleet_tools(settings: Settings, policy: ShellPolicy | None = None) -> ToolRe
     private_fetch = settings.agent_fetch_private_networks
     tools = default_registry(settings.agent_allow_shell, private_fetch, policy)
     tools.register(RememberTool())
-    tools.register(SearchTool(state_dir(settings) / INDEX_FILE))
+    tools.register(SearchTool(state_dir(settings) / INDEX_FILE, settings.search_rescan))
     tools.register(SendFileTool())
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
         tools.register(delegation)
@@ -144,7 +144,7 @@ def subagent_tools(settings: Settings) -> ToolRegistry:
         allow_shell=False, allow_private_fetch=settings.agent_fetch_private_networks
     )
     tools.register(RememberTool())
-    tools.register(SearchTool(state_dir(settings) / INDEX_FILE))
+    tools.register(SearchTool(state_dir(settings) / INDEX_FILE, settings.search_rescan))
     tools.register(SendFileTool())
     return tools
 

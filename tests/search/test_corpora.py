@@ -11,6 +11,7 @@ from harness.llm.types import Message
 from harness.search.tool import SearchParams, SearchTool
 from harness.tools.base import ToolContext
 from tests.pdf_files import write_pdf
+from tests.waiting import wait_until
 
 
 def _search(tool: SearchTool, ctx: ToolContext, query: str, within: str = "all") -> str:
@@ -106,9 +107,12 @@ def test_search_sees_a_document_changed_or_deleted_on_disk(tmp_path: Path) -> No
     (workspace / "knowledge" / "old.md").write_text("The budget is frozen.\n")
     tool = SearchTool(tmp_path / "state" / "index.sqlite")
     assert "plan.md" in _search(tool, ToolContext(workspace), "launch")
-    # When one is edited and the other deleted
+    # When another process edits one and deletes the other (plain writes: the watcher sees them)
     (workspace / "knowledge" / "plan.md").write_text("The launch moved to September.\n")
     (workspace / "knowledge" / "old.md").unlink()
+    wanted = {"knowledge/plan.md", "knowledge/old.md"}
+    key = f"knowledge:{workspace}"
+    wait_until(lambda: wanted <= tool.freshness().pending(key), "the watcher's events")
     # Then the next search finds the new text only, and nothing of the deleted one
     assert "September" in _search(tool, ToolContext(workspace), "launch")
     assert _search(tool, ToolContext(workspace), "march").startswith("nothing found")

@@ -1,0 +1,243 @@
+"""Freshness without a scan per query: a query syncs only what a watcher or this process's own
+writes marked, every file once per `rescan` seconds, and never follows a link."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
+
+from harness.agent.memory.notes import append_note
+from harness.search.corpora import knowledge_corpus, memory_corpus
+from harness.search.freshness import Freshness
+from harness.search.index import SearchIndex
+from harness.search.tool import SearchParams, SearchTool
+from harness.tools.base import ToolContext
+from harness.workspace_files import unlink, write_replace
+from tests.waiting import wait_until
+
+
+class Clock:
+    """Seconds that move only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def blind_observer() -> BaseObserver:
+    """A watcher that sees nothing in a test's time: watchdog's poller, polling hourly."""
+    return PollingObserver(timeout=3600)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    (root / "knowledge").mkdir(parents=True)
+    (root / "memory").mkdir()
+    (root / "knowledge" / "plan.md").write_text("The launch is in March.\n")
+    return root
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[SearchIndex]:
+    found = SearchIndex(tmp_path / "state" / "index.sqlite")
+    yield found
+    found.close()
+
+
+def _fresh(**options: object) -> Iterator[Freshness]:
+    freshness = Freshness(**options)  # type: ignore[arg-type]
+    try:
+        yield freshness
+    finally:
+        freshness.close()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def watching(clock: Clock) -> Iterator[Freshness]:
+    """A freshness with a real watcher (inotify) and a clock that stands still."""
+    yield from _fresh(rescan=60.0, clock=clock)
+
+
+@pytest.fixture
+def blind(clock: Clock) -> Iterator[Freshness]:
+    """A freshness whose watcher sees nothing, and a clock that stands still."""
+    yield from _fresh(rescan=60.0, clock=clock, observer=blind_observer)
+
+
+def _search(tool: SearchTool, workspace: Path, query: str) -> str:
+    return tool.run(SearchParams(query=query), ToolContext(workspace))
+
+
+def test_freshness_query_after_no_change_looks_at_no_file(
+    workspace: Path, index: SearchIndex, watching: Freshness
+) -> None:
+    # Given a corpus synced once
+    corpus = knowledge_corpus(workspace)
+    watching.bring_up_to_date(index, corpus)
+    first = index.checks
+    threads = threading.active_count()
+    # When five more queries bring it up to date with nothing changed
+    for _ in range(5):
+        watching.bring_up_to_date(index, corpus)
+    # Then no listing and no stamp was made, and no thread started
+    assert first.full_syncs == 1, first
+    assert index.checks == first, index.checks
+    assert threading.active_count() == threads
+
+
+def test_freshness_own_write_is_found_by_the_very_next_query(
+    workspace: Path, tmp_path: Path, blind: Freshness
+) -> None:
+    # Given a search whose watcher sees nothing, after a first query
+    tool = SearchTool(tmp_path / "state" / "index.sqlite", freshness=blind)
+    assert "plan.md" in _search(tool, workspace, "launch")
+    # When our own code writes a document, deletes one and appends a memory note
+    write_replace(workspace, "knowledge/trip.md", b"The ferry leaves at noon.\n")
+    unlink(workspace, "knowledge/plan.md")
+    append_note(workspace, "The spare key is under the blue pot.", datetime.now(UTC))
+    # Then the very next query finds all three, syncing those paths only
+    assert "trip.md" in _search(tool, workspace, "ferry")
+    assert _search(tool, workspace, "launch").startswith("nothing found")
+    assert "memory/" in _search(tool, workspace, "spare key")
+    assert tool.index().checks.full_syncs == 2, tool.index().checks  # the first query's
+
+
+def test_freshness_plain_write_is_found_once_the_watcher_reports_it(
+    workspace: Path, index: SearchIndex, watching: Freshness
+) -> None:
+    # Given a watched corpus synced once
+    corpus = knowledge_corpus(workspace)
+    watching.bring_up_to_date(index, corpus)
+    # When another writer (a plain write, no tool of ours) adds, edits and deletes
+    (workspace / "knowledge" / "new.md").write_text("The ferry leaves at noon.\n")
+    (workspace / "knowledge" / "plan.md").write_text("The launch moved to September.\n")
+    wanted = {"knowledge/new.md", "knowledge/plan.md"}
+    wait_until(lambda: wanted <= watching.pending(corpus.key), "the watcher's events")
+    synced = watching.bring_up_to_date(index, corpus)
+    (workspace / "knowledge" / "new.md").unlink()
+    wait_until(lambda: watching.pending(corpus.key), "the watcher's delete event")
+    dropped = watching.bring_up_to_date(index, corpus)
+    # Then each query synced just those paths, never the whole corpus again
+    assert set(synced.indexed) == wanted, synced
+    assert dropped.dropped == ("knowledge/new.md",), dropped
+    assert [h.path for h in index.query("september", [corpus.key])] == ["knowledge/plan.md"]
+    assert index.query("ferry", [corpus.key]) == []
+    assert index.checks.full_syncs == 1, index.checks
+
+
+def test_freshness_change_the_watcher_misses_is_found_after_rescan(
+    workspace: Path, index: SearchIndex, blind: Freshness, clock: Clock
+) -> None:
+    # Given a corpus synced once by a watcher that sees nothing (another host's write)
+    corpus = knowledge_corpus(workspace)
+    blind.bring_up_to_date(index, corpus)
+    (workspace / "knowledge" / "new.md").write_text("The ferry leaves at noon.\n")
+    # When queried just before and then at the rescan bound
+    clock.now += 59.9
+    blind.bring_up_to_date(index, corpus)
+    before = index.query("ferry", [corpus.key])
+    clock.now += 0.1
+    blind.bring_up_to_date(index, corpus)
+    # Then the change is found at the bound, not before, by listing every file
+    assert before == []
+    assert [h.path for h in index.query("ferry", [corpus.key])] == ["knowledge/new.md"]
+    assert index.checks.full_syncs == 2, index.checks
+
+
+def test_freshness_watches_a_folder_made_after_the_first_query(
+    tmp_path: Path, index: SearchIndex, watching: Freshness
+) -> None:
+    # Given a workspace with no knowledge/ yet, searched once
+    workspace = tmp_path / "bare"
+    workspace.mkdir()
+    corpus = knowledge_corpus(workspace)
+    watching.bring_up_to_date(index, corpus)
+    # When knowledge/ is made and a document put in it by a plain write
+    (workspace / "knowledge").mkdir()
+    (workspace / "knowledge" / "a.md").write_text("The ferry leaves at noon.\n")
+
+    def found() -> bool:
+        watching.bring_up_to_date(index, corpus)
+        return bool(index.query("ferry", [corpus.key]))
+
+    # Then a query finds it, and knowledge/ is watched from then on
+    wait_until(found, "the document in the new folder to be found")
+    assert workspace / "knowledge" in watching.watched()
+
+
+def test_freshness_lists_again_after_another_process_clears_the_index(
+    workspace: Path, index: SearchIndex, watching: Freshness
+) -> None:
+    # Given a synced corpus
+    corpus = knowledge_corpus(workspace)
+    watching.bring_up_to_date(index, corpus)
+    # When `harness knowledge reindex` (another connection) empties the index
+    SearchIndex(index.path).clear()
+    watching.bring_up_to_date(index, corpus)
+    # Then the next query lists the corpus again and finds its document
+    assert [h.path for h in index.query("launch", [corpus.key])] == ["knowledge/plan.md"]
+
+
+def test_freshness_follows_no_link_out_of_the_workspace(
+    tmp_path: Path, index: SearchIndex, watching: Freshness
+) -> None:
+    # Given knowledge/ is a link to a folder outside the workspace
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("The vault code is 4711.\n")
+    workspace = tmp_path / "linked"
+    workspace.mkdir()
+    (workspace / "knowledge").symlink_to(outside)
+    corpus = knowledge_corpus(workspace)
+    # When searched, and the outside folder written to
+    watching.bring_up_to_date(index, corpus)
+    (outside / "more.md").write_text("The vault code changed.\n")
+    watching.bring_up_to_date(index, corpus)
+    # Then no watch is set through the link and nothing outside is indexed
+    assert all(not folder.is_relative_to(outside) for folder in watching.watched())
+    assert workspace / "knowledge" not in watching.watched()
+    assert index.query("vault", [corpus.key]) == []
+
+
+def test_freshness_rescan_zero_starts_no_watcher_and_lists_every_query(
+    workspace: Path, index: SearchIndex
+) -> None:
+    # Given freshness with rescan 0 (the old behaviour)
+    for freshness in _fresh(rescan=0.0):
+        corpus = memory_corpus(workspace)
+        threads = threading.active_count()
+        # When queried three times
+        for _ in range(3):
+            freshness.bring_up_to_date(index, corpus)
+        # Then every query listed every file, and no watcher thread started
+        assert index.checks.full_syncs == 3, index.checks
+        assert threading.active_count() == threads and not freshness.watched()
+
+
+def test_freshness_close_stops_its_watcher_thread(
+    workspace: Path, index: SearchIndex, clock: Clock
+) -> None:
+    # Given a freshness whose watcher was started by a query
+    before = set(threading.enumerate())
+    freshness = Freshness(rescan=60.0, clock=clock)
+    freshness.bring_up_to_date(index, knowledge_corpus(workspace))
+    assert set(threading.enumerate()) - before, "the first query should start the watcher"
+    # When closed (twice: idempotent)
+    freshness.close()
+    freshness.close()
+    # Then its threads are gone
+    assert set(threading.enumerate()) - before == set()
