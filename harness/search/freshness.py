@@ -332,7 +332,18 @@ def shared_freshness(rescan: float = DEFAULT_RESCAN_S) -> Freshness:
         if held is not None:
             # A fork's copy: its watcher thread is not running in this process.
             file_writes.unlisten(held[1]._own_write)
+        if not _shared:
+            atexit.register(close_shared)
         freshness = Freshness(rescan)
         _shared[rescan] = (os.getpid(), freshness)
-        atexit.register(freshness.close)
         return freshness
+
+
+def close_shared() -> None:
+    """Close and forget this process's shared `Freshness`es (their watcher threads stop); the
+    next `shared_freshness` makes a new one. Idempotent."""
+    with _shared_lock:
+        held = [freshness for pid, freshness in _shared.values() if pid == os.getpid()]
+        _shared.clear()
+    for freshness in held:
+        freshness.close()

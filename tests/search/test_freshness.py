@@ -3,6 +3,7 @@ writes marked, every file once per `rescan` seconds, and never follows a link.""
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from harness.agent.memory.notes import append_note
+from harness.search import freshness as freshness_module
 from harness.search.corpora import knowledge_corpus, memory_corpus
 from harness.search.freshness import Freshness
 from harness.search.index import SearchIndex
@@ -241,3 +243,71 @@ def test_freshness_close_stops_its_watcher_thread(
     freshness.close()
     # Then its threads are gone
     assert set(threading.enumerate()) - before == set()
+
+
+def test_freshness_watches_a_folder_removed_and_made_again(
+    workspace: Path, index: SearchIndex, watching: Freshness
+) -> None:
+    # Given a watched knowledge/ that is removed and made again by another process
+    corpus = knowledge_corpus(workspace)
+    watching.bring_up_to_date(index, corpus)
+    shutil.rmtree(workspace / "knowledge")
+    (workspace / "knowledge").mkdir()
+    (workspace / "knowledge" / "a.md").write_text("The ferry leaves at noon.\n")
+
+    def found() -> bool:
+        watching.bring_up_to_date(index, corpus)
+        return bool(index.query("ferry", [corpus.key]))
+
+    wait_until(found, "the document in the folder made again")
+    # When a later plain write lands in the new folder
+    (workspace / "knowledge" / "b.md").write_text("The train leaves at six.\n")
+    # Then the new folder's watch reports it
+    wait_until(lambda: "knowledge/b.md" in watching.pending(corpus.key), "the new watch's event")
+    assert index.query("launch", [corpus.key]) == []
+
+
+def test_freshness_keeps_up_with_writes_while_its_watches_are_set_again(
+    workspace: Path, index: SearchIndex, watching: Freshness
+) -> None:
+    # Given a writer adding documents and folders (each folder sets the watches again)
+    corpus = knowledge_corpus(workspace)
+    watching.bring_up_to_date(index, corpus)
+    done = threading.Event()
+
+    def write() -> None:
+        for n in range(60):
+            folder = workspace / "knowledge" / f"f{n}"
+            folder.mkdir()
+            (folder / "a.md").write_text(f"note {n} about the ferry\n")
+        done.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    # When queries run all the while
+    while not done.is_set():
+        watching.bring_up_to_date(index, corpus)
+    writer.join()
+
+    def all_found() -> bool:
+        watching.bring_up_to_date(index, corpus)
+        return len(index.query("ferry", [corpus.key], limit=100)) == 60
+
+    # Then no lock is ever held against the watcher's thread, and every document is found
+    wait_until(all_found, "all 60 documents")
+
+
+def test_freshness_watches_at_most_max_tracked_corpora(
+    tmp_path: Path, index: SearchIndex, watching: Freshness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given room for two corpora
+    monkeypatch.setattr(freshness_module, "MAX_TRACKED", 2)
+    roots = [tmp_path / f"root{n}" for n in range(3)]
+    for root in roots:
+        (root / "knowledge").mkdir(parents=True)
+    # When three are searched
+    for root in roots:
+        watching.bring_up_to_date(index, knowledge_corpus(root))
+    # Then the least recently searched is no longer watched
+    assert roots[0] / "knowledge" not in watching.watched()
+    assert {roots[1] / "knowledge", roots[2] / "knowledge"} <= watching.watched()
