@@ -33,12 +33,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import date, timedelta
+from functools import partial
 from pathlib import Path
 
 from bench.stats import percentile
 from harness.search.corpora import KNOWLEDGE_DIR, Corpus, knowledge_corpus, memory_corpus
 from harness.search.freshness import Freshness
-from harness.search.index import SearchIndex, match_expression
+from harness.search.index import SearchIndex, Synced, match_expression
 from harness.workspace_files import write_replace
 
 QUESTIONS = Path(__file__).parent / "data" / "search_questions.json"
@@ -126,9 +127,9 @@ def grep(root: Path, pattern: str) -> None:
     )
 
 
-def sync(index: SearchIndex, corpus: Corpus) -> None:
-    """Bring one corpus up to date, as the tool does before a query."""
-    index.sync(corpus.key, corpus.listing(), corpus.read, corpus.parse)
+def sync(index: SearchIndex, corpus: Corpus) -> Synced:
+    """List every file of one corpus and bring it up to date (the path before the watcher)."""
+    return index.sync(corpus.key, corpus.listing(), corpus.read, corpus.parse)
 
 
 def main() -> None:
@@ -167,30 +168,29 @@ def main() -> None:
         update_grep = timed(lambda: grep(root, "spare key"))
         keys = [memory.key, knowledge.key]
         checks_before = index.checks
-        tool, full, ranked, greps, hits = [], [], [], [], 0
+        tool: list[float] = []
+        full: list[float] = []
+        ranked: list[float] = []
+        greps: list[float] = []
+        hits = 0
         for q in questions:
             text = str(q["question"])
-            tool.append(
-                timed(
-                    lambda t=text: (
-                        freshness.bring_up_to_date(index, memory),
-                        freshness.bring_up_to_date(index, knowledge),
-                        index.query(t, keys, 5),
-                    )
-                )
-            )
-            full.append(
-                timed(
-                    lambda t=text: (
-                        sync(index, memory),
-                        sync(index, knowledge),
-                        index.query(t, keys, 5),
-                    )
-                )
-            )
-            ranked.append(timed(lambda t=text: index.query(t, keys, 5)))
+
+            def with_freshness(text: str = text) -> None:
+                freshness.bring_up_to_date(index, memory)
+                freshness.bring_up_to_date(index, knowledge)
+                index.query(text, keys, 5)
+
+            def listing_first(text: str = text) -> None:
+                sync(index, memory)
+                sync(index, knowledge)
+                index.query(text, keys, 5)
+
             pattern = "|".join(w.strip('"') for w in match_expression(text).split(" OR "))
-            greps.append(timed(lambda p=pattern: grep(root, p)))
+            tool.append(timed(with_freshness))
+            full.append(timed(listing_first))
+            ranked.append(timed(partial(index.query, text, keys, 5)))
+            greps.append(timed(partial(grep, root, pattern)))
             top = [h.path for h in index.query(text, keys, 5)]
             hits += document_of(int(q["document"]), args.pages) in top
         checks = index.checks

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from watchdog.observers.polling import PollingObserver
 
 from harness.agent.memory.notes import append_note
 from harness.search import freshness as freshness_module
-from harness.search.corpora import knowledge_corpus, memory_corpus
+from harness.search.corpora import Corpus, knowledge_corpus, memory_corpus
 from harness.search.freshness import Freshness
 from harness.search.index import SearchIndex
 from harness.search.tool import SearchParams, SearchTool
@@ -78,6 +78,18 @@ def watching(clock: Clock) -> Iterator[Freshness]:
 def blind(clock: Clock) -> Iterator[Freshness]:
     """A freshness whose watcher sees nothing, and a clock that stands still."""
     yield from _fresh(rescan=60.0, clock=clock, observer=blind_observer)
+
+
+def _finds(
+    freshness: Freshness, index: SearchIndex, corpus: Corpus, word: str
+) -> Callable[[], bool]:
+    """A check for `wait_until`: bring `corpus` up to date, then look for `word`."""
+
+    def check() -> bool:
+        freshness.bring_up_to_date(index, corpus)
+        return bool(index.query(word, [corpus.key]))
+
+    return check
 
 
 def _search(tool: SearchTool, workspace: Path, query: str) -> str:
@@ -172,12 +184,8 @@ def test_freshness_watches_a_folder_made_after_the_first_query(
     (workspace / "knowledge").mkdir()
     (workspace / "knowledge" / "a.md").write_text("The ferry leaves at noon.\n")
 
-    def found() -> bool:
-        watching.bring_up_to_date(index, corpus)
-        return bool(index.query("ferry", [corpus.key]))
-
     # Then a query finds it, and knowledge/ is watched from then on
-    wait_until(found, "the document in the new folder to be found")
+    wait_until(_finds(watching, index, corpus, "ferry"), "the document in the new folder")
     assert workspace / "knowledge" in watching.watched()
 
 
@@ -255,11 +263,7 @@ def test_freshness_watches_a_folder_removed_and_made_again(
     (workspace / "knowledge").mkdir()
     (workspace / "knowledge" / "a.md").write_text("The ferry leaves at noon.\n")
 
-    def found() -> bool:
-        watching.bring_up_to_date(index, corpus)
-        return bool(index.query("ferry", [corpus.key]))
-
-    wait_until(found, "the document in the folder made again")
+    wait_until(_finds(watching, index, corpus, "ferry"), "the document in the folder made again")
     # When a later plain write lands in the new folder
     (workspace / "knowledge" / "b.md").write_text("The train leaves at six.\n")
     # Then the new folder's watch reports it
