@@ -181,6 +181,13 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         description="shared: one memory for the agent; per-chat: one per conversation; "
         "per-person: one per person (the sender's id), across the chats they write in.",
     )
+    search_rescan: float = Field(
+        default=60.0,
+        ge=0.0,
+        description="Seconds after which the search tool lists every file of a corpus again, "
+        "the bound on finding a change its file watcher cannot see (another host writing a "
+        "network mount); 0 starts no watcher and checks every file before every query.",
+    )
     agent_delegate_prefix: str = Field(
         default="delegate_to_",
         pattern=r"^[a-zA-Z][a-zA-Z0-9_-]{0,19}$",

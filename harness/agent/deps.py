@@ -141,7 +141,11 @@ def fleet_tools(settings: Settings, policy: ShellPolicy | None = None) -> ToolRe
 def search_tool(settings: Settings) -> SearchTool:
     """The search tool over the state folder's index, hybrid where `EMBEDDINGS_PROVIDER`
     names a provider."""
-    return SearchTool(state_dir(settings) / INDEX_FILE, embedder_from_settings(settings))
+    return SearchTool(
+        state_dir(settings) / INDEX_FILE,
+        embedder_from_settings(settings),
+        rescan=settings.search_rescan,
+    )
 
 
 def subagent_tools(settings: Settings) -> ToolRegistry:

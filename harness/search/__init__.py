@@ -7,5 +7,6 @@ documents (`knowledge/`), ranked by SQLite FTS5 (BM25), and by meaning with embe
     embeddings.py, openai_embeddings.py   optional vectors from an embeddings endpoint
     vectors.py   the passages' vectors, beside them in the index file
     hybrid.py    ranking: BM25 alone, or fused with embeddings by Reciprocal Rank Fusion
+    freshness.py what a query syncs first: the paths a watcher or our own writes marked
     tool.py      the agent's `search` tool
 """
