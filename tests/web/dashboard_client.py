@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Tag
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
@@ -31,3 +31,10 @@ def soup(client: TestClient, path: str) -> BeautifulSoup:
     response = client.get(path, headers=AUTH)
     assert response.status_code == 200, f"{path}: {response.status_code} {response.text[:300]}"
     return BeautifulSoup(response.text, "html.parser")
+
+
+def one(tag: BeautifulSoup | Tag, selector: str) -> Tag:
+    """The one element under `tag` matching `selector`; fails the test unless there is one."""
+    found = tag.select(selector)
+    assert len(found) == 1, f"{selector}: {len(found)} matches in {str(tag)[:300]}"
+    return found[0]

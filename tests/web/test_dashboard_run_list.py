@@ -10,7 +10,7 @@ from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.web.dashboard import folding
 from tests.runtime_fixtures import ManualClock
-from tests.web.dashboard_client import dashboard_client, soup
+from tests.web.dashboard_client import dashboard_client, one, soup
 
 REPLY = "Here is the weather for tomorrow"
 
@@ -61,7 +61,7 @@ def test_run_list_folds_plumbing_under_the_message_run(
     rows = page.select("#run-rows tr[data-run]")
     assert [row["data-run"] for row in rows] == [turn_id], [r.get_text(" ") for r in rows]
     (row,) = rows
-    assert REPLY in row.select_one("td.summary").get_text(), row
+    assert REPLY in one(row, "td.summary").get_text(), row
     folded = sorted(a.get_text() for a in row.select("details.plumbing li a"))
     assert folded == ["acknowledge-message", "send-reply"], folded
 
@@ -80,7 +80,7 @@ def test_run_list_shows_plumbing_as_rows_when_asked(
     assert functions == [
         "acknowledge-message", "agent-handle-message", "send-reply", "sidecar-heartbeat",
     ], functions  # fmt: skip
-    assert "Fold" in page.select_one("#plumbing-toggle").get_text()
+    assert "Fold" in one(page, "#plumbing-toggle").get_text()
 
 
 def test_run_list_and_run_page_count_a_step_retry_as_an_attempt(
@@ -107,11 +107,11 @@ def test_run_list_and_run_page_count_a_step_retry_as_an_attempt(
     assert runtime.ledger.run(run_id).status == "completed"  # type: ignore[union-attr]
     client = dashboard_client(runtime)
     # When the list and the run's page are opened
-    row = soup(client, "/dashboard").select_one(f'tr[data-run="{run_id}"]')
+    row = one(soup(client, "/dashboard"), f'tr[data-run="{run_id}"]')
     run_page = soup(client, f"/dashboard/runs/{run_id}")
     # Then both say 2 attempts, as the step does
-    assert row is not None and row.select_one("td.attempts").get_text() == "2", row
-    assert run_page.select_one("#attempts").get_text() == "2"
+    assert one(row, "td.attempts").get_text() == "2", row
+    assert one(run_page, "#attempts").get_text() == "2"
 
 
 def test_run_list_says_a_run_that_never_started_had_no_attempt(runtime: Runtime) -> None:
@@ -128,3 +128,22 @@ def test_run_list_says_a_run_that_never_started_had_no_attempt(runtime: Runtime)
     drain(runtime)
     (row,) = folding.run_rows(runtime, RunFilter())
     assert (row.run.status, row.attempts) == ("failed", 1)
+
+
+def test_plumbing_names_are_the_ids_of_the_functions_they_copy() -> None:
+    # Given the function ids the run list folds, copied as text from the modules that own them
+    from channels.acknowledge import ACKNOWLEDGE
+    from channels.approvals import ANSWER_APPROVAL, ASK_APPROVAL, CANCEL_APPROVAL, CLOSE_APPROVAL
+    from channels.delivery import SEND_REPLY
+    from channels.notices import FAILURE_HANDLER, RECONSIDER_NOTICE
+    from harness.agent.approvals.text import APPROVAL_BY_TEXT
+    from harness.agent.chat_commands.handler import CHAT_COMMAND
+    from harness.agent.memory.distill import HEARTBEAT_FUNCTION
+    from harness.sidecar.builtins import HEARTBEAT
+
+    owned = {ACKNOWLEDGE, ANSWER_APPROVAL, ASK_APPROVAL, CANCEL_APPROVAL, CLOSE_APPROVAL,
+             SEND_REPLY, FAILURE_HANDLER, RECONSIDER_NOTICE, APPROVAL_BY_TEXT,
+             HEARTBEAT_FUNCTION, HEARTBEAT}  # fmt: skip
+    # Then they are exactly those ids, and the chat command's id is the one the list knows
+    assert folding.PLUMBING == owned, folding.PLUMBING ^ owned
+    assert (folding.CHAT_COMMAND, folding.ASK_APPROVAL) == (CHAT_COMMAND, ASK_APPROVAL)

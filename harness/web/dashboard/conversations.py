@@ -25,13 +25,12 @@ from harness.records.stores import redis_records
 from harness.redaction import redact
 from harness.runtime.instance import Runtime
 from harness.runtime.sessions import session_of
-from harness.web.dashboard.folding import CHAT_COMMAND, bounded
+from harness.web.dashboard.folding import ASK_APPROVAL, CHAT_COMMAND, bounded
 
 CHATS_SCANNED = 2000
 """Turns read to list the chats (each chat shows once, by its newest turn)."""
 ITEMS_SHOWN = 400
 """The newest transcript items a page shows; older ones are counted, not shown."""
-ASK_APPROVAL = "ask-approval"  # channels.approvals.ASK_APPROVAL
 
 
 @dataclass(frozen=True)

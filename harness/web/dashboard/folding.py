@@ -26,12 +26,13 @@ from harness.runtime.bus import run_id_for
 from harness.runtime.instance import Runtime
 from harness.runtime.ledger import RunRecord
 
-CHAT_COMMAND = "agent-chat-command"
+CHAT_COMMAND = "agent-chat-command"  # harness.agent.chat_commands.handler.CHAT_COMMAND
+ASK_APPROVAL = "ask-approval"  # channels.approvals.ASK_APPROVAL
 PLUMBING = frozenset(
     {
         "acknowledge-message",  # channels.acknowledge.ACKNOWLEDGE
         "send-reply",  # channels.delivery.SEND_REPLY
-        "ask-approval",  # channels.approvals.ASK_APPROVAL
+        ASK_APPROVAL,
         "answer-approval",  # channels.approvals.ANSWER_APPROVAL
         "close-approval",  # channels.approvals.CLOSE_APPROVAL
         "cancel-approval",  # channels.approvals.CANCEL_APPROVAL
