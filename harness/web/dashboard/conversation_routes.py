@@ -8,22 +8,17 @@ several when they share `HARNESS_SHARED_ROOT`).
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
-from sse_starlette import EventSourceResponse, ServerSentEvent
-from starlette.concurrency import run_in_threadpool
+from sse_starlette import EventSourceResponse
 
 from harness.state_dir import state_dir
 from harness.web.dashboard import conversations
-from harness.web.dashboard.render import fragment, page, require, stream, update
+from harness.web.dashboard.render import changes, fragment, page, require, stream
 from harness.web.deps import WebContext, web_context
 
-POLL_S = 0.5
 router = APIRouter(include_in_schema=False)
 Ctx = Annotated[WebContext, Depends(web_context)]
 
@@ -43,18 +38,11 @@ async def chat_live(request: Request, context: Ctx, session_key: str) -> EventSo
     require(request, context)
     root = state_dir(context.settings)
 
-    async def events() -> AsyncIterator[ServerSentEvent]:
-        last, number = "", 0
-        while not await request.is_disconnected():
-            runtime = context.runtime_factory()
-            found = await run_in_threadpool(conversations.transcript, runtime, root, session_key)
-            body = fragment("transcript.html", transcript=found)
-            if body != last:
-                last, number = body, number + 1
-                yield update("transcript", json.dumps({"html": body}), number)
-            await asyncio.sleep(POLL_S)
+    def current() -> str:
+        found = conversations.transcript(context.runtime_factory(), root, session_key)
+        return fragment("transcript.html", transcript=found)
 
-    return stream(events())
+    return stream(changes(request, "transcript", current))
 
 
 @router.get("/conversations/{session_key:path}")

@@ -7,7 +7,11 @@ only what its pages decide.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import json
+import math
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +19,15 @@ from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.concurrency import run_in_threadpool
 
 from harness.commands.runs import duration, local_time
 from harness.web.dashboard import gate
 from harness.web.deps import WebContext
 
 HERE = Path(__file__).parent
+POLL_S = 0.5
+"""How often a live page's state is read again."""
 PING_S = 15.0
 """Seconds between keep-alive comments on an idle stream: well inside the 60 s idle timeout
 of common reverse proxies, so a quiet run page is not cut off."""
@@ -61,3 +68,19 @@ def stream(events: AsyncIterator[ServerSentEvent]) -> EventSourceResponse:
     """A text/event-stream response of `events`, with a `: ping` comment every `PING_S`
     seconds while nothing else is sent, so proxies keep an idle stream open."""
     return EventSourceResponse(events, ping=PING_S, headers=SSE_HEADERS)
+
+
+async def changes(
+    request: Request, name: str, read: Callable[[], str], *, for_s: float = math.inf
+) -> AsyncIterator[ServerSentEvent]:
+    """Event `name` carrying `{"html": read()}` each time that changes, read every `POLL_S`
+    seconds in a worker thread (`read` blocks), until the client goes away or `for_s`
+    seconds have passed."""
+    last, number = "", 0
+    deadline = time.monotonic() + for_s
+    while time.monotonic() < deadline and not await request.is_disconnected():
+        body = await run_in_threadpool(read)
+        if body != last:
+            last, number = body, number + 1
+            yield update(name, json.dumps({"html": body}), number)
+        await asyncio.sleep(POLL_S)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import AsyncIterator
 from typing import Annotated
 from urllib.parse import parse_qs, urlencode
@@ -26,12 +25,11 @@ from harness.observe.run_filters import RunFilter
 from harness.runtime.durations import parse_duration
 from harness.web.auth import equal_secrets
 from harness.web.body import MAX_FORM_BYTES, read_body
-from harness.web.dashboard import conversation_routes, folding, gate, views
+from harness.web.dashboard import conversation_routes, folding, gate, render, views
 from harness.web.dashboard.attempts import LoginAttempts
-from harness.web.dashboard.render import HERE, fragment, page, require, stream, update
+from harness.web.dashboard.render import HERE, changes, fragment, page, require, stream, update
 from harness.web.deps import WebContext, web_context
 
-POLL_S = 0.5
 LIST_LIVE_S = 300.0
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
@@ -163,20 +161,12 @@ async def run_list_live(
     require(request, context)
     _wanted(context, function, session, status, since)  # a bad filter is a 400 up front
 
-    async def events() -> AsyncIterator[ServerSentEvent]:
-        last, number = "", 0
-        deadline = time.monotonic() + LIST_LIVE_S
-        while time.monotonic() < deadline and not await request.is_disconnected():
-            wanted = _wanted(context, function, session, status, since)
-            runtime = context.runtime_factory()
-            rows = await run_in_threadpool(folding.run_rows, runtime, wanted, plumbing=plumbing)
-            body = fragment("run_rows.html", rows=rows)
-            if body != last:
-                last, number = body, number + 1
-                yield update("runs", json.dumps({"html": body}), number)
-            await asyncio.sleep(POLL_S)
+    def rows() -> str:
+        wanted = _wanted(context, function, session, status, since)
+        found = folding.run_rows(context.runtime_factory(), wanted, plumbing=plumbing)
+        return fragment("run_rows.html", rows=found)
 
-    return stream(events())
+    return stream(changes(request, "runs", rows, for_s=LIST_LIVE_S))
 
 
 @router.get("/runs/{run_id}")
@@ -212,7 +202,7 @@ async def run_live(request: Request, context: Ctx, run_id: str) -> EventSourceRe
             if not found.live:
                 yield update("end", found.run.status, number + 1)
                 return
-            await asyncio.sleep(POLL_S)
+            await asyncio.sleep(render.POLL_S)
 
     return stream(events())
 
