@@ -117,3 +117,17 @@ def test_transcript_stream_sends_the_transcript_as_it_grows(
                 break
     # Then its first event carries the transcript so far
     assert "Milk, and a token." in first and TOKEN not in first, first
+
+
+def test_transcript_includes_a_named_agents_conversation_in_the_chat(
+    runtime: Runtime, registry: FunctionRegistry, tmp_path: Path
+) -> None:
+    # Given a chat bound to named agent "helper", whose conversation is kept apart
+    _turns(runtime, registry)
+    line = SessionLine(message=Message.assistant("helper here"), run_id="r-helper")
+    SessionStore(tmp_path).for_agent("helper").append(SESSION, [line])
+    # When the chat's transcript is opened
+    page = soup(dashboard_client(runtime, state=tmp_path), f"/dashboard/conversations/{SESSION}")
+    # Then the named agent's reply shows, said to be the helper's
+    (turn,) = page.select("#transcript [data-kind]")
+    assert "helper here" in turn.get_text() and "helper ·" in one(turn, ".who").get_text()

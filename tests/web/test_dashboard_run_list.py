@@ -3,6 +3,10 @@ true attempt counts, and a chat turn's reply text."""
 
 from __future__ import annotations
 
+import json
+
+from bs4 import BeautifulSoup
+
 from harness.errors import NonRetriableError
 from harness.observe.run_filters import RunFilter
 from harness.runtime import Context, Runtime, event, function, publish
@@ -10,7 +14,7 @@ from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.web.dashboard import folding
 from tests.runtime_fixtures import ManualClock
-from tests.web.dashboard_client import dashboard_client, one, soup
+from tests.web.dashboard_client import AUTH, dashboard_client, one, soup
 
 REPLY = "Here is the weather for tomorrow"
 
@@ -147,3 +151,19 @@ def test_plumbing_names_are_the_ids_of_the_functions_they_copy() -> None:
     # Then they are exactly those ids, and the chat command's id is the one the list knows
     assert folding.PLUMBING == owned, folding.PLUMBING ^ owned
     assert (folding.CHAT_COMMAND, folding.ASK_APPROVAL) == (CHAT_COMMAND, ASK_APPROVAL)
+
+
+def test_run_list_stream_sends_the_folded_rows(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a message answered, acknowledged and delivered
+    _chat_fleet(registry)
+    runtime.register_functions()
+    turn_id = _message(runtime)
+    # When the list's live stream is read up to its first update
+    with dashboard_client(runtime).stream("GET", "/dashboard/live", headers=AUTH) as response:
+        data = next(line for line in response.iter_lines() if line.startswith("data: "))
+    # Then the rows it carries are the folded ones: the turn, its plumbing under it
+    rows = BeautifulSoup(json.loads(data.removeprefix("data: "))["html"], "html.parser")
+    assert [row["data-run"] for row in rows.select("tr[data-run]")] == [turn_id], rows
+    assert len(rows.select("details.plumbing li")) == 2, rows
