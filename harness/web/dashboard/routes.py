@@ -34,7 +34,7 @@ from harness.observe.run_filters import RunFilter
 from harness.runtime.durations import parse_duration
 from harness.web.auth import equal_secrets
 from harness.web.body import MAX_FORM_BYTES, read_body
-from harness.web.dashboard import gate, views
+from harness.web.dashboard import actions, charts, gate, health_page, views
 from harness.web.dashboard.attempts import LoginAttempts
 from harness.web.deps import WebContext, web_context
 
@@ -225,3 +225,8 @@ async def run_live(request: Request, context: Ctx, run_id: str) -> StreamingResp
             await asyncio.sleep(POLL_S)
 
     return StreamingResponse(stream(), media_type="text/event-stream", headers=_SSE_HEADERS)
+
+
+# the console's other pages, in modules of their own
+for _pages in (charts.router, actions.router, health_page.router):
+    router.include_router(_pages)

@@ -1,0 +1,83 @@
+"""What the console's charts, actions and health pages share: the sign-in check, the CSRF
+token of a form, the one-shot flash message an action leaves for the next page, and
+rendering a template with them.
+
+The CSRF token is an HMAC of the sign-in cookie keyed by `HARNESS_API_KEY`: a form rendered
+for one sign-in is refused after sign-out or under another sign-in, and a page of another
+site cannot read it (the cookie is HttpOnly and SameSite=Strict besides). A client signed
+in with a Bearer token sends no cookie and needs no token: a browser never adds that header
+by itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+from fastapi import HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from harness.commands.runs import duration, local_time
+from harness.web.auth import equal_secrets
+from harness.web.dashboard import gate
+from harness.web.deps import WebContext
+
+FLASH = "harness_flash"
+FLASH_MAX_CHARS = 300
+templates = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(["html"]),
+)
+templates.filters["when"] = local_time
+templates.filters["took"] = duration
+
+
+def require(request: Request, context: WebContext) -> None:
+    """Go to the sign-in form (303) unless the request is signed in."""
+    if not gate.signed_in(request, context):
+        raise HTTPException(303, headers={"Location": "/dashboard/login"})
+
+
+def csrf_token(request: Request, context: WebContext) -> str:
+    """The token this sign-in's forms carry ("" for a Bearer client, which has no cookie)."""
+    cookie = request.cookies.get(gate.COOKIE, "")
+    if not cookie:
+        return ""
+    key = gate.configured_key(context).encode("utf-8", "surrogatepass")
+    return hmac.new(key, f"harness-csrf|{cookie}".encode(), hashlib.sha256).hexdigest()
+
+
+def check_csrf(request: Request, context: WebContext, given: str) -> None:
+    """403 unless `given` is this sign-in's token. A Bearer-authenticated request (no
+    cookie) passes: a browser cannot be made to send that header."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and equal_secrets(token.strip(), gate.configured_key(context)):
+        return
+    expected = csrf_token(request, context)
+    if not expected or not equal_secrets(given, expected):
+        raise HTTPException(403, "the form is stale or not from this dashboard; reload the page")
+
+
+def page(request: Request, context: WebContext, name: str, **values: Any) -> HTMLResponse:
+    """Render `name` for a signed-in operator, with the CSRF token and the flash message
+    (shown once: the response clears it)."""
+    flash = unquote(request.cookies.get(FLASH, ""))[:FLASH_MAX_CHARS]
+    body = templates.get_template(name).render(
+        signed_in=True, csrf=csrf_token(request, context), flash=flash, **values
+    )
+    response = HTMLResponse(body)
+    if flash:
+        response.delete_cookie(FLASH, path=gate.PATH, httponly=True, samesite="strict")
+    return response
+
+
+def redirect_with_flash(location: str, message: str) -> RedirectResponse:
+    """A 303 to `location` that shows `message` on the page it lands on."""
+    response = RedirectResponse(location, status_code=303)
+    response.set_cookie(FLASH, quote(message[:FLASH_MAX_CHARS]), max_age=60, path=gate.PATH,
+                        httponly=True, samesite="strict")  # fmt: skip
+    return response
