@@ -14,7 +14,7 @@ from tests.web.console_client import signed_in, soup
 
 
 def _titles(page: object, chart: str) -> list[str]:
-    return [t.get_text() for t in page.select(f"#{chart} rect.bar title")]  # type: ignore[attr-defined]
+    return [t.get_text() for t in page.select(f"#{chart} rect.chart-bar title")]  # type: ignore[attr-defined]
 
 
 def test_charts_draw_one_bar_per_day_with_the_known_tokens_and_cost(

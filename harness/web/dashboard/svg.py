@@ -30,7 +30,7 @@ class Bar:
 
 
 def bar_chart(chart_id: str, title: str, bars: Sequence[Bar], unit: str = "") -> str:
-    """An `<svg id=chart_id>` with one `<rect class="bar">` per bar (even at value 0, height
+    """An `<svg id=chart_id>` with one `<rect class="chart-bar">` per bar (even at value 0, height
     0, so the bar count is the bucket count), each titled "label: shown", the value axis from
     0 to the largest value and at most `X_LABELS` bucket labels. Never raises on an empty or
     all-zero series (the axis then goes to 1)."""
@@ -51,7 +51,7 @@ def bar_chart(chart_id: str, title: str, bars: Sequence[Bar], unit: str = "") ->
         h = plot_h * max(bar.value, 0.0) / peak
         x = LEFT + i * step + step * 0.1
         parts.append(
-            f'<rect class="bar" x="{x:.1f}" y="{TOP + plot_h - h:.1f}" width="{step * 0.8:.1f}" '
+            f'<rect class="chart-bar" x="{x:.1f}" y="{TOP + plot_h - h:.1f}" width="{step * 0.8:.1f}" '
             f'height="{h:.1f}"><title>{escape(bar.label)}: {escape(bar.shown)}</title></rect>'
         )
     for i in _label_positions(len(bars)):
