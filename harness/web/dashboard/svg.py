@@ -51,12 +51,17 @@ def bar_chart(chart_id: str, title: str, bars: Sequence[Bar], unit: str = "") ->
         h = plot_h * max(bar.value, 0.0) / peak
         x = LEFT + i * step + step * 0.1
         parts.append(
-            f'<rect class="chart-bar" x="{x:.1f}" y="{TOP + plot_h - h:.1f}" width="{step * 0.8:.1f}" '
-            f'height="{h:.1f}"><title>{escape(bar.label)}: {escape(bar.shown)}</title></rect>'
+            f'<rect class="chart-bar" x="{x:.1f}" y="{TOP + plot_h - h:.1f}" '
+            f'width="{step * 0.8:.1f}" height="{h:.1f}">'
+            f"<title>{escape(bar.label)}: {escape(bar.shown)}</title></rect>"
         )
+    last = len(bars) - 1
     for i in _label_positions(len(bars)):
-        x = LEFT + i * step + step / 2
-        parts.append(_text(x, HEIGHT - 8, bars[i].label, "middle", "x-label"))
+        # the end labels align with the plot's edges, so none is cut off by the frame
+        anchor, x = ("start", LEFT + i * step) if i == 0 and last else (
+            ("end", LEFT + (i + 1) * step) if i == last and last else
+            ("middle", LEFT + i * step + step / 2))  # fmt: skip
+        parts.append(_text(x, HEIGHT - 8, bars[i].label, anchor, "x-label"))
     parts.append("</svg>")
     return "".join(parts)
 
