@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bs4 import Tag
 from fastapi.testclient import TestClient
 
 from harness.runtime import Runtime
@@ -16,6 +17,23 @@ from tests.web.test_chat_approvals import _replies, fleet  # noqa: F401
 # ruff: noqa: F811  (`runtime` and `fleet` are the answering fixtures of the chat tests)
 
 
+def _turn_waiting_for_approval(
+    fleet: TestClient, runtime: Runtime, model_server: ModelServer, auth: dict[str, str],
+    answer: str,
+) -> tuple[TestClient, Tag, str]:  # fmt: skip
+    """A chat turn waiting for approval to write `functions/a.py` (then replying `answer`),
+    and the console signed in: its client, the request's row and the forms' CSRF token."""
+    model_server.script(
+        Reply.tool("write", {"path": "functions/a.py", "content": "a = 1\n"}),
+        Reply.answer(answer),
+    )
+    _events(fleet, {"message": "write it"}, auth)
+    console = signed_in(runtime)
+    (row,) = soup(console, "/dashboard/actions").select("#approvals tr[data-approval]")
+    token = str(row.select_one("input[name=csrf]")["value"])  # type: ignore[index]
+    return console, row, token
+
+
 def test_console_approve_resumes_the_waiting_turn(
     fleet: TestClient,
     runtime: Runtime,
@@ -24,17 +42,9 @@ def test_console_approve_resumes_the_waiting_turn(
     tmp_path: Path,
 ) -> None:
     # Given a turn waiting for approval to write in functions/
-    model_server.script(
-        Reply.tool("write", {"path": "functions/a.py", "content": "a = 1\n"}),
-        Reply.answer("Written."),
-    )
-    _events(fleet, {"message": "write it"}, auth)
-    console = signed_in(runtime)
-    page = soup(console, "/dashboard/actions")
-    (row,) = page.select("#approvals tr[data-approval]")
+    console, row, token = _turn_waiting_for_approval(fleet, runtime, model_server, auth, "Written.")
     form = row.select_one("form:has(input[value=approve])")
     assert form is not None, row
-    token = str(form.select_one("input[name=csrf]")["value"])  # type: ignore[index]
     # When Approve is pressed in the console
     response = console.post(str(form["action"]), data={"csrf": token, "decision": "approve"})
     # Then the flash says it was sent, the file is written and the turn replies
@@ -54,14 +64,9 @@ def test_console_deny_refuses_the_tool_call(
     tmp_path: Path,
 ) -> None:
     # Given a turn waiting for approval
-    model_server.script(
-        Reply.tool("write", {"path": "functions/a.py", "content": "a = 1\n"}),
-        Reply.answer("Not written."),
+    console, row, token = _turn_waiting_for_approval(
+        fleet, runtime, model_server, auth, "Not written."
     )
-    _events(fleet, {"message": "write it"}, auth)
-    console = signed_in(runtime)
-    (row,) = soup(console, "/dashboard/actions").select("#approvals tr[data-approval]")
-    token = str(row.select_one("input[name=csrf]")["value"])  # type: ignore[index]
     # When Deny is pressed
     url = f"/dashboard/approvals/{row['data-approval']}"
     assert console.post(url, data={"csrf": token, "decision": "deny"}).status_code == 303
