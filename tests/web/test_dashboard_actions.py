@@ -3,6 +3,8 @@ redirect each; an unknown id is a 4xx page."""
 
 from __future__ import annotations
 
+from bs4 import BeautifulSoup
+
 from harness.observe.pending_work import pending_approvals
 from harness.records.stores import redis_records
 from harness.records.undelivered import UndeliveredReply
@@ -81,6 +83,9 @@ def test_actions_answer_a_bad_id_with_a_404_page(
     ):
         response = client.post(path, data={"csrf": token, **data})
         assert response.status_code == 404, (path, response.status_code, response.text)
+        # a page a person can read, saying what was not found
+        refused = BeautifulSoup(response.text, "html.parser").select_one("#refused")
+        assert refused is not None and "nope" in refused.text.lower(), response.text
     assert client.get("/dashboard/runs/nope/actions").status_code == 404
     # And a decision that is neither approve nor deny is a 422
     response = client.post("/dashboard/pairing/X", data={"csrf": token, "decision": "maybe"})

@@ -70,6 +70,7 @@ def _record(runtime: Runtime, run_id: str) -> RunRecord:
 
 
 @router.get("/actions")
+@pages.as_page
 def actions_page(request: Request, context: Ctx) -> HTMLResponse:
     """Pending approval requests, pairing codes and undelivered replies, each with its
     buttons."""
@@ -79,6 +80,7 @@ def actions_page(request: Request, context: Ctx) -> HTMLResponse:
 
 
 @router.get("/runs/{run_id}/actions")
+@pages.as_page
 def run_actions_page(request: Request, context: Ctx, run_id: str) -> HTMLResponse:
     """A run's actions: cancel while it is live, rerun from any of its steps."""
     pages.require(request, context)
@@ -95,6 +97,7 @@ def _ended(value: object) -> float:
 
 
 @router.post("/runs/{run_id}/cancel")
+@pages.as_page
 async def cancel_run(request: Request, context: Ctx, run_id: str) -> RedirectResponse:
     """Ask a live run to stop at its next step (as `harness runs cancel`)."""
     await _form(request, context)
@@ -116,6 +119,7 @@ async def cancel_run(request: Request, context: Ctx, run_id: str) -> RedirectRes
 
 
 @router.post("/runs/{run_id}/fork")
+@pages.as_page
 async def fork_run(request: Request, context: Ctx, run_id: str) -> RedirectResponse:
     """Rerun the run's function on the same event, its journal reused up to the form's
     `from_step` (nothing reused when empty), as `harness runs fork --from`."""
@@ -136,6 +140,7 @@ async def fork_run(request: Request, context: Ctx, run_id: str) -> RedirectRespo
 
 
 @router.post("/undelivered/{reply_id}/redeliver")
+@pages.as_page
 async def redeliver_reply(request: Request, context: Ctx, reply_id: str) -> RedirectResponse:
     """Deliver an undelivered reply again (as `harness runs redeliver`)."""
     await _form(request, context)
@@ -156,6 +161,7 @@ async def redeliver_reply(request: Request, context: Ctx, reply_id: str) -> Redi
 
 
 @router.post("/approvals/{approval_id}")
+@pages.as_page
 async def answer_approval(request: Request, context: Ctx, approval_id: str) -> RedirectResponse:
     """Approve or deny a pending request, as a chat button press: the first answer counts."""
     decision = _decision(await _form(request, context))
@@ -176,6 +182,7 @@ async def answer_approval(request: Request, context: Ctx, approval_id: str) -> R
 
 
 @router.post("/pairing/{code}")
+@pages.as_page
 async def answer_pairing(request: Request, context: Ctx, code: str) -> RedirectResponse:
     """Approve or deny a pairing code (as `harness pair approve` / `deny`)."""
     decision = _decision(await _form(request, context))

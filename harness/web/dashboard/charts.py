@@ -45,6 +45,7 @@ def charts_svg(data: Trends) -> dict[str, str]:
 
 
 @router.get("/charts")
+@pages.as_page
 def charts_page(request: Request, context: Ctx, span: str = "24h") -> HTMLResponse:
     """The charts of the last 24 hours (hourly) or 14 days (daily: `?span=14d`); another
     span is a 400."""

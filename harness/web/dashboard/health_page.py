@@ -22,6 +22,7 @@ Ctx = Annotated[WebContext, Depends(web_context)]
 
 
 @router.get("/health")
+@pages.as_page
 def health_page(request: Request, context: Ctx) -> HTMLResponse:
     """The fleet's health; 503 with the error's class when Redis does not answer."""
     pages.require(request, context)

@@ -11,10 +11,13 @@ by itself.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
+import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 from urllib.parse import quote, unquote
 
 from fastapi import HTTPException, Request
@@ -26,6 +29,7 @@ from harness.web.auth import equal_secrets
 from harness.web.dashboard import gate
 from harness.web.deps import WebContext
 
+Route = TypeVar("Route", bound=Callable[..., Any])
 FLASH = "harness_flash"
 FLASH_MAX_CHARS = 300
 templates = Environment(
@@ -73,6 +77,41 @@ def page(request: Request, context: WebContext, name: str, **values: Any) -> HTM
     if flash:
         response.delete_cookie(FLASH, path=gate.PATH, httponly=True, samesite="strict")
     return response
+
+
+def as_page(route: Route) -> Route:
+    """Wrap a console route so that a 4xx it raises (an unknown id, a stale form) answers as
+    an HTML page a person can read, with the same status, instead of FastAPI's JSON; the
+    sign-in redirect (303) passes through. FastAPI calls routes with keyword arguments and
+    reads the wrapped signature, so the route's parameters are unchanged."""
+    if inspect.iscoroutinefunction(route):
+
+        @functools.wraps(route)
+        async def wrapped_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await route(*args, **kwargs)
+            except HTTPException as exc:
+                return _refusal(exc)
+
+        return cast(Route, wrapped_async)
+
+    @functools.wraps(route)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return route(*args, **kwargs)
+        except HTTPException as exc:
+            return _refusal(exc)
+
+    return cast(Route, wrapped)
+
+
+def _refusal(exc: HTTPException) -> HTMLResponse:
+    if not 400 <= exc.status_code < 500:
+        raise exc
+    body = templates.get_template("refused.html").render(
+        signed_in=True, status=exc.status_code, message=str(exc.detail)
+    )
+    return HTMLResponse(body, status_code=exc.status_code, headers=exc.headers)
 
 
 def redirect_with_flash(location: str, message: str) -> RedirectResponse:
