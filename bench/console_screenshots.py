@@ -1,11 +1,12 @@
 """Regenerate the console's screenshots in `docs/screenshots/` (shown in the README).
 
 Builds a fleet's worth of made-up history on an in-memory Redis (fakeredis, with a clock
-the script moves): runs over the last day, one failed, chat turns of a few seconds, two
+the script moves): runs over the last day, some failed, chat turns of a few seconds, two
 weeks of token usage, a run waiting for an approval, a pairing code, an undelivered reply,
-a worker and a scheduler beating. Serves the dashboard on a free local port, signs in with
-Debian's headless Chromium (as `tests/web/test_dashboard_browser.py` does) and saves each
-page at 1280 and 420 px wide, as 64-colour PNGs to keep the repository small.
+a function file that failed to load, two workers, a scheduler and a sidecar beating.
+Serves the dashboard on a free local port, signs in with Debian's headless Chromium (as
+`tests/web/test_dashboard_browser.py` does) and saves each page at 1280 and 420 px wide,
+as 64-colour PNGs to keep the repository small.
 
 Usage: python -m bench.console_screenshots [--out docs/screenshots]
 """
@@ -13,6 +14,7 @@ Usage: python -m bench.console_screenshots [--out docs/screenshots]
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import socket
 import threading
 from dataclasses import dataclass
@@ -31,6 +33,7 @@ from harness.events.event import MESSAGE_HANDLER
 from harness.records.stores import redis_records
 from harness.records.undelivered import UndeliveredReply
 from harness.runtime import Context, Runtime, event, function, publish
+from harness.runtime.function_sources import FILE_SOURCE, LoadError, replace_source
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.kicker import RecordingKicker
 from harness.runtime.presence import beat
@@ -110,8 +113,12 @@ def history(clock: Clock) -> tuple[Runtime, str]:
         reply_id="reply-5f1e", run_id=turn_id, channel="telegram", chat_id="42",
         error="Forbidden: bot was blocked by the user", at_ms=int(clock.now * 1000),
     ))  # fmt: skip
-    beat(runtime, "worker", ("harness",))
-    beat(runtime, "scheduler")
+    typo = "NameError: name 'shedule' is not defined"
+    replace_source(runtime, FILE_SOURCE, {}, [LoadError(file="digest.py", line=12, error=typo)])
+    members = [("worker-1", "worker", ("harness",)), ("worker-2", "worker", ("harness",)),
+               ("scheduler-1", "scheduler", ()), ("sidecar-1", "sidecar", ())]  # fmt: skip
+    for member, role, queues in members:
+        beat(dataclasses.replace(runtime, worker_id=f"demo-host:{member}"), role, queues)
     return runtime, turn_id
 
 
@@ -149,7 +156,7 @@ def shoot(url: str, pages: dict[str, str], out: Path) -> list[Path]:
                 driver.set_window_size(width, 900)
                 driver.get(url + path)
                 height = int(driver.execute_script("return document.documentElement.scrollHeight"))
-                driver.set_window_size(width, min(max(height + 120, 400), 2600))
+                driver.set_window_size(width, min(max(height + 120, 400), 1600))
                 target = out / f"{name}-{width}.png"
                 driver.save_screenshot(str(target))
                 _shrink(target)
