@@ -31,12 +31,19 @@ WAITING_SCAN = 200
 @dataclass(frozen=True)
 class PendingApproval:
     """An open request: its id, the run waiting on it (its page shows the tool call asked
-    about), that run's function and its session."""
+    about), that run's function and its session, and who may answer it (empty: whoever
+    reaches it, the console included; otherwise only they, not the console)."""
 
     approval_id: str
     run_id: str
     function_id: str
     session: str
+    approvers: tuple[str, ...] = ()
+
+    @property
+    def operator_may_answer(self) -> bool:
+        """True when a press in the console counts (the request names no approvers)."""
+        return not self.approvers
 
 
 @dataclass(frozen=True)
@@ -57,9 +64,9 @@ def pending_approvals(runtime: Runtime) -> list[PendingApproval]:
         approval_id = store.of_run(record.id)
         if approval_id is None or store.settled(approval_id) is not None:
             continue
-        found.append(
-            PendingApproval(approval_id, record.id, record.function_id, session_of(record.event))
-        )
+        approvers = tuple(store.approvers(approval_id) or ())
+        session, function_id = session_of(record.event), record.function_id
+        found.append(PendingApproval(approval_id, record.id, function_id, session, approvers))
     return found
 
 

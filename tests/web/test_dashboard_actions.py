@@ -160,3 +160,20 @@ def test_pending_approvals_lists_only_open_requests_of_waiting_runs(
     # When it is answered, Then it is not
     store.decide("ap-1", "deny", "x", "x")
     assert pending_approvals(runtime) == []
+
+
+def test_a_request_only_its_asker_may_answer_shows_no_buttons_and_refuses_a_press(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a waiting run whose request only the person who asked may answer
+    run_id = _waiting_run(runtime, registry)
+    redis_records(runtime).approvals.open("ap-2", ["telegram:user:7"], "s", run_id)
+    client = signed_in(runtime)
+    # When the actions page is opened, Then the request is listed with who may answer, no button
+    (row,) = soup(client, "/dashboard/actions").select('#approvals tr[data-approval="ap-2"]')
+    assert "only telegram:user:7 may answer" in row.text and row.select("button") == []
+    # And a forged press is refused (403), the request still pending
+    token = csrf(client, f"/dashboard/runs/{run_id}/actions")
+    response = client.post("/dashboard/approvals/ap-2", data={"csrf": token, "decision": "approve"})
+    assert response.status_code == 403, response.text
+    assert redis_records(runtime).approvals.settled("ap-2") is None

@@ -171,8 +171,12 @@ async def answer_approval(request: Request, context: Ctx, approval_id: str) -> R
         settled = redis_records(runtime).approvals.settled(approval_id)
         if settled is not None:
             return f"request {approval_id} was already {settled.state} {settled.by}".strip()
-        if not any(a.approval_id == approval_id for a in pending_approvals(runtime)):
+        pending = [a for a in pending_approvals(runtime) if a.approval_id == approval_id]
+        if not pending:
             raise HTTPException(404, f"no pending approval request {approval_id}")
+        if not pending[0].operator_may_answer:
+            who = ", ".join(pending[0].approvers)
+            raise HTTPException(403, f"only {who} may answer request {approval_id}")
         answer_approval_as_operator(runtime, approval_id, decision)
         return f"{decision} sent for request {approval_id} (the first answer counts)"
 
