@@ -25,7 +25,16 @@ from harness.observe.run_filters import RunFilter
 from harness.runtime.durations import parse_duration
 from harness.web.auth import equal_secrets
 from harness.web.body import MAX_FORM_BYTES, read_body
-from harness.web.dashboard import conversation_routes, folding, gate, render, views
+from harness.web.dashboard import (
+    actions,
+    charts,
+    conversation_routes,
+    folding,
+    gate,
+    health_page,
+    render,
+    views,
+)
 from harness.web.dashboard.attempts import LoginAttempts
 from harness.web.dashboard.render import HERE, changes, fragment, page, require, stream, update
 from harness.web.deps import WebContext, web_context
@@ -207,4 +216,6 @@ async def run_live(request: Request, context: Ctx, run_id: str) -> EventSourceRe
     return stream(events())
 
 
-router.include_router(conversation_routes.router)
+# the console's other pages, in modules of their own
+for _pages in (conversation_routes.router, charts.router, actions.router, health_page.router):
+    router.include_router(_pages)
