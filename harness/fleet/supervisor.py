@@ -158,6 +158,7 @@ def run_fleet(
                 redis_url=env["REDIS_URL"],
                 pid=os.getpid(),
                 port=settings.port,
+                folder=str(Path.cwd().resolve()),
             )
         )
         for name, command in processes.items():
