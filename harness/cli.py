@@ -22,12 +22,14 @@ from harness.commands.doctor import doctor
 from harness.commands.eval import eval_command
 from harness.commands.functions import functions, sidecar
 from harness.commands.health import health
+from harness.commands.init import init
 from harness.commands.knowledge import knowledge_app
 from harness.commands.mcp import mcp_app
 from harness.commands.memory import memory_app
 from harness.commands.networks import networks
 from harness.commands.one_line_errors import HarnessGroup
 from harness.commands.pair import pair_app
+from harness.commands.progress import waiting
 from harness.commands.runs import runs_app
 from harness.commands.setup import SetupCommand, poll, setup
 from harness.commands.usage import usage
@@ -124,14 +126,37 @@ def _liveness(process: str, pulse: Pulse | None = None) -> Iterator[None]:
 
 
 @app.command(rich_help_panel=FLEET)
-def up(port: PortOption = None) -> None:
+def up(
+    port: PortOption = None,
+    only: Annotated[
+        str | None,
+        typer.Option(
+            help="Run only these, comma-separated: web, worker, scheduler, sidecar, "
+            "<channel>-listener, redis (the embedded one; without it, the Redis of REDIS_URL "
+            "or of this workspace's running fleet)."
+        ),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also print Celery's start-up banners.")
+    ] = False,
+) -> None:
     """Run the whole fleet in the foreground (web, worker, scheduler); Redis is embedded when
     REDIS_URL is unset."""
-    from harness.fleet.supervisor import run_fleet
+    from harness.fleet.selection import UnknownProcessError
+    from harness.fleet.selection import only as select
+    from harness.fleet.supervisor import default_processes, run_fleet
 
     _use_port(port)
     _setup_logging()
-    raise typer.Exit(code=run_fleet(get_settings()))
+    processes, embedded = None, True
+    if only is not None:
+        try:
+            chosen = select(default_processes(), only)
+        except UnknownProcessError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--only") from exc
+        processes, embedded = chosen.processes, chosen.redis
+    code = run_fleet(get_settings(), processes, embedded_redis=embedded, quiet=not verbose)
+    raise typer.Exit(code=code)
 
 
 @app.command(rich_help_panel=FLEET)
@@ -249,7 +274,8 @@ def send(
         _publish(chat_message(text, session, channel="cli", sender=TERMINAL_SENDER))
         return
     try:
-        reply = ChatSession(get_runtime(), session, timeout=timeout).ask(text)
+        with waiting("waiting for the agent's reply"):
+            reply = ChatSession(get_runtime(), session, timeout=timeout).ask(text)
     except ChatTimeoutError as exc:
         err_console.print(f"no reply within {timeout:.0f}s")
         raise typer.Exit(code=1) from exc
@@ -325,6 +351,7 @@ app.add_typer(budget_app, name="budget", rich_help_panel=INSPECT)
 app.add_typer(events_app, name="events", rich_help_panel=INSPECT)
 app.add_typer(mcp_app, name="mcp", rich_help_panel=INSPECT)
 app.command(rich_help_panel=INSPECT)(doctor)
+app.command(rich_help_panel=SET_UP)(init)
 app.command(cls=SetupCommand, rich_help_panel=SET_UP)(setup)
 app.add_typer(pair_app, name="pair", rich_help_panel=SET_UP)
 app.add_typer(memory_app, name="memory", rich_help_panel=INSPECT)

@@ -182,6 +182,13 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         description="shared: one memory for the agent; per-chat: one per conversation; "
         "per-person: one per person (the sender's id), across the chats they write in.",
     )
+    search_rescan: float = Field(
+        default=60.0,
+        ge=0.0,
+        description="Seconds after which the search tool lists every file of a corpus again, "
+        "the bound on finding a change its file watcher cannot see (another host writing a "
+        "network mount); 0 starts no watcher and checks every file before every query.",
+    )
     agent_delegate_prefix: str = Field(
         default="delegate_to_",
         pattern=r"^[a-zA-Z][a-zA-Z0-9_-]{0,19}$",
@@ -291,6 +298,16 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         default="none", description="openai transcribes voice notes and audio."
     )
     transcribe_model: str = Field(default="whisper-1")
+    embeddings_provider: Literal["none", "openai"] = Field(
+        default="none",
+        description="openai: the search tool also ranks by meaning (embeddings from any "
+        "OpenAI-compatible endpoint, fused with BM25); none: BM25 alone.",
+    )
+    embeddings_model: str = Field(default="text-embedding-3-small")
+    embeddings_base_url: str | None = Field(
+        default=None, description="An OpenAI-compatible embeddings endpoint, ending in /v1."
+    )
+    embeddings_api_key: SecretStr | None = Field(default=None, description="Unset: OPENAI_API_KEY.")
 
     @field_validator("agent_owner")
     @classmethod

@@ -24,6 +24,7 @@ from harness.agent.workspace import default_shipped_skills, default_template
 from harness.checks import MARKS, Check, Status
 from harness.commands.doctor_remote import channel_checks, model_checks
 from harness.commands.mcp import mcp_checks
+from harness.commands.progress import waiting
 from harness.errors import BusUnavailableError, ConfigurationError
 from harness.fleet.embedded_redis import NO_SERVER_HINT, locate_redis_server
 from harness.settings import Settings, get_settings
@@ -284,7 +285,8 @@ def doctor(
 ) -> None:
     """Check the setup: Python, Redis, workers, the model, channels, secrets, the workspace.
     Exits 1 if any check fails."""
-    checks = run_checks(offline)
+    with waiting("checking the setup"):
+        checks = run_checks(offline)
     for check in checks:
         for line in render(check):
             typer.echo(line)

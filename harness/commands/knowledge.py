@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from harness.commands.progress import waiting
 from harness.search.corpora import KNOWLEDGE_DIR, knowledge_corpus, memory_corpus
 from harness.search.extract import SUFFIXES, searchable
 from harness.search.index import SearchIndex
@@ -77,9 +78,11 @@ def add(
         console.print(f"added {target} ({len(data)} bytes)")
     index = _index()
     try:
-        console.print(f"indexed {_sync_knowledge(index, workspace)} changed document(s)")
+        with waiting("indexing knowledge/"):
+            changed = _sync_knowledge(index, workspace)
     finally:
         index.close()
+    console.print(f"indexed {changed} changed document(s)")
 
 
 @knowledge_app.command("list")
@@ -106,10 +109,11 @@ def reindex() -> None:
     workspace = _workspace()
     index = _index()
     try:
-        index.clear()
-        documents = _sync_knowledge(index, workspace)
-        memory = memory_corpus(workspace)
-        notes = index.sync(memory.key, memory.listing(), memory.read, memory.parse).indexed
+        with waiting("indexing knowledge/ and the shared memory again"):
+            index.clear()
+            documents = _sync_knowledge(index, workspace)
+            memory = memory_corpus(workspace)
+            notes = index.sync(memory.key, memory.listing(), memory.read, memory.parse).indexed
     finally:
         index.close()
     console.print(f"indexed {documents} document(s) and {len(notes)} memory file(s)")

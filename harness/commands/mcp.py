@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from harness.checks import Check
+from harness.commands.progress import waiting
 from harness.errors import ConfigurationError
 from harness.mcp import (
     McpToolbox,
@@ -47,7 +48,8 @@ def list_servers() -> None:
     ignored = ignored_workspace_file(settings)
     if ignored is not None:
         console.print(f"! {adoption_advice(ignored, path)}", markup=False, soft_wrap=True)
-    statuses = server_statuses(settings)
+    with waiting("starting the MCP servers to list their tools"):
+        statuses = server_statuses(settings)
     if not statuses:
         console.print(f"No MCP servers: add them to {path} (MCP_CONFIG).", markup=False)
         return

@@ -13,7 +13,6 @@ fleet down (but `restore` with HARNESS_SHARED_ROOT set takes the fleet's Redis l
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,6 +24,8 @@ from rich.table import Table
 
 from harness.agent.memory.distill import DISTILL_EVENT, HEARTBEAT_FUNCTION
 from harness.agent.memory.history import MemoryHistory, UnknownVersionError
+from harness.commands.follow import FollowTimeoutError, follow_run
+from harness.commands.progress import waiting
 from harness.errors import HarnessError
 from harness.events import Event
 from harness.runtime import get_runtime
@@ -35,8 +36,6 @@ memory_app = typer.Typer(
 )
 console = Console()
 err_console = Console(stderr=True)
-FINISHED = frozenset({"completed", "failed", "cancelled"})
-POLL_S = 0.25
 
 
 def _workspace() -> Path:
@@ -137,14 +136,12 @@ def distill(
     if not wait:
         console.print(f"started run {run_id}")
         return
-    deadline = time.monotonic() + timeout
-    record = runtime.ledger.run(run_id)
-    while (record is None or record.status not in FINISHED) and (time.monotonic() < deadline):
-        time.sleep(POLL_S)
-        record = runtime.ledger.run(run_id)
-    if record is None or record.status not in FINISHED:
+    try:
+        with waiting(f"distilling (run {run_id})"):
+            record = follow_run(runtime, run_id, None, timeout_s=timeout)
+    except FollowTimeoutError as exc:
         err_console.print(f"run {run_id} has not finished after {timeout:.0f}s")
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=1) from exc
     if record.status != "completed":
         err_console.print(f"run {run_id} {record.status}: {record.error}")
         raise typer.Exit(code=1)

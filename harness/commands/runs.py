@@ -20,6 +20,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from harness.commands.follow import FollowTimeoutError, exit_code, follow_run, outcome_lines
+from harness.commands.progress import waiting
 from harness.errors import RunNotFoundError
 from harness.fleet_functions import function_modules
 from harness.observe.child_runs import child_runs, children_cost_usd
@@ -205,10 +207,23 @@ def _step_rows(steps: Sequence[StepView], details: dict[str, StepDetail]) -> lis
 def runs_show(
     run_id: Annotated[str, typer.Argument(help="The run's id, or any unique prefix of it.")],
     as_json: JsonOption = False,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            "-f",
+            help="Print steps as they happen until the run ends; exit 0 if "
+            "it completed, 1 otherwise (with --json: wait, then print the ended run).",
+        ),
+    ] = False,
 ) -> None:
     """Show one run: its header, then its steps in the order they ran."""
     rt = get_runtime()
     full_id = resolve_run_id(rt, run_id)
+    if follow:
+        ended = _follow(rt, full_id, quiet=as_json, timeout_s=None)
+        if not as_json:
+            raise typer.Exit(exit_code(ended))
     record = rt.ledger.run(full_id)
     if record is None:
         raise RunNotFoundError(f"run {full_id} has just expired")
@@ -228,6 +243,8 @@ def runs_show(
         shown = {"run": _run_json(record), "trigger": event_preview(record.event), "steps": ordered,
                  "children": newest_first}  # fmt: skip
         typer.echo(json.dumps(shown, indent=2))
+        if follow:
+            raise typer.Exit(exit_code(record))
         return
     for line in _header(view):
         typer.echo(line)
@@ -265,11 +282,44 @@ def runs_fork(
     from_step: Annotated[
         str, typer.Option("--from", help="Reuse the journal up to this step (e.g. tool:0).")
     ] = "",
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="Wait for the new run's end and print its output; exit 0 if it "
+            "completed, 1 otherwise.",
+        ),
+    ] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", help="Like --wait, printing its steps as they happen.")
+    ] = False,
+    timeout: Annotated[
+        float | None, typer.Option(min=0, help="With --wait/--follow: give up after SECONDS.")
+    ] = None,
 ) -> None:
     """Start a new run of the same function on the same event data; with --from, the steps
     that ended before STEP are replayed from the old run's journal instead of run again."""
     rt = get_runtime()
-    typer.echo(f"started run {fork(rt, _finished_record(rt, run_id), from_step)}")
+    new_id = fork(rt, _finished_record(rt, run_id), from_step)
+    typer.echo(f"started run {new_id}")
+    if wait or follow:
+        ended = _follow(rt, new_id, quiet=not follow, timeout_s=timeout)
+        for line in outcome_lines(ended):
+            typer.echo(line)
+        raise typer.Exit(exit_code(ended))
+
+
+def _follow(rt: Runtime, run_id: str, *, quiet: bool, timeout_s: float | None) -> RunRecord:
+    """The ended run `run_id`, its steps printed as they happen unless `quiet` (then a
+    spinner shows on a terminal's stderr). Exits 1 with one line on stderr at the deadline."""
+    try:
+        if not quiet:
+            return follow_run(rt, run_id, typer.echo, timeout_s=timeout_s)
+        with waiting(f"waiting for run {run_id}"):
+            return follow_run(rt, run_id, None, timeout_s=timeout_s)
+    except FollowTimeoutError as exc:
+        typer.echo(f"error: {exc} after {timeout_s:g}s", err=True)
+        raise typer.Exit(1) from exc
 
 
 runs_app.command("rerun", help="The same as `runs fork` (its former name).")(runs_fork)

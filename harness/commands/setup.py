@@ -25,6 +25,7 @@ from channels.errors import ChannelNotConfiguredError, PlatformError, UnknownCha
 from channels.listeners import listener_channels, run_listener
 from channels.registry import get_channel, plugin
 from channels.tokens import blank_tokens
+from harness.commands.progress import waiting
 from harness.composition import plug_in_channels
 from harness.errors import ConfigurationError, HarnessError
 from harness.observe.json_logs import configure_logging
@@ -67,7 +68,8 @@ def setup(
     app manifest (scopes, events, request URL) to create or update the app with. Prints what
     the platform answered; exits 2 for an unknown channel or a missing setting."""
     try:
-        report = set_up_channel(channel)
+        with waiting(f"asking {channel}"):
+            report = set_up_channel(channel)
     except (ConfigurationError, UnknownChannelError, PlatformError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=2) from exc
