@@ -90,11 +90,13 @@ def harness(
 ) -> None:
     """Harness: chat agents on a durable Celery + Redis worker fleet."""
     from harness.composition import use_fleet
+    from harness.fleet.follow import follow_running_fleet
 
     use_fleet()
     if workspace is not None:
         os.environ["AGENT_WORKSPACE"] = str(workspace.expanduser().resolve())
         get_settings.cache_clear()
+    follow_running_fleet(ctx.invoked_subcommand)  # from another folder: that fleet's settings
     if ctx.invoked_subcommand is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(code=0)

@@ -18,6 +18,7 @@ from harness.agent.roster.bindings import parse_bindings
 from harness.llm.price_overrides import apply as apply_prices
 from harness.llm.settings import ModelSettings
 from harness.owner import parse_owner
+from harness.runtime.functions import check_cron_expression, check_time_zone
 from harness.runtime.settings import EngineSettings
 from harness.settings_errors import read_settings
 from harness.sidecar.settings import SidecarSettings
@@ -314,6 +315,17 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         if value.strip():
             parse_owner(value)
         return value.strip()
+
+    @field_validator("heartbeat_cron")
+    @classmethod
+    def _cron_parses(cls, expression: str) -> str:
+        # Refused here, at load, rather than by the worker when it declares the heartbeat.
+        return check_cron_expression(expression.strip())
+
+    @field_validator("agent_timezone")
+    @classmethod
+    def _zone_exists(cls, tz: str) -> str:
+        return check_time_zone(tz.strip())
 
     @field_validator("agent_bindings")
     @classmethod

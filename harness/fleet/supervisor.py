@@ -173,6 +173,7 @@ def run_fleet(
                     redis_url=env["REDIS_URL"],
                     pid=os.getpid(),
                     port=settings.port,
+                    folder=str(Path.cwd().resolve()),
                 )
             )
         for name, command in processes.items():
@@ -180,7 +181,7 @@ def run_fleet(
         watcher = threading.Thread(
             target=_watch,
             args=(manager, embedded, settings.port if "web" in processes else None, fleet_id),
-            kwargs={"stop": stop_watching},
+            kwargs={"stop": stop_watching, "api_key": settings.harness_api_key is not None},
             name="fleet-watch",
             daemon=True,
         )
@@ -246,9 +247,11 @@ def _watch(
     fleet_id: str,
     *,
     stop: threading.Event,
+    api_key: bool,
 ) -> None:
-    """Until `stop`: say once when our web process answers `/readyz` on `port` with 200, and
-    stop the fleet when the embedded Redis dies (nothing can work without it)."""
+    """Until `stop`: say once when our web process answers `/readyz` on `port` with 200
+    (`ready_line`), and stop the fleet when the embedded Redis dies (nothing can work
+    without it)."""
     ready = port is None
     while not stop.wait(_WATCH_INTERVAL_S):
         if embedded is not None and not embedded.running():
@@ -257,7 +260,19 @@ def _watch(
             return
         if not ready and _ready(port, fleet_id):
             ready = True
-            manager.announce(f"ready: chat with `harness chat`, or POST /api/chat on port {port}")
+            manager.announce(ready_line(port, api_key=api_key))
+
+
+def ready_line(port: int | None, *, api_key: bool) -> str:
+    """The line saying the fleet can take messages: `harness chat` always; `POST /api/chat`
+    only with an `api_key` (HARNESS_API_KEY), since without one it answers 503, so then how
+    to turn it on."""
+    if api_key:
+        return f"ready: chat with `harness chat`, or POST /api/chat on port {port}"
+    return (
+        f"ready: chat with `harness chat` (POST /api/chat on port {port} needs "
+        "HARNESS_API_KEY in .env, then a restart)"
+    )
 
 
 def _ready(port: int | None, fleet_id: str) -> bool:
