@@ -67,9 +67,11 @@ def _print(table: AgentsTable) -> None:
         ]  # fmt: skip
         print_rows(["network", "agents", "bindings"], nets)
     for error in table.errors:
-        console.print(f"[red]failed to load[/red] {escape(error)}", highlight=False)
+        console.print(f"[red]failed to load[/red] {escape(error)}", highlight=False, soft_wrap=True)
     for warning in table.warnings:
-        console.print(f"[yellow]warning[/yellow] {escape(warning)}", highlight=False)
+        console.print(
+            f"[yellow]warning[/yellow] {escape(warning)}", highlight=False, soft_wrap=True
+        )
 
 
 def _cells(row: AgentRow) -> list[str]:

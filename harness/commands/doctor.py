@@ -22,6 +22,7 @@ import typer
 from harness.agent.workspace import default_shipped_skills, default_template
 from harness.checks import MARKS, Check, Status
 from harness.commands.doctor_remote import channel_checks, model_checks
+from harness.commands.exit_codes import FAILED
 from harness.commands.mcp import mcp_checks
 from harness.commands.output import JsonOption, emit_json
 from harness.errors import BusUnavailableError, ConfigurationError
@@ -272,12 +273,12 @@ def doctor(
     if as_json:
         emit_json({"ok": not failed, "failed": failed, "checks": checks})
         if failed:
-            raise typer.Exit(code=1)
+            raise typer.Exit(code=FAILED)
         return
     for check in checks:
         for line in render(check):
             typer.echo(line)
     if failed:
         typer.echo(f"\n{len(failed)} check(s) failed: {', '.join(failed)}")
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=FAILED)
     typer.echo("\nall checks passed")

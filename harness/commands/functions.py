@@ -65,12 +65,19 @@ def functions(
     alive = "[green]running[/green]" if table.sidecar_alive else "[red]not running[/red]"
     console.print(f"sidecar: {alive}")
     if table.refused:
-        console.print(f"[red]functions do not run here:[/red] {table.refused}", highlight=False)
+        console.print(
+            f"[red]functions do not run here:[/red] {table.refused}",
+            highlight=False,
+            soft_wrap=True,
+        )
     for error in table.load_errors:
-        console.print(f"[red]failed to load[/red] {error.describe()}", highlight=False)
+        console.print(
+            f"[red]failed to load[/red] {error.describe()}", highlight=False, soft_wrap=True
+        )
     for failure in table.failures[:5]:
         console.print(
             f"[yellow]failed run[/yellow] {failure.function_id} {failure.run_id}: "
             f"{failure.error[:160]}",
             highlight=False,
+            soft_wrap=True,
         )

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from harness.commands.exit_codes import FAILED
 from harness.commands.output import JsonOption, emit_json
 from harness.fleet.liveness import PROCESSES, health_file, is_alive
 from harness.settings import get_settings
@@ -35,11 +36,11 @@ def health(
         emit_json({"process": process, "alive": alive, "file": str(path),
                    "max_age_s": settings.health_max_age})  # fmt: skip
         if not alive:
-            raise typer.Exit(code=1)
+            raise typer.Exit(code=FAILED)
         return
     if alive:
         typer.echo(f"{process}: alive")
         return
     typer.echo(f"{process}: not alive ({path} missing or older than "
                f"{settings.health_max_age:.0f}s)", err=True)  # fmt: skip
-    raise typer.Exit(code=1)
+    raise typer.Exit(code=FAILED)

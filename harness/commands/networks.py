@@ -53,9 +53,9 @@ def networks(
     ]  # fmt: skip
     print_rows(["network", "agents", "router", "max", "description"], rows)
     for error in loaded.errors:
-        console.print(f"[red]failed to load[/red] {error}", highlight=False)
+        console.print(f"[red]failed to load[/red] {error}", highlight=False, soft_wrap=True)
     if missing:
-        console.print(f"[yellow]warning:[/yellow] {missing}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {missing}", highlight=False, soft_wrap=True)
 
 
 def _router(spec: NetworkSpec) -> str:

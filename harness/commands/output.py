@@ -3,7 +3,7 @@ plain aligned columns in a pipe. One place decides each:
 
     emit_json(value)              `--json`: indented JSON on stdout, keys as documented
     print_rows(header, rows, 1)   a rich table on a terminal; else full values, space-aligned
-    on_terminal()                 whether stdout is a terminal (FORCE_COLOR/TTY rules of rich)
+    on_terminal()                 whether stdout is a terminal (TTY_COMPATIBLE=1 forces it)
 
 Piped output never cuts a value, never draws boxes and never wraps a cell: a cell's line
 breaks become "; ", so one row stays one line for grep and awk. Errors never go here: they
@@ -27,7 +27,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machine
 
 
 def on_terminal() -> bool:
-    """True when stdout is a terminal a person reads (rich's rule, so FORCE_TERMINAL works)."""
+    """True when stdout is a terminal a person reads (rich's rule: TTY_COMPATIBLE=1 forces it)."""
     return Console().is_terminal
 
 
@@ -59,8 +59,7 @@ def print_rows(
     """A table on a terminal (columns up to `no_wrap` are never cut or wrapped); aligned plain
     columns otherwise, so piped output keeps every value whole. `title`, when given, is the
     table's title (a line of its own when piped)."""
-    console = Console()
-    if console.is_terminal:
+    if on_terminal():
         table = Table(*header, title=title or None, title_justify="left")
         for index, column in enumerate(table.columns):
             if index < no_wrap:
@@ -69,7 +68,7 @@ def print_rows(
                 column.min_width = max(len(row[index]) for row in rows) if rows else None
         for row in rows:
             table.add_row(*(escape(cell) for cell in row))
-        console.print(table)
+        Console().print(table)
         return
     if title:
         typer.echo(f"{title}:")

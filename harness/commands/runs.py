@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
+from harness.commands.exit_codes import FAILED
 from harness.commands.output import JsonOption, emit_json, print_rows
 from harness.errors import RunNotFoundError
 from harness.fleet_functions import function_modules
@@ -285,7 +286,7 @@ def runs_replay(
         for line in verdict.diff:
             typer.echo(line)
     if not verdict.identical:
-        raise typer.Exit(1)
+        raise typer.Exit(code=FAILED)
 
 
 def _finished_record(rt: Runtime, run_id: str) -> RunRecord:
