@@ -21,7 +21,12 @@ from typer.core import TyperGroup
 
 from harness.commands.exit_codes import INTERRUPTED, USAGE, exit_code_for
 from harness.commands.help_style import tidy_help
-from harness.errors import BusUnavailableError, HarnessError, InvalidSettingsError
+from harness.errors import (
+    BusUnavailableError,
+    ConfigurationError,
+    HarnessError,
+    InvalidSettingsError,
+)
 
 
 def describe(exc: BaseException) -> tuple[list[str], int] | None:
@@ -29,7 +34,7 @@ def describe(exc: BaseException) -> tuple[list[str], int] | None:
     person can act on (a bug: let it show its traceback)."""
     if isinstance(exc, InvalidSettingsError):
         return list(exc.problems), USAGE
-    if isinstance(exc, BusUnavailableError):
+    if isinstance(exc, BusUnavailableError) and not isinstance(exc, ConfigurationError):
         hint = "is the fleet up (`harness up`) or REDIS_URL right?"
         return [f"cannot reach Redis: {exc}; {hint}"], exit_code_for(exc)
     if isinstance(exc, HarnessError):

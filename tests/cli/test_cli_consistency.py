@@ -240,3 +240,26 @@ def test_cli_docs_list_every_exit_code() -> None:
     # Then docs/cli.md has a row for each code with its name
     for code, name, _ in TABLE:
         assert f"| {code} | {name} |" in docs, f"docs/cli.md lacks the row of exit code {code}"
+
+
+def test_cli_no_fleet_running_is_exit_3_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given no REDIS_URL and no fleet running for this user
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.setenv("AGENT_WORKSPACE", str(tmp_path / "workspace"))
+    monkeypatch.setenv("HARNESS_STATE_DIR", str(tmp_path / "state"))
+    get_settings.cache_clear()
+    set_runtime(None)
+    try:
+        # When a command that needs Redis runs
+        result = CliRunner().invoke(app, ["runs"])
+    finally:
+        set_runtime(None)
+        get_settings.cache_clear()
+    # Then it is "unreachable" like a Redis that does not answer, saying how to start one
+    assert result.exit_code == UNREACHABLE, result.output
+    assert result.stdout == "", result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no fleet running" in lines[0] and "harness up" in lines[0], lines
