@@ -3,8 +3,8 @@
     0    ok
     1    failed: the thing asked for failed (a check, a run, a replay that differs, a timeout)
     2    usage: a bad argument, option or setting (fix the command line or `.env`)
-    3    unreachable: the bus (Redis) did not answer; is the fleet up, is REDIS_URL right?
-    4    not found: no such run, version, code or document
+    3    unreachable: Redis did not answer, or no fleet runs and REDIS_URL is unset
+    4    not found: no such run, memory version, pairing code or subject
     5    refused: the fleet or a platform refused what was asked (not allowed here)
     130  interrupted (Ctrl-C)
 
