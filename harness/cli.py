@@ -18,8 +18,10 @@ from rich.console import Console
 
 from harness.commands.agents import agents
 from harness.commands.budget import budget_app
+from harness.commands.completion import completion, serve_completion
 from harness.commands.doctor import doctor
 from harness.commands.eval import eval_command
+from harness.commands.exit_codes import FAILED
 from harness.commands.functions import functions, sidecar
 from harness.commands.health import health
 from harness.commands.init import init
@@ -27,7 +29,8 @@ from harness.commands.knowledge import knowledge_app
 from harness.commands.mcp import mcp_app
 from harness.commands.memory import memory_app
 from harness.commands.networks import networks
-from harness.commands.one_line_errors import HarnessGroup
+from harness.commands.one_line_errors import HarnessGroup, fail
+from harness.commands.output import JsonOption, emit_json
 from harness.commands.pair import pair_app
 from harness.commands.progress import waiting
 from harness.commands.runs import runs_app
@@ -49,11 +52,10 @@ app = typer.Typer(
     help="Harness: chat agents on a durable Celery + Redis worker fleet.",
     invoke_without_command=True,
     rich_markup_mode="markdown",
-    add_completion=False,
+    add_completion=False,  # `harness completion SHELL` instead: see harness.commands.completion
 )
 events_app = typer.Typer(help="The events stream.", no_args_is_help=True)
 console = Console()
-err_console = Console(stderr=True)
 
 PortOption = Annotated[
     int | None,
@@ -248,11 +250,16 @@ def web(
     serve(get_settings(), workers=workers)
 
 
-def _publish(event: Event) -> str:
+def _publish(event: Event, as_json: bool = False) -> str:
+    """Publish `event` and say what happened; `as_json`: `{"event_id", "name", "duplicate",
+    "run_ids"}`."""
     from harness.runtime import get_runtime, publish
 
     result = publish(event, runtime=get_runtime())
-    if result.duplicate:
+    if as_json:
+        emit_json({"event_id": result.event_id, "name": event.name,
+                   "duplicate": result.duplicate, "run_ids": result.run_ids})  # fmt: skip
+    elif result.duplicate:
         console.print(f"event {result.event_id} was already published; nothing done")
     else:
         console.print(f"published {event.name} {result.event_id} -> {len(result.run_ids)} run(s)")
@@ -265,20 +272,25 @@ def send(
     session: Annotated[str, typer.Option(help="Session key: one conversation.")] = "cli-default",
     wait: Annotated[bool, typer.Option(help="Wait for the agent's reply and print it.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the reply.")] = 300.0,
+    as_json: JsonOption = False,
 ) -> None:
-    """Send a message to the agent as `agent.message.received` on the `cli` channel."""
+    """Send a message to the agent as `agent.message.received` on the `cli` channel.
+    `--json`: what was published (as `publish --json`); with --wait, `{"response", "run_id",
+    "session_key"}`."""
     from harness.chat_client import TERMINAL_SENDER, ChatSession, ChatTimeoutError, chat_message
     from harness.runtime import get_runtime
 
     if not wait:
-        _publish(chat_message(text, session, channel="cli", sender=TERMINAL_SENDER))
+        _publish(chat_message(text, session, channel="cli", sender=TERMINAL_SENDER), as_json)
         return
     try:
         with waiting("waiting for the agent's reply"):
             reply = ChatSession(get_runtime(), session, timeout=timeout).ask(text)
     except ChatTimeoutError as exc:
-        err_console.print(f"no reply within {timeout:.0f}s")
-        raise typer.Exit(code=1) from exc
+        raise fail([f"no reply within {timeout:.0f}s"], FAILED) from exc
+    if as_json:
+        emit_json(reply)
+        return
     console.print(reply.response)
 
 
@@ -300,8 +312,9 @@ def publish_command(
     event_id: Annotated[
         str | None, typer.Option("--id", help="Event id (idempotency key).")
     ] = None,
+    as_json: JsonOption = False,
 ) -> None:
-    """Publish any event."""
+    """Publish any event. `--json`: `{"event_id", "name", "duplicate", "run_ids"}`."""
     try:
         payload = json.loads(data)
     except json.JSONDecodeError as exc:
@@ -311,7 +324,7 @@ def publish_command(
         raw["id"] = event_id
     from harness.events import parse_event
 
-    _publish(parse_event(raw))
+    _publish(parse_event(raw), as_json)
 
 
 @events_app.command("tail")
@@ -354,12 +367,14 @@ app.command(rich_help_panel=INSPECT)(doctor)
 app.command(rich_help_panel=SET_UP)(init)
 app.command(cls=SetupCommand, rich_help_panel=SET_UP)(setup)
 app.add_typer(pair_app, name="pair", rich_help_panel=SET_UP)
+app.command(rich_help_panel=SET_UP)(completion)
 app.add_typer(memory_app, name="memory", rich_help_panel=INSPECT)
 app.add_typer(knowledge_app, name="knowledge", rich_help_panel=INSPECT)
 
 
 def main() -> None:
     """The `harness` executable (and `python -m harness.cli`)."""
+    serve_completion()
     typer.main.get_command(app).main(prog_name="harness")
 
 

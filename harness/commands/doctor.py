@@ -23,7 +23,9 @@ import typer
 from harness.agent.workspace import default_shipped_skills, default_template
 from harness.checks import MARKS, Check, Status
 from harness.commands.doctor_remote import channel_checks, model_checks
+from harness.commands.exit_codes import FAILED
 from harness.commands.mcp import mcp_checks
+from harness.commands.output import JsonOption, emit_json
 from harness.commands.progress import waiting
 from harness.errors import BusUnavailableError, ConfigurationError
 from harness.fleet.embedded_redis import NO_SERVER_HINT, locate_redis_server
@@ -282,16 +284,23 @@ def doctor(
     offline: Annotated[
         bool, typer.Option("--offline", help="Skip the model, Telegram and Slack calls.")
     ] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Check the setup: Python, Redis, workers, the model, channels, secrets, the workspace.
-    Exits 1 if any check fails."""
-    with waiting("checking the setup"):
+    Exits 1 if any check fails. `--json`: `{"ok", "failed": [names], "checks": [{"name",
+    "status" (ok, warn, fail), "detail", "fix"}]}`, same exit code."""
+    with waiting("checking the setup", hidden=as_json):
         checks = run_checks(offline)
+    failed = [c.name for c in checks if c.status == "fail"]
+    if as_json:
+        emit_json({"ok": not failed, "failed": failed, "checks": checks})
+        if failed:
+            raise typer.Exit(code=FAILED)
+        return
     for check in checks:
         for line in render(check):
             typer.echo(line)
-    failed = [c.name for c in checks if c.status == "fail"]
     if failed:
         typer.echo(f"\n{len(failed)} check(s) failed: {', '.join(failed)}")
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=FAILED)
     typer.echo("\nall checks passed")

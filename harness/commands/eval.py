@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from harness.commands.exit_codes import FAILED
 from harness.commands.progress import waiting
 from harness.errors import ConfigurationError
 from harness.evals.html import render_html
@@ -85,7 +86,7 @@ def eval_command(
     if html_out is not None:
         html_out.write_text(render_html(report), encoding="utf-8")
     if report.total.passed < report.total.runs:
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=FAILED)
 
 
 def read_report(path: Path) -> Report:
