@@ -30,11 +30,12 @@ from harness.settings import get_settings
 REPO = Path(__file__).resolve().parents[2]
 LONG_ID = "a-function-whose-id-is-far-too-long-for-a-column-of-an-eighty-wide-table"
 
-# Commands that print no data of their own: the fleet's processes, the interactive chat, a
-# stream that is JSON already, a script, and `eval`, whose `--json` names the report file.
+# Commands that print no data of their own: the fleet's processes, the interactive chat and
+# `init` (it writes .env), a stream that is JSON already, a script, and `eval`, whose `--json`
+# names the report file.
 NO_JSON = {
-    "up", "worker", "scheduler", "web", "sidecar", "poll", "chat", "events tail", "completion",
-    "eval",
+    "up", "worker", "scheduler", "web", "sidecar", "poll", "chat", "init", "events tail",
+    "completion", "eval",
 }  # fmt: skip
 
 
