@@ -134,3 +134,45 @@ def test_no_console_page_scrolls_sideways_at_420_px(
         assert browser.find_element(By.TAG_NAME, "h1").is_displayed(), path
         scroll_width, inner_width = browser.execute_script(FITS_SCRIPT)
         assert scroll_width <= inner_width, f"{path}: {scroll_width} px wide in {inner_width}"
+
+
+LINES_SCRIPT = """
+const lines = el => { const range = document.createRange(); range.selectNodeContents(el);
+  return new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top))).size; };
+return Array.from(document.querySelectorAll(arguments[0]))
+  .map(el => [el.textContent.trim(), lines(el)]);
+"""
+"""Each matching element's text and how many lines it takes."""
+
+
+def test_short_cells_and_waterfall_rows_keep_to_one_line_at_1280_px(
+    site: str, browser: webdriver.Chrome, rt: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a run that slept, waited for a sub-run and failed with a long error (which takes
+    # the room the other columns need)
+    @function(id="helper", trigger=event("app/help"), retries=0, registry=registry)
+    def helper(ctx: Context) -> str:
+        return "helped"
+
+    @function(id="naps", trigger=event("app/nap"), retries=0, registry=registry)
+    def naps(ctx: Context) -> str:
+        ctx.step.sleep("nap", 0.01)
+        ctx.step.invoke("ask-helper", "helper")
+        raise RuntimeError("the upstream service said no, at considerable length " * 3)
+
+    rt.register_functions()
+    run_id = publish({"name": "app/nap", "data": {}}, runtime=rt).run_ids[0]
+    wait_until(lambda: drain(rt) == [] and rt.ledger.run(run_id).status == "failed",  # type: ignore[union-attr]
+               "the run to fail")  # fmt: skip
+    _sign_in(browser, site)
+    browser.set_window_size(1280, 900)
+    # When the runs list and the run are opened 1280 px wide
+    browser.get(site + "/dashboard")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "td.status"), "the list to load")
+    cells = browser.execute_script(LINES_SCRIPT, "#runs td.status, #runs td.attempts")
+    browser.get(f"{site}/dashboard/runs/{run_id}")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, ".wf-took"), "the run to load")
+    took = browser.execute_script(LINES_SCRIPT, ".wf-took")
+    # Then no status is broken inside its word, and no duration wraps under its kind
+    assert cells and all(lines == 1 for _text, lines in cells), cells
+    assert len(took) == 2 and all(lines == 1 for _text, lines in took), took
