@@ -3,6 +3,7 @@ of `test_dashboard_browser`): what a person sees, at 1280 and at 420 px wide."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator
 
@@ -14,6 +15,7 @@ from channels.approvals import answer_approval
 from harness.records.stores import redis_records
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry
+from harness.runtime.presence import beat
 from harness.runtime.testing import drain
 from tests.waiting import wait_until
 from tests.web.test_dashboard_browser import (  # noqa: F401  (fixtures)
@@ -176,3 +178,28 @@ def test_short_cells_and_waterfall_rows_keep_to_one_line_at_1280_px(
     # Then no status is broken inside its word, and no duration wraps under its kind
     assert cells and all(lines == 1 for _text, lines in cells), cells
     assert len(took) == 2 and all(lines == 1 for _text, lines in took), took
+
+
+def test_buttons_codes_and_roles_are_not_broken_inside_a_word_at_420_px(
+    site: str, browser: webdriver.Chrome, rt: Runtime, registry: FunctionRegistry, worker: None
+) -> None:
+    # Given an approval waiting, a pairing code and a scheduler beating
+    _waiting_for_approval(rt, registry)
+    redis_records(rt).pairing.request("telegram:user:9", "Bob", "telegram")
+    beat(dataclasses.replace(rt, worker_id="a-rather-long-host-name:scheduler-1"), "scheduler")
+    _sign_in(browser, site)
+    browser.set_window_size(420, 900)
+    # When the approvals and health pages are opened 420 px wide
+    browser.get(site + "/dashboard/actions")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#pairing button"), "the page")
+    buttons = browser.execute_script(LINES_SCRIPT, "#approvals button, #pairing button")
+    codes = browser.execute_script(
+        LINES_SCRIPT, "#pairing td:first-child, #pairing td:nth-child(3)"
+    )
+    browser.get(site + "/dashboard/health")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#processes td"), "the page")
+    roles = browser.execute_script(LINES_SCRIPT, "#processes td:nth-child(2)")
+    # Then every button, pairing code, channel and role keeps to one line
+    assert len(buttons) == 4 and all(lines == 1 for _t, lines in buttons), buttons
+    assert len(codes) == 2 and all(lines == 1 for _t, lines in codes), codes
+    assert roles and all(lines == 1 for _t, lines in roles), roles
