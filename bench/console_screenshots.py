@@ -1,12 +1,11 @@
 """Regenerate the console's screenshots in `docs/screenshots/` (shown in the README).
 
-Builds a fleet's worth of made-up history on an in-memory Redis (fakeredis, with a clock
-the script moves): runs over the last day, some failed, chat turns of a few seconds, two
-weeks of token usage, a run waiting for an approval, a pairing code, an undelivered reply,
-a function file that failed to load, two workers, a scheduler and a sidecar beating.
-Serves the dashboard on a free local port, signs in with Debian's headless Chromium (as
-`tests/web/test_dashboard_browser.py` does) and saves each page at 1280 and 420 px wide,
-as 64-colour PNGs to keep the repository small.
+Builds made-up history (`bench.console_history`: a day of real agent turns against the
+scripted model, reports with a retry, a sleep, a sub-run and failures, usage, approvals,
+pairing, health) on an in-memory Redis, serves the dashboard on a free local port, signs in
+with Debian's headless Chromium (as `tests/web/test_console_browser.py` does) and saves each
+page at 1280 and 420 px wide, as 64-colour PNGs to keep the repository small. The history's
+clock is fixed, so regenerating changes only the pictures of what changed.
 
 Usage: python -m bench.console_screenshots [--out docs/screenshots]
 """
@@ -14,13 +13,13 @@ Usage: python -m bench.console_screenshots [--out docs/screenshots]
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import socket
+import tempfile
 import threading
-from dataclasses import dataclass
+import time
 from pathlib import Path
+from urllib.parse import quote
 
-import fakeredis
 import uvicorn
 from PIL import Image
 from pydantic import SecretStr
@@ -28,103 +27,34 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from harness.composition import extend_runtime
-from harness.events.event import MESSAGE_HANDLER
-from harness.records.stores import redis_records
-from harness.records.undelivered import UndeliveredReply
-from harness.runtime import Context, Runtime, event, function, publish
-from harness.runtime.function_sources import FILE_SOURCE, LoadError, replace_source
-from harness.runtime.functions import FunctionRegistry
-from harness.runtime.kicker import RecordingKicker
-from harness.runtime.presence import beat
-from harness.runtime.testing import drain
+from bench.console_history import Clock, History, build
+from harness.agent.deps import set_agent_deps
+from harness.llm.guard import forbid_real_model_calls
+from harness.runtime import Runtime
 from harness.settings import Settings
 from harness.web import create_app
 from harness.web import dashboard as dashboard_routes
+from tests.fakes.model_server import ModelServer
 
 KEY = "screenshot-key-0123456789"
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 WIDTHS = (1280, 420)
-PAGES = {"runs": "/dashboard", "charts": "/dashboard/charts", "actions": "/dashboard/actions",
+PAGES = {"runs": "/dashboard", "conversations": "/dashboard/conversations",
+         "charts": "/dashboard/charts", "actions": "/dashboard/actions",
          "health": "/dashboard/health"}  # fmt: skip
 COLOURS = 64
+OPENED = {"conversation": 'details.tool-call[data-tool="ls"]', "failed-run": "details.traceback"}
+"""Folds opened before a page's picture is taken (the other tool call stays folded)."""
+SETTLE_S = 0.5
+"""How long a page is left to receive its live stream's first update before its picture."""
 
 
-@dataclass
-class Clock:
-    """A clock that only moves when told to (runs then get known durations)."""
-
-    now: float = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def history(clock: Clock) -> tuple[Runtime, str]:
-    """A runtime holding the made-up history; returns it and the id of a finished chat turn."""
-    registry = FunctionRegistry()
-    server = fakeredis.FakeServer()
-    runtime = extend_runtime(Runtime(
-        redis=fakeredis.FakeRedis(server=server, decode_responses=True),
-        kicker=RecordingKicker(), registry=registry, clock=clock,
-    ))  # fmt: skip
-
-    @function(id=MESSAGE_HANDLER, trigger=event("demo/message"), retries=0, registry=registry)
-    def turn(ctx: Context) -> str:
-        seconds = float(ctx.event.data["seconds"])
-        ctx.step.run("model", lambda: setattr(clock, "now", clock.now + seconds))
-        return "Here is the summary you asked for."
-
-    @function(id="nightly-report", trigger=event("demo/report"), retries=0, registry=registry)
-    def report(ctx: Context) -> str:
-        if ctx.event.data.get("fail"):
-            raise RuntimeError("the report's source answered 503")
-        return str(ctx.step.run("collect", lambda: "42 rows"))
-
-    @function(id="deploy-check", trigger=event("demo/deploy"), retries=0, registry=registry)
-    def deploy(ctx: Context) -> str:
-        ctx.step.run("open", lambda: redis_records(ctx.runtime).approvals.open(
-            "a1b2c3d4e5f6", [], None, ctx.run_id))  # fmt: skip
-        ctx.step.wait_for_event("answer", event="agent.approval.answered", timeout="1h")
-        return "deployed"
-
-    runtime.register_functions()
-    start = clock.now - 23 * 3600
-    turn_id = ""
-    for hour in range(24):
-        clock.now = start + hour * 3600
-        for k in range(hour % 5 + 1):
-            seconds = 1.5 + (hour * 7 + k * 3) % 9
-            turn_id = publish({"name": "demo/message", "data": {"seconds": seconds}},
-                              runtime=runtime).run_ids[0]  # fmt: skip
-        publish({"name": "demo/report", "data": {"fail": hour % 6 == 0}}, runtime=runtime)
-        drain(runtime)
-    usage = redis_records(runtime).usage
-    for day in range(14):
-        tokens = {"model": "claude-haiku-4-5", "in": 40_000 + 9_000 * (day % 5),
-                  "out": 6_000 + 1_500 * (day % 3)}  # fmt: skip
-        usage.add(int((clock.now - (13 - day) * 86_400) * 1000), tokens, session="demo",
-                  function=MESSAGE_HANDLER)  # fmt: skip
-    publish({"name": "demo/deploy", "data": {}}, runtime=runtime)
-    drain(runtime)
-    records = redis_records(runtime)
-    records.pairing.request("telegram:user:7", "Ann", "telegram")
-    records.undelivered.record(UndeliveredReply(
-        reply_id="reply-5f1e", run_id=turn_id, channel="telegram", chat_id="42",
-        error="Forbidden: bot was blocked by the user", at_ms=int(clock.now * 1000),
-    ))  # fmt: skip
-    typo = "NameError: name 'shedule' is not defined"
-    replace_source(runtime, FILE_SOURCE, {}, [LoadError(file="digest.py", line=12, error=typo)])
-    members = [("worker-1", "worker", ("harness",)), ("worker-2", "worker", ("harness",)),
-               ("scheduler-1", "scheduler", ()), ("sidecar-1", "sidecar", ())]  # fmt: skip
-    for member, role, queues in members:
-        beat(dataclasses.replace(runtime, worker_id=f"demo-host:{member}"), role, queues)
-    return runtime, turn_id
-
-
-def serve(runtime: Runtime) -> tuple[uvicorn.Server, str]:
-    """The dashboard on a free local port, in a thread; returns the server and its URL."""
-    settings = Settings(_env_file=None, harness_api_key=SecretStr(KEY))  # type: ignore[call-arg]
+def serve(runtime: Runtime, state: Path) -> tuple[uvicorn.Server, str]:
+    """The dashboard on a free local port, in a thread, reading transcripts under `state`;
+    returns the server and its URL."""
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, harness_api_key=SecretStr(KEY), harness_state_dir=state
+    )
     app = create_app(lambda: runtime, settings=settings, routers=[dashboard_routes.router])
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -155,6 +85,10 @@ def shoot(url: str, pages: dict[str, str], out: Path) -> list[Path]:
             for width in WIDTHS:
                 driver.set_window_size(width, 900)
                 driver.get(url + path)
+                time.sleep(SETTLE_S)  # the live stream's first event re-renders the page
+                if name in OPENED:
+                    script = "document.querySelectorAll(arguments[0]).forEach(d => d.open = true)"
+                    driver.execute_script(script, OPENED[name])
                 height = int(driver.execute_script("return document.documentElement.scrollHeight"))
                 driver.set_window_size(width, min(max(height + 120, 400), 1600))
                 target = out / f"{name}-{width}.png"
@@ -172,20 +106,31 @@ def _shrink(path: Path) -> None:
     small.save(path, optimize=True)
 
 
+def pages(history: History) -> dict[str, str]:
+    """Each screenshot's name and path: the fixed pages, then the featured chat and runs."""
+    return {
+        **PAGES,
+        "conversation": f"/dashboard/conversations/{quote(history.chat, safe='')}",
+        "run": f"/dashboard/runs/{history.report}",
+        "failed-run": f"/dashboard/runs/{history.failed}",
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    clock = Clock()
-    runtime, turn_id = history(clock)
-    server, url = serve(runtime)
-    try:
-        pages = {**PAGES, "run": f"/dashboard/runs/{turn_id}"}
-        for path in shoot(url, pages, args.out):
-            print(f"{path} {path.stat().st_size // 1024} KiB")
-    finally:
-        server.should_exit = True
+    forbid_real_model_calls()
+    with tempfile.TemporaryDirectory() as folder, ModelServer() as model:
+        history = build(Clock(), model, Path(folder))
+        server, url = serve(history.runtime, history.state)
+        try:
+            for path in shoot(url, pages(history), args.out):
+                print(f"{path} {path.stat().st_size // 1024} KiB")
+        finally:
+            server.should_exit = True
+            set_agent_deps(None)
 
 
 if __name__ == "__main__":

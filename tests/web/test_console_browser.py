@@ -3,6 +3,7 @@ of `test_dashboard_browser`): what a person sees, at 1280 and at 420 px wide."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Iterator
 
@@ -14,6 +15,7 @@ from channels.approvals import answer_approval
 from harness.records.stores import redis_records
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry
+from harness.runtime.presence import beat
 from harness.runtime.testing import drain
 from tests.waiting import wait_until
 from tests.web.test_dashboard_browser import (  # noqa: F401  (fixtures)
@@ -134,3 +136,70 @@ def test_no_console_page_scrolls_sideways_at_420_px(
         assert browser.find_element(By.TAG_NAME, "h1").is_displayed(), path
         scroll_width, inner_width = browser.execute_script(FITS_SCRIPT)
         assert scroll_width <= inner_width, f"{path}: {scroll_width} px wide in {inner_width}"
+
+
+LINES_SCRIPT = """
+const lines = el => { const range = document.createRange(); range.selectNodeContents(el);
+  return new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top))).size; };
+return Array.from(document.querySelectorAll(arguments[0]))
+  .map(el => [el.textContent.trim(), lines(el)]);
+"""
+"""Each matching element's text and how many lines it takes."""
+
+
+def test_short_cells_and_waterfall_rows_keep_to_one_line_at_1280_px(
+    site: str, browser: webdriver.Chrome, rt: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a run that slept, waited for a sub-run and failed with a long error (which takes
+    # the room the other columns need)
+    @function(id="helper", trigger=event("app/help"), retries=0, registry=registry)
+    def helper(ctx: Context) -> str:
+        return "helped"
+
+    @function(id="naps", trigger=event("app/nap"), retries=0, registry=registry)
+    def naps(ctx: Context) -> str:
+        ctx.step.sleep("nap", 0.01)
+        ctx.step.invoke("ask-helper", "helper")
+        raise RuntimeError("the upstream service said no, at considerable length " * 3)
+
+    rt.register_functions()
+    run_id = publish({"name": "app/nap", "data": {}}, runtime=rt).run_ids[0]
+    wait_until(lambda: drain(rt) == [] and rt.ledger.run(run_id).status == "failed",  # type: ignore[union-attr]
+               "the run to fail")  # fmt: skip
+    _sign_in(browser, site)
+    browser.set_window_size(1280, 900)
+    # When the runs list and the run are opened 1280 px wide
+    browser.get(site + "/dashboard")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "td.status"), "the list to load")
+    cells = browser.execute_script(LINES_SCRIPT, "#runs td.status, #runs td.attempts")
+    browser.get(f"{site}/dashboard/runs/{run_id}")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, ".wf-took"), "the run to load")
+    took = browser.execute_script(LINES_SCRIPT, ".wf-took")
+    # Then no status is broken inside its word, and no duration wraps under its kind
+    assert cells and all(lines == 1 for _text, lines in cells), cells
+    assert len(took) == 2 and all(lines == 1 for _text, lines in took), took
+
+
+def test_buttons_codes_and_roles_are_not_broken_inside_a_word_at_420_px(
+    site: str, browser: webdriver.Chrome, rt: Runtime, registry: FunctionRegistry, worker: None
+) -> None:
+    # Given an approval waiting, a pairing code and a scheduler beating
+    _waiting_for_approval(rt, registry)
+    redis_records(rt).pairing.request("telegram:user:9", "Bob", "telegram")
+    beat(dataclasses.replace(rt, worker_id="a-rather-long-host-name:scheduler-1"), "scheduler")
+    _sign_in(browser, site)
+    browser.set_window_size(420, 900)
+    # When the approvals and health pages are opened 420 px wide
+    browser.get(site + "/dashboard/actions")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#pairing button"), "the page")
+    buttons = browser.execute_script(LINES_SCRIPT, "#approvals button, #pairing button")
+    codes = browser.execute_script(
+        LINES_SCRIPT, "#pairing td:first-child, #pairing td:nth-child(3)"
+    )
+    browser.get(site + "/dashboard/health")
+    wait_until(lambda: browser.find_elements(By.CSS_SELECTOR, "#processes td"), "the page")
+    roles = browser.execute_script(LINES_SCRIPT, "#processes td:nth-child(2)")
+    # Then every button, pairing code, channel and role keeps to one line
+    assert len(buttons) == 4 and all(lines == 1 for _t, lines in buttons), buttons
+    assert len(codes) == 2 and all(lines == 1 for _t, lines in codes), codes
+    assert roles and all(lines == 1 for _t, lines in roles), roles
