@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,7 +76,13 @@ class ReplayState(RunState):
                     key, f"asked for after {earlier!r}, but it ran before {earlier!r} began"
                 )
 
-    def commit(self, key: str, record: str, entry: dict[str, Any] | None = None) -> None:
+    def commit(
+        self,
+        key: str,
+        record: str,
+        entry: dict[str, Any] | None = None,
+        counts: Sequence[str | int] = (),
+    ) -> None:
         """Never reached for a step the journal answers; refuses to write anything."""
         raise Diverged(key, "the replay would record it anew")
 
