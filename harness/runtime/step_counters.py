@@ -32,29 +32,28 @@ STEP_BUCKETS: tuple[float, ...] = (
 )
 TOKEN_KINDS: tuple[str, ...] = ("in", "out", "cr", "cw")
 SEP = "\t"
-"""Between a counter field's subject (function id, model) and its slot: `think-fn\\t3`."""
-STEPS, TOKENS = "steps", "tokens"
-"""The counter hashes, `<prefix>:metrics:<name>` (`Keys.metrics_steps`, `Keys.metrics_tokens`)."""
+"""Between a counter field's subject (function id, model) and its slot: `think-fn\t3`. The
+`COMMIT` script joins them with the same character."""
 
 
 def step_counts(
     function_id: str, started_ms: int, ended_ms: int, usage: Mapping[str, Any] | None
 ) -> list[str | int]:
-    """The counter additions of one committed step, flat in threes (hash name, field,
-    increment) as the `COMMIT` script takes them: the step's bucket and milliseconds in
-    `function_id`'s histogram (none when `started_ms` is 0, unknown), and for a model call
-    (`usage` as `harness.runtime.previews.usage_of` reads it) one call and each non-zero
-    token count in its model's totals. Never raises on well-formed usage."""
-    out: list[str | int] = []
+    """The counter additions of one committed step as the `COMMIT` script takes them, after
+    the record: `function_id`, the step's bucket and its milliseconds (for the function's
+    histogram, `Keys.metrics_steps`; `function_id` is '' when `started_ms` is 0, unknown),
+    then for a model call (`usage` as `harness.runtime.previews.usage_of` reads it) the model
+    and (slot, increment) pairs: one call and each non-zero token count (`Keys.metrics_tokens`).
+    The few arguments a plain step sends are what keeps its commit near a bare HSET's cost.
+    Never raises on well-formed usage."""
     if started_ms:
-        fn = function_id + SEP
         ms = max(0, ended_ms - started_ms)
-        bucket = bisect.bisect_left(STEP_BUCKETS, ms / 1000)
-        out += (STEPS, f"{fn}{bucket}", 1, STEPS, f"{fn}sum_ms", ms)
+        out: list[str | int] = [function_id, bisect.bisect_left(STEP_BUCKETS, ms / 1000), ms]
+    else:
+        out = ["", 0, 0]
     if usage is not None:
-        model = str(usage.get("model") or "unknown") + SEP
-        out += (TOKENS, f"{model}calls", 1)
+        out += (str(usage.get("model") or "unknown"), "calls", 1)
         for kind in TOKEN_KINDS:
             if n := int(usage.get(kind) or 0):
-                out += (TOKENS, f"{model}{kind}", n)
+                out += (kind, n)
     return out

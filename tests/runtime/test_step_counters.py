@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import redis
@@ -18,6 +18,7 @@ from harness.runtime.fleet_metrics import read_fleet_metrics
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import RecordingKicker
+from harness.runtime.step_counters import step_counts
 from harness.runtime.testing import drain
 
 MODEL_ANSWER: dict[str, object] = {
@@ -31,7 +32,7 @@ class CountingConnection(redis.Connection):
     """A real connection that counts, per thread, the requests it writes to Redis: one per
     command, one per pipeline (redis-py writes a pipeline's commands in one packed send)."""
 
-    sent: Counter[int] = Counter()
+    sent: ClassVar[Counter[int]] = Counter()
 
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
         CountingConnection.sent[threading.get_ident()] += 1
@@ -105,9 +106,11 @@ def test_a_step_fenced_out_adds_nothing_to_the_counters(counted_runtime: Runtime
     # Given a run that no worker holds
     counted_runtime.register_functions()
     # When a commit with counters arrives under an epoch that is not the run's
+    counts = step_counts("ghost", 1_000, 1_020, {"model": "m", "in": 5})
     written, _ = counted_runtime.ledger.commit_step(
-        "no-such-run", "7", "plain:0", '{"k":"run","v":1}', ["steps", "ghost\t0", 1]
+        "no-such-run", "7", "plain:0", '{"k":"run","v":1}', counts
     )
     # Then nothing is written and nothing counted
     assert not written
     assert counted_runtime.redis.hgetall(counted_runtime.keys.metrics_steps) == {}
+    assert counted_runtime.redis.hgetall(counted_runtime.keys.metrics_tokens) == {}
