@@ -114,3 +114,25 @@ def test_a_step_fenced_out_adds_nothing_to_the_counters(counted_runtime: Runtime
     assert not written
     assert counted_runtime.redis.hgetall(counted_runtime.keys.metrics_steps) == {}
     assert counted_runtime.redis.hgetall(counted_runtime.keys.metrics_tokens) == {}
+
+
+def test_a_model_call_of_unknown_start_counts_its_tokens_but_no_duration(
+    counted_runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a run this worker holds
+    @function(id="held", trigger=event("app/go"), registry=registry)
+    def held(ctx: Context) -> None: ...
+
+    counted_runtime.register_functions()
+    run_id = publish({"name": "app/go"}, runtime=counted_runtime).run_ids[0]
+    claim = counted_runtime.ledger.claim(run_id, "w", counted_runtime.now_ms(), 10_000, 250)
+    # When it commits a model call whose start is unknown (0)
+    counts = step_counts("held", 0, 1_020, {"model": "m", "in": 5, "out": 0})
+    written, _ = counted_runtime.ledger.commit_step(
+        run_id, claim.epoch, "think:0", '{"k":"run","v":1}', counts
+    )
+    # Then its tokens are counted (the zero ones not at all) and no duration is
+    assert written
+    tokens = counted_runtime.redis.hgetall(counted_runtime.keys.metrics_tokens)
+    assert tokens == {"m\tcalls": "1", "m\tin": "5"}
+    assert counted_runtime.redis.hgetall(counted_runtime.keys.metrics_steps) == {}
