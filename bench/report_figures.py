@@ -151,6 +151,16 @@ def step_overhead(data: dict[str, Any], out: Path, base: Path, machine: str) -> 
         p99 = percentile(data[key], 0.99) * MS
         ratio = f"{medians[key] / floors[key]:.2f}{TIMES}" if key in floors else "floor"
         rows.append([label, f"{medians[key]:.3f}", f"{p99:.3f}", ratio])
+    # with the append-only file on: the engine's bare runtime and the fleet's, each against the
+    # HSET of a step record measured in its own loop (absent from older measurements)
+    aof = {"aof_step_new": ("AOF on: step, new", "aof_hset"),
+           "fleet_step_new": ("AOF on: step, new, fleet's runtime", "fleet_hset")}  # fmt: skip
+    for key, (label, floor) in aof.items():
+        if key in data and floor in data:
+            median = statistics.median(data[key]) * MS
+            ratio = f"{median / (statistics.median(data[floor]) * MS):.2f}{TIMES} HSET"
+            p99 = percentile(data[key], 0.99) * MS
+            rows.append([label, f"{median:.3f}", f"{p99:.3f}", ratio])
     table = _table(["measure", "median ms", "p99 ms", "/ its floor"], rows)
     return f"{_image(out, base, 'step overhead')}\n\n{table}"
 

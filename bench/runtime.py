@@ -7,7 +7,9 @@ Prints, in one run:
   * the floor: a plain Celery no-op task, send -> its first line, same worker, same Redis;
   * one Redis round trip (PING), the floor of a step;
   * with the append-only file on (a second Redis): a new step against its floor, one Redis
-    round trip (an HSET of a step record's size, and a PING), interleaved step by step;
+    round trip (an HSET of a step record's size, and a PING), interleaved step by step, on
+    the engine's bare runtime and on the fleet's (`extend_runtime`: its step observers and
+    `/metrics` step counters), each against its own floor;
 and the ratios. Usage: python -m bench.runtime [--rounds 200] [--json PATH]
 """
 
@@ -26,6 +28,7 @@ from pathlib import Path
 import redis
 
 from bench.stats import percentile
+from harness.composition import extend_runtime
 from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.celery_app import CeleryKicker, app, configure
@@ -66,10 +69,13 @@ def measure_steps(url: str, steps: int) -> tuple[list[float], list[float]]:
     return new_times, replay_times
 
 
-def measure_step_floor(url: str, steps: int) -> tuple[list[float], list[float], list[float]]:
+def measure_step_floor(
+    url: str, steps: int, *, fleet: bool = False
+) -> tuple[list[float], list[float], list[float]]:
     """On a Redis with the append-only file on: per-step seconds for new steps, interleaved
     with the floor, one Redis round trip of the same write (an HSET of a step record's size
-    to a hash of its own), and a PING."""
+    to a hash of its own), and a PING. With `fleet`, the runtime is the fleet's
+    (`extend_runtime`), which also keeps the `/metrics` step counters."""
     registry = FunctionRegistry()
     new_times: list[float] = []
     hset_times: list[float] = []
@@ -92,6 +98,8 @@ def measure_step_floor(url: str, steps: int) -> tuple[list[float], list[float], 
             ping_times.append(t3 - t2)
 
     rt = Runtime(redis=client, kicker=RecordingKicker(), registry=registry, keys=Keys("benchaof"))
+    if fleet:
+        extend_runtime(rt)
     rt.register_functions()
     run_id = publish({"name": "bench/step-floor"}, runtime=rt).run_ids[0]
     if client.config_get("appendonly").get("appendonly") != "yes":
@@ -174,6 +182,8 @@ def main() -> None:
         ours, floor = measure_latency(server.url, args.rounds, Path(tmp))
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp), persist=True) as server:
         aof_new, aof_hset, aof_ping = measure_step_floor(server.url, args.steps)
+        redis.Redis.from_url(server.url).flushall()
+        fleet_new, fleet_hset, fleet_ping = measure_step_floor(server.url, args.steps, fleet=True)
     rows = [
         ("step, new (run + record)", new),
         ("step, memoized (replay)", replay),
@@ -183,11 +193,14 @@ def main() -> None:
         ("AOF on: step, new (run + record)", aof_new),
         ("AOF on: HSET of a record (floor)", aof_hset),
         ("AOF on: PING (floor)", aof_ping),
+        ("AOF on, fleet runtime: step, new", fleet_new),
+        ("AOF on, fleet runtime: HSET (floor)", fleet_hset),
+        ("AOF on, fleet runtime: PING (floor)", fleet_ping),
     ]
     if args.json:
         names = (
             "step_new", "step_replay", "redis_ping", "publish_first_line", "celery_first_line",
-            "aof_step_new", "aof_hset", "aof_ping",
+            "aof_step_new", "aof_hset", "aof_ping", "fleet_step_new", "fleet_hset", "fleet_ping",
         )  # fmt: skip
         args.json.write_text(json.dumps(dict(zip(names, (v for _, v in rows), strict=True))))
     print(f"{'measure':40} {'median ms':>10} {'p99 ms':>10}")
@@ -201,6 +214,9 @@ def main() -> None:
     step = statistics.median(aof_new)
     print(f"AOF on: new step / HSET round trip, median: {step / statistics.median(aof_hset):.2f}x")
     print(f"AOF on: new step / PING round trip, median: {step / statistics.median(aof_ping):.2f}x")
+    step = statistics.median(fleet_new)
+    print(f"fleet runtime: new step / HSET, median: {step / statistics.median(fleet_hset):.2f}x")
+    print(f"fleet runtime: new step / PING, median: {step / statistics.median(fleet_ping):.2f}x")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,6 @@ from harness.fleet.liveness import liveness_for
 from harness.observe.json_logs import configure_logging
 from harness.runtime import assembly
 from harness.runtime.file_locks import redis_file_locks
-from harness.runtime.fleet_metrics import StepMetrics
 from harness.runtime.instance import Runtime
 from harness.settings import Settings, get_settings
 
@@ -48,8 +47,8 @@ def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) ->
     checked against its model before it is published, not only the engine's own; and a
     `UsageRecorder` step observer counts each model call's tokens in the day's totals on the
     runtime's Redis (kept `usage_retention_s` after their last write; by default
-    `harness.records.usage.DEFAULT_RETENTION_S`), and a `StepMetrics` observer adds each
-    step's duration and tokens to the fleet's `/metrics` counters."""
+    `harness.records.usage.DEFAULT_RETENTION_S`). (The fleet's `/metrics` step counters need
+    no observer: the engine adds them with each step's commit, `harness.runtime.step_counters`.)"""
     from harness.events import validate_event
     from harness.records.usage import DEFAULT_RETENTION_S, UsageRecorder, usage_store
 
@@ -58,7 +57,6 @@ def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) ->
         runtime.step_observers.append(
             UsageRecorder(usage_store(runtime, usage_retention_s or DEFAULT_RETENTION_S))
         )
-        runtime.step_observers.append(StepMetrics(runtime))
     return runtime
 
 

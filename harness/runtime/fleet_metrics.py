@@ -1,18 +1,17 @@
 """The fleet's numbers for `/metrics`, kept in Redis so that any web process reports the whole
 fleet's: no worker serves metrics of its own and no scrape has to find every worker.
 
-Three writers keep the counters: the run scripts (runs started and finished per function,
-`keys.metrics_runs`), the reaper's script (lease expiries and re-sent kicks,
-`keys.metrics_reaper`), and `StepMetrics`, the step observer each worker runs (step
-durations per function as histogram buckets and model tokens per model). `read_fleet_metrics`
-reads them with the gauges (runs per status, queue depth, undelivered replies, live
-processes) in one pipeline and a broker look-up per queue, bounded by the number of
-functions and models, never by the number of runs.
+Three writers keep the counters, all Lua scripts: the run scripts (runs started and finished
+per function, `keys.metrics_runs`), the reaper's (lease expiries and re-sent kicks,
+`keys.metrics_reaper`), and `COMMIT`, with each step's own journal write (step durations per
+function as histogram buckets and model tokens per model: `harness.runtime.step_counters`).
+`read_fleet_metrics` reads them with the gauges (runs per status, queue depth, undelivered
+replies, live processes) in one pipeline and a broker look-up per queue, bounded by the
+number of functions and models, never by the number of runs.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -21,26 +20,12 @@ from harness.runtime.functions import DEFAULT_QUEUE
 from harness.runtime.instance import Runtime
 from harness.runtime.presence import live_members
 from harness.runtime.run_index import STATUSES
-from harness.runtime.step_observers import CommittedStep
+from harness.runtime.step_counters import SEP as _SEP
+from harness.runtime.step_counters import STEP_BUCKETS, TOKEN_KINDS
 
-# Upper bounds (seconds) of the step-duration buckets: a tool call takes milliseconds, a model
-# call seconds, a sandboxed command or a slow model minutes.
-STEP_BUCKETS: tuple[float, ...] = (
-    0.05,
-    0.1,
-    0.25,
-    0.5,
-    1.0,
-    2.5,
-    5.0,
-    10.0,
-    30.0,
-    60.0,
-    120.0,
-    300.0,
-)
-TOKEN_KINDS: tuple[str, ...] = ("in", "out", "cr", "cw")
-_SEP = "\t"
+__all__ = [
+    "STEP_BUCKETS", "TOKEN_KINDS", "FleetSnapshot", "StepHistogram", "read_fleet_metrics",
+]  # fmt: skip
 
 
 @dataclass
@@ -75,34 +60,6 @@ class FleetSnapshot:
     queue_depth: dict[str, int | None] = field(default_factory=dict)
     undelivered: int = 0
     live: dict[str, int] = field(default_factory=dict)
-
-
-class StepMetrics:
-    """The step observer that adds each committed step's duration to its function's histogram
-    and a model call's tokens to its model's totals, in one round trip. Raises
-    `BusUnavailableError` when Redis fails (the engine logs it and the step goes on)."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self._redis, self._keys = runtime.redis, runtime.keys
-
-    @on_bus("record step metrics")
-    def step_committed(self, step: CommittedStep) -> None:
-        """See `harness.runtime.step_observers.StepObserver`."""
-        fn = step.function_id + _SEP
-        pipe = self._redis.pipeline(transaction=False)
-        if step.started_ms:
-            ms = max(0, step.ended_ms - step.started_ms)
-            bucket = bisect.bisect_left(STEP_BUCKETS, ms / 1000)
-            pipe.hincrby(self._keys.metrics_steps, f"{fn}{bucket}", 1)
-            pipe.hincrby(self._keys.metrics_steps, f"{fn}sum_ms", ms)
-        usage = step.usage
-        if usage is not None:
-            model = str(usage.get("model") or "unknown") + _SEP
-            pipe.hincrby(self._keys.metrics_tokens, f"{model}calls", 1)
-            for kind in TOKEN_KINDS:
-                if n := int(usage.get(kind) or 0):
-                    pipe.hincrby(self._keys.metrics_tokens, f"{model}{kind}", n)
-        pipe.execute()
 
 
 @on_bus("read the fleet's metrics")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -293,9 +294,13 @@ class Ledger:
         return bool(ok), str(cancel or "")
 
     @on_bus("record the step")
-    def commit_step(self, run_id: str, epoch: str, key: str, record: str) -> tuple[bool, str]:
-        """Write a step record under the fence. Returns (written, cancel_request)."""
-        cancel = self._commit(args=[self.keys.prefix, run_id, epoch, key, record])
+    def commit_step(
+        self, run_id: str, epoch: str, key: str, record: str, counts: Sequence[str | int] = ()
+    ) -> tuple[bool, str]:
+        """Write a step record under the fence, and add `counts` (the step's `/metrics`
+        counters, `harness.runtime.step_counters.step_counts`) with it when it is written: one
+        round trip. Returns (written, cancel_request)."""
+        cancel = self._commit(args=[self.keys.prefix, run_id, epoch, key, record, *counts])
         return cancel is not None, str(cancel or "")
 
     @on_bus("take the run's inbox")

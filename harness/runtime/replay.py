@@ -75,8 +75,9 @@ class ReplayState(RunState):
                     key, f"asked for after {earlier!r}, but it ran before {earlier!r} began"
                 )
 
-    def commit(self, key: str, record: str, entry: dict[str, Any] | None = None) -> None:
-        """Never reached for a step the journal answers; refuses to write anything."""
+    def commit(self, key: str, *_: Any, **__: Any) -> None:
+        """Never reached for a step the journal answers; refuses to write anything (whatever
+        the record and counters: `RunState.commit`)."""
         raise Diverged(key, "the replay would record it anew")
 
     def suspend(self, key: str, kind: str, wake_at_ms: int | None, **kw: Any) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,11 +95,18 @@ class RunState:
             )
         return rec
 
-    def commit(self, key: str, record: str, entry: dict[str, Any] | None = None) -> None:
-        """Write `record` (JSON) as step `key`'s journal entry, and keep `entry` (default: the
+    def commit(
+        self,
+        key: str,
+        record: str,
+        entry: dict[str, Any] | None = None,
+        counts: Sequence[str | int] = (),
+    ) -> None:
+        """Write `record` (JSON) as step `key`'s journal entry, with the step's `/metrics`
+        counters `counts` (`harness.runtime.step_counters`), and keep `entry` (default: the
         record parsed) as this execution's copy of it. Raises `LeaseLost` when the fence
         refuses the write; a cancel request that came back with it is noted, not raised."""
-        ok, cancel = self.runtime.ledger.commit_step(self.run_id, self.epoch, key, record)
+        ok, cancel = self.runtime.ledger.commit_step(self.run_id, self.epoch, key, record, counts)
         if not ok:
             self.request_stop(lost=True)
             raise LeaseLost()

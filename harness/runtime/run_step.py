@@ -22,6 +22,7 @@ from harness.runtime.previews import step_preview, usage_of
 from harness.runtime.retries import backoff_seconds, retry_after, within_retry_budget
 from harness.runtime.run_state import RunState, Suspended
 from harness.runtime.step_batch import Ran, run_concurrently
+from harness.runtime.step_counters import step_counts
 from harness.runtime.step_observers import CommittedStep, notify
 
 T = TypeVar("T")
@@ -206,10 +207,10 @@ class RunSteps:
         # the previews are not parsed back, nothing in this execution reads them.
         entry = {"s": started, "t": ended, "n": failures + 1, "k": "run",
                  "v": json.loads(encoded)}  # fmt: skip
-        self._s.commit(key, record, entry)
+        s = self._s
+        s.commit(key, record, entry, step_counts(s.spec.id, started, ended, usage))
         if usage is not None:
             span.model_call(cast(dict[str, Any], value), usage)
-        s = self._s
         if s.runtime.step_observers:  # most runtimes have none: no record built per step
             step = CommittedStep(s.run_id, s.spec.id, s.event, key, usage, ended, started)
             notify(s.runtime.step_observers, step)
