@@ -1,7 +1,9 @@
 """The `harness` command line: run the fleet or one process, talk to the agent, inspect runs.
 
 `main` is the executable. Every command runs under `HarnessGroup`, which turns our errors,
-Redis errors and usage errors into one line on stderr and quiets typer's type labels.
+Redis errors and usage errors into one line on stderr and quiets typer's type labels; as a
+`LazyGroup`, which imports a command's module only when that command is used, so that
+`harness --help` and each command load only what they need.
 """
 
 from __future__ import annotations
@@ -11,39 +13,141 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from harness.commands.agents import agents
-from harness.commands.budget import budget_app
-from harness.commands.doctor import doctor
-from harness.commands.eval import eval_command
-from harness.commands.functions import functions, sidecar
-from harness.commands.health import health
-from harness.commands.knowledge import knowledge_app
-from harness.commands.mcp import mcp_app
-from harness.commands.memory import memory_app
-from harness.commands.networks import networks
-from harness.commands.one_line_errors import HarnessGroup
-from harness.commands.pair import pair_app
-from harness.commands.runs import runs_app
-from harness.commands.setup import SetupCommand, poll, setup
-from harness.commands.usage import usage
-from harness.events import Event
-from harness.fleet.liveness import Pulse, liveness_for
-from harness.observe.json_logs import configure_logging
-from harness.settings import Settings, get_settings
+from harness.commands.lazy import LazyCommand, LazyGroup
 from harness.version import DISTRIBUTION, installed_version
+
+if TYPE_CHECKING:
+    from harness.events import Event
+    from harness.fleet.liveness import Pulse
+    from harness.settings import Settings
 
 FLEET = "Run the fleet"
 TALK = "Talk to the agent"
 INSPECT = "Inspect"
 SET_UP = "Set up"
 
+
+class _Commands(LazyGroup):
+    """`harness`'s group: the commands defined below are built with it, the others when used
+    (in this order, after those, in `harness --help`)."""
+
+    lazy = (
+        LazyCommand(
+            "poll",
+            "harness.commands.setup:poll",
+            FLEET,
+            "Receive a channel's messages without a public URL (Telegram getUpdates with "
+            "TELEGRAM_MODE=polling, Slack Socket Mode with SLACK_APP_TOKEN) until Ctrl-C.",
+        ),
+        LazyCommand(
+            "sidecar",
+            "harness.commands.functions:sidecar",
+            FLEET,
+            "Load and run the agent's functions from workspace/functions, reloading on change "
+            "(SIDECAR_ENABLED=false: idle).",
+        ),
+        LazyCommand(
+            "health",
+            "harness.commands.health:health",
+            FLEET,
+            "Exit 0 when this host's PROCESS is alive (its liveness file was touched within "
+            "HEALTH_MAX_AGE), 1 when not: an exec probe for Kubernetes or compose.",
+        ),
+        LazyCommand(
+            "functions",
+            "harness.commands.functions:functions",
+            INSPECT,
+            "Every registered function (source, triggers, next cron, last run) and every file of "
+            "workspace/functions that failed to load.",
+        ),
+        LazyCommand(
+            "agents",
+            "harness.commands.agents:agents",
+            INSPECT,
+            "Every agent (the default one and those of workspace/agents: model, tools, turn "
+            "limit, bindings), the chats bound to networks, and every agent file that failed to "
+            "load. Starts no MCP server; exits 0 even when some files are wrong (they are listed).",
+        ),
+        LazyCommand(
+            "networks",
+            "harness.commands.networks:networks",
+            INSPECT,
+            "Every network of the workspace (agents, router, state keys, iteration limit) and "
+            "every network file that failed to load.",
+        ),
+        LazyCommand(
+            "usage",
+            "harness.commands.usage:usage",
+            INSPECT,
+            'Tokens and cost per day (or --by session / model). Cost is "unknown" when a model '
+            "has no price (add one with MODEL_PRICES).",
+        ),
+        LazyCommand(
+            "eval",
+            "harness.commands.eval:eval_command",
+            INSPECT,
+            "Run eval suites through the agent's real turn and grade them; exit 1 when a case "
+            "failed. Without a model key: one line, exit 0.",
+        ),
+        LazyCommand(
+            "doctor",
+            "harness.commands.doctor:doctor",
+            INSPECT,
+            "Check the setup: Python, Redis, workers, the model, channels, secrets, the "
+            "workspace. Exits 1 if any check fails.",
+        ),
+        LazyCommand(
+            "setup",
+            "harness.commands.setup:setup",
+            SET_UP,
+            "Register the bot with a chat platform (webhook, app manifest).",
+            command_class="SetupCommand",
+        ),
+        LazyCommand(
+            "runs", "harness.commands.runs:runs_app", INSPECT, "Recent runs and their steps."
+        ),
+        LazyCommand(
+            "budget",
+            "harness.commands.budget:budget_app",
+            INSPECT,
+            "Daily budgets: today's spend per person, chat and agent, and raising a limit.",
+        ),
+        LazyCommand("events", "harness.cli:events_app", INSPECT, "The events stream."),
+        LazyCommand(
+            "mcp",
+            "harness.commands.mcp:mcp_app",
+            INSPECT,
+            "MCP servers configured in the operator's mcp.json (MCP_CONFIG, outside the "
+            "workspace).",
+        ),
+        LazyCommand(
+            "pair",
+            "harness.commands.pair:pair_app",
+            SET_UP,
+            "Let people talk to the bot: pairing codes and approvals.",
+        ),
+        LazyCommand(
+            "memory",
+            "harness.commands.memory:memory_app",
+            INSPECT,
+            "Long-term memory: MEMORY.md's versions, restore, distil now.",
+        ),
+        LazyCommand(
+            "knowledge",
+            "harness.commands.knowledge:knowledge_app",
+            INSPECT,
+            "The user's documents for the agent's search: add, list, reindex.",
+        ),
+    )
+
+
 app = typer.Typer(
-    cls=HarnessGroup,
+    cls=_Commands,
     help="Harness: chat agents on a durable Celery + Redis worker fleet.",
     invoke_without_command=True,
     rich_markup_mode="markdown",
@@ -87,25 +191,42 @@ def harness(
     ] = None,
 ) -> None:
     """Harness: chat agents on a durable Celery + Redis worker fleet."""
+    if ctx.invoked_subcommand is None:  # before the fleet's runtime is loaded: help only
+        typer.echo(ctx.get_help())
+        raise typer.Exit(code=0)
     from harness.composition import use_fleet
 
     use_fleet()
     if workspace is not None:
         os.environ["AGENT_WORKSPACE"] = str(workspace.expanduser().resolve())
-        get_settings.cache_clear()
-    if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
-        raise typer.Exit(code=0)
+        _forget_settings()
 
 
 def _use_port(port: int | None) -> None:
     """Make `port` the PORT of this process and the fleet processes it starts."""
     if port is not None:
         os.environ["PORT"] = str(port)
-        get_settings.cache_clear()
+        _forget_settings()
+
+
+def get_settings() -> Settings:
+    """This process's settings (`harness.settings.get_settings`). Imported when first asked
+    for: loading the settings loads the runtime, which `harness --help` has no use for."""
+    from harness.settings import get_settings as current_settings
+
+    return current_settings()
+
+
+def _forget_settings() -> None:
+    """Read the settings again at the next `get_settings` (after changing the environment)."""
+    from harness.settings import get_settings as current_settings
+
+    current_settings.cache_clear()
 
 
 def _setup_logging() -> None:
+    from harness.observe.json_logs import configure_logging
+
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_format)
 
@@ -113,6 +234,8 @@ def _setup_logging() -> None:
 @contextmanager
 def _liveness(process: str, pulse: Pulse | None = None) -> Iterator[None]:
     """Keep `process`'s liveness file fresh while the block runs (`harness health`)."""
+    from harness.fleet.liveness import liveness_for
+
     keeper = liveness_for(get_settings(), process, pulse)
     keeper.start()
     try:
@@ -188,6 +311,7 @@ def _run_engine_worker(
 @app.command(rich_help_panel=FLEET)
 def scheduler() -> None:
     """Run the scheduler: timers, recovery of runs whose worker died, and cron."""
+    from harness.fleet.liveness import Pulse
     from harness.runtime.worker import run_scheduler_process
 
     _setup_logging()
@@ -215,7 +339,7 @@ def web(
 
     if host:
         os.environ["HOST"] = host
-        get_settings.cache_clear()
+        _forget_settings()
     _use_port(port)
     _setup_logging()
     serve(get_settings(), workers=workers)
@@ -308,25 +432,6 @@ def events_tail(
                     return
     except KeyboardInterrupt:
         return
-
-
-app.command(rich_help_panel=FLEET)(poll)
-app.command(rich_help_panel=FLEET)(sidecar)
-app.command(rich_help_panel=FLEET)(health)
-app.command(rich_help_panel=INSPECT)(functions)
-app.command(rich_help_panel=INSPECT)(agents)
-app.command(rich_help_panel=INSPECT)(networks)
-app.add_typer(runs_app, name="runs", rich_help_panel=INSPECT)
-app.command(rich_help_panel=INSPECT)(usage)
-app.command("eval", rich_help_panel=INSPECT)(eval_command)
-app.add_typer(budget_app, name="budget", rich_help_panel=INSPECT)
-app.add_typer(events_app, name="events", rich_help_panel=INSPECT)
-app.add_typer(mcp_app, name="mcp", rich_help_panel=INSPECT)
-app.command(rich_help_panel=INSPECT)(doctor)
-app.command(cls=SetupCommand, rich_help_panel=SET_UP)(setup)
-app.add_typer(pair_app, name="pair", rich_help_panel=SET_UP)
-app.add_typer(memory_app, name="memory", rich_help_panel=INSPECT)
-app.add_typer(knowledge_app, name="knowledge", rich_help_panel=INSPECT)
 
 
 def main() -> None:
