@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+from harness.commands.completion import serve_completion
+from harness.commands.exit_codes import FAILED
 from harness.commands.lazy import LazyCommand, LazyGroup
+from harness.commands.one_line_errors import fail
+from harness.commands.output import JsonOption, emit_json
+from harness.commands.progress import waiting
 from harness.version import DISTRIBUTION, installed_version
 
 if TYPE_CHECKING:
@@ -56,7 +61,8 @@ class _Commands(LazyGroup):
             "harness.commands.health:health",
             FLEET,
             "Exit 0 when this host's PROCESS is alive (its liveness file was touched within "
-            "HEALTH_MAX_AGE), 1 when not: an exec probe for Kubernetes or compose.",
+            "HEALTH_MAX_AGE), 1 when not: an exec probe for Kubernetes or compose. `--json`: "
+            '`{"process", "alive", "file", "max_age_s"}` (the exit code is the same).',
         ),
         LazyCommand(
             "functions",
@@ -99,7 +105,15 @@ class _Commands(LazyGroup):
             "harness.commands.doctor:doctor",
             INSPECT,
             "Check the setup: Python, Redis, workers, the model, channels, secrets, the "
-            "workspace. Exits 1 if any check fails.",
+            'workspace. Exits 1 if any check fails. `--json`: `{"ok", "failed": [names], '
+            '"checks": [{"name", "status" (ok, warn, fail), "detail", "fix"}]}`, same exit code.',
+        ),
+        LazyCommand(
+            "init",
+            "harness.commands.init:init",
+            SET_UP,
+            "Write `.env` (mode 0600): the model provider and its key, checked with one cheap "
+            "call, a generated HARNESS_API_KEY, and optional Telegram / Slack tokens.",
         ),
         LazyCommand(
             "setup",
@@ -107,6 +121,13 @@ class _Commands(LazyGroup):
             SET_UP,
             "Register the bot with a chat platform (webhook, app manifest).",
             command_class="SetupCommand",
+        ),
+        LazyCommand(
+            "completion",
+            "harness.commands.completion:completion",
+            SET_UP,
+            'Print the completion script for SHELL (bash: `eval "$(harness completion bash)"` '
+            "in ~/.bashrc; see docs/cli.md for zsh, fish and PowerShell).",
         ),
         LazyCommand(
             "runs", "harness.commands.runs:runs_app", INSPECT, "Recent runs and their steps."
@@ -151,11 +172,10 @@ app = typer.Typer(
     help="Harness: chat agents on a durable Celery + Redis worker fleet.",
     invoke_without_command=True,
     rich_markup_mode="markdown",
-    add_completion=False,
+    add_completion=False,  # `harness completion SHELL` instead: see harness.commands.completion
 )
 events_app = typer.Typer(help="The events stream.", no_args_is_help=True)
 console = Console()
-err_console = Console(stderr=True)
 
 PortOption = Annotated[
     int | None,
@@ -195,11 +215,13 @@ def harness(
         typer.echo(ctx.get_help())
         raise typer.Exit(code=0)
     from harness.composition import use_fleet
+    from harness.fleet.follow import follow_running_fleet
 
     use_fleet()
     if workspace is not None:
         os.environ["AGENT_WORKSPACE"] = str(workspace.expanduser().resolve())
         _forget_settings()
+    follow_running_fleet(ctx.invoked_subcommand)  # from another folder: that fleet's settings
 
 
 def _use_port(port: int | None) -> None:
@@ -245,14 +267,37 @@ def _liveness(process: str, pulse: Pulse | None = None) -> Iterator[None]:
 
 
 @app.command(rich_help_panel=FLEET)
-def up(port: PortOption = None) -> None:
+def up(
+    port: PortOption = None,
+    only: Annotated[
+        str | None,
+        typer.Option(
+            help="Run only these, comma-separated: web, worker, scheduler, sidecar, "
+            "<channel>-listener, redis (the embedded one; without it, the Redis of REDIS_URL "
+            "or of this workspace's running fleet)."
+        ),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also print Celery's start-up banners.")
+    ] = False,
+) -> None:
     """Run the whole fleet in the foreground (web, worker, scheduler); Redis is embedded when
     REDIS_URL is unset."""
-    from harness.fleet.supervisor import run_fleet
+    from harness.fleet.selection import UnknownProcessError
+    from harness.fleet.selection import only as select
+    from harness.fleet.supervisor import default_processes, run_fleet
 
     _use_port(port)
     _setup_logging()
-    raise typer.Exit(code=run_fleet(get_settings()))
+    processes, embedded = None, True
+    if only is not None:
+        try:
+            chosen = select(default_processes(), only)
+        except UnknownProcessError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--only") from exc
+        processes, embedded = chosen.processes, chosen.redis
+    code = run_fleet(get_settings(), processes, embedded_redis=embedded, quiet=not verbose)
+    raise typer.Exit(code=code)
 
 
 @app.command(rich_help_panel=FLEET)
@@ -345,11 +390,16 @@ def web(
     serve(get_settings(), workers=workers)
 
 
-def _publish(event: Event) -> str:
+def _publish(event: Event, as_json: bool = False) -> str:
+    """Publish `event` and say what happened; `as_json`: `{"event_id", "name", "duplicate",
+    "run_ids"}`."""
     from harness.runtime import get_runtime, publish
 
     result = publish(event, runtime=get_runtime())
-    if result.duplicate:
+    if as_json:
+        emit_json({"event_id": result.event_id, "name": event.name,
+                   "duplicate": result.duplicate, "run_ids": result.run_ids})  # fmt: skip
+    elif result.duplicate:
         console.print(f"event {result.event_id} was already published; nothing done")
     else:
         console.print(f"published {event.name} {result.event_id} -> {len(result.run_ids)} run(s)")
@@ -362,19 +412,25 @@ def send(
     session: Annotated[str, typer.Option(help="Session key: one conversation.")] = "cli-default",
     wait: Annotated[bool, typer.Option(help="Wait for the agent's reply and print it.")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the reply.")] = 300.0,
+    as_json: JsonOption = False,
 ) -> None:
-    """Send a message to the agent as `agent.message.received` on the `cli` channel."""
+    """Send a message to the agent as `agent.message.received` on the `cli` channel.
+    `--json`: what was published (as `publish --json`); with --wait, `{"response", "run_id",
+    "session_key"}`."""
     from harness.chat_client import TERMINAL_SENDER, ChatSession, ChatTimeoutError, chat_message
     from harness.runtime import get_runtime
 
     if not wait:
-        _publish(chat_message(text, session, channel="cli", sender=TERMINAL_SENDER))
+        _publish(chat_message(text, session, channel="cli", sender=TERMINAL_SENDER), as_json)
         return
     try:
-        reply = ChatSession(get_runtime(), session, timeout=timeout).ask(text)
+        with waiting("waiting for the agent's reply"):
+            reply = ChatSession(get_runtime(), session, timeout=timeout).ask(text)
     except ChatTimeoutError as exc:
-        err_console.print(f"no reply within {timeout:.0f}s")
-        raise typer.Exit(code=1) from exc
+        raise fail([f"no reply within {timeout:.0f}s"], FAILED) from exc
+    if as_json:
+        emit_json(reply)
+        return
     console.print(reply.response)
 
 
@@ -396,8 +452,9 @@ def publish_command(
     event_id: Annotated[
         str | None, typer.Option("--id", help="Event id (idempotency key).")
     ] = None,
+    as_json: JsonOption = False,
 ) -> None:
-    """Publish any event."""
+    """Publish any event. `--json`: `{"event_id", "name", "duplicate", "run_ids"}`."""
     try:
         payload = json.loads(data)
     except json.JSONDecodeError as exc:
@@ -407,7 +464,7 @@ def publish_command(
         raw["id"] = event_id
     from harness.events import parse_event
 
-    _publish(parse_event(raw))
+    _publish(parse_event(raw), as_json)
 
 
 @events_app.command("tail")
@@ -436,6 +493,7 @@ def events_tail(
 
 def main() -> None:
     """The `harness` executable (and `python -m harness.cli`)."""
+    serve_completion()
     typer.main.get_command(app).main(prog_name="harness")
 
 

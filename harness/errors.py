@@ -6,10 +6,12 @@ says where, `+ X` names a second base.
 HarnessError
 ├── ConfigurationError            a setting is missing or wrong
 │   ├── InvalidSettingsError          settings failed validation: one readable line per variable
+│   ├── NoFleetFoundError             no REDIS_URL, no fleet running (+ BusUnavailableError)
 │   └── ChannelNotConfiguredError     [channels/errors.py] a channel's settings are missing
 ├── BusUnavailableError           the event bus (Redis) failed; every redis-py error becomes one
 │   │                                 at the runtime's seam (harness/runtime/bus_errors.py)
 │   ├── ReplicationTimeoutError       fewer replicas than REDIS_WAIT_REPLICAS acknowledged in time
+│   ├── NoFleetFoundError             + ConfigurationError (above)
 │   └── ChatUnavailableError          [harness/chat_client.py] + ChatError
 ├── InvalidEventError             an event failed validation; nothing was published (+ ValueError)
 │   └── InvalidEventDataError         a handler got data that does not fit its model
@@ -74,6 +76,12 @@ class BusUnavailableError(HarnessError):
 class ReplicationTimeoutError(BusUnavailableError):
     """An accepted event reached fewer replicas than `REDIS_WAIT_REPLICAS` within the timeout:
     it is on the master but could be lost at a failover. Publishing it again is safe."""
+
+
+class NoFleetFoundError(ConfigurationError, BusUnavailableError):
+    """REDIS_URL is unset and no running fleet was found to talk to: a setting to give, and a
+    bus that cannot be reached (the CLI exits 3 for it, as for a Redis that does not answer).
+    Several fleets and no way to pick one is a plain `ConfigurationError`."""
 
 
 class InvalidSettingsError(ConfigurationError):

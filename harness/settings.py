@@ -18,6 +18,7 @@ from harness.agent.roster.bindings import parse_bindings
 from harness.llm.price_overrides import apply as apply_prices
 from harness.llm.settings import ModelSettings
 from harness.owner import parse_owner
+from harness.runtime.functions import check_cron_expression, check_time_zone
 from harness.runtime.settings import EngineSettings
 from harness.settings_errors import read_settings
 from harness.sidecar.settings import SidecarSettings
@@ -181,6 +182,13 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         description="shared: one memory for the agent; per-chat: one per conversation; "
         "per-person: one per person (the sender's id), across the chats they write in.",
     )
+    search_rescan: float = Field(
+        default=60.0,
+        ge=0.0,
+        description="Seconds after which the search tool lists every file of a corpus again, "
+        "the bound on finding a change its file watcher cannot see (another host writing a "
+        "network mount); 0 starts no watcher and checks every file before every query.",
+    )
     agent_delegate_prefix: str = Field(
         default="delegate_to_",
         pattern=r"^[a-zA-Z][a-zA-Z0-9_-]{0,19}$",
@@ -290,6 +298,16 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         default="none", description="openai transcribes voice notes and audio."
     )
     transcribe_model: str = Field(default="whisper-1")
+    embeddings_provider: Literal["none", "openai"] = Field(
+        default="none",
+        description="openai: the search tool also ranks by meaning (embeddings from any "
+        "OpenAI-compatible endpoint, fused with BM25); none: BM25 alone.",
+    )
+    embeddings_model: str = Field(default="text-embedding-3-small")
+    embeddings_base_url: str | None = Field(
+        default=None, description="An OpenAI-compatible embeddings endpoint, ending in /v1."
+    )
+    embeddings_api_key: SecretStr | None = Field(default=None, description="Unset: OPENAI_API_KEY.")
 
     @field_validator("agent_owner")
     @classmethod
@@ -297,6 +315,17 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         if value.strip():
             parse_owner(value)
         return value.strip()
+
+    @field_validator("heartbeat_cron")
+    @classmethod
+    def _cron_parses(cls, expression: str) -> str:
+        # Refused here, at load, rather than by the worker when it declares the heartbeat.
+        return check_cron_expression(expression.strip())
+
+    @field_validator("agent_timezone")
+    @classmethod
+    def _zone_exists(cls, tz: str) -> str:
+        return check_time_zone(tz.strip())
 
     @field_validator("agent_bindings")
     @classmethod

@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from harness.errors import HarnessError
+from harness.file_writes import wrote
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +181,7 @@ def write_replace(root: Path, relative: str | os.PathLike[str], data: bytes) -> 
             with contextlib.suppress(OSError):
                 os.unlink(temp, dir_fd=parent)
             raise
+    wrote(root.joinpath(*folders, name))
 
 
 def create_exclusively(root: Path, relative: str | os.PathLike[str], data: bytes) -> bool:
@@ -198,12 +200,13 @@ def create_exclusively(root: Path, relative: str | os.PathLike[str], data: bytes
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
             os.link(temp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
-            return True
         except FileExistsError:
             return False
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(temp, dir_fd=parent)
+    wrote(root.joinpath(*folders, name))
+    return True
 
 
 def make_folders(root: Path, relative: str | os.PathLike[str]) -> None:
@@ -256,6 +259,7 @@ def unlink(root: Path, relative: str | os.PathLike[str]) -> None:
             os.unlink(name, dir_fd=parent)
     except FileNotFoundError:
         return
+    wrote(root.joinpath(*folders, name))
 
 
 def _kind(entry: os.DirEntry[str]) -> str:

@@ -272,9 +272,12 @@ def test_chat_loop_reports_a_timeout_and_goes_on_until_end_of_input(
 
 
 def test_harness_chat_refuses_an_invalid_session_key(agent_fleet: Runtime) -> None:
-    result = CliRunner().invoke(_cli(), ["--session", "x" * 301], input="hello\n")
+    # When `harness chat` is given a session key too long for an event
+    result = CliRunner().invoke(harness_app, ["chat", "--session", "x" * 301], input="hello\n")
+    # Then it is a usage error: one line on stderr, nothing on stdout, exit 2
     assert result.exit_code == 2, result.output
-    assert "at most 300 characters" in " ".join(result.output.split()), result.output
+    assert "at most 300 characters" in " ".join(result.stderr.split()), result.output
+    assert result.stdout == "", result.stdout
 
 
 # -- a model provider that refuses the call -------------------------------------------------

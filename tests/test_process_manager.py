@@ -37,6 +37,15 @@ subprocess.Popen([sys.executable, sys.argv[1], sys.argv[2]], start_new_session=T
 time.sleep(300)
 """
 
+# A sidecar that ignores SIGTERM (busy stopping its own children), whose child, in a session
+# of its own, ignores it too and holds the output pipe.
+STUBBORN_PARENT = """
+import signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+subprocess.Popen([sys.executable, sys.argv[1], sys.argv[2]], start_new_session=True)
+time.sleep(300)
+"""
+
 FAILS_ONCE_STRAY_IS_UP = """
 import pathlib, sys, time
 while not pathlib.Path(sys.argv[1]).exists():
@@ -147,3 +156,38 @@ def test_process_manager_stops_everything_when_its_output_breaks(tmp_path: Path)
     assert code == 128 + signal.SIGPIPE
     if pidfile.exists():
         assert _gone(int(pidfile.read_text()))
+
+
+def test_process_manager_honours_sigterm_while_stopping_after_a_worker_died_at_start_up(
+    tmp_path: Path,
+) -> None:
+    # Given a sidecar and its child that both ignore SIGTERM, the child holding the output
+    # pipe, and a worker that dies at start-up once that child is up (issue 32: `harness up`
+    # printed `sending SIGKILL to sidecar` 5,840 times and ignored SIGTERM)
+    pidfile = tmp_path / "stray.pid"
+    output = io.StringIO()
+    manager = ProcessManager(Printer(output), grace_s=600.0)  # only a signal can cut it short
+    stray, parent = _script(tmp_path, "stray", STRAY), _script(tmp_path, "p", STUBBORN_PARENT)
+    manager.add("sidecar", f"exec {PYTHON} {parent} {stray} {shlex.quote(str(pidfile))}")
+    failing = _script(tmp_path, "failing", FAILS_ONCE_STRAY_IS_UP)
+    manager.add("worker", f"{PYTHON} {failing} {shlex.quote(str(pidfile))}")
+
+    def terminate_once_stopping() -> None:
+        wait_until(lambda: "sending SIGTERM to sidecar" in output.getvalue(), what="the stop")
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    terminator = threading.Thread(target=terminate_once_stopping, daemon=True)
+    terminator.start()
+    # When the worker dies, the fleet starts stopping, and SIGTERM arrives while it waits
+    code = manager.loop()
+    terminator.join(timeout=10)
+    # Then the loop returned (SIGTERM cut the grace short) with the worker's code, the
+    # sidecar and its child are gone, and each kill and each stop was said once
+    text = output.getvalue()
+    assert code == 3, text
+    assert "SIGTERM received: killing the fleet" in text, text
+    stray_pid = int(pidfile.read_text())
+    wait_until(lambda: _gone(stray_pid), what=f"the stray {stray_pid} to be gone\n{text}")
+    assert text.count("sending SIGKILL to sidecar") == 1, text
+    assert text.count(f"started elsewhere: pid {stray_pid}") == 1, text
+    assert text.count("sidecar stopped") == 1 and text.count("worker stopped") == 1, text

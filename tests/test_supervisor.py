@@ -19,7 +19,12 @@ from redis.retry import Retry
 
 from harness.errors import ConfigurationError
 from harness.fleet.embedded_redis import free_port
-from harness.fleet.supervisor import default_processes, procfile_processes, run_fleet
+from harness.fleet.supervisor import (
+    default_processes,
+    procfile_processes,
+    ready_line,
+    run_fleet,
+)
 from harness.settings import Settings, get_settings
 from harness.state_dir import redis_url_file
 from tests.waiting import wait_until
@@ -281,3 +286,14 @@ def test_run_fleet_refuses_a_port_in_use_before_starting_anything(tmp_path: Path
     assert "PORT" in str(refused.value)
     assert output.getvalue() == ""
     assert not (tmp_path / ".harness" / "redis").exists()
+
+
+def test_ready_line_offers_the_http_api_only_with_a_key() -> None:
+    # Given a fleet serving on port 8000, with and without HARNESS_API_KEY
+    with_key = ready_line(8000, api_key=True)
+    without = ready_line(8000, api_key=False)
+    # Then only the one with a key offers POST /api/chat (without one it answers 503), and
+    # the other says how to turn it on; both offer `harness chat`
+    assert "or POST /api/chat on port 8000" in with_key, with_key
+    assert ", or POST /api/chat" not in without and "needs HARNESS_API_KEY" in without, without
+    assert all(line.startswith("ready: chat with `harness chat`") for line in (with_key, without))

@@ -36,6 +36,7 @@ from harness.llm.factory import build_fallback_provider, build_provider
 from harness.llm.provider import ModelProvider
 from harness.llm.types import ToolSpec
 from harness.mcp import McpToolbox, adoption_advice, config_path, ignored_workspace_file
+from harness.search.embeddings import embedder_from_settings
 from harness.search.tool import INDEX_FILE, SearchTool
 from harness.settings import Settings, get_settings
 from harness.sidecar.tool_check import check_function_writes
@@ -127,7 +128,7 @@ def fleet_tools(settings: Settings, policy: ShellPolicy | None = None) -> ToolRe
     private_fetch = settings.agent_fetch_private_networks
     tools = default_registry(settings.agent_allow_shell, private_fetch, policy)
     tools.register(RememberTool())
-    tools.register(SearchTool(state_dir(settings) / INDEX_FILE))
+    tools.register(search_tool(settings))
     tools.register(SendFileTool())
     for delegation in (DelegateTaskTool(), DelegateAsyncTaskTool(), DelegateScheduledTaskTool()):
         tools.register(delegation)
@@ -137,6 +138,16 @@ def fleet_tools(settings: Settings, policy: ShellPolicy | None = None) -> ToolRe
     return tools
 
 
+def search_tool(settings: Settings) -> SearchTool:
+    """The search tool over the state folder's index, hybrid where `EMBEDDINGS_PROVIDER`
+    names a provider."""
+    return SearchTool(
+        state_dir(settings) / INDEX_FILE,
+        embedder_from_settings(settings),
+        rescan=settings.search_rescan,
+    )
+
+
 def subagent_tools(settings: Settings) -> ToolRegistry:
     """A sub-agent's tools (and a named agent's whose file lists none): file tools, web_fetch,
     remember, search and send_file (into the parent's chat); never bash or MCP."""
@@ -144,7 +155,7 @@ def subagent_tools(settings: Settings) -> ToolRegistry:
         allow_shell=False, allow_private_fetch=settings.agent_fetch_private_networks
     )
     tools.register(RememberTool())
-    tools.register(SearchTool(state_dir(settings) / INDEX_FILE))
+    tools.register(search_tool(settings))
     tools.register(SendFileTool())
     return tools
 

@@ -35,6 +35,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from harness.file_writes import wrote
 from harness.llm.types import Message
 from harness.shared_lock import locked
 
@@ -380,6 +381,7 @@ class SessionStore:
             os.close(fd)
         if created:
             _fsync_dir(self.dir)
+        wrote(path)
 
     def _rewrite(self, path: Path, lines: Sequence[SessionLine | CompactionLine]) -> Path | None:
         archived = self._archive(path) if path.exists() else None
@@ -393,6 +395,9 @@ class SessionStore:
             os.close(fd)
         os.replace(temp, path)
         _fsync_dir(self.dir)
+        for changed in (path, archived):
+            if changed is not None:
+                wrote(changed)
         return archived
 
     def _archive(self, path: Path) -> Path:

@@ -50,9 +50,10 @@ _REPOSITORY = Path(__file__).resolve().parents[2]  # a clone's root, beside `har
 
 
 def default_template() -> Path:
-    """Return the template for new workspaces: the one shipped in the package, else the
-    repository's `workspace/` folder (see `shipped_folder`)."""
-    return shipped_folder("workspace")
+    """Return the template for new workspaces, shipped in the package
+    (`harness/_shipped/workspace`, in a clone as in a wheel). Never the repository's
+    `workspace/`: that is a workspace, the fleet's to write."""
+    return _packaged("workspace")
 
 
 def default_shipped_skills() -> Path:
@@ -61,19 +62,26 @@ def default_shipped_skills() -> Path:
 
 
 def shipped_folder(name: str) -> Path:
-    """Where the shipped folder `name` (`skills` or `workspace`) is read from.
+    """Where the shipped folder `name` (`skills`; `workspace` see `default_template`) is read
+    from.
 
-    A wheel carries both inside the package, at `harness/_shipped/<name>` (pyproject's
-    `force-include`), found with `importlib.resources`. A clone or an editable install has no
-    such folder: there the repository's top-level folder is used, so an edit to a skill is
-    live without a rebuild. Never raises; the path may not exist (`ensure_workspace` then
+    Both are found inside the package, at `harness/_shipped/<name>`, with
+    `importlib.resources`: the workspace template always lives there (never in the workspace
+    itself, which the fleet writes and git ignores), and a wheel maps the skills there too
+    (pyproject's `force-include`). A clone or an editable install has no packaged skills: there
+    the repository's top-level `skills/` is used, so an edit to a skill is live without a
+    rebuild. Never raises; the path may not exist (`ensure_workspace` then
     logs a warning). A package imported from a zip archive is not supported: the fleet's
     processes need real files.
     """
-    packaged = Path(str(resources.files("harness").joinpath(_SHIPPED, name)))
+    packaged = _packaged(name)
     if packaged.is_dir():
         return packaged
     return _REPOSITORY / name
+
+
+def _packaged(name: str) -> Path:
+    return Path(str(resources.files("harness").joinpath(_SHIPPED, name)))
 
 
 def ensure_workspace(workspace: Path, template: Path, shipped_skills: Path) -> None:

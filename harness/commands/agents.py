@@ -3,17 +3,14 @@ networks chats are bound to."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from harness.agent.deps import fleet_tools, subagent_tools
 from harness.agent.roster.listing import AgentRow, AgentsTable, agents_table
 from harness.agent.roster.load import load_roster
 from harness.commands.networks import listed_networks
+from harness.commands.output import JsonOption, print_rows
 from harness.errors import HarnessError
 from harness.mcp import config_path, load_config
 from harness.settings import Settings, get_settings
@@ -22,7 +19,7 @@ console = Console()
 
 
 def agents(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Every agent (the default one and those of workspace/agents: model, tools, turn limit,
     bindings), the chats bound to networks, and every agent file that failed to load. Starts
@@ -60,28 +57,27 @@ def _mcp_servers(settings: Settings) -> tuple[list[str], str]:
 
 
 def _print(table: AgentsTable) -> None:
-    view = Table("agent", "model", "tools", "turns", "bindings")
-    for row in table.agents:
-        view.add_row(*(escape(cell) for cell in _cells(row)))
-    console.print(view)
+    print_rows(["agent", "model", "tools", "turns", "bindings"], [_cells(r) for r in table.agents])
     bound = [row for row in table.networks if row.bindings]
     if bound:  # every network is in `harness networks`; here, those that answer chats
-        nets = Table("network", "agents", "bindings")
-        for net in bound:
-            where = "\n".join(f"{b.where} ({b.source})" for b in net.bindings)
-            cells = (f"network:{net.name}", ", ".join(net.agents), where)
-            nets.add_row(*(escape(cell) for cell in cells))
-        console.print(nets)
+        nets = [
+            [f"network:{net.name}", ", ".join(net.agents),
+             "\n".join(f"{b.where} ({b.source})" for b in net.bindings)]
+            for net in bound
+        ]  # fmt: skip
+        print_rows(["network", "agents", "bindings"], nets)
     for error in table.errors:
-        console.print(f"[red]failed to load[/red] {escape(error)}", highlight=False)
+        console.print(f"[red]failed to load[/red] {escape(error)}", highlight=False, soft_wrap=True)
     for warning in table.warnings:
-        console.print(f"[yellow]warning[/yellow] {escape(warning)}", highlight=False)
+        console.print(
+            f"[yellow]warning[/yellow] {escape(warning)}", highlight=False, soft_wrap=True
+        )
 
 
-def _cells(row: AgentRow) -> tuple[str, str, str, str, str]:
+def _cells(row: AgentRow) -> list[str]:
     name = f"{row.name}\n{row.description}"
     model = f"{row.provider}: {row.model}"
     if row.temperature is not None:
         model += f"\ntemperature {row.temperature}"
     bindings = "\n".join(f"{b.where} ({b.source})" for b in row.bindings)
-    return name, model, ", ".join(row.tools), str(row.max_turns), bindings
+    return [name, model, ", ".join(row.tools), str(row.max_turns), bindings]

@@ -9,13 +9,12 @@ process running the command, plus today's raises; see `harness.agent.budget_limi
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 
 from harness.agent.budget_limits import BudgetLimits, raise_today
-from harness.commands.runs import print_rows
+from harness.commands.output import JsonOption, emit_json, print_rows
 from harness.records.spend import SCOPES, ScopeSpend
 from harness.records.stores import redis_records
 from harness.records.usage import utc_day
@@ -40,7 +39,7 @@ def _row(spend: ScopeSpend, limits: BudgetLimits) -> dict[str, object]:
 
 @budget_app.command("show")
 def show(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Today's (UTC) spend of each person, chat and agent against its daily limits."""
     rt = get_runtime()
@@ -48,7 +47,7 @@ def show(
     limits = BudgetLimits.from_settings(get_settings())
     rows = [_row(s, limits) for s in redis_records(rt).spend.read(day)]
     if as_json:
-        typer.echo(json.dumps({"day": day, "scopes": rows}, indent=2))
+        emit_json({"day": day, "scopes": rows})
         return
     if not rows:
         typer.echo(f"Nothing spent yet on {day} (UTC).")
@@ -75,8 +74,10 @@ def raise_limit(
         str, typer.Argument(help="USD to add ($ optional), or tokens with --tokens.")
     ],
     tokens: Annotated[bool, typer.Option("--tokens", help="AMOUNT is tokens, not USD.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
-    """Raise one person's, chat's or agent's daily limit by AMOUNT, for today (UTC) only."""
+    """Raise one person's, chat's or agent's daily limit by AMOUNT, for today (UTC) only.
+    `--json`: that scope's day after the raise, as one row of `budget show --json`."""
     if scope not in SCOPES:
         raise typer.BadParameter("SCOPE must be person, chat or agent")
     try:
@@ -89,6 +90,9 @@ def raise_limit(
     day = utc_day(rt.now_ms())
     usd, count = (0.0, int(value)) if tokens else (value, 0)
     after = raise_today(redis_records(rt).spend, day, scope, ident, usd=usd, tokens=count)
+    if as_json:
+        emit_json({"day": day, **_row(after, BudgetLimits.from_settings(get_settings()))})
+        return
     what = f"{count:,} tokens" if tokens else f"${value:.2f}"
     typer.echo(
         f"Raised {scope} {ident} by {what} for {day} (UTC): raised ${after.raised_usd:.2f} "

@@ -31,6 +31,7 @@ from harness.chat_client import (
     ChatUnavailableError,
 )
 from harness.commands.chat_display import ReplyDisplay
+from harness.commands.exit_codes import OK, exit_code_for
 from harness.errors import HarnessError
 from harness.events.commands import help_text, parse_command
 
@@ -47,22 +48,28 @@ def chat(
         float, typer.Option(help="Seconds to wait for each reply.")
     ] = DEFAULT_TIMEOUT_S,
 ) -> None:
-    """Chat with the agent in the terminal (a worker must be running: see `harness up`)."""
+    """Chat with the agent in the terminal (a worker must be running: see `harness up`).
+    A bad session key or a bus that does not answer is one line on stderr before the prompt,
+    with the exit code of `exit_codes` (2, 3), like every command."""
     from harness.runtime import get_runtime
 
-    console = Console()
-    try:
-        chat_session = ChatSession(get_runtime(), session, timeout=timeout, can_answer=True)
-    except HarnessError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(code=2) from exc
-    raise typer.Exit(code=run_chat(chat_session, console))
+    runtime = get_runtime()
+    chat_session = ChatSession(runtime, session, timeout=timeout, can_answer=True)
+    runtime.ping()
+    raise typer.Exit(code=run_chat(chat_session, Console(), errors=Console(stderr=True)))
 
 
-def run_chat(chat: ChatSession, console: Console, stdin: TextIO | None = None) -> int:
+def run_chat(
+    chat: ChatSession,
+    console: Console,
+    stdin: TextIO | None = None,
+    errors: Console | None = None,
+) -> int:
     """Read lines from `stdin` (None: the terminal, through `input()`) and chat until
-    `/exit`, end of input or Ctrl-C. Returns the exit code: 0, 1 when the bus is unreachable,
-    2 when a message is refused by the bus."""
+    `/exit`, end of input or Ctrl-C. An error that ends the chat goes to `errors` (None:
+    `console`). Returns the exit code (`exit_codes`): 0, 3 when the bus is unreachable, 2
+    when a message is refused by the bus."""
+    errors = errors or console
     read_line = _line_reader(console, stdin)
     console.print(f"Chatting in session [cyan]{escape(chat.session_key)}[/cyan]. {HELP}")
     while True:
@@ -86,16 +93,16 @@ def run_chat(chat: ChatSession, console: Console, stdin: TextIO | None = None) -
             _ask(chat, text, console, read_line)
         except KeyboardInterrupt:
             console.print("\n[dim]interrupted; the agent may still answer this session[/dim]")
-            return 0
+            return OK
         except ChatUnavailableError as exc:
-            console.print(f"[red]error:[/red] {escape(str(exc))}")
-            return 1
+            errors.print(f"[red]error:[/red] {escape(str(exc))}")
+            return exit_code_for(exc)
         except ChatError as exc:
             console.print(f"[red]{escape(str(exc))}[/red]")
             continue
         except HarnessError as exc:
-            console.print(f"[red]error:[/red] {escape(str(exc))}")
-            return 2
+            errors.print(f"[red]error:[/red] {escape(str(exc))}")
+            return exit_code_for(exc)
         console.print()
 
 

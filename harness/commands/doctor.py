@@ -11,9 +11,10 @@ skips the calls that leave this machine (the model, Telegram, Slack).
 
 from __future__ import annotations
 
+import os
 import sys
-import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit, urlunsplit
 
@@ -22,10 +23,14 @@ import typer
 from harness.agent.workspace import default_shipped_skills, default_template
 from harness.checks import MARKS, Check, Status
 from harness.commands.doctor_remote import channel_checks, model_checks
+from harness.commands.exit_codes import FAILED
 from harness.commands.mcp import mcp_checks
+from harness.commands.output import JsonOption, emit_json
+from harness.commands.progress import waiting
 from harness.errors import BusUnavailableError, ConfigurationError
 from harness.fleet.embedded_redis import NO_SERVER_HINT, locate_redis_server
 from harness.settings import Settings, get_settings
+from harness.settings_errors import dotenv_folder
 from harness.version import DISTRIBUTION
 from harness.workspace_files import files_in
 
@@ -120,16 +125,19 @@ def check_shipped() -> list[Check]:
 
 
 def check_workspace(settings: Settings) -> list[Check]:
-    """The workspace exists and is writable; report the sidecar's functions folder."""
-    workspace = settings.agent_workspace
-    try:
-        workspace.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=workspace, prefix=".doctor-"):
-            pass
-    except OSError as exc:
-        fix = "set AGENT_WORKSPACE to a folder this user can write"
-        return [Check("workspace", "fail", f"{workspace} is not writable: {exc.strerror}", fix)]
-    checks = [Check("workspace", "ok", f"{workspace.resolve()} is writable")]
+    """The workspace is writable, or can be created (`harness up` creates it); report the
+    sidecar's functions folder. Writes nothing: `doctor` leaves every folder as it was."""
+    workspace = settings.agent_workspace.expanduser().resolve()
+    fix = "set AGENT_WORKSPACE to a folder this user can write"
+    if not workspace.exists():
+        parent = next(p for p in workspace.parents if p.exists())
+        if not _writable(parent):
+            detail = f"{workspace} does not exist and {parent} is not writable"
+            return [Check("workspace", "fail", detail, fix)]
+        return [Check("workspace", "ok", f"{workspace} does not exist yet: `harness up` makes it")]
+    if not workspace.is_dir() or not _writable(workspace):
+        return [Check("workspace", "fail", f"{workspace} is not a writable folder", fix)]
+    checks = [Check("workspace", "ok", f"{workspace} is writable")]
     functions = workspace / "functions"
     if functions.is_symlink():
         detail = f"{functions} is a symbolic link: the fleet never follows one, nothing loads"
@@ -140,7 +148,7 @@ def check_workspace(settings: Settings) -> list[Check]:
         checks.append(Check("functions", "warn", detail, f"create it: mkdir -p {functions}"))
     else:
         try:
-            names = files_in(workspace.resolve(), "functions")
+            names = files_in(workspace, "functions")
             count = len([name for name in names if name.endswith(".py")])
         except OSError as exc:
             fix = f"make {functions} readable"
@@ -148,6 +156,20 @@ def check_workspace(settings: Settings) -> list[Check]:
         else:
             checks.append(Check("functions", "ok", f"{functions}: {count} *.py file(s)"))
     return checks
+
+
+def _writable(folder: Path) -> bool:
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def check_settings_source() -> list[Check]:
+    """Whose `.env` the checks read, when it is not this folder's: that of the fleet running
+    elsewhere (`harness.fleet.follow`). Nothing otherwise."""
+    folder = dotenv_folder()
+    if folder is None:
+        return []
+    detail = f"{folder / '.env'}, the fleet's running in {folder} (not this folder's .env)"
+    return [Check("settings", "ok", detail)]
 
 
 def check_safety(settings: Settings) -> list[Check]:
@@ -235,6 +257,7 @@ def run_checks(offline: bool) -> list[Check]:
     settings = get_settings()
     steps: list[Callable[[], list[Check]]] = [
         lambda: [check_python()],
+        check_settings_source,
         check_fleet,
         lambda: check_redis_server(settings),
         check_shipped,
@@ -261,15 +284,23 @@ def doctor(
     offline: Annotated[
         bool, typer.Option("--offline", help="Skip the model, Telegram and Slack calls.")
     ] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Check the setup: Python, Redis, workers, the model, channels, secrets, the workspace.
-    Exits 1 if any check fails."""
-    checks = run_checks(offline)
+    Exits 1 if any check fails. `--json`: `{"ok", "failed": [names], "checks": [{"name",
+    "status" (ok, warn, fail), "detail", "fix"}]}`, same exit code."""
+    with waiting("checking the setup", hidden=as_json):
+        checks = run_checks(offline)
+    failed = [c.name for c in checks if c.status == "fail"]
+    if as_json:
+        emit_json({"ok": not failed, "failed": failed, "checks": checks})
+        if failed:
+            raise typer.Exit(code=FAILED)
+        return
     for check in checks:
         for line in render(check):
             typer.echo(line)
-    failed = [c.name for c in checks if c.status == "fail"]
     if failed:
         typer.echo(f"\n{len(failed)} check(s) failed: {', '.join(failed)}")
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=FAILED)
     typer.echo("\nall checks passed")

@@ -10,6 +10,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from harness.commands.exit_codes import FAILED
+from harness.commands.progress import waiting
 from harness.errors import ConfigurationError
 from harness.evals.html import render_html
 from harness.evals.results import Attempt
@@ -57,12 +59,23 @@ def eval_command(
         raise typer.BadParameter(str(exc)) from exc
     started = datetime.now(UTC).isoformat(timespec="seconds")
 
-    def tick(attempt: Attempt) -> None:
-        console.print("." if attempt.passed else "F", end="")
+    done: list[Attempt] = []
+    with waiting("running the eval cases") as wait:
 
-    with eval_redis(settings) as url:
-        attempts = run_suites(found, settings, url, repeat=repeat, parallel=parallel, progress=tick)
-    console.print()
+        def tick(attempt: Attempt) -> None:
+            done.append(attempt)
+            if not wait.shown:  # off a terminal: one mark per case, as before
+                console.print("." if attempt.passed else "F", end="")
+                return
+            failed = sum(1 for a in done if not a.passed)
+            wait.update(f"running the eval cases: {len(done)} done, {failed} failed")
+
+        with eval_redis(settings) as url:
+            attempts = run_suites(
+                found, settings, url, repeat=repeat, parallel=parallel, progress=tick
+            )
+    if not wait.shown:
+        console.print()
     report = build_report(provider.model, started, repeat, attempts)
     console.print(report_table(report))
     for summary in report.cases:
@@ -73,7 +86,7 @@ def eval_command(
     if html_out is not None:
         html_out.write_text(render_html(report), encoding="utf-8")
     if report.total.passed < report.total.runs:
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=FAILED)
 
 
 def read_report(path: Path) -> Report:

@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
 
-import typer
 from rich.console import Console
-from rich.table import Table
 
-from harness.errors import HarnessError
+from harness.commands.output import JsonOption, print_rows
 from harness.fleet.liveness import liveness_for
 from harness.observe.json_logs import configure_logging
 from harness.settings import get_settings
 
 console = Console()
-err_console = Console(stderr=True)
 
 
 def sidecar() -> None:
@@ -28,10 +24,7 @@ def sidecar() -> None:
     keeper = liveness_for(settings, "sidecar")  # `harness health --process sidecar`
     keeper.start()
     try:
-        run_sidecar(settings)
-    except HarnessError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=2) from exc
+        run_sidecar(settings)  # its errors are reported by `one_line_errors`, code and all
     finally:
         keeper.stop()
 
@@ -43,7 +36,7 @@ def _when(ms: int) -> str:
 
 
 def functions(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Every registered function (source, triggers, next cron, last run) and every file of
     workspace/functions that failed to load."""
@@ -53,34 +46,38 @@ def functions(
     from harness.sidecar.status import function_table
 
     settings = get_settings()
-    try:
-        table = function_table(get_runtime(), fleet_builtin_ids())
-    except HarnessError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=2) from exc
+    table = function_table(get_runtime(), fleet_builtin_ids())
     if settings.sidecar_enabled:
         sandbox = FunctionSandbox.from_settings(settings)
         table.refused = refusal(sandbox, settings.agent_workspace) or ""
     if as_json:
         print(table.model_dump_json(indent=2))
         return
-    view = Table("function", "source", "triggers", "next cron (UTC offset)", "last run")
+    rows = []
     for row in table.functions:
         source = f"{row.source}: {row.file}" if row.file else row.source
         last = ""
         if row.last_run is not None:
             last = f"{row.last_run.status} {_when(row.last_run.created_at_ms)}"
-        view.add_row(row.id, source, "\n".join(row.triggers), row.next_cron or "", last)
-    console.print(view)
+        rows.append([row.id, source, "\n".join(row.triggers), row.next_cron or "", last])
+    header = ["function", "source", "triggers", "next cron (UTC offset)", "last run"]
+    print_rows(header, rows, 1)
     alive = "[green]running[/green]" if table.sidecar_alive else "[red]not running[/red]"
     console.print(f"sidecar: {alive}")
     if table.refused:
-        console.print(f"[red]functions do not run here:[/red] {table.refused}", highlight=False)
+        console.print(
+            f"[red]functions do not run here:[/red] {table.refused}",
+            highlight=False,
+            soft_wrap=True,
+        )
     for error in table.load_errors:
-        console.print(f"[red]failed to load[/red] {error.describe()}", highlight=False)
+        console.print(
+            f"[red]failed to load[/red] {error.describe()}", highlight=False, soft_wrap=True
+        )
     for failure in table.failures[:5]:
         console.print(
             f"[yellow]failed run[/yellow] {failure.function_id} {failure.run_id}: "
             f"{failure.error[:160]}",
             highlight=False,
+            soft_wrap=True,
         )

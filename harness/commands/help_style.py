@@ -1,4 +1,5 @@
-"""How `harness --help` looks: no type labels (`<bool>`, `<str>`), no `{text}` placeholders.
+"""How `harness --help` looks: no type labels (`<bool>`, `<str>`), no `{text}` placeholders,
+and an optional argument in brackets (`harness memory show [VERSION]`).
 
 Typer prints a type column and wraps required arguments in braces, with no setting to turn
 either off; `tidy_help` walks the built click command tree once and quiets them. The help
@@ -12,11 +13,13 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 
 
 def tidy_help(command: click.core.Command) -> click.core.Command:
-    """Remove type labels and argument braces from `command`'s help and its sub-commands'.
-    Returns `command`, changed in place. Idempotent."""
+    """Remove type labels and argument braces from `command`'s help and its sub-commands',
+    and bracket optional arguments. Returns `command`, changed in place. Idempotent."""
     for param in command.params:
         if isinstance(param, TyperArgument):
-            label = (param.metavar or param.name or "value").upper()
+            label = (param.metavar or param.name or "value").strip("[]").upper()
+            if not param.required:
+                label = f"[{label}]"
             # Instance attributes: typer has no option for these, and subclassing its
             # parameters would mean rebuilding them.
             setattr(param, "metavar", label)  # noqa: B010

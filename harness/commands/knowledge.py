@@ -10,6 +10,7 @@ All three work on the files and the index (`<state>/search/index.sqlite`) direct
 fleet up or down; the fleet's own searches bring what changed up to date as they run, so
 `reindex` is only for an index that went wrong. Documents may also be put in `knowledge/`
 by any other means (the agent's `write`, a sync tool): the next search indexes them.
+Each takes `--json` (see docs/cli.md).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from harness.commands.exit_codes import FAILED, USAGE
+from harness.commands.one_line_errors import fail
+from harness.commands.output import JsonOption, emit_json, print_rows
+from harness.commands.progress import waiting
 from harness.search.corpora import KNOWLEDGE_DIR, knowledge_corpus, memory_corpus
 from harness.search.extract import SUFFIXES, searchable
 from harness.search.index import SearchIndex
@@ -33,8 +36,6 @@ knowledge_app = typer.Typer(
     help="The user's documents for the agent's search: add, list, reindex.",
     no_args_is_help=True,
 )
-console = Console()
-err_console = Console(stderr=True)
 
 
 def _workspace() -> Path:
@@ -56,35 +57,43 @@ def add(
     force: Annotated[bool, typer.Option("--force", help="Replace a document of that name.")] = (
         False
     ),
+    as_json: JsonOption = False,
 ) -> None:
-    """Copy each FILE into knowledge/ under its own name and index it."""
+    """Copy each FILE into knowledge/ under its own name and index it. `--json`:
+    `{"added": [{"path", "bytes"}], "indexed": N}`."""
     workspace = _workspace()
+    added: list[dict[str, object]] = []
     for file in files:
         target = f"{KNOWLEDGE_DIR}/{file.name}"
         if not searchable(file.name):
             kinds = ", ".join(sorted(s for s in SUFFIXES if s))
-            err_console.print(f"[red]error:[/red] {file}: not a kind search reads ({kinds})")
-            raise typer.Exit(code=1)
+            raise fail([f"{file}: not a kind search reads ({kinds})"], USAGE)
         if lstat(workspace, target) is not None and not force:
-            err_console.print(f"[red]error:[/red] {target} exists; --force replaces it")
-            raise typer.Exit(code=1)
+            raise fail([f"{target} exists; --force replaces it"], FAILED)
         try:
             data = file.read_bytes()
         except OSError as exc:
-            err_console.print(f"[red]error:[/red] cannot read {file}: {exc.strerror or exc}")
-            raise typer.Exit(code=1) from exc
+            raise fail([f"cannot read {file}: {exc.strerror or exc}"], FAILED) from exc
         write_replace(workspace, target, data)
-        console.print(f"added {target} ({len(data)} bytes)")
+        added.append({"path": target, "bytes": len(data)})
+        if not as_json:
+            typer.echo(f"added {target} ({len(data)} bytes)")
     index = _index()
     try:
-        console.print(f"indexed {_sync_knowledge(index, workspace)} changed document(s)")
+        with waiting("indexing knowledge/", hidden=as_json):
+            indexed = _sync_knowledge(index, workspace)
     finally:
         index.close()
+    if as_json:
+        emit_json({"added": added, "indexed": indexed})
+        return
+    typer.echo(f"indexed {indexed} changed document(s)")
 
 
 @knowledge_app.command("list")
-def list_documents() -> None:
-    """List the documents in knowledge/ with their size and whether they are indexed."""
+def list_documents(as_json: JsonOption = False) -> None:
+    """List the documents in knowledge/ with their size and whether they are indexed.
+    `--json`: `[{"path", "bytes", "indexed": bool}]`."""
     workspace = _workspace()
     corpus = knowledge_corpus(workspace)
     index = _index()
@@ -92,24 +101,36 @@ def list_documents() -> None:
         indexed = index.files(corpus.key)
     finally:
         index.close()
-    table = Table("document", "bytes", "indexed")
-    for path, stamp in sorted(corpus.listing().items()):
-        fresh = indexed.get(path) == stamp
-        table.add_row(path, str(stamp.size), "yes" if fresh else "at the next search")
-    console.print(table)
+    listed = [
+        {"path": path, "bytes": stamp.size, "indexed": indexed.get(path) == stamp}
+        for path, stamp in sorted(corpus.listing().items())
+    ]
+    if as_json:
+        emit_json(listed)
+        return
+    rows = [
+        [str(d["path"]), str(d["bytes"]), "yes" if d["indexed"] else "at the next search"]
+        for d in listed
+    ]
+    print_rows(["document", "bytes", "indexed"], rows, 1)
 
 
 @knowledge_app.command("reindex")
-def reindex() -> None:
+def reindex(as_json: JsonOption = False) -> None:
     """Forget the index and index knowledge/ and the shared memory again (each chat's own
-    memory and transcript are indexed again at its next search)."""
+    memory and transcript are indexed again at its next search). `--json`: `{"documents": N,
+    "memory_files": N}`."""
     workspace = _workspace()
     index = _index()
     try:
-        index.clear()
-        documents = _sync_knowledge(index, workspace)
-        memory = memory_corpus(workspace)
-        notes = index.sync(memory.key, memory.listing(), memory.read, memory.parse).indexed
+        with waiting("indexing knowledge/ and the shared memory again", hidden=as_json):
+            index.clear()
+            documents = _sync_knowledge(index, workspace)
+            memory = memory_corpus(workspace)
+            notes = index.sync(memory.key, memory.listing(), memory.read, memory.parse).indexed
     finally:
         index.close()
-    console.print(f"indexed {documents} document(s) and {len(notes)} memory file(s)")
+    if as_json:
+        emit_json({"documents": documents, "memory_files": len(notes)})
+        return
+    typer.echo(f"indexed {documents} document(s) and {len(notes)} memory file(s)")

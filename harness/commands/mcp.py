@@ -8,6 +8,8 @@ import typer
 from rich.console import Console
 
 from harness.checks import Check
+from harness.commands.output import JsonOption, emit_json
+from harness.commands.progress import waiting
 from harness.errors import ConfigurationError
 from harness.mcp import (
     McpToolbox,
@@ -38,16 +40,23 @@ def server_statuses(settings: Settings) -> list[ServerStatus]:
 
 
 @mcp_app.command("list")
-def list_servers() -> None:
+def list_servers(as_json: JsonOption = False) -> None:
     """Show each server of MCP_CONFIG, its state and its tools (this starts the servers
-    briefly). Workers pick up a change of that file within a few seconds."""
+    briefly). Workers pick up a change of that file within a few seconds. `--json`:
+    `{"config", "ignored_workspace_file", "servers": [{"name", "transport", "state",
+    "reason", "tools"}]}`."""
     console = Console()
     settings = get_settings()
     path = config_path(settings)
     ignored = ignored_workspace_file(settings)
+    if as_json:
+        emit_json({"config": str(path), "ignored_workspace_file": ignored and str(ignored),
+                   "servers": server_statuses(settings)})  # fmt: skip
+        return
     if ignored is not None:
         console.print(f"! {adoption_advice(ignored, path)}", markup=False, soft_wrap=True)
-    statuses = server_statuses(settings)
+    with waiting("starting the MCP servers to list their tools"):
+        statuses = server_statuses(settings)
     if not statuses:
         console.print(f"No MCP servers: add them to {path} (MCP_CONFIG).", markup=False)
         return

@@ -8,12 +8,12 @@
 
 `history`, `show` and `restore` work on the workspace's files directly, so they work with the
 fleet down (but `restore` with HARNESS_SHARED_ROOT set takes the fleet's Redis lock);
-`distill` needs a worker, like any function.
+`distill` needs a worker, like any function. Each takes `--json` (see docs/cli.md); an unknown
+version or held-back name exits 4 (not found).
 """
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,11 +21,14 @@ from zoneinfo import ZoneInfo
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from harness.agent.memory.distill import DISTILL_EVENT, HEARTBEAT_FUNCTION
 from harness.agent.memory.history import MemoryHistory, UnknownVersionError
-from harness.errors import HarnessError
+from harness.commands.exit_codes import FAILED, NOT_FOUND
+from harness.commands.follow import FollowTimeoutError, follow_run
+from harness.commands.one_line_errors import fail
+from harness.commands.output import JsonOption, emit_json, print_rows
+from harness.commands.progress import waiting
 from harness.events import Event
 from harness.runtime import get_runtime
 from harness.settings import get_settings
@@ -34,9 +37,6 @@ memory_app = typer.Typer(
     help="Long-term memory: MEMORY.md's versions, restore, distil now.", no_args_is_help=True
 )
 console = Console()
-err_console = Console(stderr=True)
-FINISHED = frozenset({"completed", "failed", "cancelled"})
-POLL_S = 0.25
 
 
 def _workspace() -> Path:
@@ -52,23 +52,23 @@ def _when(moment: datetime) -> str:
 
 
 @memory_app.command("history")
-def history() -> None:
-    """List the saved versions of MEMORY.md, newest first, and the held-back candidates."""
+def history(as_json: JsonOption = False) -> None:
+    """List the saved versions of MEMORY.md, newest first, and the held-back candidates.
+    `--json`: `{"current_bytes", "versions": [...], "rejected": [...]}`, newest first."""
     store = MemoryHistory(_workspace())
-    table = Table("version", "saved until", "bytes", "replaced by")
-    table.add_row("current", "", str(len(store.current().encode("utf-8"))), "")
-    for record in reversed(store.versions()):
-        table.add_row(str(record.version), _when(record.saved_at), str(record.size), record.reason)
-    console.print(table)
-    rejected = store.rejected()
+    current = len(store.current().encode("utf-8"))
+    versions, rejected = list(reversed(store.versions())), list(reversed(store.rejected()))
+    if as_json:
+        emit_json({"current_bytes": current, "versions": versions, "rejected": rejected})
+        return
+    rows = [["current", "", str(current), ""]] + [
+        [str(r.version), _when(r.saved_at), str(r.size), r.reason] for r in versions
+    ]
+    print_rows(["version", "saved until", "bytes", "replaced by"], rows, 1)
     if rejected:
-        held = Table(title="Distillations held back (harness memory show --rejected NAME)")
-        held.add_column("name", no_wrap=True)
-        for column in ("at", "bytes", "why"):
-            held.add_column(column)
-        for item in reversed(rejected):
-            held.add_row(item.name, _when(item.saved_at), str(item.size), item.reason)
-        console.print(held)
+        held = [[i.name, _when(i.saved_at), str(i.size), i.reason] for i in rejected]
+        title = "Distillations held back (harness memory show --rejected NAME)"
+        print_rows(["name", "at", "bytes", "why"], held, 1, title=title)
 
 
 @memory_app.command("show")
@@ -79,8 +79,10 @@ def show(
     rejected: Annotated[
         str | None, typer.Option("--rejected", help="Print this held-back distillation instead.")
     ] = None,
+    as_json: JsonOption = False,
 ) -> None:
-    """Print one version of MEMORY.md (the current file without VERSION)."""
+    """Print one version of MEMORY.md (the current file without VERSION). `--json`:
+    `{"version": N or null, "rejected": NAME or null, "text": ...}`."""
     store = MemoryHistory(_workspace())
     try:
         if rejected is not None:
@@ -88,24 +90,30 @@ def show(
         else:
             text = store.current() if version is None else store.read(version)
     except UnknownVersionError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=1) from exc
+        raise fail([str(exc)], NOT_FOUND) from exc
+    if as_json:
+        emit_json({"version": version, "rejected": rejected, "text": text})
+        return
     print(text, end="" if text.endswith("\n") else "\n")
 
 
 @memory_app.command("restore")
 def restore(
     version: Annotated[int, typer.Argument(help="Version number (see `history`).")],
+    as_json: JsonOption = False,
 ) -> None:
-    """Make VERSION the current MEMORY.md; the text it replaces is saved as a new version."""
+    """Make VERSION the current MEMORY.md; the text it replaces is saved as a new version.
+    `--json`: `{"restored": VERSION, "saved_as": the replaced text's version or null}`."""
     if get_settings().harness_shared_root is not None:
         get_runtime()  # several hosts: take the fleet's Redis lock, not this host's flock
     store = MemoryHistory(_workspace())
     try:
         saved = store.restore(version, now=_now())
     except UnknownVersionError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=1) from exc
+        raise fail([str(exc)], NOT_FOUND) from exc
+    if as_json:
+        emit_json({"restored": version, "saved_as": None if saved is None else saved.version})
+        return
     if saved is None:
         console.print(f"MEMORY.md already holds version {version}; nothing changed")
     else:
@@ -119,35 +127,34 @@ def distill(
     ] = False,
     wait: Annotated[bool, typer.Option(help="Wait for the run and print its outcome.")] = True,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for the run.")] = 300.0,
+    as_json: JsonOption = False,
 ) -> None:
-    """Run agent-heartbeat now through the bus (a worker must be running)."""
+    """Run agent-heartbeat now through the bus (a worker must be running). `--json`:
+    `{"run_id", "status", "result"}` (status "started" with --no-wait)."""
     from harness.runtime import publish, run_id_for
 
     event = Event(name=DISTILL_EVENT, data={"force": force})
-    try:
-        runtime = get_runtime()
-        result = publish(event, runtime=runtime)
-    except HarnessError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(code=2) from exc
+    runtime = get_runtime()
+    result = publish(event, runtime=runtime)
     run_id = run_id_for(HEARTBEAT_FUNCTION, result.event_id)
     if run_id not in result.run_ids:
-        err_console.print(f"no worker has registered {HEARTBEAT_FUNCTION}; start one")
-        raise typer.Exit(code=1)
+        raise fail([f"no worker has registered {HEARTBEAT_FUNCTION}; start one"], FAILED)
     if not wait:
+        if as_json:
+            emit_json({"run_id": run_id, "status": "started", "result": None})
+            return
         console.print(f"started run {run_id}")
         return
-    deadline = time.monotonic() + timeout
-    record = runtime.ledger.run(run_id)
-    while (record is None or record.status not in FINISHED) and (time.monotonic() < deadline):
-        time.sleep(POLL_S)
-        record = runtime.ledger.run(run_id)
-    if record is None or record.status not in FINISHED:
-        err_console.print(f"run {run_id} has not finished after {timeout:.0f}s")
-        raise typer.Exit(code=1)
+    try:
+        with waiting(f"distilling (run {run_id})", hidden=as_json):
+            record = follow_run(runtime, run_id, None, timeout_s=timeout)
+    except FollowTimeoutError as exc:
+        raise fail([f"run {run_id} has not finished after {timeout:.0f}s"], FAILED) from exc
     if record.status != "completed":
-        err_console.print(f"run {run_id} {record.status}: {record.error}")
-        raise typer.Exit(code=1)
+        raise fail([f"run {run_id} {record.status}: {record.error}"], FAILED)
+    if as_json:
+        emit_json({"run_id": run_id, "status": record.status, "result": record.result})
+        return
     console.print(_describe(record.result if isinstance(record.result, dict) else {}))
 
 

@@ -4,17 +4,15 @@ file and line."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
 from rich.console import Console
-from rich.table import Table
 
 from harness.agent.networks import Networks, NetworkSpec, load_networks
 from harness.agent.networks.load import workspace_networks
 from harness.agent.roster import Roster
+from harness.commands.output import JsonOption, emit_json, print_rows
 from harness.errors import HarnessError
 from harness.settings import get_settings
 
@@ -34,7 +32,7 @@ def listed_networks(workspace: Path, roster: Roster | None = None) -> tuple[Netw
 
 
 def networks(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Every network of the workspace (agents, router, state keys, iteration limit) and every
     network file that failed to load."""
@@ -46,19 +44,18 @@ def networks(
             "errors": [{"path": e.path, "line": e.line, "error": e.message} for e in loaded.errors],
             "warnings": [missing] if missing else [],
         }
-        typer.echo(json.dumps(shown, indent=2))
+        emit_json(shown)
         return
-    view = Table("network", "agents", "router", "max", "description")
-    for spec in specs:
-        view.add_row(
-            spec.name, ", ".join(spec.agents), _router(spec), str(spec.max_iterations),
-            spec.description,
-        )  # fmt: skip
-    console.print(view)
+    rows = [
+        [spec.name, ", ".join(spec.agents), _router(spec), str(spec.max_iterations),
+         spec.description]
+        for spec in specs
+    ]  # fmt: skip
+    print_rows(["network", "agents", "router", "max", "description"], rows)
     for error in loaded.errors:
-        console.print(f"[red]failed to load[/red] {error}", highlight=False)
+        console.print(f"[red]failed to load[/red] {error}", highlight=False, soft_wrap=True)
     if missing:
-        console.print(f"[yellow]warning:[/yellow] {missing}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {missing}", highlight=False, soft_wrap=True)
 
 
 def _router(spec: NetworkSpec) -> str:

@@ -5,8 +5,8 @@ is one line on stderr and a non-zero exit, never a traceback.
     error: PORT: Input should be a valid integer ... (got 'abc'); e.g. PORT=8000
     error: no run starts with 'r12'
 
-Exit codes: 2 for a bad setting or argument (fix the command or `.env`), 1 for anything else
-(Redis down, no such run). Errors that are not ours still print a traceback: they are bugs.
+Exit codes are those of `exit_codes` (2 for a bad setting or argument, 3 for Redis down, 4 for
+no such run, ...). Errors that are not ours still print a traceback: they are bugs.
 """
 
 from __future__ import annotations
@@ -19,14 +19,13 @@ import typer
 from typer import _click as click  # typer vendors its own click; its errors are these
 from typer.core import TyperGroup
 
+from harness.commands.exit_codes import INTERRUPTED, USAGE, exit_code_for
 from harness.commands.help_style import tidy_help
 from harness.errors import (
     BusUnavailableError,
     ConfigurationError,
     HarnessError,
-    InvalidEventError,
     InvalidSettingsError,
-    RunNotFoundError,
 )
 
 
@@ -34,15 +33,12 @@ def describe(exc: BaseException) -> tuple[list[str], int] | None:
     """The lines to print and the exit code for `exc`, or None when it is not an error a
     person can act on (a bug: let it show its traceback)."""
     if isinstance(exc, InvalidSettingsError):
-        return list(exc.problems), 2
-    if isinstance(exc, BusUnavailableError):
-        return [f"cannot reach Redis: {exc}; is the fleet up (`harness up`) or REDIS_URL right?"], 1
-    if isinstance(exc, ConfigurationError | InvalidEventError):
-        return [str(exc)], 2
-    if isinstance(exc, RunNotFoundError):
-        return [str(exc)], 1
+        return list(exc.problems), USAGE
+    if isinstance(exc, BusUnavailableError) and not isinstance(exc, ConfigurationError):
+        hint = "is the fleet up (`harness up`) or REDIS_URL right?"
+        return [f"cannot reach Redis: {exc}; {hint}"], exit_code_for(exc)
     if isinstance(exc, HarnessError):
-        return [str(exc)], 2
+        return [str(exc)], exit_code_for(exc)
     return None
 
 
@@ -96,5 +92,5 @@ class HarnessGroup(TyperGroup):
             sys.exit(exc.exit_code)
         except typer.Abort:
             typer.echo("aborted", err=True)
-            sys.exit(1)
+            sys.exit(INTERRUPTED)
         sys.exit(code if isinstance(code, int) else 0)

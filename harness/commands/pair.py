@@ -4,6 +4,10 @@ harness pair list            pending codes, and who is approved
 harness pair approve CODE    serve whoever got CODE
 harness pair deny CODE       refuse them: no more codes for them
 harness pair revoke SUBJECT  forget an approval or a denial
+
+Each takes `--json`: `list` prints `{"pending": [PairingRequest...], "approved": [Grant...]}`,
+`approve` and `deny` the request they decided, `revoke` `{"subject", "revoked": true}`. An
+unknown code or subject exits 4 (not found), one line on stderr.
 """
 
 from __future__ import annotations
@@ -12,26 +16,20 @@ from datetime import datetime
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from harness.errors import HarnessError
-from harness.records.pairing import AccessStore
+from harness.commands.exit_codes import NOT_FOUND
+from harness.commands.one_line_errors import fail
+from harness.commands.output import JsonOption, emit_json, print_rows
+from harness.records.pairing import AccessStore, PairingRequest
 from harness.records.stores import redis_records
 
 pair_app = typer.Typer(help="Let people talk to the bot: pairing codes and approvals.")
-_out = Console()
-_err = Console(stderr=True)
 
 
 def _store() -> AccessStore:
     from harness.runtime import get_runtime
 
-    try:
-        return redis_records(get_runtime()).pairing
-    except HarnessError as exc:
-        _err.print(f"error: {exc}", markup=False, highlight=False)
-        raise typer.Exit(code=1) from exc
+    return redis_records(get_runtime()).pairing
 
 
 def _when(ms: int) -> str:
@@ -39,53 +37,60 @@ def _when(ms: int) -> str:
 
 
 @pair_app.command("list")
-def pair_list() -> None:
+def pair_list(as_json: JsonOption = False) -> None:
     """Show pending pairing codes and approved chats and users."""
     store = _store()
     pending, approved = store.pending(), store.approved()
+    if as_json:
+        emit_json({"pending": pending, "approved": approved})
+        return
     if not pending and not approved:
-        _out.print("no pairing requests and no approvals yet")
+        typer.echo("no pairing requests and no approvals yet")
         return
     if pending:
-        table = Table("code", "who", "subject", "expires", title="pending", title_justify="left")
-        for request in pending:
-            table.add_row(request.code, request.label, request.subject, _when(request.expires_ms))
-        _out.print(table)
+        rows = [[r.code, r.label, r.subject, _when(r.expires_ms)] for r in pending]
+        print_rows(["code", "who", "subject", "expires"], rows, 1, title="pending")
     if approved:
-        table = Table("subject", "who", "approved", "how", title="approved", title_justify="left")
-        for grant in approved:
-            table.add_row(grant.subject, grant.label, _when(grant.approved_ms), grant.via)
-        _out.print(table)
+        rows = [[g.subject, g.label, _when(g.approved_ms), g.via] for g in approved]
+        print_rows(["subject", "who", "approved", "how"], rows, 1, title="approved")
+
+
+def _decided(request: PairingRequest | None, code: str, verb: str, as_json: bool) -> None:
+    if request is None:
+        raise fail([f"no pending code {code.upper()!r} (wrong, used or expired)"], NOT_FOUND)
+    if as_json:
+        emit_json(request)
+        return
+    typer.echo(f"{verb} {request.subject} ({request.label or 'no name'})")
 
 
 @pair_app.command("approve")
 def pair_approve(
     code: Annotated[str, typer.Argument(help="The code the person was sent.")],
+    as_json: JsonOption = False,
 ) -> None:
     """Serve whoever was sent CODE from now on."""
-    request = _store().approve(code)
-    if request is None:
-        _err.print(f"no pending code {code.upper()!r} (wrong, used or expired)")
-        raise typer.Exit(code=1)
-    _out.print(f"approved {request.subject} ({request.label or 'no name'})")
+    _decided(_store().approve(code), code, "approved", as_json)
 
 
 @pair_app.command("deny")
-def pair_deny(code: Annotated[str, typer.Argument(help="The code the person was sent.")]) -> None:
+def pair_deny(
+    code: Annotated[str, typer.Argument(help="The code the person was sent.")],
+    as_json: JsonOption = False,
+) -> None:
     """Refuse whoever was sent CODE: they get no more codes until revoked."""
-    request = _store().deny(code)
-    if request is None:
-        _err.print(f"no pending code {code.upper()!r} (wrong, used or expired)")
-        raise typer.Exit(code=1)
-    _out.print(f"denied {request.subject} ({request.label or 'no name'})")
+    _decided(_store().deny(code), code, "denied", as_json)
 
 
 @pair_app.command("revoke")
 def pair_revoke(
     subject: Annotated[str, typer.Argument(help="As shown by `harness pair list`.")],
+    as_json: JsonOption = False,
 ) -> None:
     """Forget the approval (or denial) of SUBJECT."""
     if not _store().revoke(subject):
-        _err.print(f"{subject!r} is neither approved nor denied")
-        raise typer.Exit(code=1)
-    _out.print(f"revoked {subject}")
+        raise fail([f"{subject!r} is neither approved nor denied"], NOT_FOUND)
+    if as_json:
+        emit_json({"subject": subject, "revoked": True})
+        return
+    typer.echo(f"revoked {subject}")

@@ -16,10 +16,11 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
+from harness.commands.exit_codes import FAILED
+from harness.commands.follow import FollowTimeoutError, exit_code, follow_run, outcome_lines
+from harness.commands.output import JsonOption, emit_json, print_rows
+from harness.commands.progress import waiting
 from harness.errors import RunNotFoundError
 from harness.fleet_functions import function_modules
 from harness.observe.child_runs import child_runs, children_cost_usd
@@ -43,9 +44,6 @@ from harness.settings import get_settings
 STRUCTURED_CHARS = 2000  # of a tool's structured result, shown by `runs show`
 
 runs_app = typer.Typer(help="Recent runs and their steps.", invoke_without_command=True)
-console = Console()
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 
 
 def local_time(ms: int) -> str:
@@ -69,26 +67,6 @@ def duration(ms: int | None) -> str:
         return f"{minutes}m{secs:02d}s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m"
-
-
-def print_rows(header: Sequence[str], rows: Sequence[Sequence[str]], no_wrap: int = 0) -> None:
-    """A table on a terminal (columns up to `no_wrap` are never cut or wrapped); aligned plain
-    columns otherwise, so piped output keeps every value whole."""
-    if console.is_terminal:
-        table = Table(*header)
-        for index, column in enumerate(table.columns):
-            if index < no_wrap:
-                column.no_wrap = True
-                column.overflow = "fold"
-                column.min_width = max(len(row[index]) for row in rows) if rows else None
-        for row in rows:
-            table.add_row(*(escape(cell) for cell in row))
-        console.print(table)
-        return
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=True)]
-    for row in (header, *rows):
-        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-        typer.echo(line.rstrip())
 
 
 def _run_json(record: RunRecord) -> dict[str, Any]:
@@ -117,7 +95,7 @@ def runs(
     records = find_runs(rt, wanted, limit)
     undelivered = {reply.run_id for reply in redis_records(rt).undelivered.all()}
     if as_json:
-        typer.echo(json.dumps([_run_json(r) for r in records], indent=2))
+        emit_json([_run_json(r) for r in records])
         return
     views = [run_view(r) for r in records]
     rows = [
@@ -205,10 +183,23 @@ def _step_rows(steps: Sequence[StepView], details: dict[str, StepDetail]) -> lis
 def runs_show(
     run_id: Annotated[str, typer.Argument(help="The run's id, or any unique prefix of it.")],
     as_json: JsonOption = False,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            "-f",
+            help="Print steps as they happen until the run ends; exit 0 if "
+            "it completed, 1 otherwise (with --json: wait, then print the ended run).",
+        ),
+    ] = False,
 ) -> None:
     """Show one run: its header, then its steps in the order they ran."""
     rt = get_runtime()
     full_id = resolve_run_id(rt, run_id)
+    if follow:
+        ended = _follow(rt, full_id, quiet=as_json, timeout_s=None)
+        if not as_json:
+            raise typer.Exit(exit_code(ended))
     record = rt.ledger.run(full_id)
     if record is None:
         raise RunNotFoundError(f"run {full_id} has just expired")
@@ -227,7 +218,9 @@ def runs_show(
         newest_first = [asdict(child) for child in reversed(children)]
         shown = {"run": _run_json(record), "trigger": event_preview(record.event), "steps": ordered,
                  "children": newest_first}  # fmt: skip
-        typer.echo(json.dumps(shown, indent=2))
+        emit_json(shown)
+        if follow:
+            raise typer.Exit(exit_code(record))
         return
     for line in _header(view):
         typer.echo(line)
@@ -265,11 +258,56 @@ def runs_fork(
     from_step: Annotated[
         str, typer.Option("--from", help="Reuse the journal up to this step (e.g. tool:0).")
     ] = "",
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="Wait for the new run's end and print its output; exit 0 if it "
+            "completed, 1 otherwise.",
+        ),
+    ] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", help="Like --wait, printing its steps as they happen.")
+    ] = False,
+    timeout: Annotated[
+        float | None, typer.Option(min=0, help="With --wait/--follow: give up after SECONDS.")
+    ] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Start a new run of the same function on the same event data; with --from, the steps
-    that ended before STEP are replayed from the old run's journal instead of run again."""
+    that ended before STEP are replayed from the old run's journal instead of run again.
+    `--json`: `{"run_id": new run, "forked_from": old run}`, and with --wait/--follow also
+    `"status"`, `"result"` (redacted) and `"error"` of its end."""
     rt = get_runtime()
-    typer.echo(f"started run {fork(rt, _finished_record(rt, run_id), from_step)}")
+    record = _finished_record(rt, run_id)
+    new_id = fork(rt, record, from_step)
+    if not as_json:
+        typer.echo(f"started run {new_id}")
+    if not (wait or follow):
+        if as_json:
+            emit_json({"run_id": new_id, "forked_from": record.id})
+        return
+    ended = _follow(rt, new_id, quiet=not follow or as_json, timeout_s=timeout)
+    if as_json:
+        emit_json({"run_id": new_id, "forked_from": record.id, "status": ended.status,
+                   "result": redact_json(ended.result), "error": ended.error})  # fmt: skip
+    else:
+        for line in outcome_lines(ended):
+            typer.echo(line)
+    raise typer.Exit(exit_code(ended))
+
+
+def _follow(rt: Runtime, run_id: str, *, quiet: bool, timeout_s: float | None) -> RunRecord:
+    """The ended run `run_id`, its steps printed as they happen unless `quiet` (then a
+    spinner shows on a terminal's stderr). Exits 1 with one line on stderr at the deadline."""
+    try:
+        if not quiet:
+            return follow_run(rt, run_id, typer.echo, timeout_s=timeout_s)
+        with waiting(f"waiting for run {run_id}"):
+            return follow_run(rt, run_id, None, timeout_s=timeout_s)
+    except FollowTimeoutError as exc:
+        typer.echo(f"error: {exc} after {timeout_s:g}s", err=True)
+        raise typer.Exit(FAILED) from exc
 
 
 runs_app.command("rerun", help="The same as `runs fork` (its former name).")(runs_fork)
@@ -282,7 +320,7 @@ def runs_replay(
         list[str] | None,
         typer.Option("--functions", help="Also load these function modules (comma-separated)."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Run a finished run's code again here, every step answered from its journal (no model
     or tool call, nothing written), and check its output is identical: exit 0 if so, else
@@ -294,7 +332,7 @@ def runs_replay(
         load_function_modules(function_modules(get_settings(), extra))
     verdict = check_replay(rt, record)
     if as_json:
-        typer.echo(json.dumps(verdict.as_json(), ensure_ascii=False, indent=2))
+        emit_json(verdict.as_json())
     elif verdict.identical:
         typer.echo(f"identical ({verdict.steps} steps replayed from the journal)")
     else:
@@ -303,7 +341,7 @@ def runs_replay(
         for line in verdict.diff:
             typer.echo(line)
     if not verdict.identical:
-        raise typer.Exit(1)
+        raise typer.Exit(code=FAILED)
 
 
 def _finished_record(rt: Runtime, run_id: str) -> RunRecord:
@@ -317,23 +355,30 @@ def _finished_record(rt: Runtime, run_id: str) -> RunRecord:
 @runs_app.command("cancel")
 def runs_cancel(
     run_id: Annotated[str, typer.Argument(help="The run's id, or any unique prefix of it.")],
+    as_json: JsonOption = False,
 ) -> None:
-    """Ask a live run to stop at its next step boundary."""
+    """Ask a live run to stop at its next step boundary. `--json`: `{"run_id": ...,
+    "cancelling": true}`."""
     rt = get_runtime()
     full_id = resolve_run_id(rt, run_id)
     live, kicks = rt.ledger.request_cancel(full_id, "cancelled from the command line", rt.now_ms())
     kick_all(rt.kicker, kicks)
     if not live:
         raise RunNotFoundError(f"run {full_id} is not live (it has already ended)")
+    if as_json:
+        emit_json({"run_id": full_id, "cancelling": True})
+        return
     typer.echo(f"run {full_id} will stop at its next step")
 
 
 @runs_app.command("redeliver")
 def runs_redeliver(
     run_id: Annotated[str, typer.Argument(help="The send-reply run that gave up, or a prefix.")],
+    as_json: JsonOption = False,
 ) -> None:
     """Deliver again a reply that `send-reply` gave up on (listed as `failed undelivered`).
-    Chunks that were posted before are not posted twice."""
+    Chunks that were posted before are not posted twice. `--json`: `{"run_id", "reply_id",
+    "event_id"}`."""
     rt = get_runtime()
     full_id = resolve_run_id(rt, run_id)
     undelivered = redis_records(rt).undelivered.all()
@@ -341,4 +386,7 @@ def runs_redeliver(
     if not kept:
         raise RunNotFoundError(f"run {full_id} has no undelivered reply")
     event_id = redeliver(rt, kept[0])
+    if as_json:
+        emit_json({"run_id": full_id, "reply_id": kept[0].reply_id, "event_id": event_id})
+        return
     typer.echo(f"reply {kept[0].reply_id} published again as {event_id}")

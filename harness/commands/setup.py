@@ -21,10 +21,18 @@ import typer
 from typer import _click as click  # typer vendors its own click
 from typer.core import TyperCommand
 
-from channels.errors import ChannelNotConfiguredError, PlatformError, UnknownChannelError
+from channels.errors import (
+    AuthenticationError,
+    ChannelNotConfiguredError,
+    PlatformError,
+    UnknownChannelError,
+)
 from channels.listeners import listener_channels, run_listener
 from channels.registry import get_channel, plugin
 from channels.tokens import blank_tokens
+from harness.commands.exit_codes import FAILED, REFUSED, USAGE, exit_code_for
+from harness.commands.output import JsonOption, emit_json
+from harness.commands.progress import waiting
 from harness.composition import plug_in_channels
 from harness.errors import ConfigurationError, HarnessError
 from harness.observe.json_logs import configure_logging
@@ -59,18 +67,29 @@ class SetupCommand(TyperCommand):
 
 def setup(
     channel: Annotated[str, typer.Argument(help="The channel's name (see the list below).")],
+    as_json: JsonOption = False,
 ) -> None:
     """Register the bot with a chat platform (webhook, app manifest).
 
     Telegram: point it at PUBLIC_URL/webhooks/telegram (secret token, allowed updates), or
     remove the webhook when TELEGRAM_MODE=polling. Slack: check the bot token and print the
     app manifest (scopes, events, request URL) to create or update the app with. Prints what
-    the platform answered; exits 2 for an unknown channel or a missing setting."""
+    the platform answered; exits 2 for an unknown channel or a missing setting, 5 when the
+    platform refused the token, 1 for any other platform error. `--json`: `{"channel",
+    "report"}`."""
     try:
-        report = set_up_channel(channel)
-    except (ConfigurationError, UnknownChannelError, PlatformError) as exc:
+        with waiting(f"asking {channel}", hidden=as_json):
+            report = set_up_channel(channel)
+    except (ConfigurationError, UnknownChannelError) as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
+        raise typer.Exit(code=USAGE) from exc
+    except PlatformError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        refused = isinstance(exc, AuthenticationError)  # the platform refused the token
+        raise typer.Exit(code=REFUSED if refused else FAILED) from exc
+    if as_json:
+        emit_json({"channel": channel, "report": report})
+        return
     typer.echo(report)
 
 
@@ -111,7 +130,7 @@ def poll(
         return
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=2) from exc
+        raise typer.Exit(code=exit_code_for(exc)) from exc
 
 
 def extra_processes() -> dict[str, str]:

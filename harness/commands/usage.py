@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 import typer
 
-from harness.commands.runs import print_rows
+from harness.commands.output import JsonOption, emit_json, print_rows
 from harness.observe.step_details import money
 from harness.observe.usage_report import GroupBy, totals
 from harness.records.stores import redis_records
@@ -18,7 +17,7 @@ from harness.runtime import get_runtime
 def usage(
     days: Annotated[int, typer.Option(help="How many UTC days back, today included.")] = 7,
     by: Annotated[str, typer.Option(help="Group by day, session or model.")] = "day",
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Tokens and cost per day (or --by session / model). Cost is "unknown" when a model has
     no price (add one with MODEL_PRICES)."""
@@ -30,7 +29,7 @@ def usage(
     rows = redis_records(rt).usage.rows(today - timedelta(days=max(days, 1) - 1), today)
     result = totals(rows, group)
     if as_json:
-        typer.echo(json.dumps([t.model_dump(mode="json") for t in result], indent=2))
+        emit_json(result)
         return
     table = [
         [

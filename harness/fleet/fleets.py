@@ -27,13 +27,15 @@ process from another fleet's on the same port."""
 
 class FleetRecord(BaseModel):
     """One running `harness up`: its workspace and state folder (absolute), the Redis URL its
-    processes use, the supervisor's pid and the web port."""
+    processes use, the supervisor's pid and the web port, and the folder it runs in (whose
+    `.env` its processes read; empty in records written before it was recorded)."""
 
     workspace: str
     state_dir: str
     redis_url: str
     pid: int
     port: int
+    folder: str = ""
 
 
 def fleets_dir() -> Path:

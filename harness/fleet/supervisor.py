@@ -40,6 +40,8 @@ from harness.errors import ConfigurationError
 from harness.fleet import fleets
 from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.fleet.process_manager import ProcessManager
+from harness.runtime.banner import QUIET_ENV
+from harness.runtime.connection import resolve_redis_url
 from harness.settings import Settings
 from harness.state_dir import (
     migrate_legacy_redis,
@@ -88,6 +90,8 @@ def run_fleet(
     processes: dict[str, str] | None = None,
     *,
     output: TextIO | None = None,
+    embedded_redis: bool = True,
+    quiet: bool = False,
 ) -> int:
     """Run `processes` (default: `default_processes()`) until one exits or a signal arrives.
 
@@ -101,7 +105,10 @@ def run_fleet(
     running, a fleet record (`harness.fleet.fleets`) names this workspace's Redis and web port.
     Output goes to `output` (default stdout), each line prefixed by its process name; no line
     carries the Redis password. When stdout breaks (its reader exited), the fleet stops and
-    stdout is pointed at /dev/null.
+    stdout is pointed at /dev/null. Without `embedded_redis` (`harness up --only` without
+    `redis`) no Redis is started: the processes use the one a running fleet of this workspace
+    published (`resolve_redis_url`; `ConfigurationError` when there is none) and no fleet
+    record is written. `quiet` hides the Celery banners of the workers (`QUIET_ENV`).
     Returns the exit code of the first process to stop (128 + signal number when killed by a
     signal; 130/143 after Ctrl-C/SIGTERM; 141 when the output broke; 1 when the embedded
     Redis died). On return no process it started runs. Must run in the main thread (it
@@ -134,11 +141,18 @@ def run_fleet(
         manager = ProcessManager(printer)
         fleet_id = secrets.token_hex(8)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", fleets.FLEET_ID_ENV: fleet_id}
+        if quiet:
+            env[QUIET_ENV] = "1"
         state = state_dir(settings)
+        borrowed = False
         if settings.redis_sentinels.strip():
             env["REDIS_URL"] = ""  # the processes find the master through Sentinel
         elif settings.redis_url:
             env["REDIS_URL"] = settings.redis_url
+        elif not embedded_redis:
+            env["REDIS_URL"] = resolve_redis_url(settings)
+            borrowed = True
+            manager.announce(f"using the running fleet's Redis on {redact_url(env['REDIS_URL'])}")
         else:
             migrate_legacy_redis(workspace, state)
             embedded = EmbeddedRedis(
@@ -151,21 +165,23 @@ def run_fleet(
             manager.announce(
                 f"embedded Redis on {redact_url(embedded.url)}, data in {embedded.data_dir}"
             )
-        fleets.publish(
-            fleets.FleetRecord(
-                workspace=str(workspace),
-                state_dir=str(state),
-                redis_url=env["REDIS_URL"],
-                pid=os.getpid(),
-                port=settings.port,
+        if not borrowed:  # the fleet that owns the Redis keeps the workspace's record
+            fleets.publish(
+                fleets.FleetRecord(
+                    workspace=str(workspace),
+                    state_dir=str(state),
+                    redis_url=env["REDIS_URL"],
+                    pid=os.getpid(),
+                    port=settings.port,
+                    folder=str(Path.cwd().resolve()),
+                )
             )
-        )
         for name, command in processes.items():
             manager.add(name, command, env)
         watcher = threading.Thread(
             target=_watch,
             args=(manager, embedded, settings.port if "web" in processes else None, fleet_id),
-            kwargs={"stop": stop_watching},
+            kwargs={"stop": stop_watching, "api_key": settings.harness_api_key is not None},
             name="fleet-watch",
             daemon=True,
         )
@@ -231,9 +247,11 @@ def _watch(
     fleet_id: str,
     *,
     stop: threading.Event,
+    api_key: bool,
 ) -> None:
-    """Until `stop`: say once when our web process answers `/readyz` on `port` with 200, and
-    stop the fleet when the embedded Redis dies (nothing can work without it)."""
+    """Until `stop`: say once when our web process answers `/readyz` on `port` with 200
+    (`ready_line`), and stop the fleet when the embedded Redis dies (nothing can work
+    without it)."""
     ready = port is None
     while not stop.wait(_WATCH_INTERVAL_S):
         if embedded is not None and not embedded.running():
@@ -242,7 +260,19 @@ def _watch(
             return
         if not ready and _ready(port, fleet_id):
             ready = True
-            manager.announce(f"ready: chat with `harness chat`, or POST /api/chat on port {port}")
+            manager.announce(ready_line(port, api_key=api_key))
+
+
+def ready_line(port: int | None, *, api_key: bool) -> str:
+    """The line saying the fleet can take messages: `harness chat` always; `POST /api/chat`
+    only with an `api_key` (HARNESS_API_KEY), since without one it answers 503, so then how
+    to turn it on."""
+    if api_key:
+        return f"ready: chat with `harness chat`, or POST /api/chat on port {port}"
+    return (
+        f"ready: chat with `harness chat` (POST /api/chat on port {port} needs "
+        "HARNESS_API_KEY in .env, then a restart)"
+    )
 
 
 def _ready(port: int | None, fleet_id: str) -> bool:

@@ -1,10 +1,10 @@
 """What a person sees of one step beyond its timing: previews, error, tokens and cost.
 
-Reads the fields `Step.run` writes to a journal entry (`i` input preview, `e` error, `u`
-usage) and previews the step's value (`v`) as its output. Every text is redacted again here,
-when it is shown, though the recording process redacted the previews and the error too: an
-old record, or one written by a process that did not know a secret, shows no more. Cost comes
-from the price table now, so an unpriced model shows None ("unknown").
+Reads the fields `Step.run` writes to a journal entry (`i` input preview, `e` error, `tb`
+its traceback, `u` usage) and previews the step's value (`v`) as its output. Every text is
+redacted again here, when it is shown, though the recording process redacted the previews and
+the error too: an old record, or one written by a process that did not know a secret, shows
+no more. Cost comes from the price table now, so an unpriced model shows None ("unknown").
 """
 
 from __future__ import annotations
@@ -32,12 +32,14 @@ class ModelUsage(BaseModel, frozen=True):
 
 
 class StepDetail(BaseModel, frozen=True):
-    """A step's bounded input and output previews, its error and, for model steps, usage."""
+    """A step's bounded input and output previews, its error with its traceback (recorded
+    since the traceback was kept; "" before) and, for model steps, usage."""
 
     key: str
     input: str = ""
     output: str = ""
     error: str = ""
+    traceback: str = ""
     usage: ModelUsage | None = None
 
 
@@ -62,6 +64,7 @@ def step_detail(key: str, entry: Mapping[str, Any]) -> StepDetail:
         input=redact(str(entry.get("i", ""))),
         output=redact(output_preview(entry)),
         error=redact(str(entry.get("e", ""))),
+        traceback=redact(str(entry.get("tb", ""))),
         usage=model_usage(raw_usage) if isinstance(raw_usage, Mapping) else None,
     )
 

@@ -88,6 +88,10 @@ class ApprovalStore(Protocol):
         """The id of the session's latest request if it is still pending, else None."""
         ...
 
+    def approvers(self, approval_id: str) -> list[str] | None:
+        """Who may answer the request (empty: whoever reaches it), or None when no record."""
+        ...
+
     def decide(
         self, approval_id: str, decision: str, subject: str, label: str, *, allowed: bool = False
     ) -> Claim:
@@ -201,6 +205,12 @@ class RedisApprovalStore:
         state = redis.hget(self._record(approval_id), "state")
         state = state.decode() if isinstance(state, bytes) else state
         return approval_id if state == "pending" else None
+
+    @on_bus("read who may answer an approval request")
+    def approvers(self, approval_id: str) -> list[str] | None:
+        """See `ApprovalStore.approvers`."""
+        raw = self._runtime.redis.hget(self._record(approval_id), "approvers")
+        return None if raw is None else [str(a) for a in json.loads(raw)]
 
     @on_bus("answer an approval request")
     def decide(
@@ -354,6 +364,11 @@ class MemoryApprovalStore:
         approval_id = self._pending.get(session_key)
         request = self._requests.get(approval_id or "")
         return approval_id if request is not None and request.state == "pending" else None
+
+    def approvers(self, approval_id: str) -> list[str] | None:
+        """See `ApprovalStore.approvers`."""
+        request = self._requests.get(approval_id)
+        return None if request is None else list(request.approvers)
 
     def decide(
         self, approval_id: str, decision: str, subject: str, label: str, *, allowed: bool = False

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from harness.credentials import register_url_password
-from harness.errors import ConfigurationError
+from harness.errors import ConfigurationError, NoFleetFoundError
 from harness.fleet import fleets
 from harness.fleet.embedded_redis import OWNER_NAME
 from harness.runtime.settings import EngineSettings
@@ -27,7 +27,8 @@ def resolve_redis_url(settings: EngineSettings) -> str:
 
     Its password is registered for redaction in this process (the settings registered
     REDIS_URL's; one read from the state folder or a fleet record is registered here).
-    Raises `ConfigurationError` with a one-line message saying where it looked.
+    Raises `ConfigurationError` with a one-line message saying where it looked
+    (`NoFleetFoundError` when no fleet runs at all).
     """
     url = _find_redis_url(settings)
     register_url_password(url)
@@ -55,7 +56,8 @@ def _find_redis_url(settings: EngineSettings) -> str:
     else:
         choice = f"{len(others)} other fleet(s) running: " if others else "no fleet running: "
         hint = "start one with `harness up`, pass --workspace PATH, or set REDIS_URL"
-    raise ConfigurationError(
+    error = ConfigurationError if len(others) > 1 and not explicit else NoFleetFoundError
+    raise error(
         f"no Redis found: REDIS_URL is unset, no embedded Redis for workspace {workspace} "
         f"(looked in {redis_url_file(state)} and {fleets.fleets_dir()}); {choice}{hint}"
     )

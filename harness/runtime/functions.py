@@ -67,15 +67,34 @@ def event(name: str, if_: str | None = None) -> EventTrigger:
 
 def cron(expression: str, tz: str = "UTC") -> CronTrigger:
     """A cron trigger. Raises `InvalidFunctionError` for a bad expression or time zone."""
+    check_cron_expression(expression)
+    try:
+        check_time_zone(tz)
+    except InvalidFunctionError as exc:
+        raise InvalidFunctionError(f"{exc} for cron {expression!r}") from exc
+    return CronTrigger(expression=expression, tz=tz)
+
+
+def check_cron_expression(expression: str) -> str:
+    """`expression` when the scheduler can parse it (five fields), else `InvalidFunctionError`
+    (a `ValueError`, so settings validators may call it)."""
     if not croniter.is_valid(expression):
         raise InvalidFunctionError(
             f"invalid cron expression {expression!r}: use five fields, e.g. '0 9 * * *'"
         )
+    return expression
+
+
+def check_time_zone(tz: str) -> str:
+    """`tz` when it names an IANA time zone this machine knows, else `InvalidFunctionError`
+    (a `ValueError`)."""
     try:
         zoneinfo.ZoneInfo(tz)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
-        raise InvalidFunctionError(f"unknown time zone {tz!r} for cron {expression!r}") from exc
-    return CronTrigger(expression=expression, tz=tz)
+        raise InvalidFunctionError(
+            f"unknown time zone {tz!r}: use an IANA name, e.g. Europe/Paris"
+        ) from exc
+    return tz
 
 
 class Singleton(BaseModel, frozen=True):

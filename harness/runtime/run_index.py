@@ -14,6 +14,7 @@ from typing import get_args
 
 import redis
 
+from harness.runtime import scripts
 from harness.runtime.bus_errors import on_bus
 from harness.runtime.keys import Keys
 from harness.runtime.ledger import RunRecord, RunStatus
@@ -29,6 +30,7 @@ class RunIndex:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.redis = client
         self.keys = keys
+        self._step_tries = scripts.load(client, "step_tries")
 
     @on_bus("count runs")
     def sizes(self, index_keys: Sequence[str]) -> list[int]:
@@ -58,6 +60,15 @@ class RunIndex:
                     RunRecord.from_hash(run_id, {str(k): str(v) for k, v in fields.items()})
                 )
         return found
+
+    @on_bus("read step attempts")
+    def step_tries(self, run_ids: Sequence[str]) -> list[int]:
+        """For each of `run_ids`, the most tries one of its steps took (0 when none is
+        recorded), in one round trip that reads no step's value."""
+        if not run_ids:
+            return []
+        keys = [self.keys.journal(run_id) for run_id in run_ids]
+        return [int(n) for n in self._step_tries(keys=keys, args=[])]
 
     def _index_keys(self) -> Iterator[str]:
         yield self.keys.runs

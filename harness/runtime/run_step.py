@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar, cast
 
@@ -25,6 +26,8 @@ from harness.runtime.step_observers import CommittedStep, notify
 
 T = TypeVar("T")
 _MAX_ERROR_CHARS = 2000
+MAX_TRACEBACK_CHARS = 8000
+"""The most of a failure's traceback a journal entry keeps (its last lines: where it raised)."""
 
 
 class RunSteps:
@@ -231,6 +234,7 @@ class RunSteps:
         record = {
             "k": "run",
             "e": text,
+            "tb": traceback_text(exc),
             "n": failures,
             "f": first_failed,
             "s": started_ms,
@@ -248,6 +252,20 @@ class RunSteps:
 
 def _error_text(exc: BaseException) -> str:
     return redact(f"{type(exc).__name__}: {exc}")[:_MAX_ERROR_CHARS]
+
+
+def traceback_text(exc: BaseException) -> str:
+    """`exc`'s formatted traceback, redacted, at most `MAX_TRACEBACK_CHARS` (the end kept: the
+    frame that raised matters most). Stored with a step's failure (`tb`) for the dashboard.
+    Never raises."""
+    try:
+        text = "".join(traceback.format_exception(exc))
+    except Exception:  # a broken __str__ must not hide the failure itself
+        text = f"{type(exc).__name__} (its traceback could not be formatted)"
+    text = redact(text)
+    if len(text) > MAX_TRACEBACK_CHARS:
+        text = "...\n" + text[-(MAX_TRACEBACK_CHARS - 4) :]
+    return text
 
 
 def _keyed(key: str, fn: Callable[..., T], args: tuple[Any, ...]) -> T:

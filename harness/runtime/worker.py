@@ -19,6 +19,7 @@ from celery.signals import worker_init, worker_shutdown
 from harness.errors import ConfigurationError, HarnessError
 from harness.fleet.heap import freeze_startup_heap
 from harness.runtime.assembly import get_runtime
+from harness.runtime.banner import celery_argv
 from harness.runtime.celery_app import app
 from harness.runtime.presence import Heartbeat
 from harness.runtime.scheduler import run_scheduler
@@ -133,15 +134,17 @@ def _consumed_queues(worker: Any) -> tuple[str, ...]:
 
 def _consume(settings: EngineSettings, concurrency: int, queues: list[str]) -> None:
     app.worker_main(
-        [
-            "worker",
-            f"--concurrency={concurrency}",
-            f"--queues={','.join(queues)}",
-            f"--loglevel={settings.log_level}",
-            f"--hostname=harness-{os.getpid()}@%h",
-            "--without-gossip",
-            "--without-mingle",
-        ]
+        celery_argv(
+            [
+                "worker",
+                f"--concurrency={concurrency}",
+                f"--queues={','.join(queues)}",
+                f"--loglevel={settings.log_level}",
+                f"--hostname=harness-{os.getpid()}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ]
+        )
     )
 
 

@@ -12,10 +12,15 @@ Memory and knowledge files are listed and read through `harness.workspace_files`
 anywhere below the root is refused (left out of the listing, or dropped from the index when
 reading it fails) and never followed. Transcripts live in the state folder, which only the
 fleet writes; they are still opened without following a link.
+
+Besides listing all its files, a corpus says which folders hold them (`folders`, for a
+watcher) and whether one path is its (`covers`), so a changed path can be stamped alone
+(`Corpus.stamp`) without listing the rest.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import stat
@@ -41,27 +46,70 @@ MAX_DEPTH = 8  # folders below knowledge/ that are searched
 
 
 @dataclass(frozen=True)
+class Folder:
+    """A folder holding a corpus's files, relative to its root ("" is the root itself);
+    `recursive` when files in its sub-folders are the corpus's too."""
+
+    path: str
+    recursive: bool = False
+
+
+@dataclass(frozen=True)
 class Corpus:
     """A set of files indexed under `key`: how to list them (path -> stamp), read one and
-    cut it into passages. `kind` is what a hit's source starts with."""
+    cut it into passages. `kind` is what a hit's source starts with. Paths are relative to
+    `root`; every file lies in one of `folders`, and `covers(path)` is True exactly for the
+    paths `listing` would hold if they were regular files."""
 
     kind: Kind
     key: str
+    root: Path
+    folders: tuple[Folder, ...]
+    covers: Callable[[str], bool]
     listing: Callable[[], dict[str, Stamp]]
     read: Callable[[str], bytes]
     parse: Callable[[str, bytes], list[Passage]]
 
+    def stamp(self, path: str) -> Stamp | None:
+        """The stamp of the corpus's file `path` (one `lstat`, no link followed), or None
+        when it is not the corpus's, is gone, or is not a regular file."""
+        if not self.covers(path):
+            return None
+        try:
+            info = lstat(self.root, path)
+        except OSError:
+            return None
+        if info is None or not stat.S_ISREG(info.st_mode):
+            return None
+        return Stamp(info.st_mtime_ns, info.st_size)
+
 
 def memory_corpus(root: Path) -> Corpus:
     """The memory files of the memory root `root`."""
+    folders = (MEMORY_DIR, f"{MEMORY_DIR}/{HISTORY_DIR}")
 
     def listing() -> dict[str, Stamp]:
         found = _stamps(root, [MEMORY_FILE])
-        for folder in (MEMORY_DIR, f"{MEMORY_DIR}/{HISTORY_DIR}"):
+        for folder in folders:
             found |= {p: st for p, st in _scan(root, folder)[0].items() if p.endswith(".md")}
         return found
 
-    return Corpus("memory", f"memory:{root}", listing, lambda p: read_bytes(root, p), passages)
+    def covers(path: str) -> bool:
+        folder, _, name = path.rpartition("/")
+        if not folder:
+            return name == MEMORY_FILE
+        return folder in folders and name.endswith(".md") and not name.startswith(".")
+
+    return Corpus(
+        "memory",
+        f"memory:{root}",
+        root,
+        (Folder(""), *(Folder(f) for f in folders)),
+        covers,
+        listing,
+        lambda p: read_bytes(root, p),
+        passages,
+    )
 
 
 def knowledge_corpus(workspace: Path) -> Corpus:
@@ -71,9 +119,19 @@ def knowledge_corpus(workspace: Path) -> Corpus:
     def listing() -> dict[str, Stamp]:
         return _documents(workspace, KNOWLEDGE_DIR, 0)
 
+    def covers(path: str) -> bool:
+        parts = path.split("/")
+        if len(parts) < 2 or parts[0] != KNOWLEDGE_DIR or len(parts) - 2 > MAX_DEPTH:
+            return False
+        hidden = any(not part or part.startswith(".") for part in parts[1:])
+        return not hidden and searchable(path)
+
     return Corpus(
         "knowledge",
         f"knowledge:{workspace}",
+        workspace,
+        (Folder(KNOWLEDGE_DIR, recursive=True),),
+        covers,
         listing,
         lambda p: read_bytes(workspace, p),
         passages,
@@ -84,6 +142,12 @@ def chat_corpus(transcript: Path) -> Corpus:
     """The transcript file `transcript` and its archived versions (`archive/<stem>-*.jsonl`
     beside it), paths relative to its folder."""
     folder = transcript.parent
+    archived = f"{ARCHIVE_DIR}/{transcript.stem}-*.jsonl"
+
+    def covers(path: str) -> bool:
+        if path == transcript.name:
+            return True
+        return path.count("/") == 1 and fnmatch.fnmatchcase(path, archived)
 
     def listing() -> dict[str, Stamp]:
         names = [transcript.name]
@@ -109,7 +173,16 @@ def chat_corpus(transcript: Path) -> Corpus:
         with os.fdopen(fd, "rb") as handle:
             return handle.read()
 
-    return Corpus("chat", f"chat:{transcript}", listing, read, transcript_passages)
+    return Corpus(
+        "chat",
+        f"chat:{transcript}",
+        folder,
+        (Folder(""), Folder(ARCHIVE_DIR)),
+        covers,
+        listing,
+        read,
+        transcript_passages,
+    )
 
 
 def transcript_passages(_name: str, data: bytes) -> list[Passage]:

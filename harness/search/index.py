@@ -5,13 +5,16 @@ Files are grouped under a key (a memory root, a chat's transcripts, the knowledg
     files(id, key, path, mtime_ns, size, sha256)   one row per indexed file
     passages(id, file_id, position)                one row per passage of a file
     fts(body)                                      FTS5, rowid = passages.id, porter stemming
+    meta(name, value)                              `generation`: times the index was cleared
 
 `sync` brings one key up to date with a listing of its files: a file whose size and mtime are
 unchanged is not read; one whose bytes hash the same is only re-stamped; a changed one has its
-passages replaced; one no longer listed is dropped. So a query can afford to sync the keys it
-searches first, and only what changed costs anything. Each sync is one transaction: a reader
-sees a key before or after it, never half of it. Several processes may share the file
-(SQLite's locking, a busy timeout); within one the connection is guarded by a lock.
+passages replaced; one no longer listed is dropped. `sync_paths` does the same for a few
+paths only (those a watcher saw change), leaving the key's other files alone. `checks` counts
+both, so a test can see what a query's freshness check cost without timing it. Each sync is
+one transaction: a reader sees a key before or after it, never half of it. Several processes
+may share the file (SQLite's locking, a busy timeout); within one the connection is guarded
+by a lock.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ CREATE TABLE IF NOT EXISTS passages (
     id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, position TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS passages_file ON passages (file_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5 (body, tokenize = 'porter unicode61');
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Words too common to rank by: with OR between the words, they would only add noise and time.
@@ -57,13 +61,26 @@ class Stamp:
 @dataclass(frozen=True)
 class Hit:
     """One ranked passage: the file's `key` and `path`, where in it, a snippet with the
-    matched words in [brackets], and its BM25 score (lower is better, as SQLite gives it)."""
+    matched words in [brackets], its BM25 score (lower is better, as SQLite gives it) and
+    the passage's row id (what `harness.search.vectors` keys a passage's vector by)."""
 
     key: str
     path: str
     position: str
     snippet: str
     score: float
+    passage: int = 0
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What the syncs of one `SearchIndex` have looked at so far: full syncs (a listing of
+    every file of a key), path syncs (a few paths), and the file stamps they compared (each
+    one an `lstat` by whoever listed or stamped them)."""
+
+    full_syncs: int = 0
+    path_syncs: int = 0
+    stamps: int = 0
 
 
 @dataclass(frozen=True)
@@ -91,6 +108,7 @@ class SearchIndex:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
+        self._checks = Checks()
         # Autocommit, and each change in an explicit `BEGIN IMMEDIATE`: two processes syncing
         # the same key then take turns, the second seeing what the first wrote.
         self._db = sqlite3.connect(
@@ -106,6 +124,12 @@ class SearchIndex:
         with self._lock:
             self._db.close()
 
+    @property
+    def checks(self) -> Checks:
+        """What the syncs have looked at since this index was opened."""
+        with self._lock:
+            return self._checks
+
     def sync(
         self,
         key: str,
@@ -116,8 +140,8 @@ class SearchIndex:
         """Make `key`'s files those of `listing` (path -> stamp). `read(path)` gives a file's
         bytes, `parse(path, data)` its passages; a file `read` fails on (`OSError`: gone, or
         refused as a link) is dropped. One transaction."""
-        indexed: list[str] = []
         with self._lock, self._writing():
+            self._count(full=1, stamps=len(listing))
             known = {
                 row[0]: (row[1], Stamp(row[2], row[3]), row[4])
                 for row in self._db.execute(
@@ -125,24 +149,61 @@ class SearchIndex:
                 )
             }
             gone = [p for p in known if p not in listing]
-            for path, stamp in listing.items():
-                old = known.get(path)
-                if old is not None and old[1] == stamp:
-                    continue
-                try:
-                    data = read(path)
-                except OSError:
-                    gone += [path] if old is not None else []
-                    continue
-                digest = hashlib.sha256(data).hexdigest()
-                if old is not None and old[2] == digest:
-                    self._stamp(old[0], stamp)
-                    continue
-                self._replace(key, path, stamp, digest, parse(path, data), old and old[0])
-                indexed.append(path)
-            for path in gone:
-                self._drop(known[path][0])
-        return Synced(tuple(indexed), tuple(gone))
+            return self._update(key, known, listing, gone, read, parse)
+
+    def sync_paths(
+        self,
+        key: str,
+        stamps: Mapping[str, Stamp | None],
+        read: Callable[[str], bytes],
+        parse: Callable[[str, bytes], list[Passage]],
+    ) -> Synced:
+        """Bring only `stamps`' paths of `key` up to date: a path with a stamp as `sync`
+        would, a path stamped None (gone, or not the key's) dropped; other files untouched.
+        One transaction."""
+        with self._lock, self._writing():
+            self._count(paths=1, stamps=len(stamps))
+            known: dict[str, tuple[int, Stamp, str]] = {}
+            for path in stamps:
+                row = self._db.execute(
+                    "SELECT id, mtime_ns, size, sha256 FROM files WHERE key = ? AND path = ?",
+                    (key, path),
+                ).fetchone()
+                if row is not None:
+                    known[path] = (row[0], Stamp(row[1], row[2]), row[3])
+            present = {p: s for p, s in stamps.items() if s is not None}
+            gone = [p for p, s in stamps.items() if s is None and p in known]
+            return self._update(key, known, present, gone, read, parse)
+
+    def _update(
+        self,
+        key: str,
+        known: Mapping[str, tuple[int, Stamp, str]],
+        listing: Mapping[str, Stamp],
+        gone: list[str],
+        read: Callable[[str], bytes],
+        parse: Callable[[str, bytes], list[Passage]],
+    ) -> Synced:
+        indexed: list[str] = []
+        dropped = list(gone)
+        for path, stamp in listing.items():
+            old = known.get(path)
+            if old is not None and old[1] == stamp:
+                continue
+            try:
+                data = read(path)
+            except OSError:
+                dropped += [path] if old is not None else []
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            if old is not None and old[2] == digest:
+                self._stamp(old[0], stamp)
+                continue
+            self._replace(key, path, stamp, digest, parse(path, data), old and old[0])
+            indexed.append(path)
+        for path in dropped:
+            self._drop(known[path][0])
+        return Synced(tuple(indexed), tuple(dropped))
 
     def query(self, text: str, keys: Sequence[str], limit: int = 10) -> list[Hit]:
         """The `limit` best passages for free `text` among the files of `keys`, best first;
@@ -153,7 +214,7 @@ class SearchIndex:
         marks = ",".join("?" * len(keys))
         sql = (
             "SELECT f.key, f.path, p.position,"
-            f" snippet(fts, 0, '[', ']', '…', {SNIPPET_TOKENS}), bm25(fts) AS score"
+            f" snippet(fts, 0, '[', ']', '…', {SNIPPET_TOKENS}), bm25(fts) AS score, p.id"
             " FROM fts JOIN passages p ON p.id = fts.rowid JOIN files f ON f.id = p.file_id"
             f" WHERE fts MATCH ? AND f.key IN ({marks}) ORDER BY score LIMIT ?"
         )
@@ -169,12 +230,28 @@ class SearchIndex:
             ).fetchall()
         return {row[0]: Stamp(row[1], row[2]) for row in rows}
 
+    def generation(self) -> int:
+        """How many times the index was `clear`ed, by any process: a process that remembers
+        what it synced knows to list everything again when this moves."""
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
+        return int(row[0]) if row is not None else 0
+
     def clear(self) -> None:
-        """Forget every file (the next sync of each key reads them all again)."""
+        """Forget every file (the next sync of each key reads them all again) and move
+        `generation` on."""
         with self._lock, self._writing():
+            self._db.execute(
+                "INSERT INTO meta (name, value) VALUES ('generation', 1)"
+                " ON CONFLICT (name) DO UPDATE SET value = value + 1"
+            )
             self._db.execute("DELETE FROM fts")
             self._db.execute("DELETE FROM passages")
             self._db.execute("DELETE FROM files")
+
+    def _count(self, full: int = 0, paths: int = 0, stamps: int = 0) -> None:
+        old = self._checks
+        self._checks = Checks(old.full_syncs + full, old.path_syncs + paths, old.stamps + stamps)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:

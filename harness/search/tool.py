@@ -5,8 +5,11 @@ The file tools cannot see a per-chat or per-person memory (it lives in the state
 `grep` is no way to recall it; this tool searches exactly what the conversation may see
 (`harness.search.corpora`): the memory root in `ctx.extras["memory_root"]` (the workspace
 without one), the transcript in `ctx.transcript`, and `knowledge/`. Before each query the
-corpora searched are brought up to date (`SearchIndex.sync`: a stat per file, reading only
-what changed). The index is opened on first use, so building a tool registry creates nothing.
+corpora searched are brought up to date (`harness.search.freshness`: only the files a
+watcher or this process's own writes marked changed, and every file once per `rescan`
+seconds). The index and the watcher start on first use, so building a tool registry starts
+nothing. With an embedder (`EMBEDDINGS_PROVIDER`), ranking is hybrid (`harness.search.hybrid`);
+when its endpoint fails the result says it was ranked by keywords only.
 
 Results from `knowledge/` are outside content: the call is wrapped and taints the turn
 (`harness.agent.untrusted.source_of`) unless it searched only memory or the chat.
@@ -27,6 +30,9 @@ from harness.search.corpora import (
     knowledge_corpus,
     memory_corpus,
 )
+from harness.search.embeddings import Embedder
+from harness.search.freshness import DEFAULT_RESCAN_S, Freshness, shared_freshness
+from harness.search.hybrid import Ranker
 from harness.search.index import Hit, SearchIndex
 from harness.tools.base import Tool, ToolContext, ToolParams
 
@@ -53,7 +59,8 @@ class SearchTool(Tool[SearchParams]):
     """Return the best passages for `query`, one block each: rank, source, position and a
     snippet with the matched words in [brackets]; a line saying so when nothing matched.
 
-    Searches the index at `index_path` (created on first call). Never reads a link."""
+    Searches the index at `index_path` (created on first call), kept fresh by `freshness`
+    (default: this process's, `shared_freshness(rescan)`). Never reads a link."""
 
     name = "search"
     description = (
@@ -66,9 +73,19 @@ class SearchTool(Tool[SearchParams]):
     timeout = 120.0
     outside_content = True
 
-    def __init__(self, index_path: Path) -> None:
+    def __init__(
+        self,
+        index_path: Path,
+        embedder: Embedder | None = None,
+        rescan: float = DEFAULT_RESCAN_S,
+        freshness: Freshness | None = None,
+    ) -> None:
         self.index_path = index_path
+        self.embedder = embedder
+        self.rescan = rescan
+        self._freshness = freshness
         self._index: SearchIndex | None = None
+        self._ranker: Ranker | None = None
         self._opening = threading.Lock()
 
     def index(self) -> SearchIndex:
@@ -78,18 +95,33 @@ class SearchTool(Tool[SearchParams]):
                 self._index = SearchIndex(self.index_path)
             return self._index
 
+    def ranker(self) -> Ranker:
+        """The ranker over the index, made on first use."""
+        index = self.index()
+        with self._opening:
+            if self._ranker is None:
+                self._ranker = Ranker(index, self.embedder)
+            return self._ranker
+
+    def freshness(self) -> Freshness:
+        """What decides which files to sync before a query: the one given, else this
+        process's (its watcher started at the first query)."""
+        return self._freshness or shared_freshness(self.rescan)
+
     def run(self, params: SearchParams, ctx: ToolContext) -> str:
         """Search; see the class docstring."""
-        index = self.index()
+        index, freshness = self.index(), self.freshness()
         chosen = [c for c in visible_corpora(ctx) if params.within in ("all", c.kind)]
         for corpus in chosen:
-            index.sync(corpus.key, corpus.listing(), corpus.read, corpus.parse)
+            freshness.bring_up_to_date(index, corpus)
         kinds = {c.key: c.kind for c in chosen}
-        hits = index.query(params.query, list(kinds), params.limit)
-        if not hits:
-            return f"nothing found for {params.query!r} in {params.within}"
+        ranked = self.ranker().rank(params.query, list(kinds), params.limit)
+        note = [ranked.note] if ranked.note else []
+        if not ranked.hits:
+            return "\n".join([f"nothing found for {params.query!r} in {params.within}", *note])
         return "\n\n".join(
-            f"{n}. {describe(kinds[h.key], h)}\n{h.snippet}" for n, h in enumerate(hits, 1)
+            [f"{n}. {describe(kinds[h.key], h)}\n{h.snippet}" for n, h in enumerate(ranked.hits, 1)]
+            + note
         )
 
 

@@ -32,6 +32,7 @@ from celery.signals import worker_ready
 from harness.composition import use_fleet
 from harness.observe.json_logs import configure_logging
 from harness.runtime import Function, FunctionSpec, Runtime, get_runtime
+from harness.runtime.banner import celery_argv
 from harness.runtime.celery_app import app
 from harness.runtime.function_sources import (
     FILE_SOURCE,
@@ -200,16 +201,18 @@ def main() -> int:
     worker_ready.connect(_on_ready(runtime, loaded), weak=False)
     try:
         app.worker_main(
-            [
-                "worker",
-                f"--concurrency={settings.sidecar_concurrency}",
-                f"--queues={settings.sidecar_queue}",
-                f"--loglevel={settings.log_level}",
-                f"--hostname=sidecar-{os.getpid()}@%h",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-            ]
+            celery_argv(
+                [
+                    "worker",
+                    f"--concurrency={settings.sidecar_concurrency}",
+                    f"--queues={settings.sidecar_queue}",
+                    f"--loglevel={settings.log_level}",
+                    f"--hostname=sidecar-{os.getpid()}@%h",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                ]
+            )
         )
     finally:
         heartbeat.stop()

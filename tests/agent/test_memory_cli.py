@@ -82,7 +82,7 @@ def test_history_show_and_restore(cli: AgentRig) -> None:
 
 def test_show_of_an_unknown_version_fails_with_a_message(cli: AgentRig) -> None:
     result = CliRunner().invoke(memory_app, ["show", "7"])
-    assert result.exit_code == 1
+    assert result.exit_code == 4  # exit_codes.NOT_FOUND
     assert "no version 7" in result.output
 
 

@@ -4,6 +4,7 @@ person writes next."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -144,6 +145,19 @@ def test_undelivered_reply_is_marked_in_harness_runs_and_redelivered_from_there(
     assert redelivered.exit_code == 0, redelivered.output
     assert [m["text"] for m in telegram_api.messages] == ["the answer"]
     assert _kept(bus) == []
+
+
+def test_undelivered_reply_redelivered_with_json_says_what_was_published(
+    bus: Runtime, clock: ManualClock, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a reply given up on, and Telegram back
+    give_up_while_telegram_is_down(bus, clock, telegram_api)
+    # When the operator redelivers it with --json
+    result = CliRunner().invoke(app, ["runs", "redeliver", SEND, "--json"])
+    # Then stdout is the run, the reply and the event published again (docs/cli.md)
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.stdout)
+    assert set(shown) == {"run_id", "reply_id", "event_id"} and shown["run_id"] == SEND, shown
 
 
 def _kept(bus: Runtime) -> list[UndeliveredReply]:

@@ -62,7 +62,7 @@ def test_knowledge_add_refuses_a_kind_search_cannot_read(tmp_path: Path, workspa
 
     result = CliRunner().invoke(app, ["knowledge", "add", str(doc)])
 
-    assert result.exit_code == 1 and "not a kind search reads" in result.output, result.output
+    assert result.exit_code == 2 and "not a kind search reads" in result.output, result.output
 
 
 def test_knowledge_list_and_reindex(tmp_path: Path, workspace: Path) -> None:

@@ -103,8 +103,8 @@ def test_runs_show_with_an_unknown_id_is_one_line(cli_runtime: Runtime) -> None:
     # Given no runs
     # When `runs show` is asked for one
     result = CliRunner().invoke(app, ["runs", "show", "rnope"])
-    # Then one line says there is none, exit 1
-    assert result.exit_code == 1
+    # Then one line says there is none, exit 4 (not found)
+    assert result.exit_code == 4
     assert result.output.strip().splitlines() == [
         "error: no run starts with 'rnope' (unknown, or older than the retention period)"
     ]
@@ -125,8 +125,8 @@ def test_runs_show_with_an_ambiguous_prefix_lists_the_candidates(
     ]
     # When `runs show r` is asked
     result = CliRunner().invoke(app, ["runs", "show", "r"])
-    # Then one line names both
-    assert result.exit_code == 1
+    # Then one line names both, exit 4 (no unique run found)
+    assert result.exit_code == 4
     lines = result.output.strip().splitlines()
     assert len(lines) == 1, lines
     assert all(run_id in lines[0] for run_id in ids), lines
@@ -146,8 +146,8 @@ def test_runs_commands_report_an_unreachable_redis_in_one_line(
         result = CliRunner().invoke(app, args)
     finally:
         set_runtime(None)
-    # Then it fails in one line, without a traceback or the password
-    assert result.exit_code == 1, result.output
+    # Then it fails in one line, without a traceback or the password, exit 3 (unreachable)
+    assert result.exit_code == 3, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: cannot reach Redis"), lines
     assert "redis-hunter2" not in result.output

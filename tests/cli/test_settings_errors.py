@@ -102,3 +102,32 @@ def test_cli_never_echoes_the_value_of_a_bad_secret(template_dir: Path) -> None:
     assert result.returncode == 2
     assert "TELEGRAM_WEBHOOK_SECRET" in result.stderr
     assert "hunter2" not in result.stderr
+
+
+SCHEDULE_VALUES = [
+    pytest.param(
+        'HEARTBEAT_CRON="*/30 * * * *"', 'HEARTBEAT_CRON="every day"', "HEARTBEAT_CRON", id="cron"
+    ),
+    pytest.param("AGENT_TIMEZONE=UTC", "AGENT_TIMEZONE=Mars/Base", "AGENT_TIMEZONE", id="zone"),
+]
+
+
+@pytest.mark.parametrize(("good", "bad", "variable"), SCHEDULE_VALUES)
+@pytest.mark.parametrize("command", [["doctor", "--offline"], ["up"]], ids=" ".join)
+def test_cli_refuses_a_cron_or_time_zone_the_scheduler_cannot_use_before_starting_anything(
+    template_dir: Path, good: str, bad: str, variable: str, command: list[str]
+) -> None:
+    # Given a cron expression or a time zone the worker could not use (issue 32: it died 15 s
+    # later with an error that did not name the variable)
+    text = TEMPLATE.read_text()
+    assert good in text, f"expected {good!r} in .env.example"
+    (template_dir / ".env").write_text(text.replace(good, bad))
+    # When `doctor --offline` or `up` runs
+    result = harness(template_dir, *command)
+    # Then it exits 2 with one line naming the variable, having started nothing
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {variable}:"), lines
+    assert bad.split("=", 1)[1].strip('"') in lines[0], lines
+    assert "started (pid" not in result.stdout, result.stdout
+    assert not (template_dir / ".harness").exists()

@@ -1,6 +1,8 @@
 """A scripted model server: a real HTTP server on 127.0.0.1 speaking the Anthropic Messages
 API (`POST /v1/messages`) and OpenAI Chat Completions (`POST /v1/chat/completions`), streaming
-and not, with the providers' error bodies.
+and not, with the providers' error bodies; also OpenAI's embeddings (`POST /v1/embeddings`,
+deterministic vectors from `embeddings_wire`, recorded with api "embeddings"; set
+`embeddings_status` to answer every one with that error) and transcriptions.
 
 A test scripts the replies (`server.script(Reply.answer("hi"), Reply.error(429))`), points a
 client at `server.url` (Anthropic) or `server.openai_url`, and reads `server.requests` to see
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakes.embeddings_wire import embeddings_reply
 from tests.fakes.model_wire import (
     anthropic_events,
     anthropic_json,
@@ -153,6 +156,8 @@ class ModelServer:
         self._stalled = 0
         self.rejections: list[str] = []
         self.transcript = "Remind me to buy milk on the way home."
+        self.synonyms: dict[str, str] = {}  # word -> word it embeds as
+        self.embeddings_status = 200
         self.unscripted = 0
         self.busy_seconds = 0.0
         self.stopping = threading.Event()
@@ -294,6 +299,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/v1/audio/transcriptions":
             self._transcribe(fake, raw)
             return
+        if self.path == "/v1/embeddings":
+            self._embed(fake, raw)
+            return
         if api is None:
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
@@ -353,6 +361,18 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         self._send_json(200, {"text": fake.transcript})
+
+    def _embed(self, fake: ModelServer, raw: bytes) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        body = json.loads(raw or b"null")
+        fake.record(RecordedRequest("embeddings", self.path, headers, raw, body))
+        if not _authorized("openai", headers, fake.api_key):
+            self._send_json(401, error_body("openai", 401, None, None, None))
+        elif fake.embeddings_status != 200:
+            status = fake.embeddings_status
+            self._send_json(status, error_body("openai", status, None, None, None))
+        else:
+            self._send_json(*embeddings_reply(body, fake.synonyms))
 
     def _send_error_reply(self, api: str, reply: Reply) -> None:
         headers = {}

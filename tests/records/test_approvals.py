@@ -165,3 +165,14 @@ def _given(approval_id: str, subject: str) -> ApprovalGiven:
         approval_id=approval_id, decision="approve", subject=subject, channel="telegram",
         destination=Destination(chat_id="1"),
     )  # fmt: skip
+
+
+def test_store_says_who_may_answer_a_request(stores: Stores) -> None:
+    # Given a request only Ana may answer, and one anyone at the owner's entry points may
+    store = stores.approvals
+    store.open("a1", [ANA], "chat-1", _waiting_run(stores))
+    store.open("a2", [], None, _waiting_run(stores, "run-2"))
+    # Then each says so, and an unknown request has no answer
+    assert store.approvers("a1") == [ANA]
+    assert store.approvers("a2") == []
+    assert store.approvers("nope") is None

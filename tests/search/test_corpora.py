@@ -8,9 +8,11 @@ from pathlib import Path
 
 from harness.agent.session import SessionLine, SessionStore
 from harness.llm.types import Message
+from harness.search.corpora import knowledge_corpus, memory_corpus
 from harness.search.tool import SearchParams, SearchTool
 from harness.tools.base import ToolContext
 from tests.pdf_files import write_pdf
+from tests.waiting import wait_until
 
 
 def _search(tool: SearchTool, ctx: ToolContext, query: str, within: str = "all") -> str:
@@ -106,10 +108,32 @@ def test_search_sees_a_document_changed_or_deleted_on_disk(tmp_path: Path) -> No
     (workspace / "knowledge" / "old.md").write_text("The budget is frozen.\n")
     tool = SearchTool(tmp_path / "state" / "index.sqlite")
     assert "plan.md" in _search(tool, ToolContext(workspace), "launch")
-    # When one is edited and the other deleted
+    # When another process edits one and deletes the other (plain writes: the watcher sees them)
     (workspace / "knowledge" / "plan.md").write_text("The launch moved to September.\n")
     (workspace / "knowledge" / "old.md").unlink()
+    wanted = {"knowledge/plan.md", "knowledge/old.md"}
+    key = f"knowledge:{workspace}"
+    wait_until(lambda: wanted <= tool.freshness().pending(key), "the watcher's events")
     # Then the next search finds the new text only, and nothing of the deleted one
     assert "September" in _search(tool, ToolContext(workspace), "launch")
     assert _search(tool, ToolContext(workspace), "march").startswith("nothing found")
     assert _search(tool, ToolContext(workspace), "budget frozen").startswith("nothing found")
+
+
+def test_corpus_stamps_one_path_only_when_it_is_the_corpus_s(tmp_path: Path) -> None:
+    # Given a workspace with a document, a memory note, a hidden file and a link
+    workspace = _workspace(tmp_path)
+    (workspace / "knowledge" / "a.md").write_text("one")
+    (workspace / "knowledge" / ".draft.md").write_text("two")
+    (workspace / "memory" / "2026-07-01.md").write_text("three")
+    (workspace / "knowledge" / "link.md").symlink_to(workspace / "knowledge" / "a.md")
+    knowledge, memory = knowledge_corpus(workspace), memory_corpus(workspace)
+    # When single paths are stamped
+    # Then exactly the paths the listing holds get a stamp
+    assert knowledge.stamp("knowledge/a.md") == knowledge.listing()["knowledge/a.md"]
+    assert knowledge.stamp("knowledge/.draft.md") is None
+    assert knowledge.stamp("knowledge/link.md") is None
+    assert knowledge.stamp("memory/2026-07-01.md") is None
+    assert memory.stamp("memory/2026-07-01.md") == memory.listing()["memory/2026-07-01.md"]
+    assert memory.stamp("knowledge/a.md") is None
+    assert set(knowledge.listing()) == {"knowledge/a.md"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.search.extract import passages
-from harness.search.index import SearchIndex, Stamp, match_expression
+from harness.search.index import Checks, SearchIndex, Stamp, Synced, match_expression
 
 
 class Files:
@@ -117,3 +117,45 @@ def test_match_expression_quotes_words_and_drops_common_ones() -> None:
     assert match_expression('What is "the" code of AND door?') == '"code" OR "door"'
     assert match_expression("the") == '"the"'
     assert match_expression("?!") == ""
+
+
+def test_index_sync_paths_touches_only_the_paths_it_is_given(tmp_path: Path) -> None:
+    # Given an index of three files, two of which then change and one is deleted
+    index = SearchIndex(tmp_path / "index.sqlite")
+    files = Files(a="the blue car", b="the green boat", c="the red kite")
+    files.sync(index)
+    files.read_paths.clear()
+    files.change("a", "the blue bicycle")
+    files.change("b", "the green canoe")
+    files.delete("c")
+    # When only a's and c's paths are synced (c stamped None: gone)
+    synced = index.sync_paths(
+        "k", {"a.md": files.stamps["a.md"], "c.md": None}, files.read, passages
+    )
+    # Then a is reindexed, c dropped, and b, not named, keeps its old text unread
+    assert synced == Synced(indexed=("a.md",), dropped=("c.md",)), synced
+    assert files.read_paths == ["a.md"]
+    assert [h.path for h in index.query("boat", ["k"])] == ["b.md"]
+    assert index.query("kite", ["k"]) == []
+
+
+def test_index_checks_count_full_and_path_syncs_and_the_stamps_compared(tmp_path: Path) -> None:
+    # Given an index of two files
+    index = SearchIndex(tmp_path / "index.sqlite")
+    files = Files(a="the blue car", b="the green boat")
+    # When it is synced whole once and by one path once
+    files.sync(index)
+    index.sync_paths("k", {"a.md": files.stamps["a.md"]}, files.read, passages)
+    # Then the counter says so
+    assert index.checks == Checks(full_syncs=1, path_syncs=1, stamps=3), index.checks
+
+
+def test_index_generation_moves_when_any_process_clears_it(tmp_path: Path) -> None:
+    # Given two connections to one index file
+    index = SearchIndex(tmp_path / "index.sqlite")
+    other = SearchIndex(tmp_path / "index.sqlite")
+    before = index.generation()
+    # When the other clears it
+    other.clear()
+    # Then this one sees the generation move
+    assert index.generation() == before + 1

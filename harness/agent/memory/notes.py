@@ -20,6 +20,7 @@ import os
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
+from harness.file_writes import wrote
 from harness.shared_lock import locked
 from harness.workspace_files import open_fd, read_optional_text
 
@@ -66,6 +67,7 @@ def append_note(workspace: Path, note: str, now: datetime) -> Path:
                 data = data[os.write(fd, data) :]
     finally:
         os.close(fd)
+    wrote(path)
     return path
 
 

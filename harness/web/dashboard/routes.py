@@ -1,5 +1,5 @@
 """The dashboard's routes: sign-in and out, run list, run page (live over SSE), usage,
-functions.
+functions; the conversation pages' routes (`conversation_routes`) are registered here.
 
 Pages are rendered on the server with Jinja2; `static/dashboard.js` (our own, no library)
 only swaps in the fragments the SSE streams send (the run list's rows, a run's steps,
@@ -12,60 +12,44 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import parse_qs, urlencode
 
 from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.responses import (
-    FileResponse,
-    HTMLResponse,
-    RedirectResponse,
-    Response,
-    StreamingResponse,
-)
-from jinja2 import Environment, FileSystemLoader, select_autoescape
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.concurrency import run_in_threadpool
 
-from harness.commands.runs import duration, local_time
 from harness.observe.run_filters import RunFilter
 from harness.runtime.durations import parse_duration
 from harness.web.auth import equal_secrets
 from harness.web.body import MAX_FORM_BYTES, read_body
-from harness.web.dashboard import gate, views
+from harness.web.dashboard import (
+    actions,
+    charts,
+    conversation_routes,
+    folding,
+    gate,
+    health_page,
+    render,
+    views,
+)
 from harness.web.dashboard.attempts import LoginAttempts
+from harness.web.dashboard.render import HERE, changes, fragment, page, require, stream, update
 from harness.web.deps import WebContext, web_context
 
-HERE = Path(__file__).parent
-POLL_S = 0.5
 LIST_LIVE_S = 300.0
-_SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 log = logging.getLogger(__name__)
-templates = Environment(
-    loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(["html"])
-)
-templates.filters["when"] = local_time
-templates.filters["took"] = duration
 router = APIRouter(prefix="/dashboard", include_in_schema=False)
 Ctx = Annotated[WebContext, Depends(web_context)]
-
-
-def _page(name: str, *, signed_in: bool = True, **values: Any) -> HTMLResponse:
-    return HTMLResponse(templates.get_template(name).render(signed_in=signed_in, **values))
-
-
-def _require(request: Request, context: WebContext) -> None:
-    if not gate.signed_in(request, context):
-        raise HTTPException(303, headers={"Location": "/dashboard/login"})
 
 
 @router.get("/login")
 def login_form(context: Ctx, error: str = "") -> HTMLResponse:
     """The sign-in form."""
     gate.configured_key(context)
-    return _page("login.html", error=error, signed_in=False)
+    return page("login.html", error=error, signed_in=False)
 
 
 @router.post("/login")
@@ -85,7 +69,7 @@ async def login(request: Request, context: Ctx) -> Response:
     if not equal_secrets(given, key):
         tries.failed(address)
         log.info("dashboard sign-in from %s: wrong key", address)
-        return _page("login.html", error="That key is not right.", signed_in=False)
+        return page("login.html", error="That key is not right.", signed_in=False)
     tries.succeeded(address)
     response = RedirectResponse("/dashboard", status_code=303)
     gate.sign_in(response, context)
@@ -144,21 +128,29 @@ def run_list(
     session: str = "",
     status: str = "",
     since: str = "",
+    plumbing: bool = False,
 ) -> HTMLResponse:
-    """Recent runs with filters; failed runs highlighted with their error. The list updates
-    itself over `/dashboard/live` with the same filters."""
-    _require(request, context)
+    """Recent runs with filters, plumbing runs folded under the runs they serve (shown as
+    rows too with `plumbing`); failed runs highlighted with their error, chat turns with
+    their reply. The list updates itself over `/dashboard/live` with the same query."""
+    require(request, context)
     runtime = context.runtime_factory()
     wanted = _wanted(context, function, session, status, since)
-    runs = views.run_list(runtime, wanted)
+    rows = folding.run_rows(runtime, wanted, plumbing=plumbing)
     usage = views.usage_by_day(runtime)
     peak = max((u.input_tokens + u.output_tokens for u in usage), default=0) or 1
     given = {"function": function, "session": session, "status": status, "since": since}
-    query = urlencode({k: v for k, v in given.items() if v})
-    return _page(
-        "runs.html", runs=runs, usage=usage, peak=peak, functions=views.functions(runtime),
-        wanted=wanted, since=since, query=f"?{query}" if query else "",
+    query = urlencode({**{k: v for k, v in given.items() if v}, **_flag(plumbing)})
+    toggle = urlencode({**{k: v for k, v in given.items() if v}, **_flag(not plumbing)})
+    return page(
+        "runs.html", rows=rows, usage=usage, peak=peak, functions=views.functions(runtime),
+        wanted=wanted, since=since, query=f"?{query}" if query else "", plumbing=plumbing,
+        toggle=f"?{toggle}" if toggle else "",
     )  # fmt: skip
+
+
+def _flag(plumbing: bool) -> dict[str, str]:
+    return {"plumbing": "1"} if plumbing else {}
 
 
 @router.get("/live")
@@ -169,59 +161,61 @@ async def run_list_live(
     session: str = "",
     status: str = "",
     since: str = "",
-) -> StreamingResponse:
-    """Server-sent events: the run list's rows (same filters as the list) each time they
-    change, so new runs and status changes show without a reload. Ends after `LIST_LIVE_S`
-    (the browser reconnects) or when the client goes away."""
-    _require(request, context)
+    plumbing: bool = False,
+) -> EventSourceResponse:
+    """Server-sent events: the run list's rows (same query as the list) each time they
+    change, so new runs and status changes show without a reload; a `: ping` comment keeps
+    an idle stream open. Ends after `LIST_LIVE_S` (the browser reconnects and is sent the
+    rows again) or when the client goes away."""
+    require(request, context)
     _wanted(context, function, session, status, since)  # a bad filter is a 400 up front
 
-    async def stream() -> AsyncIterator[str]:
-        last = ""
-        deadline = time.monotonic() + LIST_LIVE_S
-        while time.monotonic() < deadline and not await request.is_disconnected():
-            wanted = _wanted(context, function, session, status, since)
-            runs = await run_in_threadpool(views.run_list, context.runtime_factory(), wanted)
-            body = templates.get_template("run_rows.html").render(runs=runs)
-            if body != last:
-                last = body
-                yield f"event: runs\ndata: {json.dumps({'html': body})}\n\n"
-            await asyncio.sleep(POLL_S)
+    def rows() -> str:
+        wanted = _wanted(context, function, session, status, since)
+        found = folding.run_rows(context.runtime_factory(), wanted, plumbing=plumbing)
+        return fragment("run_rows.html", rows=found)
 
-    return StreamingResponse(stream(), media_type="text/event-stream", headers=_SSE_HEADERS)
+    return stream(changes(request, "runs", rows, for_s=LIST_LIVE_S))
 
 
 @router.get("/runs/{run_id}")
 def run_page(request: Request, context: Ctx, run_id: str) -> HTMLResponse:
-    """One run: header, step timeline with previews, tokens and cost, a network's state and
-    router decisions, child runs and their cost."""
-    _require(request, context)
-    page = views.run_page(context.runtime_factory(), run_id)
-    if page is None:
+    """One run: header, a waterfall of its steps, the steps with previews and tracebacks,
+    tokens and cost, a network's state and router decisions, child runs and their cost."""
+    require(request, context)
+    found = views.run_page(context.runtime_factory(), run_id)
+    if found is None:
         raise HTTPException(404, f"no run {run_id} (unknown or expired)")
-    return _page("run.html", page=page)
+    return page("run.html", page=found)
 
 
 @router.get("/runs/{run_id}/live")
-async def run_live(request: Request, context: Ctx, run_id: str) -> StreamingResponse:
-    """Server-sent events: the run's status and its live fragment (steps, a network's state
-    and decisions, child runs) each time they change, until the run ends or the client goes
-    away."""
-    _require(request, context)
+async def run_live(request: Request, context: Ctx, run_id: str) -> EventSourceResponse:
+    """Server-sent events: the run's status and its live fragment (waterfall, steps, a
+    network's state and decisions, child runs) each time they change, then `end` once the
+    run has ended; a `: ping` comment keeps an idle stream open. A reconnecting browser is
+    sent the current state first, so nothing missed while it was away stays missing."""
+    require(request, context)
 
-    async def stream() -> AsyncIterator[str]:
-        last = ""
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        last, number = "", 0
         while not await request.is_disconnected():
-            page = await run_in_threadpool(views.run_page, context.runtime_factory(), run_id)
-            if page is None:
+            found = await run_in_threadpool(views.run_page, context.runtime_factory(), run_id)
+            if found is None:
                 return
-            body = templates.get_template("live.html").render(page=page)
+            body = fragment("live.html", page=found)
             if body != last:
-                last = body
-                payload = {"status": page.run.status, "html": body}
-                yield f"event: run\ndata: {json.dumps(payload)}\n\n"
-            if not page.live:
+                last, number = body, number + 1
+                payload = {"status": found.run.status, "html": body}
+                yield update("run", json.dumps(payload), number)
+            if not found.live:
+                yield update("end", found.run.status, number + 1)
                 return
-            await asyncio.sleep(POLL_S)
+            await asyncio.sleep(render.POLL_S)
 
-    return StreamingResponse(stream(), media_type="text/event-stream", headers=_SSE_HEADERS)
+    return stream(events())
+
+
+# the console's other pages, in modules of their own
+for _pages in (conversation_routes.router, charts.router, actions.router, health_page.router):
+    router.include_router(_pages)

@@ -10,7 +10,6 @@ from croniter import croniter
 
 from harness.observe.child_runs import ChildRun, child_runs, children_cost_usd
 from harness.observe.network_trace import NetworkTrace, network_trace
-from harness.observe.run_filters import RunFilter, find_runs
 from harness.observe.run_views import RunView, StepView, run_view, step_views
 from harness.observe.step_details import StepDetail, money, run_cost, step_detail
 from harness.observe.usage_report import UsageTotal, totals
@@ -19,13 +18,16 @@ from harness.runtime.functions import CronTrigger
 from harness.runtime.instance import Runtime
 from harness.runtime.previews import event_preview
 from harness.runtime.sessions import session_of
+from harness.web.dashboard.folding import attempts, summary
+from harness.web.dashboard.timeline import Timeline, timeline
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 
 
 @dataclass(frozen=True)
 class RunPage:
-    """One run with its trigger (a bounded, redacted preview), its steps, their details, its
+    """One run with its trigger (a bounded, redacted preview), its true number of tries, its
+    reply or error in a line (`folding.summary`), its steps, their waterfall and details, its
     cost, the runs it started and what they spent ("": its output does not say), and for a
     network run its shared state and router decisions."""
 
@@ -40,6 +42,9 @@ class RunPage:
     children: list[ChildRun]
     children_cost: str = ""
     network: NetworkTrace | None = None
+    attempts: int = 0
+    summary: str = ""
+    timeline: Timeline | None = None
 
     @property
     def live(self) -> bool:
@@ -58,24 +63,24 @@ def run_page(runtime: Runtime, run_id: str) -> RunPage | None:
     tokens, cost = run_cost(list(details.values()))
     children = child_runs(runtime, run_id)
     spent = children_cost_usd(record.result)
+    steps = step_views(view, journal)
+    step_tries = max((step.attempts for step in steps), default=0)
     return RunPage(
         run=view,
         session=session_of(record.event),
         parent=record.parent.run_id if record.parent else "",
         trigger=event_preview(record.event),
-        steps=step_views(view, journal),
+        steps=steps,
         details=details,
         tokens=tokens,
         cost=money(cost),
         children=children,
         children_cost="" if spent is None else money(spent),
         network=network_trace(record, journal, children),
+        attempts=attempts(record, step_tries),
+        summary=summary(record) if not record.error else "",
+        timeline=timeline(view, steps, children, runtime.now_ms()),
     )
-
-
-def run_list(runtime: Runtime, wanted: RunFilter, limit: int = 50) -> list[RunView]:
-    """The newest runs passing `wanted`."""
-    return [run_view(r) for r in find_runs(runtime, wanted, limit)]
 
 
 def usage_by_day(runtime: Runtime, days: int = 14) -> list[UsageTotal]:
