@@ -112,7 +112,7 @@ def test_lazy_table_matches_each_commands_docstring_and_panel() -> None:
         loaded = group.commands[entry.name]
         # Then the help line and panel the table lists without loading it are the real ones
         assert _help_line(loaded) == entry.help, (  # type: ignore[arg-type]
-            f"{entry.name}: the table in harness/cli.py says {entry.help!r}, "
+            f"{entry.name}: harness/commands/catalog.py says {entry.help!r}, "
             f"the command says {_help_line(loaded)!r}"  # type: ignore[arg-type]
         )
         assert loaded.rich_help_panel == entry.panel, entry.name  # type: ignore[attr-defined]
