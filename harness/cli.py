@@ -1,7 +1,9 @@
 """The `harness` command line: run the fleet or one process, talk to the agent, inspect runs.
 
 `main` is the executable. Every command runs under `HarnessGroup`, which turns our errors,
-Redis errors and usage errors into one line on stderr and quiets typer's type labels.
+Redis errors and usage errors into one line on stderr and quiets typer's type labels; as a
+`LazyGroup`, which imports a command's module only when that command is used, so that
+`harness --help` and each command load only what they need.
 """
 
 from __future__ import annotations
@@ -11,44 +13,35 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from harness.commands.agents import agents
-from harness.commands.budget import budget_app
-from harness.commands.completion import completion, serve_completion
-from harness.commands.doctor import doctor
-from harness.commands.eval import eval_command
+from harness.commands.catalog import FLEET, LAZY, TALK
+from harness.commands.completion import serve_completion
 from harness.commands.exit_codes import FAILED
-from harness.commands.functions import functions, sidecar
-from harness.commands.health import health
-from harness.commands.init import init
-from harness.commands.knowledge import knowledge_app
-from harness.commands.mcp import mcp_app
-from harness.commands.memory import memory_app
-from harness.commands.networks import networks
-from harness.commands.one_line_errors import HarnessGroup, fail
+from harness.commands.lazy import LazyGroup
+from harness.commands.one_line_errors import fail
 from harness.commands.output import JsonOption, emit_json
-from harness.commands.pair import pair_app
 from harness.commands.progress import waiting
-from harness.commands.runs import runs_app
-from harness.commands.setup import SetupCommand, poll, setup
-from harness.commands.usage import usage
-from harness.events import Event
-from harness.fleet.liveness import Pulse, liveness_for
-from harness.observe.json_logs import configure_logging
-from harness.settings import Settings, get_settings
 from harness.version import DISTRIBUTION, installed_version
 
-FLEET = "Run the fleet"
-TALK = "Talk to the agent"
-INSPECT = "Inspect"
-SET_UP = "Set up"
+if TYPE_CHECKING:
+    from harness.events import Event
+    from harness.fleet.liveness import Pulse
+    from harness.settings import Settings
+
+
+class _Commands(LazyGroup):
+    """`harness`'s group: the commands defined below are built with it, those of `LAZY` when
+    used (listed after these in `harness --help`, in the table's order)."""
+
+    lazy = LAZY
+
 
 app = typer.Typer(
-    cls=HarnessGroup,
+    cls=_Commands,
     help="Harness: chat agents on a durable Celery + Redis worker fleet.",
     invoke_without_command=True,
     rich_markup_mode="markdown",
@@ -91,27 +84,44 @@ def harness(
     ] = None,
 ) -> None:
     """Harness: chat agents on a durable Celery + Redis worker fleet."""
+    if ctx.invoked_subcommand is None:  # before the fleet's runtime is loaded: help only
+        typer.echo(ctx.get_help())
+        raise typer.Exit(code=0)
     from harness.composition import use_fleet
     from harness.fleet.follow import follow_running_fleet
 
     use_fleet()
     if workspace is not None:
         os.environ["AGENT_WORKSPACE"] = str(workspace.expanduser().resolve())
-        get_settings.cache_clear()
+        _forget_settings()
     follow_running_fleet(ctx.invoked_subcommand)  # from another folder: that fleet's settings
-    if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
-        raise typer.Exit(code=0)
 
 
 def _use_port(port: int | None) -> None:
     """Make `port` the PORT of this process and the fleet processes it starts."""
     if port is not None:
         os.environ["PORT"] = str(port)
-        get_settings.cache_clear()
+        _forget_settings()
+
+
+def get_settings() -> Settings:
+    """This process's settings (`harness.settings.get_settings`). Imported when first asked
+    for: loading the settings loads the runtime, which `harness --help` has no use for."""
+    from harness.settings import get_settings as current_settings
+
+    return current_settings()
+
+
+def _forget_settings() -> None:
+    """Read the settings again at the next `get_settings` (after changing the environment)."""
+    from harness.settings import get_settings as current_settings
+
+    current_settings.cache_clear()
 
 
 def _setup_logging() -> None:
+    from harness.observe.json_logs import configure_logging
+
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_format)
 
@@ -119,6 +129,8 @@ def _setup_logging() -> None:
 @contextmanager
 def _liveness(process: str, pulse: Pulse | None = None) -> Iterator[None]:
     """Keep `process`'s liveness file fresh while the block runs (`harness health`)."""
+    from harness.fleet.liveness import liveness_for
+
     keeper = liveness_for(get_settings(), process, pulse)
     keeper.start()
     try:
@@ -217,6 +229,7 @@ def _run_engine_worker(
 @app.command(rich_help_panel=FLEET)
 def scheduler() -> None:
     """Run the scheduler: timers, recovery of runs whose worker died, and cron."""
+    from harness.fleet.liveness import Pulse
     from harness.runtime.worker import run_scheduler_process
 
     _setup_logging()
@@ -244,7 +257,7 @@ def web(
 
     if host:
         os.environ["HOST"] = host
-        get_settings.cache_clear()
+        _forget_settings()
     _use_port(port)
     _setup_logging()
     serve(get_settings(), workers=workers)
@@ -349,27 +362,6 @@ def events_tail(
                     return
     except KeyboardInterrupt:
         return
-
-
-app.command(rich_help_panel=FLEET)(poll)
-app.command(rich_help_panel=FLEET)(sidecar)
-app.command(rich_help_panel=FLEET)(health)
-app.command(rich_help_panel=INSPECT)(functions)
-app.command(rich_help_panel=INSPECT)(agents)
-app.command(rich_help_panel=INSPECT)(networks)
-app.add_typer(runs_app, name="runs", rich_help_panel=INSPECT)
-app.command(rich_help_panel=INSPECT)(usage)
-app.command("eval", rich_help_panel=INSPECT)(eval_command)
-app.add_typer(budget_app, name="budget", rich_help_panel=INSPECT)
-app.add_typer(events_app, name="events", rich_help_panel=INSPECT)
-app.add_typer(mcp_app, name="mcp", rich_help_panel=INSPECT)
-app.command(rich_help_panel=INSPECT)(doctor)
-app.command(rich_help_panel=SET_UP)(init)
-app.command(cls=SetupCommand, rich_help_panel=SET_UP)(setup)
-app.add_typer(pair_app, name="pair", rich_help_panel=SET_UP)
-app.command(rich_help_panel=SET_UP)(completion)
-app.add_typer(memory_app, name="memory", rich_help_panel=INSPECT)
-app.add_typer(knowledge_app, name="knowledge", rich_help_panel=INSPECT)
 
 
 def main() -> None:

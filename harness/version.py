@@ -1,11 +1,10 @@
 """The distribution's name and installed version, for `harness --version` and install hints.
 
-Imports nothing heavy (only `importlib.metadata`), so `harness --version` stays fast.
+Imports nothing at load (`importlib.metadata` costs tens of milliseconds, and `harness --help`
+only needs the name), so `harness --version` and `--help` stay fast.
 """
 
 from __future__ import annotations
-
-from importlib import metadata
 
 DISTRIBUTION = "harness-agents"
 """The name on the package index (`pip install harness-agents`); the import packages are
@@ -25,6 +24,8 @@ def installed_version() -> str:
     Looks up each of `OWN_DISTRIBUTIONS`; "unknown" when run from a clone that was never
     installed. Never raises.
     """
+    from importlib import metadata
+
     for name in OWN_DISTRIBUTIONS:
         try:
             return metadata.version(name)

@@ -11,7 +11,7 @@ from harness.checks import SKIPPED, Check
 from harness.composition import plug_in_channels
 from harness.errors import ConfigurationError, InvalidSettingsError
 from harness.llm.errors import ModelError
-from harness.llm.factory import build_provider
+from harness.llm.factory import build_provider, model_choice
 from harness.llm.types import Message
 from harness.settings import Settings
 
@@ -22,16 +22,17 @@ def model_checks(settings: Settings, *, offline: bool) -> list[Check]:
     provider_name = settings.llm_provider
     key_var = f"{provider_name.upper()}_API_KEY"
     try:
-        provider = build_provider(settings)
+        choice = model_choice(settings)
+        # offline: no provider, so that its SDK is not even imported
+        provider = None if offline or choice is None else build_provider(settings)
     except (ConfigurationError, ModelError) as exc:
         return [Check("model", "fail", str(exc), f"check LLM_PROVIDER and {key_var}")]
-    if provider is None:
+    if choice is None:
         fix = f"set {key_var} (or {provider_name.upper()}_BASE_URL for a compatible server)"
         return [Check("model", "fail", f"LLM_PROVIDER={provider_name} has no {key_var}", fix)]
-    checks = [Check("model", "ok", f"{provider.name}, model {provider.model}")]
-    if offline:
+    checks = [Check("model", "ok", f"{choice.provider}, model {choice.model}")]
+    if provider is None:
         checks.append(Check("model reachable", "warn", SKIPPED))
-        provider.close()
         return checks
     try:
         provider.complete(system="", messages=[Message.user("ping")], max_tokens=1)

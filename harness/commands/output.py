@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -34,6 +33,8 @@ def on_terminal() -> bool:
 def plain(value: Any) -> Any:
     """`value` as JSON-ready data: pydantic models dumped in JSON mode, dataclasses as dicts,
     tuples as lists, recursively. Other values are returned unchanged."""
+    from pydantic import BaseModel  # here: `harness --help` has no other use for pydantic
+
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -30,6 +30,7 @@ from harness.llm.errors import (
 from harness.llm.guard import check_base_url
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
+from harness.llm.settings import DEFAULT_BASE_URLS, DEFAULT_MODELS
 from harness.llm.streaming import StreamCancelled, events, parse_arguments
 from harness.llm.tool_choice import check_tool_choice
 from harness.llm.types import (
@@ -43,8 +44,8 @@ from harness.llm.types import (
 )
 
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_BASE_URL = DEFAULT_BASE_URLS[PROVIDER]
+DEFAULT_MODEL = DEFAULT_MODELS[PROVIDER]
 _NO_KEY = "no-key-configured"  # keyless gateways still need the SDK to have something
 _REASONING_TYPES = ("thinking", "redacted_thinking")
 _STOP_REASONS: dict[str, StopReason] = {

@@ -1,21 +1,32 @@
-"""Building the configured `ModelProvider` from settings."""
+"""Building the configured `ModelProvider` from settings.
+
+Each provider's module (and so its SDK, most of a second to import) is imported when a
+provider of that kind is built, not with this module: commands that only read settings or
+show the default model load no SDK."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import SecretStr
 
-import harness.llm.anthropic as anthropic_provider
-import harness.llm.openai as openai_provider
 from harness.errors import ConfigurationError
-from harness.llm.provider import ModelProvider
+from harness.llm.guard import check_base_url
+from harness.llm.settings import DEFAULT_BASE_URLS, DEFAULT_MODELS
 from harness.llm.token_field import MaxTokensField
 
-DEFAULT_MODELS = {
-    "anthropic": anthropic_provider.DEFAULT_MODEL,
-    "openai": openai_provider.DEFAULT_MODEL,
-}
+if TYPE_CHECKING:
+    from harness.llm.provider import ModelProvider
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "ModelChoice",
+    "ModelSettingsLike",
+    "build_fallback_provider",
+    "build_provider",
+    "model_choice",
+]
 
 
 class ModelSettingsLike(Protocol):
@@ -76,35 +87,66 @@ def build_fallback_provider(
     return _build(settings, name, settings.fallback_agent_model, temperature)
 
 
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which provider and model `build_provider` would build, and how to reach it
+    (`base_url` None: the provider's default)."""
+
+    provider: str
+    model: str
+    api_key: str | None
+    base_url: str | None
+
+
+def model_choice(settings: ModelSettingsLike) -> ModelChoice | None:
+    """What `build_provider(settings)` would build, without building it or importing its SDK
+    (`harness doctor --offline`). None, `ConfigurationError` and `PermanentModelError` exactly
+    as `build_provider`."""
+    return _choose(settings, settings.llm_provider, settings.agent_model)
+
+
+def _choose(settings: ModelSettingsLike, name: str, model: str | None) -> ModelChoice | None:
+    if name == "anthropic":
+        key, url = _secret(settings.anthropic_api_key), _text(settings.anthropic_base_url)
+    elif name == "openai":
+        key, url = _secret(settings.openai_api_key), _text(settings.openai_base_url)
+    else:
+        raise ConfigurationError(f"LLM_PROVIDER must be 'anthropic' or 'openai', not {name!r}")
+    if key is None and url is None:
+        return None
+    check_base_url(url or DEFAULT_BASE_URLS[name])
+    return ModelChoice(name, _text(model) or DEFAULT_MODELS[name], key, url)
+
+
 def _build(
     settings: ModelSettingsLike, name: str, model: str | None, temperature: float | None
 ) -> ModelProvider | None:
-    if name == "anthropic":
-        key, url = _secret(settings.anthropic_api_key), _text(settings.anthropic_base_url)
-        if key is None and url is None:
-            return None
+    choice = _choose(settings, name, model)
+    if choice is None:
+        return None
+    # Imported here: each SDK costs most of a second, and only the chosen one is needed.
+    if choice.provider == "anthropic":
+        from harness.llm import anthropic as anthropic_provider
+
         return anthropic_provider.AnthropicProvider(
-            api_key=key,
-            model=_text(model) or DEFAULT_MODELS[name],
-            base_url=url,
+            api_key=choice.api_key,
+            model=choice.model,
+            base_url=choice.base_url,
             max_tokens=settings.agent_max_tokens,
             timeout=settings.agent_model_timeout,
             temperature=temperature,
         )
-    if name == "openai":
-        key, url = _secret(settings.openai_api_key), _text(settings.openai_base_url)
-        if key is None and url is None:
-            return None
-        return openai_provider.OpenAIProvider(
-            api_key=key,
-            model=_text(model) or DEFAULT_MODELS[name],
-            base_url=url,
-            max_tokens=settings.agent_max_tokens,
-            max_tokens_field=settings.openai_max_tokens_field,
-            timeout=settings.agent_model_timeout,
-            temperature=temperature,
-        )
-    raise ConfigurationError(f"LLM_PROVIDER must be 'anthropic' or 'openai', not {name!r}")
+    from harness.llm import openai as openai_provider
+
+    return openai_provider.OpenAIProvider(
+        api_key=choice.api_key,
+        model=choice.model,
+        base_url=choice.base_url,
+        max_tokens=settings.agent_max_tokens,
+        max_tokens_field=settings.openai_max_tokens_field,
+        timeout=settings.agent_model_timeout,
+        temperature=temperature,
+    )
 
 
 def _secret(value: SecretStr | None) -> str | None:

@@ -37,6 +37,7 @@ from harness.llm.errors import (
 from harness.llm.guard import check_base_url
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
+from harness.llm.settings import DEFAULT_BASE_URLS, DEFAULT_MODELS
 from harness.llm.streaming import StreamCancelled, events, parse_arguments
 from harness.llm.token_field import MaxTokensField, TokenField
 from harness.llm.tool_choice import check_tool_choice
@@ -52,8 +53,8 @@ from harness.llm.types import (
 
 PROVIDER = "openai"
 API_KEY_VARIABLE = "OPENAI_API_KEY"
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-DEFAULT_MODEL = "gpt-5.4-mini"
+DEFAULT_BASE_URL = DEFAULT_BASE_URLS[PROVIDER]
+DEFAULT_MODEL = DEFAULT_MODELS[PROVIDER]
 _NO_KEY = "no-key-configured"  # local OpenAI-compatible servers ignore the key
 _FINISH_REASONS: dict[str, StopReason] = {
     "stop": "end",

@@ -11,6 +11,16 @@ from harness.llm.token_field import MaxTokensField
 
 ProviderName = Literal["anthropic", "openai"]
 
+DEFAULT_MODELS: dict[str, str] = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.4-mini"}
+"""The model each provider calls when AGENT_MODEL is unset. Here, not in the provider modules,
+so that showing it (`harness agents`) does not import the provider's SDK."""
+
+DEFAULT_BASE_URLS: dict[str, str] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com/v1",
+}
+"""Where each provider's API is when its *_BASE_URL is unset (here for the same reason)."""
+
 
 class ModelSettings(BaseSettings):
     """Which model to call and how to reach it. Field names map to upper-case environment

@@ -1,15 +1,14 @@
 """Speech to text: voice notes and audio through OpenAI's transcription endpoint (or any
 compatible server at `OPENAI_BASE_URL`), with the official SDK. Errors become ours here, the
-same way as for chat (`harness.llm.openai.classify_error`)."""
+same way as for chat (`harness.llm.openai.classify_error`). The SDK is imported when a
+transcriber is built, so that loading the agent's attachments (every worker, `harness
+functions`) does not load it."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
-import openai
-
 from harness.llm.guard import check_base_url
-from harness.llm.openai import DEFAULT_BASE_URL, classify_error
 
 
 class Transcriber(Protocol):
@@ -27,6 +26,10 @@ class OpenAITranscriber:
     forbidden and `base_url` is not on loopback."""
 
     def __init__(self, *, api_key: str | None, model: str, base_url: str | None = None) -> None:
+        import openai
+
+        from harness.llm.openai import DEFAULT_BASE_URL
+
         url = base_url or DEFAULT_BASE_URL
         check_base_url(url)
         self._secret = api_key
@@ -37,6 +40,8 @@ class OpenAITranscriber:
 
     def transcribe(self, audio: bytes, name: str, mime_type: str) -> str:
         """See `Transcriber.transcribe`."""
+        from harness.llm.openai import classify_error
+
         try:
             result = self._client.audio.transcriptions.create(
                 model=self._model, file=(name, audio, mime_type)

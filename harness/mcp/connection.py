@@ -15,6 +15,10 @@ reaped by the SDK) and waits for that before stopping the loop.
 Tool list changes: a server that announces `notifications/tools/list_changed` (as a plain
 notification on handshake-era connections, or on a `subscriptions/listen` stream on
 2026-07-28 ones) marks the list stale, and the next `tools()` lists it again.
+
+The SDK (`mcp`, `mcp_types`: over half a second) is imported by the methods that start or
+read a server, not with this module: `harness doctor`, `harness agents` and a worker with no
+MCP server configured never load it.
 """
 
 from __future__ import annotations
@@ -29,17 +33,16 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any, Literal, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
 import httpx2
-from mcp import Client
-from mcp.client.session import IncomingMessage
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, TextContent, ToolListChangedNotification
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from harness.mcp.config import ServerConfig
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp.client.session import IncomingMessage
+    from mcp_types import CallToolResult
 
 logger = logging.getLogger(__name__)
 THREAD_PREFIX = "mcp-"  # each connection's event-loop thread is named this plus the server's
@@ -225,6 +228,8 @@ class ServerConnection:
 
     async def _serve(self, ready: Future[list[RemoteTool]]) -> None:
         """Hold the client open until stopped or the server dies."""
+        from mcp import Client
+
         stop = asyncio.Event()
         self._stop = stop
         own: Client | None = None
@@ -255,12 +260,16 @@ class ServerConnection:
 
     async def _on_message(self, message: IncomingMessage) -> None:
         """The SDK's message handler: a handshake-era list change arrives here."""
+        from mcp_types import ToolListChangedNotification
+
         if isinstance(message, ToolListChangedNotification):
             self._stale = True
 
     def _watch(self, client: Client) -> asyncio.Task[None] | None:
         """On a 2026-07-28 connection to a server that announces list changes, listen for
         them (that protocol sends them only on a `subscriptions/listen` stream)."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         tools = client.server_capabilities.tools
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (
             tools and tools.list_changed
@@ -292,6 +301,9 @@ class ServerConnection:
         logger.info("MCP server %s: tool list changed, %d tools", self.config.name, len(tools))
 
     def _transport(self) -> Any:
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
         config = self.config
         if config.url:
             http = httpx2.AsyncClient(headers=config.headers, timeout=config.timeout)
@@ -374,6 +386,8 @@ def _describe(exc: BaseException) -> str:
 
 def _text(result: CallToolResult) -> str:
     """The result's content as text: text blocks as they are, other blocks named."""
+    from mcp_types import TextContent
+
     parts: list[str] = []
     for block in result.content:
         if isinstance(block, TextContent):

@@ -1,0 +1,154 @@
+"""Start-up: `harness --help` loads no command module, and commands that call no model load no
+model or MCP SDK (each checked in a fresh interpreter, by what is in `sys.modules`; the time
+is measured by bench/startup.py, never asserted). The lazy table stays true to the commands."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.commands.lazy import LazyCommands, LazyGroup
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL_AND_MCP = ("anthropic", "openai", "mcp", "mcp_types")
+SERVERS = ("celery", "fastapi", "redis", "starlette", "uvicorn")
+
+PROBE = """
+import json, sys
+sys.argv = ["harness", *sys.argv[1:]]
+from harness.__main__ import main
+try:
+    main()
+except SystemExit:
+    pass
+heavy = {heavy!r}
+print(json.dumps(sorted(m for m in heavy if m in sys.modules)), file=sys.stderr)
+"""
+
+
+def _loaded_by(args: list[str], heavy: tuple[str, ...], tmp_path: Path) -> list[str]:
+    """Which of `heavy` a fresh `harness ARGS` has imported when it is done. Redis is a port
+    nothing listens on, the workspace an empty folder: no fleet is needed."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "REDIS_URL": "redis://127.0.0.1:9/0",
+        "AGENT_WORKSPACE": str(tmp_path / "workspace"),
+        "ANTHROPIC_API_KEY": "sk-test-not-used",
+        "COLUMNS": "100",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=heavy), *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    last = done.stderr.strip().splitlines()[-1]
+    loaded: list[str] = json.loads(last)
+    return loaded
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], []])
+def test_top_level_help_and_version_load_no_sdk_and_no_server(
+    args: list[str], tmp_path: Path
+) -> None:
+    # Given a fresh interpreter
+    # When `harness --help`, `--version` or a bare `harness` runs
+    loaded = _loaded_by(args, MODEL_AND_MCP + SERVERS, tmp_path)
+    # Then no model SDK, MCP SDK, Celery, FastAPI or Redis client was imported
+    assert loaded == [], f"`harness {' '.join(args)}` imported {loaded}"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["runs", "--help"],
+        ["functions", "--help"],
+        ["doctor", "--help"],
+        ["agents", "--help"],
+        ["mcp", "--help"],
+        ["doctor", "--offline"],
+        ["runs", "--json"],
+        ["functions"],
+        ["agents"],
+        ["mcp", "list"],
+    ],
+)
+def test_commands_that_call_no_model_load_no_model_or_mcp_sdk(
+    args: list[str], tmp_path: Path
+) -> None:
+    # Given a fresh interpreter, a model key set and no MCP server configured
+    # When a command that calls no model runs (Redis down: it fails or reports it)
+    loaded = _loaded_by(args, MODEL_AND_MCP, tmp_path)
+    # Then neither model SDK nor the MCP SDK was imported
+    assert loaded == [], f"`harness {' '.join(args)}` imported {loaded}"
+
+
+def _help_line(command: typer.core.TyperCommand | typer.core.TyperGroup) -> str:
+    """The line `harness --help` shows for `command` (typer: the first paragraph)."""
+    text = inspect.cleandoc(command.short_help or command.help or "")
+    return text.split("\n\n")[0].replace("\n", " ").strip()
+
+
+def test_lazy_table_matches_each_commands_docstring_and_panel() -> None:
+    # Given the root group and its lazy table
+    group = typer.main.get_command(app)
+    assert isinstance(group, LazyGroup)
+    # When each lazy command is loaded
+    for entry in group.lazy:
+        loaded = group.commands[entry.name]
+        # Then the help line and panel the table lists without loading it are the real ones
+        assert _help_line(loaded) == entry.help, (  # type: ignore[arg-type]
+            f"{entry.name}: harness/commands/catalog.py says {entry.help!r}, "
+            f"the command says {_help_line(loaded)!r}"  # type: ignore[arg-type]
+        )
+        assert loaded.rich_help_panel == entry.panel, entry.name  # type: ignore[attr-defined]
+
+
+def _printed_help(group: typer.core.TyperGroup) -> str:
+    """What `harness --help` prints when `group` is the root."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        group.main(["--help"], prog_name="harness", standalone_mode=False)
+    return out.getvalue()
+
+
+def test_help_listed_lazily_is_the_help_of_the_loaded_commands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a fresh root group (nothing loaded) and another with every command loaded
+    monkeypatch.setenv("COLUMNS", "120")
+    lazy = typer.main.get_command(app)
+    loaded = typer.main.get_command(app)
+    assert isinstance(lazy, LazyGroup) and isinstance(loaded, LazyGroup)
+    for name in list(loaded.commands):
+        loaded.commands[name]
+    # When both print `harness --help`
+    listed, shown = _printed_help(lazy), _printed_help(loaded)
+    # Then the lazy one loaded nothing, and the two are the same: commands in the same
+    # panels and order, with the same help lines
+    assert isinstance(lazy.commands, LazyCommands)
+    assert not any(lazy.commands.is_loaded(e.name) for e in lazy.lazy)
+    assert "Run the fleet" in listed, listed
+    assert listed == shown
+
+
+def test_a_lazy_command_runs_and_reports_usage_errors_like_the_others() -> None:
+    # Given a lazily loaded command given an option it does not have
+    result = CliRunner().invoke(app, ["functions", "--bogus"])
+    # Then it is refused in one line pointing at its help, as before
+    assert result.exit_code == 2, result.output
+    assert "--bogus" in result.output and "functions --help" in result.output, result.output
