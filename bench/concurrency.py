@@ -37,6 +37,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.concurrency_plot import Guide, Series, concurrency_svg
 from bench.concurrent_chats import Wave, api_wave, telegram_env, telegram_wave
@@ -190,7 +191,7 @@ def main() -> None:
     if args.redraw:
         saved = json.loads(args.redraw.read_text())
         results = [SizeResult(**size) for size in saved["sizes"]]
-        _draw(args.svg, results, saved["model_delay_s"], saved["env"], saved.get("day", "?"))
+        _draw(args.svg, results, saved)
         return
     sizes = [int(s) for s in args.sizes.split(",") if s] + ([1000] if args.large else [])
     extra_env = _env_pairs(args.env)
@@ -211,15 +212,17 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     if args.svg:
-        _draw(args.svg, results, args.delay, extra_env, day)
+        _draw(args.svg, results, out)
 
 
-def _draw(
-    svg: Path, results: list[SizeResult], delay: float, extra_env: dict[str, str], day: str
-) -> None:
-    path = " ".join(f"{k}={v}" for k, v in extra_env.items()) or "default settings"
-    caption = f"harness up, one host, {path}; the model answers after {delay:g} s; {day}"
-    write_svg(svg, results, delay, caption)
+def _draw(svg: Path, results: list[SizeResult], saved: dict[str, Any]) -> None:
+    env: dict[str, str] = saved["env"]
+    path = " ".join(f"{k}={v}" for k, v in env.items()) or "default settings"
+    caption = (
+        f"harness up, one host, {path}, chats by {saved['via']}; the model answers after "
+        f"{saved['model_delay_s']:g} s; {saved['day']}"
+    )
+    write_svg(svg, results, saved["model_delay_s"], caption)
 
 
 if __name__ == "__main__":

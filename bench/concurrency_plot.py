@@ -85,14 +85,15 @@ def _panel(
     ]
     for i, label in enumerate(labels):
         parts.append(_text(x(i), base + 14, label, "middle", ""))
-    for guide in guides:
+    label_y = float(base)
+    for guide in sorted(guides, key=lambda g: g.value):
         parts.append(
             f'<line x1="{x0 + LEFT}" y1="{y(guide.value):.1f}" x2="{x0 + LEFT + plot_w}" '
             f'y2="{y(guide.value):.1f}" stroke="#999" stroke-dasharray="4 3"/>'
         )
-        parts.append(
-            _text(x0 + LEFT + plot_w, y(guide.value) - 3, guide.name, "end", 'fill="#777"')
-        )
+        # guides close together (3 s and 4.5 s under 200 s) get their labels stacked
+        label_y = min(y(guide.value) - 3, label_y - 12)
+        parts.append(_text(x0 + LEFT + plot_w, label_y, guide.name, "end", 'fill="#777"'))
     for row, line in enumerate(series):
         points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(line.values))
         parts.append(
