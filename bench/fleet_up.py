@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import subprocess
 import sys
 import threading
@@ -23,6 +22,7 @@ import httpx2
 from harness.fleet.embedded_redis import free_port
 from harness.fleet.process_tree import descendants
 from tests.fakes.model_server import ModelServer
+from tests.processes import stop_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH")
@@ -110,7 +110,8 @@ def harness_up(
     model: ModelServer, extra_env: dict[str, str], folder: Path
 ) -> Iterator[RunningFleet]:
     """`harness up` in `folder` with default settings plus `extra_env`, talking to `model`;
-    yields once `/readyz` answers 200; stops the fleet (SIGINT, then SIGKILL of its group)."""
+    yields once `/readyz` answers 200; stops the fleet (SIGTERM, then SIGKILL of its group
+    after 60 s)."""
     port, api_key = free_port(), secrets.token_hex(16)
     env = {k: v for k, v in os.environ.items() if k in KEPT_ENV}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
@@ -132,7 +133,7 @@ def harness_up(
         _wait_ready(fleet)
         yield fleet
     finally:
-        _stop(process)
+        stop_groups([process], timeout=60)  # `harness up` stops what it started on SIGTERM
 
 
 def _wait_ready(fleet: RunningFleet) -> None:
@@ -148,13 +149,3 @@ def _wait_ready(fleet: RunningFleet) -> None:
         time.sleep(0.5)
     tail = fleet.log.read_text(errors="replace")[-3000:]
     raise RuntimeError(f"the fleet was not ready within {START_TIMEOUT_S:.0f} s:\n{tail}")
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-    try:
-        process.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
