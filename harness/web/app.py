@@ -44,8 +44,11 @@ def create_app(
     routers: Iterable[APIRouter] = (),
     lifespan: Lifespan[FastAPI] | None = None,
 ) -> FastAPI:
-    """Build the app: `/livez`, `/healthz`, `/readyz`, `/metrics`, `/api/events`, then each
-    of `routers` (`default_routers()` in production: `/api/chat` and the channel webhooks).
+    """Build the app: each of `routers` (`default_routers()` in production: the channel
+    webhooks, `/api/chat` and `/dashboard`), then `/livez`, `/healthz`, `/readyz`, `/metrics`
+    and `/api/events`. Routes are matched in that order, so the first of `routers` is the
+    cheapest to reach (each router passed over costs a webhook ~6 µs): put the hottest first,
+    and let none claim a path of the routes after them.
     Every request body is bounded by `BodyLimits` (1 MiB, `WEB_BODY_TIMEOUT`); the API docs
     are served only with `WEB_API_DOCS`.
 
@@ -66,18 +69,18 @@ def create_app(
     )
     app.state.harness = WebContext(runtime_factory=runtime_factory, settings=settings)
     app.add_middleware(BodyLimits, timeout=settings.web_body_timeout)
+    for router in routers:
+        app.include_router(router)
     app.include_router(health.router)
     app.include_router(metrics_api.router)
     app.include_router(events_api.router)
-    for router in routers:
-        app.include_router(router)
     return app
 
 
 def default_routers() -> list[APIRouter]:
-    """The routers `serve` mounts besides health and events: the chat API and the channel
-    webhooks (`POST /webhooks/{channel}`), and `/dashboard`."""
-    return [chat_api.router, webhooks.router, dashboard.router]
+    """The routers `serve` mounts besides health and events, hottest first: the channel
+    webhooks (`POST /webhooks/{channel}`), the chat API and `/dashboard`."""
+    return [webhooks.router, chat_api.router, dashboard.router]
 
 
 def serve(
