@@ -6,10 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 from fastapi.testclient import TestClient
+from starlette.routing import Match
 
 from harness.runtime import Runtime
 from harness.settings import Settings
 from harness.web import WebContext, create_app, web_context
+from harness.web.app import default_routers
 
 
 def test_extra_routers_are_mounted_and_reach_the_runtime(
@@ -54,3 +56,24 @@ def test_api_docs_are_served_when_enabled(runtime: Runtime, settings: Settings) 
 
 
 _DOCS = ("/openapi.json", "/docs", "/redoc")
+
+
+def test_the_webhook_route_is_the_first_the_app_tries(runtime: Runtime, settings: Settings) -> None:
+    # Given the app as `harness web` builds it
+    app = create_app(lambda: runtime, settings, routers=default_routers())
+    scope = {"type": "http", "method": "POST", "path": "/webhooks/telegram", "root_path": ""}
+
+    # When the routes are tried in order for a webhook
+    tried = [route.matches(scope)[0] for route in app.router.routes]
+
+    # Then the first one takes it: none of the others is passed over on the hottest path
+    assert tried[0] == Match.FULL, tried
+
+
+def test_the_probes_still_answer_behind_the_routers(runtime: Runtime, settings: Settings) -> None:
+    # Given the app with every default router mounted before the probes
+    with TestClient(create_app(lambda: runtime, settings, routers=default_routers())) as client:
+        # When the probes are asked
+        answers = {path: client.get(path).status_code for path in ("/livez", "/healthz")}
+    # Then they answer as their own routes
+    assert answers == {"/livez": 200, "/healthz": 200}, answers
