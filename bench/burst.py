@@ -304,6 +304,7 @@ def main() -> None:
                 out[f"{name}_cpu_by_process_s"] = used
             out.update(asyncio.run(measure_fresh(ours_port, args, server.url, servers["ours"])))
             out["served"] = (WARM_UP + args.bursts) * args.concurrency
+            out["concurrency"] = args.concurrency
         except Exception:
             for log in logs:
                 print(f"--- {log.name}\n{log.read_text()[-2000:]}", file=sys.stderr)
