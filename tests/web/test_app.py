@@ -58,7 +58,9 @@ def test_api_docs_are_served_when_enabled(runtime: Runtime, settings: Settings) 
 _DOCS = ("/openapi.json", "/docs", "/redoc")
 
 
-def test_the_webhook_route_is_the_first_the_app_tries(runtime: Runtime, settings: Settings) -> None:
+def test_a_webhook_passes_over_only_the_probes_metrics_and_events_routes(
+    runtime: Runtime, settings: Settings
+) -> None:
     # Given the app as `harness web` builds it
     app = create_app(lambda: runtime, settings, routers=default_routers())
     scope = {"type": "http", "method": "POST", "path": "/webhooks/telegram", "root_path": ""}
@@ -66,14 +68,6 @@ def test_the_webhook_route_is_the_first_the_app_tries(runtime: Runtime, settings
     # When the routes are tried in order for a webhook
     tried = [route.matches(scope)[0] for route in app.router.routes]
 
-    # Then the first one takes it: none of the others is passed over on the hottest path
-    assert tried[0] == Match.FULL, tried
-
-
-def test_the_probes_still_answer_behind_the_routers(runtime: Runtime, settings: Settings) -> None:
-    # Given the app with every default router mounted before the probes
-    with TestClient(create_app(lambda: runtime, settings, routers=default_routers())) as client:
-        # When the probes are asked
-        answers = {path: client.get(path).status_code for path in ("/livez", "/healthz")}
-    # Then they answer as their own routes
-    assert answers == {"/livez": 200, "/healthz": 200}, answers
+    # Then the router right after those of the probes, /metrics and /api/events takes it: the
+    # chat API's and the dashboard's paths (30 µs of matching) are not tried first
+    assert tried.index(Match.FULL) == 3, tried
