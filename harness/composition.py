@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from harness import shared_lock
 from harness.fleet.liveness import liveness_for
 from harness.observe.json_logs import configure_logging
-from harness.runtime import assembly
+from harness.runtime import assembly, get_runtime
 from harness.runtime.file_locks import redis_file_locks
 from harness.runtime.fleet_metrics import StepMetrics
 from harness.runtime.instance import Runtime
@@ -113,7 +113,26 @@ def run_worker(settings: Settings, modules: list[str], concurrency: int, queues:
     from harness.runtime import worker
 
     use_fleet()
-    worker.run_worker(settings, modules, concurrency, queues, prepare=plug_in_channels)
+    worker.run_worker(settings, modules, concurrency, queues, prepare=_prepare_worker)
+
+
+def _prepare_worker() -> None:
+    plug_in_channels()
+    start_model_gateway(get_settings())
+
+
+def start_model_gateway(settings: Settings) -> bool:
+    """With `MODEL_CALLS=gateway`, start this worker process's model gateway
+    (`harness.agent.gateway`): an event loop thread making the model calls runs park on, at
+    most `MODEL_GATEWAY_CONCURRENCY` at once. True when started. One per process, beside its
+    worker threads: the process already has the settings, the providers' credentials and
+    the chat platforms its drafts are drawn on, and gateways grow with the workers."""
+    if settings.model_calls != "gateway":
+        return False
+    from harness.agent.gateway import ModelGateway  # the SDKs load only where calls are made
+
+    ModelGateway(get_runtime(), settings, concurrency=settings.model_gateway_concurrency).start()
+    return True
 
 
 def celery_app() -> Celery:
@@ -155,3 +174,4 @@ def _prepare_celery_worker() -> None:
     # keeps it; a daemon thread, it ends with the process
     liveness_for(get_settings(), "worker").start()
     plug_in_channels()
+    start_model_gateway(get_settings())

@@ -44,6 +44,7 @@ from harness.agent.loop import ActAll
 from harness.agent.media.attachments import receive, steering_message
 from harness.agent.media.send_file import SEND_FILE, send_file
 from harness.agent.memory.scope import memory_root
+from harness.agent.model_calls import DraftTarget, request_for
 from harness.agent.named_delegation import NamedDelegation
 from harness.agent.roster.profile import AgentProfile, default_profile
 from harness.agent.session import SessionLine
@@ -286,6 +287,11 @@ class DurableTurn:
         in a step, behind `guard` when not through `think`."""
         provider = self.profile.provider_for(self.ctx.attempt)
         try:
+            if self.deps.settings.model_calls == "gateway":  # the run parks, no thread waits
+                call = (system, messages, tools, tool_choice)
+                return request_for(
+                    self.ctx.step, self.ctx.run_id, provider, call, self._draft(on_text)
+                )
             return provider.complete(
                 system=system,
                 messages=messages,
@@ -301,6 +307,14 @@ class DurableTurn:
             exc.retry_for = self.deps.settings.agent_model_retry_for
             log.warning("model call failed (attempt %d): %s", self.ctx.attempt + 1, exc)
             raise
+
+    def _draft(self, on_text: TextSink | None) -> DraftTarget | None:
+        """Where an offloaded think's text streams: where this turn's streams, if it does."""
+        if on_text is None or self.reply is None:
+            return None
+        stream = self.deps.settings.stream_replies
+        return DraftTarget(reply=self.reply, stream_default=stream, think=self._thinks,
+                           attempt=self.ctx.attempt)  # fmt: skip
 
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:

@@ -25,6 +25,16 @@ class Keys:
         """Counter bumped on every change of the trigger table, for cheap cache checks."""
         return f"{self.prefix}:functions:version"
 
+    def call(self, call_id: str) -> str:
+        """Hash: an offloaded call (`harness.runtime.calls`): its run, step, request, lease
+        token and, once settled, its outcome."""
+        return f"{self.prefix}:call:{call_id}"
+
+    def calls(self, service: str) -> str:
+        """Sorted set: the calls of `service` a gateway may take, by when (new, or their
+        lease runs out)."""
+        return f"{self.prefix}:calls:{service}"
+
     @property
     def events(self) -> str:
         """Capped stream of every accepted event."""

@@ -57,6 +57,7 @@ class RunState:
     abort: threading.Event = field(default_factory=threading.Event)
     counters: dict[str, int] = field(default_factory=dict)
     span: RunSpan = NO_RUN
+    running: str = ""  # the key of the `step.run` whose function runs now ("" outside one)
 
     def request_stop(self, *, cancel: str = "", lost: bool = False) -> None:
         """Note a cancel request or a lost lease and wake anything watching `abort`."""

@@ -4,6 +4,7 @@ model server through the real SDKs, with a workspace in a temporary folder."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -13,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from harness.agent.deps import AgentDeps, build_deps, set_agent_deps
+from harness.agent.deps import AgentDeps, agent_deps, build_deps, set_agent_deps
+from harness.agent.gateway import ModelGateway
 from harness.agent.handlers import handle_message, run_subagent
 from harness.agent.memory.distill import DISTILL_EVENT
 from harness.agent.task_endings import task_ended
@@ -146,6 +148,8 @@ def make_settings(workspace: Path, model: ModelServer, **overrides: Any) -> Sett
         "anthropic_api_key": model.api_key,
         "anthropic_base_url": model.url,
         "agent_timezone": "UTC",
+        # HARNESS_TEST_MODEL_CALLS=gateway runs the agent's tests with offloaded model calls
+        "model_calls": os.environ.get("HARNESS_TEST_MODEL_CALLS", "inline"),
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
@@ -162,5 +166,7 @@ def agent(
     workspace = tmp_path / "workspace"
     deps = build_deps(make_settings(workspace, model_server))
     set_agent_deps(deps)
+    # the model gateway, made in drain's thread, with the settings the test runs with now
+    runtime.call_servers.append(lambda: ModelGateway(runtime, agent_deps().settings).serve_due())
     yield AgentRig(runtime=runtime, deps=deps, model=model_server, workspace=workspace)
     set_agent_deps(None)
