@@ -23,7 +23,7 @@ from harness.llm.errors import (
     PermanentModelError,
     TransientModelError,
 )
-from harness.llm.provider import ModelProvider
+from harness.llm.provider import ModelProvider, TextSink
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolSpec
 from harness.runtime.steps import Step
 
@@ -53,6 +53,20 @@ class ModelCallRequest(BaseModel, frozen=True):
     tools: list[ToolSpec]
     tool_choice: str | None = None
     draft: DraftTarget | None = None
+
+
+def draft_for(
+    on_text: TextSink | None,
+    reply: ReplyTarget | None,
+    stream_default: bool,
+    think: int,
+    attempt: int,
+) -> DraftTarget | None:
+    """Where an offloaded think's text streams: where the turn's would (`on_text` is the
+    sink its hooks gave the call, None when it does not stream), towards `reply`."""
+    if on_text is None or reply is None:
+        return None
+    return DraftTarget(reply=reply, stream_default=stream_default, think=think, attempt=attempt)
 
 
 def request_for(

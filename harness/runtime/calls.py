@@ -2,7 +2,8 @@
 
 A step's function asks for a call (`Step.offload`); the run records the request and parks,
 like a sleep (`lua/call_park.lua`). A gateway (any process; the engine knows none) takes due
-calls of its service under a lease (`take`), renews the lease while it works and learns which
+calls of its service under a lease (`take`: those whose lease ran out, then new ones in
+arrival order), renews the lease while it works and learns which
 calls to abort (`keep`), and records the outcome (`settle`), which resumes the run. The run's
 replay asks for the same call again and gets the outcome without anything being made twice.
 
@@ -132,5 +133,10 @@ class CallBoard:
 
     @on_bus("count offloaded calls")
     def due(self, service: str, now_ms: int) -> int:
-        """How many calls of `service` a gateway could take now."""
-        return int(self.redis.zcount(self.keys.calls(service), "-inf", now_ms))
+        """How many calls of `service` a gateway could take now (at most: some offered may
+        have been dropped since, which a take passes over)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.llen(self.keys.calls(service))
+        pipe.zcount(self.keys.call_leases(service), "-inf", now_ms)
+        offered, expired = pipe.execute()
+        return int(offered) + int(expired)

@@ -31,9 +31,12 @@ class Keys:
         return f"{self.prefix}:call:{call_id}"
 
     def calls(self, service: str) -> str:
-        """Sorted set: the calls of `service` a gateway may take, by when (new, or their
-        lease runs out)."""
+        """List: the calls of `service` offered to the gateways, in arrival order."""
         return f"{self.prefix}:calls:{service}"
+
+    def call_leases(self, service: str) -> str:
+        """Sorted set: the calls of `service` gateways hold, by when their lease runs out."""
+        return f"{self.prefix}:calls:{service}:leases"
 
     @property
     def events(self) -> str:

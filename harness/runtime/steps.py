@@ -235,9 +235,7 @@ class Step(RunSteps):
         (the next attempt) makes a new call. The first time, records `request` (JSON text,
         all the gateway needs), parks the run and raises `Suspended`."""
         s = self._s
-        if not s.running:
-            raise RuntimeError("step.offload is only for the function of a step.run")
-        call_id = f"{s.run_id}:{s.running}:{s.attempt}"
+        call_id = self._call_id()
         found = s.runtime.calls.outcome(call_id)
         if found is not None:
             return found
@@ -254,6 +252,17 @@ class Step(RunSteps):
         s.runtime.journals.keep(s.run_id, version, s.journal)
         s.span.step(s.running, "call", 1).end()
         raise Suspended()
+
+    def offload_settled(self) -> bool:
+        """Whether this try of the running `run` step has its offloaded call's outcome: the
+        replay that resumes after the call (what announced the call need not again)."""
+        return self._s.runtime.calls.outcome(self._call_id()) is not None
+
+    def _call_id(self) -> str:
+        s = self._s
+        if not s.running:
+            raise RuntimeError("step.offload is only for the function of a step.run")
+        return f"{s.run_id}:{s.running}:{s.attempt}"
 
     def take_inbox(self, step_id: str = "inbox") -> list[Event]:
         """Events handed to this run while it held its singleton key (steer mode), oldest

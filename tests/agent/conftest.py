@@ -18,6 +18,7 @@ from harness.agent.deps import AgentDeps, agent_deps, build_deps, set_agent_deps
 from harness.agent.gateway import ModelGateway
 from harness.agent.handlers import handle_message, run_subagent
 from harness.agent.memory.distill import DISTILL_EVENT
+from harness.agent.model_calls import MODEL_SERVICE
 from harness.agent.task_endings import task_ended
 from harness.events import MESSAGE_RECEIVED, REPLY_READY
 from harness.runtime import Runtime, publish, run_id_for
@@ -155,6 +156,25 @@ def make_settings(workspace: Path, model: ModelServer, **overrides: Any) -> Sett
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
+@pytest.fixture(autouse=True)
+def model_gateway(request: pytest.FixtureRequest) -> None:
+    """Where a test's runtime is on the gateway path (`MODEL_CALLS=gateway`, as
+    HARNESS_TEST_MODEL_CALLS=gateway makes every test's), drain has a model gateway make the
+    due model calls, in drain's thread, with the settings the test runs with at that time."""
+    if "runtime" not in request.fixturenames:
+        return
+    runtime: Runtime = request.getfixturevalue("runtime")
+
+    def serve() -> int:
+        if not runtime.calls.due(MODEL_SERVICE, runtime.now_ms()):
+            return 0
+        # one call at a time, in the order they were offered: the scripted replies of
+        # concurrent runs go out in the order they do inline
+        return ModelGateway(runtime, agent_deps().settings, concurrency=1).serve_due()
+
+    runtime.call_servers.append(serve)
+
+
 @pytest.fixture
 def agent(
     tmp_path: Path, model_server: ModelServer, runtime: Runtime, registry: FunctionRegistry
@@ -166,7 +186,5 @@ def agent(
     workspace = tmp_path / "workspace"
     deps = build_deps(make_settings(workspace, model_server))
     set_agent_deps(deps)
-    # the model gateway, made in drain's thread, with the settings the test runs with now
-    runtime.call_servers.append(lambda: ModelGateway(runtime, agent_deps().settings).serve_due())
     yield AgentRig(runtime=runtime, deps=deps, model=model_server, workspace=workspace)
     set_agent_deps(None)

@@ -14,8 +14,10 @@ if redis.call('EXISTS', ck) == 0 then
     'token', 0, 'created', now)
   redis.call('EXPIRE', ck, tonumber(ARGV[9]))
 end
--- NX: a call a gateway holds keeps its lease; one that was dropped is offered again
-redis.call('ZADD', P .. ':calls:' .. service, 'NX', now, call)
+-- offered in arrival order; one a gateway holds keeps its lease, one dropped is offered again
+if not redis.call('ZSCORE', P .. ':calls:' .. service .. ':leases', call) then
+  redis.call('RPUSH', P .. ':calls:' .. service, call)
+end
 index_status(id, 'waiting')
 redis.call('HSET', r, 'status', 'waiting', 'wake_kind', 'call', 'wake_step', key,
   'wake_call', call, 'wake_inbox', '0', 'owner', '', 'lease_until', 0, 'updated_at', now,
