@@ -115,6 +115,9 @@ class ModelGateway:
             for held in list(self._inflight.values()):
                 held.task.cancel()
             await asyncio.gather(*(h.task for h in self._inflight.values()), return_exceptions=True)
+            providers, self._providers = list(self._providers.values()), {}
+            for provider in providers:  # their async clients belong to this loop
+                await provider.aclose()
 
     def serve_due(self) -> int:
         """Make every call due now and wait for them (a `Runtime.call_servers` entry, for

@@ -130,12 +130,8 @@ class AnthropicProvider:
                 builder.feed(event)
         except StreamCancelled:
             raise ModelCancelledError(builder.partial(), provider=PROVIDER) from None
-        except (anthropic.APIError, httpx2.HTTPError) as exc:
-            raise classify_error(exc, self._secret) from exc
-        except ValueError as exc:  # an event that does not decode or validate
-            raise TransientModelError(
-                f"anthropic sent a malformed stream: {exc}", provider=PROVIDER
-            ) from exc
+        except (anthropic.APIError, httpx2.HTTPError, ValueError) as exc:
+            raise self._failure(exc) from exc
         return builder.finish()
 
     async def complete_async(
@@ -167,13 +163,16 @@ class AnthropicProvider:
                     builder.feed(event)
             finally:
                 await stream.close()
-        except (anthropic.APIError, httpx2.HTTPError) as exc:
-            raise classify_error(exc, self._secret) from exc
-        except ValueError as exc:  # an event that does not decode or validate
-            raise TransientModelError(
-                f"anthropic sent a malformed stream: {exc}", provider=PROVIDER
-            ) from exc
+        except (anthropic.APIError, httpx2.HTTPError, ValueError) as exc:
+            raise self._failure(exc) from exc
         return builder.finish()
+
+    def _failure(self, exc: Exception) -> ModelError:
+        if isinstance(exc, ValueError):  # an event that does not decode or validate
+            return TransientModelError(
+                f"anthropic sent a malformed stream: {exc}", provider=PROVIDER
+            )
+        return classify_error(exc, self._secret)
 
     def _body(
         self,
@@ -201,6 +200,12 @@ class AnthropicProvider:
     def close(self) -> None:
         """Release the HTTP connections. Idempotent."""
         self._client.close()
+
+    async def aclose(self) -> None:
+        """Release the async client's connections, on the loop that used them. Idempotent."""
+        client, self._aclient = self._aclient, None
+        if client is not None:
+            await client.close()
 
 
 class _TurnBuilder:

@@ -257,6 +257,12 @@ class OpenAIProvider:
         """Release the HTTP connections. Idempotent."""
         self._client.close()
 
+    async def aclose(self) -> None:
+        """Release the async client's connections, on the loop that used them. Idempotent."""
+        client, self._aclient = self._aclient, None
+        if client is not None:
+            await client.close()
+
 
 @dataclass(frozen=True)
 class _Wire:

@@ -84,6 +84,10 @@ class AsyncModelProvider(Protocol):
         awaits it abandons the request (there is no cancel event); raises the same errors."""
         ...
 
+    async def aclose(self) -> None:
+        """Release the async client's connections, on the loop that used them. Idempotent."""
+        ...
+
 
 def system_blocks(system: SystemPrompt) -> list[SystemBlock]:
     """`system` as a list of blocks, checking that no stable block follows a volatile one.
