@@ -25,6 +25,7 @@ in here runs the engine alone (`docs/engine.md`).
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from harness import shared_lock
@@ -38,6 +39,8 @@ from harness.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from celery import Celery
+
+log = logging.getLogger(__name__)
 
 
 def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) -> Runtime:
@@ -131,7 +134,9 @@ def start_model_gateway(settings: Settings) -> bool:
         return False
     from harness.agent.gateway import ModelGateway  # the SDKs load only where calls are made
 
-    ModelGateway(get_runtime(), settings, concurrency=settings.model_gateway_concurrency).start()
+    concurrency = settings.model_gateway_concurrency
+    ModelGateway(get_runtime(), settings, concurrency=concurrency).start()
+    log.info("model gateway started: at most %d model calls at once", concurrency)
     return True
 
 

@@ -206,5 +206,3 @@ def test_the_gateways_concurrency_limit_queues_calls_rather_than_failing(
     assert [_status(agent.runtime, r) for r in runs] == ["completed"] * 5
     assert gateway.made == 5 and gateway.peak == 2
     assert agent.replies() == ["ok"] * 5
-
-

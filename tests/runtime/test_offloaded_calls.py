@@ -97,7 +97,9 @@ def test_a_dead_gateways_call_is_taken_again_after_its_lease_and_its_late_answer
     assert second.call_id == first.call_id and second.token != first.token
     # Then the dead gateway's late answer is refused and changes nothing
     assert runtime.calls.settle(first.call_id, first.token, {"v": "late"}, 0) == (False, ())
-    assert runtime.calls.keep("echo", runtime.now_ms(), LEASE_MS, [(first.call_id, first.token)]) == [LOST]
+    assert runtime.calls.keep(
+        "echo", runtime.now_ms(), LEASE_MS, [(first.call_id, first.token)]
+    ) == [LOST]
     ok, kicks = runtime.calls.settle(second.call_id, second.token, {"v": "fresh"}, 0)
     assert ok
     # And a recorded answer is never replaced nor asked for again
