@@ -132,10 +132,15 @@ def start_model_gateway(settings: Settings) -> bool:
     the chat platforms its drafts are drawn on, and gateways grow with the workers."""
     if settings.model_calls != "gateway":
         return False
+    from celery.signals import worker_shutdown
+
     from harness.agent.gateway import ModelGateway  # the SDKs load only where calls are made
 
     concurrency = settings.model_gateway_concurrency
-    ModelGateway(get_runtime(), settings, concurrency=concurrency).start()
+    gateway = ModelGateway(get_runtime(), settings, concurrency=concurrency)
+    gateway.start()
+    # a stopping worker hands its calls in flight back, as it hands back its runs
+    worker_shutdown.connect(lambda **_: gateway.stop(), weak=False)
     log.info("model gateway started: at most %d model calls at once", concurrency)
     return True
 

@@ -87,8 +87,8 @@ class ModelGateway:
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop taking calls, abort those in flight (their leases run out and another gateway
-        makes them) and wait up to `timeout` seconds for the thread. Idempotent."""
+        """Stop taking calls, hand those in flight back (any gateway may take them at once)
+        and abort them, and wait up to `timeout` seconds for the thread. Idempotent."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
@@ -112,8 +112,12 @@ class ModelGateway:
                         return
                 await asyncio.sleep(self.poll_s if self._inflight or not until_idle else 0)
         finally:
-            for held in list(self._inflight.values()):
-                held.task.cancel()
+            if not self._killed and self._inflight:  # hand the calls back: due at once
+                held = [(call_id, f.token) for call_id, f in self._inflight.items()]
+                with contextlib.suppress(Exception):
+                    self.runtime.calls.keep(MODEL_SERVICE, self.runtime.now_ms(), 0, held)
+            for held_call in list(self._inflight.values()):
+                held_call.task.cancel()
             await asyncio.gather(*(h.task for h in self._inflight.values()), return_exceptions=True)
             providers, self._providers = list(self._providers.values()), {}
             for provider in providers:  # their async clients belong to this loop

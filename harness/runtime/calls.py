@@ -100,7 +100,8 @@ class CallBoard:
         self, service: str, now_ms: int, lease_ms: int, held: list[tuple[str, str]]
     ) -> list[int]:
         """Renew the leases of the `held` (call id, token) pairs: for each, `KEEP`, `LOST`
-        or `ABORT` (see those)."""
+        or `ABORT` (see those). A `lease_ms` of 0 hands the calls back: any gateway may
+        take them at once (a gateway that stops)."""
         if not held:
             return []
         flat = [part for pair in held for part in pair]

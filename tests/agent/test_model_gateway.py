@@ -89,6 +89,24 @@ def test_a_gateway_killed_mid_stream_has_the_call_made_again_and_one_answer(
     assert len(agent.model.requests) == 2, "once per lease, at most twice"
 
 
+def test_a_stopping_gateway_hands_its_calls_back_at_once(
+    agent: AgentRig, gateways: list[ModelGateway]
+) -> None:
+    # Given a gateway whose call stalls mid-stream
+    settings = _on_gateway(agent)
+    agent.model.script(Reply.answer("First try.", delay=30), Reply.answer("Second try."))
+    run_id = agent.say("hi")
+    stopping = _started(agent, settings, gateways)
+    assert agent.model.wait_until_stalled()
+    # When it stops (its worker shuts down), no time passing
+    stopping.stop()
+    # Then another gateway makes the call at once, and the turn completes
+    assert ModelGateway(agent.runtime, settings).serve_due() == 1
+    drain(agent.runtime)
+    assert _status(agent.runtime, run_id) == "completed"
+    assert agent.replies() == ["Second try."]
+
+
 def test_cancelling_a_run_aborts_its_offloaded_call(
     agent: AgentRig, gateways: list[ModelGateway]
 ) -> None:
