@@ -10,6 +10,7 @@ local ck = P .. ':call:' .. call
 local c = redis.call('HMGET', ck, 'run', 'token', 'outcome', 'service')
 if (not c[1]) or c[2] ~= ARGV[3] or c[3] then return {0} end
 redis.call('HSET', ck, 'outcome', ARGV[4], 'settled', now)
+redis.call('HDEL', ck, 'request')  -- never needed again; it may be large (images)
 redis.call('ZREM', P .. ':calls:' .. c[4] .. ':leases', call)
 local id = c[1]
 local run = redis.call('HMGET', rk(id), 'status', 'wake_call')
