@@ -105,8 +105,9 @@ class ModelGateway:
             while not self._stop.is_set():
                 try:
                     self._tick()
-                except Exception:
-                    log.exception("the model gateway's tick failed")
+                except Exception:  # Redis away: the calls wait there, or for another gateway
+                    log.exception("the model gateway's tick failed; trying again in a second")
+                    await asyncio.sleep(1.0)
                 if until_idle and not self._inflight:
                     if not self.runtime.calls.due(MODEL_SERVICE, self.runtime.now_ms()):
                         return
@@ -163,9 +164,13 @@ class ModelGateway:
             return
         template = self.runtime.kicker.script_template()
         outcome = outcome_of(result)
-        ok, kicks = self.runtime.calls.settle(
-            taken.call_id, taken.token, outcome, self.runtime.now_ms(), template
-        )
+        try:
+            ok, kicks = self.runtime.calls.settle(
+                taken.call_id, taken.token, outcome, self.runtime.now_ms(), template
+            )
+        except Exception:  # the lease runs out and the call is made again: at most once more
+            log.exception("the outcome of model call %s could not be recorded", taken.call_id)
+            return
         if not ok:
             log.info("model call %s was answered elsewhere; this answer is dropped", taken.call_id)
         kick_all(self.runtime.kicker, kicks)
