@@ -240,8 +240,9 @@ class Step(RunSteps):
         if found is not None:
             return found
         s.check_stop()
+        key = s.running[0]
         out, version = s.runtime.calls.park(
-            s.run_id, s.epoch, s.runtime.now_ms(), step_key=s.running, call_id=call_id,
+            s.run_id, s.epoch, s.runtime.now_ms(), step_key=key, call_id=call_id,
             service=service, request=request, keep_s=s.runtime.retention_s,
         )  # fmt: skip
         if out == 0:
@@ -250,7 +251,7 @@ class Step(RunSteps):
         if out == 2:  # settled between the read and the park
             return s.runtime.calls.outcome(call_id) or {}
         s.runtime.journals.keep(s.run_id, version, s.journal)
-        s.span.step(s.running, "call", 1).end()
+        s.span.step(key, "call", 1).end()
         raise Suspended()
 
     def offload_settled(self) -> bool:
@@ -259,10 +260,10 @@ class Step(RunSteps):
         return self._s.runtime.calls.outcome(self._call_id()) is not None
 
     def _call_id(self) -> str:
-        s = self._s
-        if not s.running:
+        key, tries = self._s.running
+        if not key:
             raise RuntimeError("step.offload is only for the function of a step.run")
-        return f"{s.run_id}:{s.running}:{s.attempt}"
+        return f"{self._s.run_id}:{key}:{tries}"
 
     def take_inbox(self, step_id: str = "inbox") -> list[Event]:
         """Events handed to this run while it held its singleton key (steer mode), oldest

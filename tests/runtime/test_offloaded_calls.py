@@ -150,3 +150,33 @@ def test_keep_renews_held_calls_and_says_to_abort_a_cancelled_runs(
         runtime.kicker.kick(kick)
     drain(runtime)
     assert _status(runtime, run_id) == "cancelled"
+
+
+def test_a_retry_makes_a_new_call_even_after_a_step_run_inside_the_step(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a step whose function runs a step of its own before it offloads its call
+    @function(id="nested", trigger=event("app/nested"), registry=registry, retries=2)
+    def nested(ctx: Context) -> Any:
+        def ask() -> Any:
+            # a step that runs for real on each try (its try count 0) before the call
+            ctx.step.run(f"inner{ctx.attempt}", lambda: 1)
+            outcome = ctx.step.offload("echo", "{}")
+            if "e" in outcome:
+                raise RuntimeError(outcome["e"])
+            return outcome["v"]
+
+        return ctx.step.run("ask", ask)
+
+    runtime.register_functions()
+    answers = iter([{"e": "overloaded"}, {"v": "ok"}])
+    runtime.call_servers.append(lambda: _answer_all(runtime, lambda req: next(answers)))
+    run_id = publish({"name": "app/nested"}, runtime=runtime).run_ids[0]
+    # When the first call fails and the retry comes due
+    drain(runtime)
+    clock.advance(60)
+    drain(runtime)
+    # Then the retry asked for a new call, and completed with its answer
+    assert _status(runtime, run_id) == "completed"
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.result == "ok"
