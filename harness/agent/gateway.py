@@ -68,6 +68,7 @@ class ModelGateway:
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     _killed: bool = False
+    _room: int | None = None  # calls `serve` may still take (None: no bound)
 
     def __post_init__(self) -> None:
         self.owner = self.owner or f"gateway:{self.runtime.new_owner()}"
@@ -98,9 +99,11 @@ class ModelGateway:
         self._killed = True
         self.stop()
 
-    async def serve(self, *, until_idle: bool = False) -> None:
+    async def serve(self, *, until_idle: bool = False, at_most: int | None = None) -> None:
         """Take, renew and make calls until `stop` (or, `until_idle`, until no call is due
-        nor in flight). Must not raise: a failed tick is logged and tried again."""
+        nor in flight, or `at_most` calls were taken and made). Must not raise: a failed
+        tick is logged and tried again."""
+        self._room = at_most
         try:
             while not self._stop.is_set():
                 try:
@@ -108,6 +111,8 @@ class ModelGateway:
                 except Exception:  # Redis away: the calls wait there, or for another gateway
                     log.exception("the model gateway's tick failed; trying again in a second")
                     await asyncio.sleep(1.0)
+                if not self._inflight and self._room == 0:
+                    return
                 if until_idle and not self._inflight:
                     if not self.runtime.calls.due(MODEL_SERVICE, self.runtime.now_ms()):
                         return
@@ -124,11 +129,12 @@ class ModelGateway:
             for provider in providers:  # their async clients belong to this loop
                 await provider.aclose()
 
-    def serve_due(self) -> int:
-        """Make every call due now and wait for them (a `Runtime.call_servers` entry, for
-        `harness.runtime.testing.drain`): how many calls were made."""
+    def serve_due(self, at_most: int | None = None) -> int:
+        """Make the calls due now (`at_most` of them) and wait for them (a
+        `Runtime.call_servers` entry, for `harness.runtime.testing.drain`): how many calls
+        were made."""
         before = self.made
-        asyncio.run(self.serve(until_idle=True))
+        asyncio.run(self.serve(until_idle=True, at_most=at_most))
         return self.made - before
 
     def _tick(self) -> None:
@@ -140,7 +146,11 @@ class ModelGateway:
             if code != KEEP:  # the run was cancelled, or another gateway has the call now
                 self._inflight[call_id].task.cancel()
         free = self.concurrency - len(self._inflight)
+        if self._room is not None:
+            free = min(free, self._room)
         for taken in calls.take(MODEL_SERVICE, self.owner, now, self.lease_ms, free):
+            if self._room is not None:
+                self._room -= 1
             task = asyncio.create_task(self._make(taken))
             self._inflight[taken.call_id] = _InFlight(taken.token, task)
             self.peak = max(self.peak, len(self._inflight))

@@ -168,9 +168,9 @@ def model_gateway(request: pytest.FixtureRequest) -> None:
     def serve() -> int:
         if not runtime.calls.due(MODEL_SERVICE, runtime.now_ms()):
             return 0
-        # one call at a time, in the order they were offered: the scripted replies of
-        # concurrent runs go out in the order they do inline
-        return ModelGateway(runtime, agent_deps().settings, concurrency=1).serve_due()
+        # one call per round, the first offered, then the runs it resumes: the scripted
+        # replies of concurrent runs go out in the order they do inline
+        return ModelGateway(runtime, agent_deps().settings, concurrency=1).serve_due(at_most=1)
 
     runtime.call_servers.append(serve)
 
