@@ -127,7 +127,8 @@ class ModelGateway:
             await asyncio.gather(*(h.task for h in self._inflight.values()), return_exceptions=True)
             providers, self._providers = list(self._providers.values()), {}
             for provider in providers:  # their async clients belong to this loop
-                await provider.aclose()
+                with contextlib.suppress(Exception):
+                    await provider.aclose()
 
     def serve_due(self, at_most: int | None = None) -> int:
         """Make the calls due now (`at_most` of them) and wait for them (a
