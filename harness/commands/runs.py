@@ -37,8 +37,8 @@ from harness.runtime import Runtime, get_runtime
 from harness.runtime.durations import parse_duration
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import RunRecord
+from harness.runtime.module_loader import load_function_modules
 from harness.runtime.previews import event_preview, preview
-from harness.runtime.worker import load_function_modules
 from harness.settings import get_settings
 
 STRUCTURED_CHARS = 2000  # of a tool's structured result, shown by `runs show`
