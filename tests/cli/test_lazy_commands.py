@@ -1,6 +1,7 @@
-"""Start-up: `harness --help` loads no command module, and commands that call no model load no
-model or MCP SDK (each checked in a fresh interpreter, by what is in `sys.modules`; the time
-is measured by bench/startup.py, never asserted). The lazy table stays true to the commands."""
+"""Start-up: `harness --help` loads no command module, commands that call no model load no
+model or MCP SDK, and no command's `--help` loads Celery (each checked in a fresh interpreter,
+by what is in `sys.modules`; the time is measured by bench/startup.py, never asserted). The
+lazy table stays true to the commands."""
 
 from __future__ import annotations
 
@@ -95,6 +96,48 @@ def test_commands_that_call_no_model_load_no_model_or_mcp_sdk(
     loaded = _loaded_by(args, MODEL_AND_MCP, tmp_path)
     # Then neither model SDK nor the MCP SDK was imported
     assert loaded == [], f"`harness {' '.join(args)}` imported {loaded}"
+
+
+def _root_commands() -> list[str]:
+    """Every command of `harness`, eager and lazy, by name (listing them loads none)."""
+    group = typer.main.get_command(app)
+    assert isinstance(group, LazyGroup)
+    return sorted(group.commands)
+
+
+ROOT_COMMANDS = _root_commands()
+
+
+@pytest.mark.parametrize("name", ROOT_COMMANDS)
+def test_every_commands_help_loads_no_celery_and_no_sdk(name: str, tmp_path: Path) -> None:
+    # Given a fresh interpreter
+    # When `harness NAME --help` runs
+    loaded = _loaded_by([name, "--help"], ("celery", *MODEL_AND_MCP), tmp_path)
+    # Then neither Celery nor a model or MCP SDK was imported: showing help builds no runtime
+    assert loaded == [], f"`harness {name} --help` imported {loaded}"
+
+
+def test_settings_load_no_celery_and_no_redis_client(tmp_path: Path) -> None:
+    # Given a fresh interpreter
+    probe = (
+        "import json, sys\n"
+        "from harness.settings import get_settings\n"
+        "from harness.composition import use_fleet\n"
+        "get_settings(); use_fleet()\n"
+        "print(json.dumps(sorted(m for m in ('celery', 'redis') if m in sys.modules)))\n"
+    )
+    # When the settings are read and the fleet's runtime named, as every command does first
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "AGENT_WORKSPACE": str(tmp_path / "ws")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    # Then neither Celery nor the Redis client was imported: only building a runtime needs them
+    assert json.loads(done.stdout.splitlines()[-1]) == [], done.stdout
 
 
 def _help_line(command: typer.core.TyperCommand | typer.core.TyperGroup) -> str:
