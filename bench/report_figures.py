@@ -13,7 +13,7 @@ from typing import Any
 
 import matplotlib
 
-from bench.burst import cpu_per_request
+from bench.burst import cpu_per_request, fresh_ratios, round_ratios
 from bench.stats import percentile
 
 matplotlib.use("Agg")  # files only, no display
@@ -113,7 +113,30 @@ def webhook_latency(data: dict[str, Any], out: Path, base: Path, machine: str) -
     ]  # fmt: skip
     header = ["", "p50 ms", "p90 ms", "p99 ms", "req/s", "server CPU µs per request"]
     table = _table(header, rows)
-    return f"{_image(out, base, 'webhook latency distribution')}\n\n{table}"
+    return f"{_image(out, base, 'webhook latency distribution')}\n\n{table}{_new_connections(data)}"
+
+
+def _new_connections(data: dict[str, Any]) -> str:
+    """The bursts of new connections: webhooks against `/healthz` (absent from older runs)."""
+    if "fresh_webhook_webhook" not in data:
+        return ""
+    rows = [
+        [label, *_quantiles([v * MS for v in data[key]])]
+        for label, key in (
+            ("POST /webhooks/telegram, bursts of webhooks", "fresh_webhook_webhook"),
+            ("GET /healthz, bursts of /healthz", "fresh_healthz_healthz"),
+            ("POST /webhooks/telegram, mixed bursts", "fresh_mixed_webhook"),
+            ("GET /healthz, mixed bursts", "fresh_mixed_healthz"),
+        )
+    ]
+    separate, mixed = fresh_ratios(data)
+    by_round = statistics.median(round_ratios(data, int(data.get("concurrency", 100))))
+    note = (
+        f"p99 webhook / `/healthz` (aim ≤ 1.25): {separate:.2f} in bursts of one kind, "
+        f"{mixed:.2f} in mixed bursts, per-round median {by_round:.2f}"
+    )
+    table = _table(["100 new connections at once", "p50 ms", "p90 ms", "p99 ms"], rows)
+    return f"\n\n{table}\n\n{note}"
 
 
 def _quantiles(values: list[float]) -> list[str]:

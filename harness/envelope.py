@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -154,7 +154,15 @@ EventCheck = Callable[[Event], Event]
 def check_engine_event(event: Event) -> Event:
     """Check the data of an event the engine emits against its model; other events pass
     through unchanged. Raises `InvalidEventError` naming the event and every field at fault."""
-    model = ENGINE_DATA.get(event.name)
+    return check_data(event, ENGINE_DATA)
+
+
+def check_data(event: Event, models: Mapping[str, type[EventData]]) -> Event:
+    """`event` with its data checked against `models[event.name]` and normalised (dumped back
+    as JSON); an event whose name is not in `models` passes through unchanged. Raises
+    `InvalidEventError` naming the event and every field at fault. Only the data is
+    validated: the envelope (`Event`) already was."""
+    model = models.get(event.name)
     if model is None:
         return event
     try:

@@ -160,6 +160,7 @@ class ModelServer:
         self.embeddings_status = 200
         self.unscripted = 0
         self.busy_seconds = 0.0
+        self.answer_seconds: list[float] = []  # each request's share of busy_seconds
         self.stopping = threading.Event()
         self.thinking_tool_ids: dict[str, str] = {}  # tool_use id -> model that thought
         self._ids = itertools.count(1)
@@ -229,9 +230,11 @@ class ModelServer:
 
     def add_busy(self, seconds: float) -> None:
         """Count `seconds` of one request's handling in `busy_seconds`: the model's own time at
-        the wire, from the request's first byte read to the last byte of its answer written."""
+        the wire, from the request's first byte read to the last byte of its answer written;
+        also noted on its own in `answer_seconds`."""
         with self._lock:
             self.busy_seconds += seconds
+            self.answer_seconds.append(seconds)
 
     def record(self, request: RecordedRequest) -> None:
         with self._lock:
@@ -271,6 +274,7 @@ class ModelServer:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = False
     block_on_close = True
+    request_queue_size = 1024  # hundreds of calls at once must not overflow the accept queue
 
     def __init__(self, model_server: ModelServer) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)

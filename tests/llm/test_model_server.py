@@ -202,3 +202,22 @@ def test_model_server_rejects_a_tool_choice_the_services_would_refuse(
     with pytest.raises(openai.BadRequestError, match="only allowed when 'tools'"):
         gpt.chat.completions.create(model="gpt-5.4-mini", messages=user, tool_choice="auto")
     assert len(model_server.rejections) == 2
+
+
+def test_model_server_notes_each_answers_own_time_at_the_wire(
+    claude: anthropic.Anthropic, model_server: ModelServer
+) -> None:
+    # Given two scripted answers
+    model_server.script(Reply.answer("one"), Reply.answer("two"))
+    # When both are asked for
+    for text in ("a", "b"):
+        claude.messages.create(
+            model=CLAUDE, max_tokens=10, messages=[{"role": "user", "content": text}]
+        )
+    # Then each request's time is noted on its own, and together they are the busy time
+    times = model_server.answer_seconds
+    assert len(times) == 2, times
+    assert sum(times) == pytest.approx(model_server.busy_seconds), (
+        times,
+        model_server.busy_seconds,
+    )

@@ -6,10 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 from fastapi.testclient import TestClient
+from starlette.routing import Match
 
 from harness.runtime import Runtime
 from harness.settings import Settings
 from harness.web import WebContext, create_app, web_context
+from harness.web.app import default_routers
 
 
 def test_extra_routers_are_mounted_and_reach_the_runtime(
@@ -54,3 +56,18 @@ def test_api_docs_are_served_when_enabled(runtime: Runtime, settings: Settings) 
 
 
 _DOCS = ("/openapi.json", "/docs", "/redoc")
+
+
+def test_a_webhook_passes_over_only_the_probes_metrics_and_events_routes(
+    runtime: Runtime, settings: Settings
+) -> None:
+    # Given the app as `harness web` builds it
+    app = create_app(lambda: runtime, settings, routers=default_routers())
+    scope = {"type": "http", "method": "POST", "path": "/webhooks/telegram", "root_path": ""}
+
+    # When the routes are tried in order for a webhook
+    tried = [route.matches(scope)[0] for route in app.router.routes]
+
+    # Then the router right after those of the probes, /metrics and /api/events takes it: the
+    # chat API's and the dashboard's paths (30 µs of matching) are not tried first
+    assert tried.index(Match.FULL) == 3, tried

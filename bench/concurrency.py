@@ -1,0 +1,229 @@
+"""Benchmark of many conversations at once: N chats each send one message at the same moment
+to one fleet, and the model takes a fixed time to answer each.
+
+- **Fleet:** `python -m harness.cli up` in a fresh project folder with default settings (no
+  `.env`): its embedded Redis, web, worker and scheduler (and the sidecar, on by default), one
+  host. Settings given with `--env NAME=VALUE` are passed to it (e.g. `--env
+  MODEL_CALLS=gateway`), so one path can be measured against another. A fresh fleet per size.
+- **Model:** the scripted model server (`tests/fakes/model_server.py`) in this process,
+  answering every request "ok" after `--delay` seconds (3 s by default; the stall comes after
+  the stream's first event, as a real model's time to write).
+- **Chats** (`bench.concurrent_chats`): by default each a private Telegram chat of its own
+  posting one update to the webhook, answered when the fake Bot API receives its
+  `sendMessage` (Telegram settings, webhook mode and `DM_POLICY=open` are the only settings
+  added); `--via api` sends through `POST /api/chat` instead, one SSE stream per chat, which
+  also measures the web process's limits on open streams. All N are sent together from one
+  asyncio loop; a warm-up chat is answered first, outside the figures.
+- **Measured:** time from the first send to the last answer; each chat's latency (its send to
+  its `reply`), p50 and p95; the fleet's RSS, summed over `harness up` and every process it
+  started (`/proc/<pid>/status` VmRSS, sampled every 0.2 s), idle before the sends and at its
+  peak. **Floor:** the model's delay as the fake measured its own answers in the same run
+  (median per request, from its first byte read to its last byte written).
+
+Usage: python -m bench.concurrency [--sizes 16,64,200] [--large] [--delay 3]
+       [--via telegram|api] [--env NAME=VALUE ...] [--json FILE] [--svg FILE]
+(`--large` adds 1000 chats.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.concurrency_plot import Guide, Series, concurrency_svg
+from bench.concurrent_chats import Wave, api_wave, telegram_env, telegram_wave
+from bench.fleet_up import RssSampler, fleet_pss_mb, fleet_rss_by_process, harness_up
+from bench.stats import percentile
+from tests.fakes.model_server import ModelServer, Reply
+from tests.fakes.telegram_api import FakeTelegramApi
+
+FIRST_CHAT = 20_000_001
+"""Chat ids of a wave start here (Telegram private chat ids are positive)."""
+AIM_RATIO = 1.5
+AIM_RSS_MB = 600
+
+
+@dataclass(frozen=True)
+class SizeResult:
+    """One size's figures (seconds and megabytes)."""
+
+    chats: int
+    answered: int
+    failures: dict[str, int]
+    last_answer_s: float
+    latency_p50_s: float
+    latency_p95_s: float
+    floor_s: float
+    ratio: float
+    rss_idle_mb: float
+    rss_peak_mb: float
+    pss_idle_mb: float
+    rss_idle_by_process: dict[str, float]
+    model_requests: int
+    load_before: float
+    load_after: float
+
+
+def measure(
+    count: int, delay: float, via: str, extra_env: dict[str, str], timeout: float
+) -> SizeResult:
+    """One fresh fleet, one warm-up chat, then `count` chats at once by `via` ("telegram" or
+    "api", see `bench.concurrent_chats`)."""
+    load_before = os.getloadavg()[0]
+    with (
+        ModelServer() as model,
+        FakeTelegramApi() as telegram,
+        tempfile.TemporaryDirectory(prefix="bench-conc-") as tmp,
+    ):
+        model.respond_with(lambda api, body: Reply.answer("ok", delay=delay))
+        env = (telegram_env(telegram) if via == "telegram" else {}) | extra_env
+
+        def wave(chats: range) -> Wave:
+            if via == "telegram":
+                return asyncio.run(telegram_wave(fleet, telegram, chats, timeout))
+            return asyncio.run(api_wave(fleet, len(chats), timeout))
+
+        with harness_up(model, env, Path(tmp)) as fleet:
+            if wave(range(FIRST_CHAT - 1, FIRST_CHAT)).outcomes[0].latency is None:
+                tail = fleet.log.read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"the warm-up chat was not answered:\n{tail}")
+            idle = fleet_rss_by_process(fleet.process.pid)
+            idle_pss = fleet_pss_mb(fleet.process.pid)
+            before = len(model.answer_seconds)
+            with RssSampler(fleet.process.pid) as rss:
+                result = wave(range(FIRST_CHAT, FIRST_CHAT + count))
+            answers = model.answer_seconds[before:]
+    last, outcomes = result.last_answer_s, result.outcomes
+    done = [o.latency for o in outcomes if o.latency is not None]
+    failures = Counter(o.failure for o in outcomes if o.latency is None)
+    floor = statistics.median(answers) if answers else float("nan")
+    return SizeResult(
+        chats=count,
+        answered=len(done),
+        failures=dict(failures),
+        last_answer_s=round(last, 3),
+        latency_p50_s=round(percentile(done, 0.5), 3) if done else float("nan"),
+        latency_p95_s=round(percentile(done, 0.95), 3) if done else float("nan"),
+        floor_s=round(floor, 3),
+        ratio=round(last / floor, 2),
+        rss_idle_mb=round(sum(idle.values()), 1),
+        rss_peak_mb=round(rss.peak, 1),
+        pss_idle_mb=round(idle_pss, 1),
+        rss_idle_by_process={name: round(mb, 1) for name, mb in idle.items()},
+        model_requests=len(answers),
+        load_before=round(load_before, 1),
+        load_after=round(os.getloadavg()[0], 1),
+    )
+
+
+def write_svg(path: Path, results: list[SizeResult], delay: float, caption: str) -> None:
+    """The figure of `results` (see `bench.concurrency_plot`) at `path`."""
+    floor = statistics.median(r.floor_s for r in results)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        concurrency_svg(
+            [r.chats for r in results],
+            [
+                Series("last answer", "#c0392b", [r.last_answer_s for r in results]),
+                Series("per-chat p95", "#2471a3", [r.latency_p95_s for r in results]),
+            ],
+            [
+                Guide(f"model {delay:g} s (floor)", floor),
+                Guide(f"aim {AIM_RATIO}x", floor * AIM_RATIO),
+            ],
+            Series("peak RSS", "#1e8449", [r.rss_peak_mb for r in results]),
+            [Guide(f"aim {AIM_RSS_MB} MB", AIM_RSS_MB)],
+            caption,
+        )
+    )
+
+
+def report(results: list[SizeResult], delay: float) -> str:
+    """The Markdown table of `results`."""
+    lines = [
+        f"| chats at once | answered | last answer | ratio to the {delay:g} s floor | p50 | p95 "
+        "| RSS idle | RSS peak | PSS idle | load |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.chats} | {r.answered} | {r.last_answer_s:.1f} s | {r.ratio:.1f}x "
+            f"| {r.latency_p50_s:.1f} s | {r.latency_p95_s:.1f} s | {r.rss_idle_mb:.0f} MB "
+            f"| {r.rss_peak_mb:.0f} MB | {r.pss_idle_mb:.0f} MB "
+            f"| {r.load_before:.0f} → {r.load_after:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def _env_pairs(pairs: list[str]) -> dict[str, str]:
+    env = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"--env takes NAME=VALUE, not {pair!r}")
+        env[name] = value
+    return env
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="16,64,200", help="comma-separated chat counts")
+    parser.add_argument("--large", action="store_true", help="also 1000 chats at once")
+    parser.add_argument("--delay", type=float, default=3.0, help="the model's seconds per answer")
+    parser.add_argument("--via", choices=("telegram", "api"), default="telegram")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--timeout", type=float, default=900.0, help="per chat, seconds")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--svg", type=Path, help="draw the figure here (e.g. docs/benchmarks/concurrency.svg)"
+    )
+    parser.add_argument("--redraw", type=Path, help="only draw --svg from this --json output")
+    args = parser.parse_args()
+    if args.redraw:
+        saved = json.loads(args.redraw.read_text())
+        results = [SizeResult(**size) for size in saved["sizes"]]
+        _draw(args.svg, results, saved)
+        return
+    sizes = [int(s) for s in args.sizes.split(",") if s] + ([1000] if args.large else [])
+    extra_env = _env_pairs(args.env)
+    results = []
+    for count in sizes:
+        results.append(measure(count, args.delay, args.via, extra_env, args.timeout))
+        print(f"{count} chats: {json.dumps(asdict(results[-1]))}", flush=True)
+    print(report(results, args.delay))
+    day = time.strftime("%Y-%m-%d")
+    out = {
+        "day": day,
+        "model_delay_s": args.delay,
+        "via": args.via,
+        "env": extra_env,
+        "cpus": os.cpu_count(),
+        "sizes": [asdict(r) for r in results],
+    }
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
+    if args.svg:
+        _draw(args.svg, results, out)
+
+
+def _draw(svg: Path, results: list[SizeResult], saved: dict[str, Any]) -> None:
+    env: dict[str, str] = saved["env"]
+    path = " ".join(f"{k}={v}" for k, v in env.items()) or "default settings"
+    caption = (
+        f"harness up, one host, {path}, chats by {saved['via']}; the model answers after "
+        f"{saved['model_delay_s']:g} s; {saved['day']}"
+    )
+    write_svg(svg, results, saved["model_delay_s"], caption)
+
+
+if __name__ == "__main__":
+    main()

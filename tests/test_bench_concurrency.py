@@ -1,0 +1,86 @@
+"""`bench/concurrency.py`: a small run answers every chat and writes its figures in the agreed
+shape; the plot is a self-contained SVG file whose points carry their values."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from bench.concurrency_plot import Guide, Series, concurrency_svg
+from bench.fleet_up import fleet_rss_by_process
+
+ROOT = Path(__file__).resolve().parents[1]
+SVG = "{http://www.w3.org/2000/svg}"
+SIZE_FIELDS = {
+    "chats", "answered", "failures", "last_answer_s", "latency_p50_s", "latency_p95_s",
+    "floor_s", "ratio", "rss_idle_mb", "rss_peak_mb", "pss_idle_mb", "rss_idle_by_process",
+    "model_requests", "load_before", "load_after",
+}  # fmt: skip
+
+
+def test_concurrency_svg_is_one_standalone_document_with_a_titled_point_per_value() -> None:
+    # Given three sizes, two time series and one RSS series
+    svg = concurrency_svg(
+        [16, 64, 200],
+        [Series("last answer", "red", [3.5, 14.3, 42.7]), Series("p95", "blue", [3.4, 13, 40])],
+        [Guide("model 3 s (floor)", 3.0)],
+        Series("peak RSS", "green", [900.0, 950.0, 1010.0]),
+        [Guide("aim 600 MB", 600)],
+        "caption <with> markup",
+    )
+    # When it is parsed as XML
+    root = ET.fromstring(svg)
+    # Then it is an SVG root in the SVG namespace, with one titled circle per value
+    assert root.tag == f"{SVG}svg", root.tag
+    titles = [c.findtext(f"{SVG}title") for c in root.iter(f"{SVG}circle")]
+    assert len(titles) == 9, titles
+    assert "last answer, 200 chats: 42.7" in titles, titles
+    assert "peak RSS, 16 chats: 900.0" in titles, titles
+    assert "caption <with> markup" in "".join(root.itertext()), "the caption is escaped text"
+
+
+def test_fleet_rss_by_process_counts_a_process_and_its_children() -> None:
+    # Given this process with one child of its own
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        # When the RSS of this process's tree is read
+        found = fleet_rss_by_process(os.getpid())
+    finally:
+        child.kill()
+        child.wait()
+    # Then both are there, each with some memory
+    pids = {int(name.split()[0]) for name in found}
+    assert {os.getpid(), child.pid} <= pids, found
+    assert all(mb > 0 for mb in found.values()), found
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(600)
+def test_a_small_run_answers_every_chat_and_writes_json_and_svg(tmp_path: Path) -> None:
+    # Given a run of 4 Telegram chats at once against a model that answers after 0.2 s, with
+    # one setting passed through to the fleet
+    out, svg = tmp_path / "conc.json", tmp_path / "conc.svg"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.concurrency", "--sizes", "4", "--delay", "0.2",
+         "--env", "WORKER_CONCURRENCY=2", "--json", str(out), "--svg", str(svg)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Then the figures have the agreed shape and every chat was answered
+    figures = json.loads(out.read_text())
+    assert figures["model_delay_s"] == 0.2 and figures["via"] == "telegram"
+    assert figures["env"] == {"WORKER_CONCURRENCY": "2"}
+    [size] = figures["sizes"]
+    assert set(size) == SIZE_FIELDS, sorted(set(size) ^ SIZE_FIELDS)
+    assert (size["chats"], size["answered"], size["failures"]) == (4, 4, {}), size
+    assert size["model_requests"] >= 4, "expected one model call per chat at least"
+    assert size["floor_s"] > 0 and size["rss_peak_mb"] > 0 and size["rss_idle_mb"] > 0, size
+    assert any("worker" in name for name in size["rss_idle_by_process"]), size
+    # And the plot is an SVG document
+    assert ET.parse(svg).getroot().tag == f"{SVG}svg"
