@@ -168,7 +168,7 @@ def up(
             chosen = select(default_processes(), only)
         except UnknownProcessError as exc:
             raise typer.BadParameter(str(exc), param_hint="--only") from exc
-        processes, embedded = chosen.processes, chosen.redis
+        processes, embedded = chosen.processes, chosen.embedded_redis
     code = run_fleet(get_settings(), processes, embedded_redis=embedded, quiet=not verbose)
     raise typer.Exit(code=code)
 

@@ -25,17 +25,20 @@ in here runs the engine alone (`docs/engine.md`).
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from harness import shared_lock
 from harness.observe.json_logs import configure_logging
-from harness.runtime import assembly
+from harness.runtime import assembly, get_runtime
 from harness.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from celery import Celery
 
     from harness.runtime.instance import Runtime
+
+log = logging.getLogger(__name__)
 
 
 def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) -> Runtime:
@@ -113,7 +116,33 @@ def run_worker(settings: Settings, modules: list[str], concurrency: int, queues:
     from harness.runtime import worker
 
     use_fleet()
-    worker.run_worker(settings, modules, concurrency, queues, prepare=plug_in_channels)
+    worker.run_worker(settings, modules, concurrency, queues, prepare=_prepare_worker)
+
+
+def _prepare_worker() -> None:
+    plug_in_channels()
+    start_model_gateway(get_settings())
+
+
+def start_model_gateway(settings: Settings) -> bool:
+    """With `MODEL_CALLS=gateway`, start this worker process's model gateway
+    (`harness.agent.gateway`): an event loop thread making the model calls runs park on, at
+    most `MODEL_GATEWAY_CONCURRENCY` at once. True when started. One per process, beside its
+    worker threads: the process already has the settings, the providers' credentials and
+    the chat platforms its drafts are drawn on, and gateways grow with the workers."""
+    if settings.model_calls != "gateway":
+        return False
+    from celery.signals import worker_shutdown
+
+    from harness.agent.gateway import ModelGateway  # the SDKs load only where calls are made
+
+    concurrency = settings.model_gateway_concurrency
+    gateway = ModelGateway(get_runtime(), settings, concurrency=concurrency)
+    gateway.start()
+    # a stopping worker hands its calls in flight back, as it hands back its runs
+    worker_shutdown.connect(lambda **_: gateway.stop(), weak=False)
+    log.info("model gateway started: at most %d model calls at once", concurrency)
+    return True
 
 
 def celery_app() -> Celery:
@@ -157,3 +186,4 @@ def _prepare_celery_worker() -> None:
     # keeps it; a daemon thread, it ends with the process
     liveness_for(get_settings(), "worker").start()
     plug_in_channels()
+    start_model_gateway(get_settings())

@@ -83,6 +83,18 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         description="Show answers as they are written: a growing draft on the chat platforms "
         "that allow it, deltas on /api/chat and in `harness chat`. Channels may override it.",
     )
+    model_calls: Literal["inline", "gateway"] = Field(
+        default="inline",
+        description="Where a turn's model calls are made: inline (the worker thread waits on "
+        "the model) or gateway (the run parks and each worker process's model gateway makes "
+        "the call on the async SDK clients, so a waiting call holds no worker thread).",
+    )
+    model_gateway_concurrency: int = Field(
+        default=256,
+        ge=1,
+        description="Model calls one worker process's gateway makes at once (MODEL_CALLS="
+        "gateway); more wait in Redis for a free slot, never fail.",
+    )
     dm_policy: DmPolicy = Field(
         default="pairing",
         description="Who may talk to the bot: pairing (approve codes), allowlist, or open.",

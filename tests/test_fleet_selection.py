@@ -35,8 +35,8 @@ def test_only_keeps_the_named_processes_in_the_fleets_order() -> None:
     # Then exactly those run, with their usual commands, and no embedded Redis
     assert list(chosen.processes) == ["web", "worker"]
     assert chosen.processes["worker"] == processes["worker"]
-    assert chosen.redis is False
-    assert only(processes, "redis,scheduler").redis is True
+    assert chosen.embedded_redis is False
+    assert only(processes, "redis,scheduler").embedded_redis is True
 
 
 @pytest.mark.parametrize("names", ["web,nope", "", "redis,Web", "redis"])

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from harness.agent import platforms, progress
 from harness.agent.live_text import LiveText
 from harness.events import ReplyTarget
-from harness.runtime import Context
+from harness.runtime import Context, Runtime
 from harness.runtime.steps import Interrupt, LeaseLost, Suspended
 from harness.settings import Settings
 
@@ -36,11 +36,7 @@ def live_turn(
     if not settings.stream_replies or reply is None:
         yield None
         return
-    publish = None
-    if reply.session_key:
-        publish = functools.partial(progress.publish, ctx.runtime, reply.session_key)
-    writer = _writer(ctx, settings, reply)
-    live = LiveText(ctx.run_id, publish=publish, sink=writer)
+    live, writer = open_live(ctx.runtime, ctx.run_id, reply, settings.stream_replies)
     if writer is None:
         yield live
         return
@@ -55,8 +51,15 @@ def live_turn(
     writer.close()
 
 
-def _writer(ctx: Context, settings: Settings, reply: ReplyTarget) -> platforms.Draft | None:
+def open_live(
+    runtime: Runtime, run_id: str, reply: ReplyTarget, stream_default: bool
+) -> tuple[LiveText, platforms.Draft | None]:
+    """Run `run_id`'s live text towards `reply`, and the platform draft it draws (None when
+    the channel does not stream): what `live_turn` opens, and the model gateway too, which
+    finds the same draft (by run) while it streams an offloaded call. Close the draft."""
+    publish = None
+    if reply.session_key:
+        publish = functools.partial(progress.publish, runtime, reply.session_key)
     chat = platforms.installed()
-    if chat is None:
-        return None
-    return chat.open_draft(ctx.runtime, ctx.run_id, reply, settings.stream_replies)
+    writer = None if chat is None else chat.open_draft(runtime, run_id, reply, stream_default)
+    return LiveText(run_id, publish=publish, sink=writer), writer

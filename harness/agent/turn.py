@@ -44,6 +44,7 @@ from harness.agent.loop import ActAll
 from harness.agent.media.attachments import receive, steering_message
 from harness.agent.media.send_file import SEND_FILE, send_file
 from harness.agent.memory.scope import memory_root
+from harness.agent.model_calls import draft_for, request_for
 from harness.agent.named_delegation import NamedDelegation
 from harness.agent.roster.profile import AgentProfile, default_profile
 from harness.agent.session import SessionLine
@@ -265,13 +266,16 @@ class DurableTurn:
     def _think_once(
         self, messages: list[Message], tools: list[ToolSpec], note: str
     ) -> dict[str, Any]:
-        on_text = self.hooks.model_started(self._thinks, self.ctx.attempt)
+        # the replay that resumes after an offloaded call: its start was announced before
+        told = self.deps.settings.model_calls == "gateway" and self.ctx.step.offload_settled()
+        on_text = None if told else self.hooks.model_started(self._thinks, self.ctx.attempt)
         try:
             messages = with_image_data(messages, self.deps.workspace)
             choice = self.profile.tool_choice_for(tools)
             turn = self.complete(self.system(note), messages, tools, on_text, choice)
         finally:
-            self.hooks.model_ended()
+            if not told:
+                self.hooks.model_ended()
         return turn.model_dump(mode="json")
 
     def complete(
@@ -286,6 +290,11 @@ class DurableTurn:
         in a step, behind `guard` when not through `think`."""
         provider = self.profile.provider_for(self.ctx.attempt)
         try:
+            if self.deps.settings.model_calls == "gateway":  # the run parks, no thread waits
+                stream = (self.reply, self.deps.settings.stream_replies, self._thinks)
+                draft = draft_for(on_text, *stream, self.ctx.attempt)
+                call = (system, messages, tools, tool_choice)
+                return request_for(self.ctx.step, self.ctx.run_id, provider, call, draft)
             return provider.complete(
                 system=system,
                 messages=messages,

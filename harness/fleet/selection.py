@@ -1,6 +1,6 @@
 """`harness up --only web,worker`: which of the fleet's processes to run.
 
-    chosen = only(default_processes(), "web,worker")   # Selection(processes, redis=False)
+    chosen = only(default_processes(), "web,worker")   # Selection(processes, embedded_redis=False)
 
 The names are the fleet's own (`web`, `worker`, `scheduler`, `sidecar`, a channel's
 `<channel>-listener`) and `redis`, the embedded Redis. Without `redis` the processes use the
@@ -27,7 +27,7 @@ class Selection:
     embedded Redis (when no `REDIS_URL` is configured)."""
 
     processes: dict[str, str]
-    redis: bool
+    embedded_redis: bool
 
 
 def only(processes: dict[str, str], names: str) -> Selection:

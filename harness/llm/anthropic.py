@@ -84,9 +84,11 @@ class AnthropicProvider:
         self._max_tokens = max_tokens
         self._temperature = temperature  # None: the API's default (not sent)
         self._secret = api_key
-        self._client = anthropic.Anthropic(
-            api_key=api_key or _NO_KEY, base_url=url, max_retries=0, timeout=timeout
-        )
+        self._client_args: dict[str, Any] = {
+            "api_key": api_key or _NO_KEY, "base_url": url, "max_retries": 0, "timeout": timeout,
+        }  # fmt: skip
+        self._client = anthropic.Anthropic(**self._client_args)
+        self._aclient: anthropic.AsyncAnthropic | None = None  # made by the first async call
 
     @property
     def name(self) -> str:
@@ -110,16 +112,7 @@ class AnthropicProvider:
         tool_choice: str | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
-        choice = check_tool_choice(tool_choice, tools)
-        body = request_body(
-            model=self._model,
-            max_tokens=max_tokens or self._max_tokens,
-            temperature=self._temperature,
-            system=system_blocks(system),
-            messages=messages,
-            tools=tools,
-            tool_choice=choice,
-        )
+        body = self._body(system, messages, tools, max_tokens, tool_choice)
 
         def open_stream() -> anthropic.Stream[RawMessageStreamEvent]:
             # The body is rendered here, not by `messages.create`: the SDK would copy and encode
@@ -138,17 +131,82 @@ class AnthropicProvider:
                 builder.feed(event)
         except StreamCancelled:
             raise ModelCancelledError(builder.partial(), provider=PROVIDER) from None
-        except (anthropic.APIError, httpx2.HTTPError) as exc:
-            raise classify_error(exc, self._secret) from exc
-        except ValueError as exc:  # an event that does not decode or validate
-            raise TransientModelError(
-                f"anthropic sent a malformed stream: {exc}", provider=PROVIDER
-            ) from exc
+        except (anthropic.APIError, httpx2.HTTPError, ValueError) as exc:
+            raise self._failure(exc) from exc
         return builder.finish()
+
+    async def complete_async(
+        self,
+        *,
+        system: SystemPrompt,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        on_text: TextSink | None = None,
+        tool_choice: str | None = None,
+    ) -> AssistantTurn:
+        """`complete` on the SDK's async client, for an event loop (`AsyncModelProvider`);
+        cancelling the awaiting task abandons the stream."""
+        body = self._body(system, messages, tools, max_tokens, tool_choice)
+        if self._aclient is None:
+            self._aclient = anthropic.AsyncAnthropic(**self._client_args)
+        builder = _TurnBuilder(self._model, on_text)
+        try:
+            stream = await self._aclient.post(
+                "/v1/messages",
+                cast_to=WireMessageModel,
+                content=body,
+                stream=True,
+                stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+            )
+            try:
+                async for event in stream:
+                    builder.feed(event)
+            finally:
+                await stream.close()
+        except (anthropic.APIError, httpx2.HTTPError, ValueError) as exc:
+            raise self._failure(exc) from exc
+        return builder.finish()
+
+    def _failure(self, exc: Exception) -> ModelError:
+        if isinstance(exc, ValueError):  # an event that does not decode or validate
+            return TransientModelError(
+                f"anthropic sent a malformed stream: {exc}", provider=PROVIDER
+            )
+        return classify_error(exc, self._secret)
+
+    def _body(
+        self,
+        system: SystemPrompt,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        max_tokens: int | None,
+        tool_choice: str | None,
+    ) -> bytes:
+        return request_body(
+            model=self._model,
+            max_tokens=max_tokens or self._max_tokens,
+            temperature=self._temperature,
+            system=system_blocks(system),
+            messages=messages,
+            tools=tools,
+            tool_choice=check_tool_choice(tool_choice, tools),
+        )
+
+    @property
+    def temperature(self) -> float | None:
+        """The sampling temperature every call sends (None: the API's default)."""
+        return self._temperature
 
     def close(self) -> None:
         """Release the HTTP connections. Idempotent."""
         self._client.close()
+
+    async def aclose(self) -> None:
+        """Release the async client's connections, on the loop that used them. Idempotent."""
+        client, self._aclient = self._aclient, None
+        if client is not None:
+            await client.close()
 
 
 class _TurnBuilder:

@@ -118,6 +118,19 @@ def _choose(settings: ModelSettingsLike, name: str, model: str | None) -> ModelC
     return ModelChoice(name, _text(model) or DEFAULT_MODELS[name], key, url)
 
 
+def build_named(
+    settings: ModelSettingsLike, name: str, model: str, temperature: float | None
+) -> ModelProvider:
+    """The provider of wire API `name` for `model` at `temperature`, with the credentials and
+    limits `settings` give that API: how the model gateway makes a call a run recorded (the
+    record names the model, never a credential). Raises `ConfigurationError` when `name` is
+    unknown or has neither an API key nor a base URL here."""
+    built = _build(settings, name, model, temperature)
+    if built is None:
+        raise ConfigurationError(f"no API key or base URL is configured for {name!r} here")
+    return built
+
+
 def _build(
     settings: ModelSettingsLike, name: str, model: str | None, temperature: float | None
 ) -> ModelProvider | None:

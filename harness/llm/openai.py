@@ -8,20 +8,18 @@ provider's automatic prefix caching can reuse it.
 
 from __future__ import annotations
 
-import json
 import threading
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx2
 import openai
 from openai.types.chat import (
     ChatCompletionChunk,
-    ChatCompletionContentPartParam,
     ChatCompletionFunctionToolParam,
     ChatCompletionMessageParam,
-    ChatCompletionMessageToolCallParam,
     ChatCompletionToolChoiceOptionParam,
 )
 
@@ -35,6 +33,12 @@ from harness.llm.errors import (
     retry_after_seconds,
 )
 from harness.llm.guard import check_base_url
+from harness.llm.openai_wire import (
+    append_volatile,
+    convert_messages,
+    convert_tool_choice,
+    convert_tools,
+)
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.settings import DEFAULT_BASE_URLS, DEFAULT_MODELS
@@ -45,7 +49,6 @@ from harness.llm.types import (
     AssistantTurn,
     Message,
     StopReason,
-    SystemBlock,
     ToolCall,
     ToolSpec,
     Usage,
@@ -62,11 +65,6 @@ _FINISH_REASONS: dict[str, StopReason] = {
     "tool_calls": "tool_use",
     "function_call": "tool_use",
     "length": "max_tokens",
-}
-_WIRE_CHOICES: dict[str, ChatCompletionToolChoiceOptionParam] = {
-    "auto": "auto",
-    "any": "required",
-    "none": "none",
 }
 _OVERFLOW_HINTS = ("context_length_exceeded", "maximum context length", "context window")
 
@@ -96,9 +94,11 @@ class OpenAIProvider:
         self._temperature = temperature  # None: the server's default (not sent)
         self._secret = api_key
         self._token_field = TokenField(url, max_tokens_field)
-        self._client = openai.OpenAI(
-            api_key=api_key or _NO_KEY, base_url=url, max_retries=0, timeout=timeout
-        )
+        self._client_args: dict[str, Any] = {
+            "api_key": api_key or _NO_KEY, "base_url": url, "max_retries": 0, "timeout": timeout,
+        }  # fmt: skip
+        self._client = openai.OpenAI(**self._client_args)
+        self._aclient: openai.AsyncOpenAI | None = None  # made by the first async call
 
     @property
     def name(self) -> str:
@@ -122,37 +122,80 @@ class OpenAIProvider:
         tool_choice: str | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
+        wire = self._wire(system, messages, tools, tool_choice)
+        limit = max_tokens or self._max_tokens
+        sent = self._token_field.current()
+        try:
+            return self._stream(wire, sent, limit, cancel, on_text).finish()
+        except openai.BadRequestError as exc:
+            self._fall_back(sent, exc)
+        try:
+            return self._stream(wire, self._token_field.current(), limit, cancel, on_text).finish()
+        except openai.BadRequestError as exc:
+            raise classify_error(exc, self._secret) from exc
+
+    async def complete_async(
+        self,
+        *,
+        system: SystemPrompt,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        on_text: TextSink | None = None,
+        tool_choice: str | None = None,
+    ) -> AssistantTurn:
+        """`complete` on the SDK's async client, for an event loop (`AsyncModelProvider`);
+        cancelling the awaiting task abandons the stream."""
+        wire = self._wire(system, messages, tools, tool_choice)
+        limit = max_tokens or self._max_tokens
+        sent = self._token_field.current()
+        try:
+            return (await self._stream_async(wire, sent, limit, on_text)).finish()
+        except openai.BadRequestError as exc:
+            self._fall_back(sent, exc)
+        try:
+            retry = self._token_field.current()
+            return (await self._stream_async(wire, retry, limit, on_text)).finish()
+        except openai.BadRequestError as exc:
+            raise classify_error(exc, self._secret) from exc
+
+    def _wire(
+        self,
+        system: SystemPrompt,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        tool_choice: str | None,
+    ) -> _Wire:
         choice = check_tool_choice(tool_choice, tools)
         blocks = system_blocks(system)
         wire_messages = convert_messages([b for b in blocks if not b.volatile], messages)
         append_volatile(wire_messages, [b for b in blocks if b.volatile])
-        wire_tools = convert_tools(tools)
         wire_choice = convert_tool_choice(choice) if choice is not None else None
+        return _Wire(wire_messages, convert_tools(tools), wire_choice)
 
-        limit = max_tokens or self._max_tokens
-        sent = self._token_field.current()
-        try:
-            return self._stream(
-                wire_messages, wire_tools, wire_choice, sent, limit, cancel, on_text
-            ).finish()
-        except openai.BadRequestError as exc:
-            # A server that does not know the token-limit field we sent: try the other once.
-            detail = f"{exc.message} {exc.body}"
-            if not self._token_field.fall_back(sent, detail, getattr(exc, "param", None)):
-                raise classify_error(exc, self._secret) from exc
-        try:
-            retry = self._token_field.current()
-            return self._stream(
-                wire_messages, wire_tools, wire_choice, retry, limit, cancel, on_text
-            ).finish()
-        except openai.BadRequestError as exc:
+    def _fall_back(self, sent: MaxTokensField, exc: openai.BadRequestError) -> None:
+        """A server that does not know the token-limit field we sent: the caller tries the
+        other once; any other bad request is raised, classified."""
+        detail = f"{exc.message} {exc.body}"
+        if not self._token_field.fall_back(sent, detail, getattr(exc, "param", None)):
             raise classify_error(exc, self._secret) from exc
+
+    def _create_args(self, wire: _Wire, field: MaxTokensField, limit: int) -> dict[str, Any]:
+        return {
+            "model": self._model,
+            "messages": wire.messages,
+            "tools": wire.tools or openai.omit,
+            "tool_choice": openai.omit if wire.choice is None else wire.choice,
+            "max_completion_tokens": limit if field == "max_completion_tokens" else openai.omit,
+            "max_tokens": limit if field == "max_tokens" else openai.omit,
+            "temperature": openai.omit if self._temperature is None else self._temperature,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
 
     def _stream(
         self,
-        wire_messages: list[ChatCompletionMessageParam],
-        wire_tools: list[ChatCompletionFunctionToolParam],
-        wire_choice: ChatCompletionToolChoiceOptionParam | None,
+        wire: _Wire,
         field: MaxTokensField,
         limit: int,
         cancel: threading.Event | None,
@@ -162,17 +205,10 @@ class OpenAIProvider:
         caller's field fallback and classifies every other failure."""
 
         def open_stream() -> openai.Stream[ChatCompletionChunk]:
-            return self._client.chat.completions.create(
-                model=self._model,
-                messages=wire_messages,
-                tools=wire_tools or openai.omit,
-                tool_choice=openai.omit if wire_choice is None else wire_choice,
-                max_completion_tokens=limit if field == "max_completion_tokens" else openai.omit,
-                max_tokens=limit if field == "max_tokens" else openai.omit,
-                temperature=openai.omit if self._temperature is None else self._temperature,
-                stream=True,
-                stream_options={"include_usage": True},
+            stream: openai.Stream[ChatCompletionChunk] = self._client.chat.completions.create(
+                **self._create_args(wire, field, limit)
             )
+            return stream
 
         builder = _TurnBuilder(self._model, on_text)
         try:
@@ -182,92 +218,60 @@ class OpenAIProvider:
             raise ModelCancelledError(builder.partial(), provider=PROVIDER) from None
         except openai.BadRequestError:
             raise
-        except (openai.APIError, httpx2.HTTPError) as exc:
-            raise classify_error(exc, self._secret) from exc
-        except ValueError as exc:  # a chunk that does not decode or validate
-            raise TransientModelError(
-                f"openai sent a malformed stream: {exc}", provider=PROVIDER
-            ) from exc
+        except (openai.APIError, httpx2.HTTPError, ValueError) as exc:
+            raise self._failure(exc) from exc
         return builder
+
+    async def _stream_async(
+        self, wire: _Wire, field: MaxTokensField, limit: int, on_text: TextSink | None
+    ) -> _TurnBuilder:
+        """`_stream` on the async client."""
+        if self._aclient is None:
+            self._aclient = openai.AsyncOpenAI(**self._client_args)
+        builder = _TurnBuilder(self._model, on_text)
+        try:
+            stream: openai.AsyncStream[
+                ChatCompletionChunk
+            ] = await self._aclient.chat.completions.create(**self._create_args(wire, field, limit))
+            try:
+                async for chunk in stream:
+                    builder.feed(chunk)
+            finally:
+                await stream.close()
+        except openai.BadRequestError:
+            raise
+        except (openai.APIError, httpx2.HTTPError, ValueError) as exc:
+            raise self._failure(exc) from exc
+        return builder
+
+    def _failure(self, exc: Exception) -> ModelError:
+        if isinstance(exc, ValueError):  # a chunk that does not decode or validate
+            return TransientModelError(f"openai sent a malformed stream: {exc}", provider=PROVIDER)
+        return classify_error(exc, self._secret)
+
+    @property
+    def temperature(self) -> float | None:
+        """The sampling temperature every call sends (None: the server's default)."""
+        return self._temperature
 
     def close(self) -> None:
         """Release the HTTP connections. Idempotent."""
         self._client.close()
 
-
-def convert_tools(tools: Sequence[ToolSpec]) -> list[ChatCompletionFunctionToolParam]:
-    """Tool specs as Chat Completions function tools."""
-    return [
-        {
-            "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-        }
-        for t in tools
-    ]
+    async def aclose(self) -> None:
+        """Release the async client's connections, on the loop that used them. Idempotent."""
+        client, self._aclient = self._aclient, None
+        if client is not None:
+            await client.close()
 
 
-def convert_tool_choice(choice: str) -> ChatCompletionToolChoiceOptionParam:
-    """A checked `tool_choice` (`harness.llm.tool_choice.check_tool_choice`) on the wire:
-    `any` is Chat Completions' `required`; a tool's name becomes a named function choice."""
-    return _WIRE_CHOICES.get(choice) or {"type": "function", "function": {"name": choice}}
+@dataclass(frozen=True)
+class _Wire:
+    """One request's messages, tools and tool choice on the wire."""
 
-
-def convert_messages(
-    system: Sequence[SystemBlock], messages: Sequence[Message]
-) -> list[ChatCompletionMessageParam]:
-    """The system prompt and neutral messages on the wire. Each tool result becomes its own
-    `role: tool` message; failed results are prefixed with `Error: `."""
-    wire: list[ChatCompletionMessageParam] = []
-    if system:
-        wire.append({"role": "system", "content": "\n\n".join(b.text for b in system)})
-    for message in messages:
-        if message.role == "user" and any(image.data for image in message.images):
-            parts: list[ChatCompletionContentPartParam] = [{"type": "text", "text": message.text}]
-            for image in message.images:
-                if image.data:
-                    url = f"data:{image.media_type};base64,{image.data}"
-                    parts.append({"type": "image_url", "image_url": {"url": url}})
-            wire.append({"role": "user", "content": parts})
-        elif message.role == "user":
-            wire.append({"role": "user", "content": message.text})
-        elif message.role == "tool":
-            for result in message.tool_results:
-                content = result.content or "(no output)"
-                wire.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": result.tool_call_id,
-                        "content": f"Error: {content}" if result.is_error else content,
-                    }
-                )
-        elif message.tool_calls:
-            calls: list[ChatCompletionMessageToolCallParam] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-                }
-                for call in message.tool_calls
-            ]
-            wire.append(
-                {
-                    "role": "assistant",
-                    "content": message.text if message.text.strip() else None,
-                    "tool_calls": calls,
-                }
-            )
-        else:
-            wire.append({"role": "assistant", "content": message.text})
-    return wire
-
-
-def append_volatile(wire: list[ChatCompletionMessageParam], blocks: Sequence[SystemBlock]) -> None:
-    """Send the volatile system text (the time, budget notes) after the conversation, in a
-    user message of its own, so that the system message and the whole history stay a
-    byte-stable prefix for automatic prefix caching. Mutates `wire`."""
-    if blocks:
-        text = "\n\n".join(b.text for b in blocks)
-        wire.append({"role": "user", "content": f"<system-reminder>\n{text}\n</system-reminder>"})
+    messages: list[ChatCompletionMessageParam]
+    tools: list[ChatCompletionFunctionToolParam]
+    choice: ChatCompletionToolChoiceOptionParam | None
 
 
 def _cache_n(chunk: ChatCompletionChunk) -> int:

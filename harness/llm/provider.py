@@ -65,6 +65,30 @@ class ModelProvider(Protocol):
         ...
 
 
+@runtime_checkable
+class AsyncModelProvider(Protocol):
+    """A `ModelProvider` that can also be called from an event loop (the model gateway,
+    `harness.agent.gateway`): the same call on the SDK's async client."""
+
+    async def complete_async(
+        self,
+        *,
+        system: SystemPrompt,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        on_text: TextSink | None = None,
+        tool_choice: str | None = None,
+    ) -> AssistantTurn:
+        """`ModelProvider.complete` without blocking the loop. Cancelling the task that
+        awaits it abandons the request (there is no cancel event); raises the same errors."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the async client's connections, on the loop that used them. Idempotent."""
+        ...
+
+
 def system_blocks(system: SystemPrompt) -> list[SystemBlock]:
     """`system` as a list of blocks, checking that no stable block follows a volatile one.
 

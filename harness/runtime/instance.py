@@ -20,6 +20,7 @@ from harness.envelope import EventCheck, check_engine_event
 from harness.observe.tracing import NO_TRACER, Tracer
 from harness.runtime.broadcast import Broadcast
 from harness.runtime.bus_errors import redis_errors
+from harness.runtime.calls import CallBoard
 from harness.runtime.functions import REGISTRY, FunctionRegistry
 from harness.runtime.journals import JournalCache
 from harness.runtime.keys import Keys
@@ -43,7 +44,9 @@ class Runtime:
     published (`harness.envelope.EventCheck`): the engine's own events by default, every
     built-in event in a fleet (`harness.composition.extend_runtime`). `step_observers` are
     told of every step that committed a result (`harness.runtime.step_observers`): where a
-    product counts what steps did, such as its token usage."""
+    product counts what steps did, such as its token usage. `call_servers` answer offloaded
+    calls in this process for `harness.runtime.testing.drain` (each makes the due calls and
+    returns how many): a gateway in a test, where no process of its own runs."""
 
     # For the engine (`harness.runtime`) and the records' Redis implementations
     # (`harness.records`) only: everyone else takes a `harness.records.stores.Records`, and
@@ -66,7 +69,9 @@ class Runtime:
     wait_timeout_ms: int = 1000
     check_event: EventCheck = check_engine_event
     step_observers: list[StepObserver] = field(default_factory=list)
+    call_servers: list[Callable[[], int]] = field(default_factory=list)
     ledger: Ledger = field(init=False)
+    calls: CallBoard = field(init=False)
     run_index: RunIndex = field(init=False)
     triggers: TriggerTable = field(init=False)
     broadcast: Broadcast = field(init=False)
@@ -76,6 +81,7 @@ class Runtime:
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.redis, self.keys, self.aredis)
+        self.calls = CallBoard(self.redis, self.keys)
         self.run_index = RunIndex(self.redis, self.keys)
         self.triggers = TriggerTable(self.redis, self.keys, self.aredis)
         self.broadcast = Broadcast(self.redis)

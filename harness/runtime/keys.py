@@ -25,6 +25,19 @@ class Keys:
         """Counter bumped on every change of the trigger table, for cheap cache checks."""
         return f"{self.prefix}:functions:version"
 
+    def call(self, call_id: str) -> str:
+        """Hash: an offloaded call (`harness.runtime.calls`): its run, step, request, lease
+        token and, once settled, its outcome."""
+        return f"{self.prefix}:call:{call_id}"
+
+    def calls(self, service: str) -> str:
+        """List: the calls of `service` offered to the gateways, in arrival order."""
+        return f"{self.prefix}:calls:{service}"
+
+    def call_leases(self, service: str) -> str:
+        """Sorted set: the calls of `service` gateways hold, by when their lease runs out."""
+        return f"{self.prefix}:calls:{service}:leases"
+
     @property
     def events(self) -> str:
         """Capped stream of every accepted event."""

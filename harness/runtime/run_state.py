@@ -58,6 +58,9 @@ class RunState:
     abort: threading.Event = field(default_factory=threading.Event)
     counters: dict[str, int] = field(default_factory=dict)
     span: RunSpan = NO_RUN
+    # the `step.run` whose function runs now: its key ("" outside one) and its try (failures
+    # so far), kept apart from `attempt`, which a step run inside it changes
+    running: tuple[str, int] = ("", 0)
 
     def request_stop(self, *, cancel: str = "", lost: bool = False) -> None:
         """Note a cancel request or a lost lease and wake anything watching `abort`."""

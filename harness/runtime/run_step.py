@@ -62,9 +62,11 @@ class RunSteps:
         self._s.attempt = failures
         log_context.STEP.set(key)
         span = self._s.span.step(key, "run", failures + 1)
+        outer, self._s.running = self._s.running, (key, failures)
         try:
             return self._run_once(key, step_id, span, (failures, first_failed), fn, args, kwargs)
         finally:
+            self._s.running = outer
             span.end()
 
     def run_all(

@@ -227,6 +227,44 @@ class Step(RunSteps):
         s.commit(key, "{" + s.stamps(started) + ',"k":"send","v":' + json.dumps(run_id) + "}")
         return run_id
 
+    def offload(self, service: str, request: str) -> dict[str, Any]:
+        """Have a gateway of `service` make a slow call (`harness.runtime.calls`) while the
+        run waits holding no worker; returns the outcome the gateway recorded (JSON, its
+        shape is the service's business). Only inside the function of a `run` step: the
+        call is that step's try, so a replay of the step gets the same outcome and a retry
+        (the next attempt) makes a new call. The first time, records `request` (JSON text,
+        all the gateway needs), parks the run and raises `Suspended`."""
+        s = self._s
+        call_id = self._call_id()
+        found = s.runtime.calls.outcome(call_id)
+        if found is not None:
+            return found
+        s.check_stop()
+        key = s.running[0]
+        out, version = s.runtime.calls.park(
+            s.run_id, s.epoch, s.runtime.now_ms(), step_key=key, call_id=call_id,
+            service=service, request=request, keep_s=s.runtime.retention_s,
+        )  # fmt: skip
+        if out == 0:
+            s.request_stop(lost=True)
+            raise LeaseLost()
+        if out == 2:  # settled between the read and the park
+            return s.runtime.calls.outcome(call_id) or {}
+        s.runtime.journals.keep(s.run_id, version, s.journal)
+        s.span.step(key, "call", 1).end()
+        raise Suspended()
+
+    def offload_settled(self) -> bool:
+        """Whether this try of the running `run` step has its offloaded call's outcome: the
+        replay that resumes after the call (what announced the call need not again)."""
+        return self._s.runtime.calls.outcome(self._call_id()) is not None
+
+    def _call_id(self) -> str:
+        key, tries = self._s.running
+        if not key:
+            raise RuntimeError("step.offload is only for the function of a step.run")
+        return f"{self._s.run_id}:{key}:{tries}"
+
     def take_inbox(self, step_id: str = "inbox") -> list[Event]:
         """Events handed to this run while it held its singleton key (steer mode), oldest
         first, each returned exactly once across replays. Empty when there are none."""

@@ -20,7 +20,8 @@ from harness.runtime.scheduler import reap_once
 def drain(runtime: Runtime, *, max_kicks: int = 10_000) -> list[tuple[str, str]]:
     """Advance every pending kick, and the kicks those produce, until none is left.
 
-    Also fires due timers (by the runtime's clock) after each round. Returns
+    Also fires due timers (by the runtime's clock) after each round, and has the runtime's
+    `call_servers` make the offloaded calls due when no kick is left. Returns
     (run_id, outcome) for each kick. Raises `RuntimeError` when `max_kicks` is exceeded,
     which means something kicks itself forever.
     """
@@ -35,7 +36,7 @@ def drain(runtime: Runtime, *, max_kicks: int = 10_000) -> list[tuple[str, str]]
             if len(outcomes) > max_kicks:
                 raise RuntimeError(f"more than {max_kicks} kicks: a run keeps kicking itself")
         reap_once(runtime)
-        if not kicker.pending:
+        if not kicker.pending and not sum(serve() for serve in runtime.call_servers):
             return outcomes
 
 

@@ -4,6 +4,7 @@ model server through the real SDKs, with a workspace in a temporary folder."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -13,9 +14,11 @@ from typing import Any
 
 import pytest
 
-from harness.agent.deps import AgentDeps, build_deps, set_agent_deps
+from harness.agent.deps import AgentDeps, agent_deps, build_deps, set_agent_deps
+from harness.agent.gateway import ModelGateway
 from harness.agent.handlers import handle_message, run_subagent
 from harness.agent.memory.distill import DISTILL_EVENT
+from harness.agent.model_calls import MODEL_SERVICE
 from harness.agent.task_endings import task_ended
 from harness.events import MESSAGE_RECEIVED, REPLY_READY
 from harness.runtime import Runtime, publish, run_id_for
@@ -146,9 +149,30 @@ def make_settings(workspace: Path, model: ModelServer, **overrides: Any) -> Sett
         "anthropic_api_key": model.api_key,
         "anthropic_base_url": model.url,
         "agent_timezone": "UTC",
+        # HARNESS_TEST_MODEL_CALLS=gateway runs the agent's tests with offloaded model calls
+        "model_calls": os.environ.get("HARNESS_TEST_MODEL_CALLS", "inline"),
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture(autouse=True)
+def model_gateway(request: pytest.FixtureRequest) -> None:
+    """Where a test's runtime is on the gateway path (`MODEL_CALLS=gateway`, as
+    HARNESS_TEST_MODEL_CALLS=gateway makes every test's), drain has a model gateway make the
+    due model calls, in drain's thread, with the settings the test runs with at that time."""
+    if "runtime" not in request.fixturenames:
+        return
+    runtime: Runtime = request.getfixturevalue("runtime")
+
+    def serve() -> int:
+        if not runtime.calls.due(MODEL_SERVICE, runtime.now_ms()):
+            return 0
+        # one call per round, the first offered, then the runs it resumes: the scripted
+        # replies of concurrent runs go out in the order they do inline
+        return ModelGateway(runtime, agent_deps().settings, concurrency=1).serve_due(at_most=1)
+
+    runtime.call_servers.append(serve)
 
 
 @pytest.fixture

@@ -121,7 +121,7 @@ def test_commands_that_run_the_fleet_keep_this_folders_settings(
 ) -> None:
     # Given a fleet running in another folder
     monkeypatch.chdir(elsewhere)
-    monkeypatch.delenv("AGENT_WORKSPACE", raising=False)
+    _no_workspace_setting(monkeypatch)
     try:
         # When `up` (or another fleet process) starts here, or `doctor` runs here
         serving = [follow_running_fleet(name) for name in ("up", "worker", "web")]
@@ -134,3 +134,11 @@ def test_commands_that_run_the_fleet_keep_this_folders_settings(
     finally:
         read_dotenv_in(None)
         get_settings.cache_clear()
+
+
+def _no_workspace_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unset AGENT_WORKSPACE so that the fleet is followed, and have monkeypatch restore it at
+    teardown even though following it sets it in os.environ (a plain delenv of an unset
+    variable records nothing to undo)."""
+    monkeypatch.setenv("AGENT_WORKSPACE", "")
+    monkeypatch.delenv("AGENT_WORKSPACE")

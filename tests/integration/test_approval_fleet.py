@@ -79,7 +79,10 @@ def test_approval_after_the_worker_was_killed_while_waiting_resumes_the_run(
     run_id = run_id_for(HANDLE_MESSAGE, exchange.event_id)
     # When the turn waits for the approval and its worker is killed outright
     wait_until(
-        lambda: (run := runtime.ledger.run(run_id)) is not None and run.status == "waiting",
+        lambda: (
+            (run := runtime.ledger.run(run_id)) is not None
+            and (run.status, run.wake_kind) == ("waiting", "wait")
+        ),  # not on a model call
         timeout=60,
         what=f"the turn to wait for approval\n{agent_fleet.logs()}",
     )

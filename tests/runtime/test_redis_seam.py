@@ -201,6 +201,7 @@ SAMPLES: dict[str, Callable[[], Any]] = {
     "float": lambda: 1.0,
     "bool": lambda: False,
     "list[str]": lambda: ["x"],
+    "list[tuple[str, str]]": lambda: [("x", "1")],
     "Sequence[str]": lambda: ["x"],
     "ScopeId": lambda: ("chat", "x"),
     "Sequence[ScopeId]": lambda: [("chat", "x")],

@@ -1,0 +1,129 @@
+"""A model call offloaded to the model gateway (`MODEL_CALLS=gateway`): what the run records
+for the gateway, and what the gateway records back.
+
+The turn's think step asks `step.offload` for the call instead of making it: the run parks
+holding no worker, a gateway (`harness.agent.gateway`) makes the call and records its outcome,
+and the step's function, replayed, gets that outcome and returns it (or raises its error, so
+the step's retry rules apply as they do inline). The request carries all the gateway needs
+to make the same call: the model (wire API, name, temperature, never a credential: the
+gateway's own settings hold those) and the request itself, and where the text streams.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from harness.addresses import ReplyTarget
+from harness.llm.errors import (
+    ContextOverflowError,
+    ModelError,
+    PermanentModelError,
+    TransientModelError,
+)
+from harness.llm.provider import ModelProvider, TextSink
+from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolSpec
+from harness.runtime.steps import Step
+
+MODEL_SERVICE = "model"
+"""The offloaded calls' service name (`harness.runtime.calls`) the model gateway takes."""
+
+
+class DraftTarget(BaseModel, frozen=True):
+    """Where an offloaded call's text streams as it is written: the run's live text and draft
+    towards `reply` (`drafting.open_live`), as think step `think`, attempt `attempt`."""
+
+    reply: ReplyTarget
+    stream_default: bool
+    think: int
+    attempt: int
+
+
+class ModelCallRequest(BaseModel, frozen=True):
+    """One offloaded model call, as the run records it for the gateway."""
+
+    run_id: str
+    provider: str
+    model: str
+    temperature: float | None = None
+    system: list[SystemBlock]
+    messages: list[Message]
+    tools: list[ToolSpec]
+    tool_choice: str | None = None
+    draft: DraftTarget | None = None
+
+
+def draft_for(
+    on_text: TextSink | None,
+    reply: ReplyTarget | None,
+    stream_default: bool,
+    think: int,
+    attempt: int,
+) -> DraftTarget | None:
+    """Where an offloaded think's text streams: where the turn's would (`on_text` is the
+    sink its hooks gave the call, None when it does not stream), towards `reply`."""
+    if on_text is None or reply is None:
+        return None
+    return DraftTarget(reply=reply, stream_default=stream_default, think=think, attempt=attempt)
+
+
+def request_for(
+    step: Step,
+    run_id: str,
+    provider: ModelProvider,
+    call: tuple[Sequence[SystemBlock] | str, Sequence[Message], Sequence[ToolSpec], str | None],
+    draft: DraftTarget | None,
+) -> AssistantTurn:
+    """Have the gateway make `provider`'s call (`call`: system, messages, tools, tool choice)
+    and return its turn; raises the call's `ModelError`, as `provider.complete` would. Parks
+    the run (`Suspended`) the first time. Only inside a `run` step's function."""
+    system, messages, tools, choice = call
+    blocks = [SystemBlock(text=system)] if isinstance(system, str) else list(system)
+    request = ModelCallRequest(
+        run_id=run_id,
+        provider=provider.name,
+        model=provider.model,
+        temperature=getattr(provider, "temperature", None),
+        system=[b for b in blocks if b.text.strip()],
+        messages=list(messages),
+        tools=list(tools),
+        tool_choice=choice,
+        draft=draft,
+    )
+    return answer_of(step.offload(MODEL_SERVICE, request.model_dump_json()))
+
+
+def outcome_of(result: AssistantTurn | BaseException) -> dict[str, Any]:
+    """The outcome the gateway records: the turn, or the failure with what rebuilds it."""
+    if isinstance(result, AssistantTurn):
+        return {"v": result.model_dump(mode="json")}
+    kind = "transient"
+    if isinstance(result, ContextOverflowError):
+        kind = "overflow"
+    elif isinstance(result, PermanentModelError) or not isinstance(result, ModelError):
+        kind = "permanent"  # a request this code cannot make (a bug) fails the same again
+    provider = result.provider if isinstance(result, ModelError) else ""
+    status = result.status_code if isinstance(result, ModelError) else None
+    retry_after = result.retry_after if isinstance(result, TransientModelError) else None
+    text = str(result) if isinstance(result, ModelError) else f"{type(result).__name__}: {result}"
+    return {"e": text, "kind": kind, "provider": provider, "status": status, "after": retry_after}
+
+
+def answer_of(outcome: dict[str, Any]) -> AssistantTurn:
+    """The turn of a recorded outcome; raises its failure as the `ModelError` it was."""
+    if "v" in outcome:
+        return AssistantTurn.model_validate(outcome["v"])
+    text, provider, status = str(outcome.get("e", "")), str(outcome.get("provider", "")), None
+    if isinstance(outcome.get("status"), int):
+        status = outcome["status"]
+    if outcome.get("kind") == "overflow":
+        raise ContextOverflowError(text, provider=provider, status_code=status)
+    if outcome.get("kind") == "permanent":
+        raise PermanentModelError(text, provider=provider, status_code=status)
+    after = outcome.get("after")
+    raise TransientModelError(
+        text, provider=provider, status_code=status,
+        retry_after=float(after) if isinstance(after, int | float) else None,
+    )  # fmt: skip

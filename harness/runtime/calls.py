@@ -1,0 +1,143 @@
+"""Offloaded calls: a slow call a run parks on while a gateway makes it, holding no worker.
+
+A step's function asks for a call (`Step.offload`); the run records the request and parks,
+like a sleep (`lua/call_park.lua`). A gateway (any process; the engine knows none) takes due
+calls of its service under a lease (`take`: those whose lease ran out, then new ones in
+arrival order), renews the lease while it works and learns which
+calls to abort (`keep`), and records the outcome (`settle`), which resumes the run. The run's
+replay asks for the same call again and gets the outcome without anything being made twice.
+
+Exactly once, by the call's token: each take of a call bumps it, so when a gateway dies
+mid-call its lease runs out, another takes the call under a new token, and the dead one's
+late answer is refused; an outcome once recorded is never replaced, and a call that has one
+is never taken again. A call whose run stopped waiting on it (cancelled, ended) is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+import harness.runtime.scripts as scripts
+from harness.runtime.bus_errors import on_bus
+from harness.runtime.keys import Keys
+from harness.runtime.kicker import Kick
+
+
+@dataclass(frozen=True)
+class TakenCall:
+    """A call a gateway now holds: its id, its lease's `token` and the `request` (JSON text
+    the run recorded)."""
+
+    call_id: str
+    token: str
+    request: str
+
+
+KEEP = 1
+"""`CallBoard.keep`: the lease is renewed, go on."""
+LOST = 0
+"""`CallBoard.keep`: another gateway holds the call now, or it is settled: stop quietly."""
+ABORT = 2
+"""`CallBoard.keep`: the run no longer waits on the call (cancelled, ended): stop it."""
+
+
+class CallBoard:
+    """The offloaded calls in Redis (one method per script in `lua/call_*.lua`). Thread-safe;
+    every method raises `BusUnavailableError` when Redis fails."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.redis = client
+        self.keys = keys
+        self._park = scripts.load(client, "call_park")
+        self._take = scripts.load(client, "call_take")
+        self._keep = scripts.load(client, "call_keep")
+        self._settle = scripts.load(client, "call_settle")
+
+    @on_bus("park the run on its call")
+    def park(
+        self,
+        run_id: str,
+        epoch: str,
+        now_ms: int,
+        *,
+        step_key: str,
+        call_id: str,
+        service: str,
+        request: str,
+        keep_s: int,
+    ) -> tuple[int, int]:
+        """Record call `call_id` of `service` (once; kept `keep_s` seconds), queue it and
+        park the run at `step_key`, releasing its lease. Returns (1 parked, with the
+        journal's version), (2, 0) when the outcome is already recorded (nothing parked) or
+        (0, 0) when the epoch is stale."""
+        code, version = self._park(
+            args=[
+                self.keys.prefix, run_id, epoch, now_ms, step_key, call_id, service, request,
+                keep_s,
+            ]
+        )  # fmt: skip
+        return int(code), int(version)
+
+    @on_bus("take offloaded calls")
+    def take(
+        self, service: str, owner: str, now_ms: int, lease_ms: int, limit: int
+    ) -> list[TakenCall]:
+        """Up to `limit` due calls of `service`, each now leased to `owner` for `lease_ms`."""
+        if limit <= 0:
+            return []
+        flat = self._take(args=[self.keys.prefix, service, owner, now_ms, lease_ms, limit])
+        return [
+            TakenCall(str(flat[i]), str(flat[i + 1]), str(flat[i + 2]))
+            for i in range(0, len(flat), 3)
+        ]
+
+    @on_bus("renew offloaded calls")
+    def keep(
+        self, service: str, now_ms: int, lease_ms: int, held: list[tuple[str, str]]
+    ) -> list[int]:
+        """Renew the leases of the `held` (call id, token) pairs: for each, `KEEP`, `LOST`
+        or `ABORT` (see those). A `lease_ms` of 0 hands the calls back: any gateway may
+        take them at once (a gateway that stops)."""
+        if not held:
+            return []
+        flat = [part for pair in held for part in pair]
+        out = self._keep(args=[self.keys.prefix, service, now_ms, lease_ms, *flat])
+        return [int(code) for code in out]
+
+    @on_bus("record the call's outcome")
+    def settle(
+        self, call_id: str, token: str, outcome: dict[str, Any], now_ms: int, template: str = ""
+    ) -> tuple[bool, tuple[Kick, ...]]:
+        """Record `outcome` (JSON-able) as the call's, once, and resume its waiting run.
+        Returns (False, ()) when refused: an outcome is there, or `token` is not the latest
+        lease's. With a `template` (the kicker's `script_template()`) the kick is pushed by
+        the script; else returned, to send."""
+        out = self._settle(
+            args=[self.keys.prefix, call_id, token, json.dumps(outcome), now_ms, template]
+        )
+        flat = out[1:]
+        kicks = tuple(
+            Kick(str(flat[i]), str(flat[i + 1]), int(flat[i + 2]))
+            for i in range(0, len(flat) - 2, 3)
+        )
+        return bool(out[0]), kicks
+
+    @on_bus("read the call's outcome")
+    def outcome(self, call_id: str) -> dict[str, Any] | None:
+        """The call's recorded outcome, or None when it has none (yet)."""
+        raw = self.redis.hget(self.keys.call(call_id), "outcome")
+        return None if raw is None else json.loads(str(raw))
+
+    @on_bus("count offloaded calls")
+    def due(self, service: str, now_ms: int) -> int:
+        """How many calls of `service` a gateway could take now (at most: some offered may
+        have been dropped since, which a take passes over)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.llen(self.keys.calls(service))
+        pipe.zcount(self.keys.call_leases(service), "-inf", now_ms)
+        offered, expired = pipe.execute()
+        return int(offered) + int(expired)

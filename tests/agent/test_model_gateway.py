@@ -1,0 +1,226 @@
+"""Model calls offloaded to the model gateway (`MODEL_CALLS=gateway`): the run parks holding
+no worker, a gateway makes the call on the async SDK client and the run resumes with it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from harness.agent import platforms
+from harness.agent.deps import build_deps, set_agent_deps
+from harness.agent.gateway import ModelGateway
+from harness.agent.model_calls import MODEL_SERVICE
+from harness.events import ReplyTarget
+from harness.runtime import Runtime
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.testing import drain
+from harness.settings import Settings
+from tests.agent.conftest import AgentRig, make_settings, user_texts
+from tests.fakes.model_server import Reply
+from tests.runtime_fixtures import ManualClock
+from tests.waiting import wait_until
+
+
+def _on_gateway(agent: AgentRig, **overrides: Any) -> Settings:
+    """Switch the rig to offloaded model calls, with no gateway drain would call itself."""
+    settings = make_settings(agent.workspace, agent.model, model_calls="gateway", **overrides)
+    set_agent_deps(build_deps(settings))
+    agent.runtime.call_servers.clear()
+    return settings
+
+
+def _status(runtime: Runtime, run_id: str) -> str:
+    record = runtime.ledger.run(run_id)
+    assert record is not None, f"run {run_id} has no record"
+    return record.status
+
+
+@pytest.fixture
+def gateways(agent: AgentRig) -> Iterator[list[ModelGateway]]:
+    started: list[ModelGateway] = []
+    yield started
+    for gateway in started:
+        gateway.stop()
+
+
+def _started(agent: AgentRig, settings: Settings, gateways: list[ModelGateway]) -> ModelGateway:
+    gateway = ModelGateway(agent.runtime, settings, poll_s=0.01)
+    gateways.append(gateway)
+    gateway.start()
+    return gateway
+
+
+def test_a_turns_model_call_parks_the_run_until_the_gateway_answers(agent: AgentRig) -> None:
+    # Given the gateway path, and no gateway running yet
+    settings = _on_gateway(agent)
+    agent.model.script(Reply.answer("Hello from the gateway."))
+    # When a message is handled
+    run_id = agent.say("hi")
+    # Then the run waits on its model call, no call was made, no reply went out
+    assert _status(agent.runtime, run_id) == "waiting"
+    assert agent.model.requests == [] and agent.replies() == []
+    # When a gateway makes the due call
+    assert ModelGateway(agent.runtime, settings).serve_due() == 1
+    drain(agent.runtime)
+    # Then the run resumed and answered
+    assert _status(agent.runtime, run_id) == "completed"
+    assert agent.replies() == ["Hello from the gateway."]
+
+
+def test_a_gateway_killed_mid_stream_has_the_call_made_again_and_one_answer(
+    agent: AgentRig, clock: ManualClock, gateways: list[ModelGateway]
+) -> None:
+    # Given a gateway whose call stalls mid-stream
+    settings = _on_gateway(agent)
+    agent.model.script(Reply.answer("First try.", delay=30), Reply.answer("Second try."))
+    run_id = agent.say("hi")
+    dying = _started(agent, settings, gateways)
+    assert agent.model.wait_until_stalled(), "the first call should have started streaming"
+    # When that gateway dies, and its lease runs out
+    dying.kill()
+    clock.advance(agent.runtime.lease_ttl + 1)
+    # Then another gateway makes the call again and the turn completes with one answer
+    assert ModelGateway(agent.runtime, settings).serve_due() == 1
+    drain(agent.runtime)
+    assert _status(agent.runtime, run_id) == "completed"
+    assert agent.replies() == ["Second try."]
+    assert len(agent.model.requests) == 2, "once per lease, at most twice"
+
+
+def test_a_stopping_gateway_hands_its_calls_back_at_once(
+    agent: AgentRig, gateways: list[ModelGateway]
+) -> None:
+    # Given a gateway whose call stalls mid-stream
+    settings = _on_gateway(agent)
+    agent.model.script(Reply.answer("First try.", delay=30), Reply.answer("Second try."))
+    run_id = agent.say("hi")
+    stopping = _started(agent, settings, gateways)
+    assert agent.model.wait_until_stalled()
+    # When it stops (its worker shuts down), no time passing
+    stopping.stop()
+    # Then another gateway makes the call at once, and the turn completes
+    assert ModelGateway(agent.runtime, settings).serve_due() == 1
+    drain(agent.runtime)
+    assert _status(agent.runtime, run_id) == "completed"
+    assert agent.replies() == ["Second try."]
+
+
+def test_cancelling_a_run_aborts_its_offloaded_call(
+    agent: AgentRig, gateways: list[ModelGateway]
+) -> None:
+    # Given a call in flight at the gateway
+    settings = _on_gateway(agent)
+    agent.model.script(Reply.answer("Never finished.", delay=30))
+    run_id = agent.say("hi")
+    gateway = _started(agent, settings, gateways)
+    assert agent.model.wait_until_stalled()
+    # When the run is cancelled
+    ok, kicks = agent.runtime.ledger.request_cancel(run_id, "stop", agent.runtime.now_ms())
+    assert ok
+    for kick in kicks:
+        agent.runtime.kicker.kick(kick)
+    drain(agent.runtime)
+    # Then the run ends cancelled, the gateway drops the stream, and nothing is asked again
+    assert _status(agent.runtime, run_id) == "cancelled"
+    wait_until(lambda: gateway.peak == 1 and not gateway._inflight, "the stream to be aborted")
+    assert agent.runtime.calls.due(MODEL_SERVICE, agent.runtime.now_ms() + 10**9) == 0
+    assert len(agent.model.requests) == 1 and agent.replies() == []
+
+
+def test_a_message_steered_in_during_an_offloaded_call_is_seen_by_the_next_think(
+    agent: AgentRig,
+) -> None:
+    # Given a run waiting on its model call
+    settings = _on_gateway(agent)
+    agent.model.script(Reply.answer("Coffee, then."), Reply.answer("Tea it is."))
+    run_id = agent.say("make coffee")
+    # When another message arrives in the same chat (steer mode)
+    second = agent.say("actually, make it tea")
+    assert _status(agent.runtime, second) == "steered"
+    # And the gateway answers the first call
+    gateway = ModelGateway(agent.runtime, settings)
+    agent.runtime.call_servers.append(gateway.serve_due)
+    drain(agent.runtime)
+    # Then the steered message reached the model before the run ended, in one run
+    assert _status(agent.runtime, run_id) == "completed"
+    assert "actually, make it tea" in user_texts(agent.model.requests[1].body)
+    assert agent.replies()[-1] == "Tea it is."
+
+
+class _Drafts:
+    """Chat platforms whose drafts record what they were shown."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+
+    def open_draft(
+        self, runtime: Runtime, run_id: str, reply: ReplyTarget, stream_default: bool
+    ) -> _Drafts:
+        return self
+
+    def show(self, text: str) -> None:
+        self.shown.append(text)
+
+    def close(self, *, interrupted: bool = False) -> None:
+        pass
+
+    def fetch(self, channel: str, attachment: Any, max_bytes: int) -> Any:
+        raise NotImplementedError
+
+
+def test_an_offloaded_calls_text_streams_to_the_draft(agent: AgentRig) -> None:
+    # Given a chat platform that draws drafts, and the gateway path
+    drafts = _Drafts()
+    platforms.install(drafts)  # type: ignore[arg-type]
+    try:
+        settings = _on_gateway(agent)
+        agent.model.script(Reply.answer("One two three four five six.", chunk=4))
+        agent.runtime.call_servers.append(ModelGateway(agent.runtime, settings).serve_due)
+        # When a message is answered
+        agent.say("count")
+    finally:
+        platforms.install(None)
+    # Then the draft grew piece by piece while the gateway streamed the answer
+    answer = "One two three four five six."
+    assert drafts.shown[-1] == answer and agent.replies() == [answer]
+    partial = [text for text in drafts.shown if text != answer]
+    assert partial and all(answer.startswith(text) for text in partial), drafts.shown
+
+
+def test_a_model_that_never_answers_is_bounded_by_the_model_timeout(
+    agent: AgentRig, clock: ManualClock
+) -> None:
+    # Given a small AGENT_MODEL_TIMEOUT and a model that stalls on the first call
+    settings = _on_gateway(agent, agent_model_timeout=0.3)
+    agent.model.script(Reply.answer("Stalled.", delay=30), Reply.answer("Here now."))
+    agent.runtime.call_servers.append(ModelGateway(agent.runtime, settings).serve_due)
+    # When the turn runs, and the step's retry comes due
+    run_id = agent.say("hi")
+    assert _status(agent.runtime, run_id) == "sleeping", "the failed call waits for its retry"
+    think = agent.runtime.ledger.journal(run_id)
+    assert any("timed out" in str(rec.get("e", "")) for rec in think.values()), think
+    clock.advance(60)
+    drain(agent.runtime)
+    # Then the retry's new call answered
+    assert _status(agent.runtime, run_id) == "completed"
+    assert agent.replies() == ["Here now."]
+
+
+def test_the_gateways_concurrency_limit_queues_calls_rather_than_failing(
+    agent: AgentRig, registry: FunctionRegistry
+) -> None:
+    # Given a gateway that makes at most 2 calls at once, and 5 chats waiting on the model
+    settings = _on_gateway(agent)
+    agent.model.respond_with(lambda api, body: Reply.answer("ok", pace=0.02))
+    runs = [agent.say("hi", session=f"chat-{n}") for n in range(5)]
+    assert all(_status(agent.runtime, r) == "waiting" for r in runs)
+    gateway = ModelGateway(agent.runtime, settings, concurrency=2, poll_s=0.01)
+    # When it serves them
+    agent.runtime.call_servers.append(gateway.serve_due)
+    drain(agent.runtime)
+    # Then every chat was answered, never more than 2 calls at once
+    assert [_status(agent.runtime, r) for r in runs] == ["completed"] * 5
+    assert gateway.made == 5 and gateway.peak == 2
+    assert agent.replies() == ["ok"] * 5

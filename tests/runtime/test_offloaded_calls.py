@@ -1,0 +1,182 @@
+"""Offloaded calls (`step.offload`): the run parks holding no worker, a gateway makes the call
+under a lease, and its outcome, recorded once, resumes the run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness.runtime import Context, Runtime, event, function, publish
+from harness.runtime.calls import ABORT, KEEP, LOST
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.testing import drain
+from tests.runtime_fixtures import ManualClock
+
+LEASE_MS = 5000
+
+
+def _asker(registry: FunctionRegistry, made: list[str]) -> None:
+    @function(id="asker", trigger=event("app/ask"), registry=registry, retries=2)
+    def asker(ctx: Context) -> Any:
+        def ask() -> Any:
+            made.append("ask")  # the step's function runs on each replay until recorded
+            outcome = ctx.step.offload("echo", json.dumps({"q": ctx.event.data["q"]}))
+            if "e" in outcome:
+                raise RuntimeError(outcome["e"])
+            return outcome["v"]
+
+        return ctx.step.run("ask", ask)
+
+
+def _status(runtime: Runtime, run_id: str) -> str:
+    record = runtime.ledger.run(run_id)
+    assert record is not None
+    return record.status
+
+
+def _answer_all(runtime: Runtime, answer: Any, owner: str = "gw-1") -> int:
+    """A gateway: take every due call and settle it with `answer(request)`."""
+    taken = runtime.calls.take("echo", owner, runtime.now_ms(), LEASE_MS, 100)
+    for call in taken:
+        ok, kicks = runtime.calls.settle(
+            call.call_id, call.token, answer(json.loads(call.request)), runtime.now_ms()
+        )
+        assert ok
+        for kick in kicks:
+            runtime.kicker.kick(kick)
+    return len(taken)
+
+
+def test_offloaded_call_parks_the_run_until_a_gateway_answers(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a function whose step offloads a call
+    made: list[str] = []
+    _asker(registry, made)
+    runtime.register_functions()
+    run_id = publish({"name": "app/ask", "data": {"q": "hi"}}, runtime=runtime).run_ids[0]
+    # When it runs with no gateway about
+    drain(runtime)
+    # Then it waits on the call, holding no lease
+    assert _status(runtime, run_id) == "waiting"
+    assert runtime.calls.due("echo", runtime.now_ms()) == 1
+    # When a gateway answers
+    assert _answer_all(runtime, lambda req: {"v": req["q"] + "!"}) == 1
+    drain(runtime)
+    # Then the run resumes with the answer
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.status == "completed" and record.result == "hi!"
+    assert runtime.calls.due("echo", runtime.now_ms()) == 0
+
+
+def test_call_server_in_drain_answers_offloaded_calls(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    _asker(registry, [])
+    runtime.register_functions()
+    runtime.call_servers.append(lambda: _answer_all(runtime, lambda req: {"v": req["q"]}))
+    run_id = publish({"name": "app/ask", "data": {"q": "x"}}, runtime=runtime).run_ids[0]
+    drain(runtime)
+    assert _status(runtime, run_id) == "completed"
+
+
+def test_a_dead_gateways_call_is_taken_again_after_its_lease_and_its_late_answer_refused(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a call taken by a gateway that then dies (never settles)
+    _asker(registry, [])
+    runtime.register_functions()
+    run_id = publish({"name": "app/ask", "data": {"q": "x"}}, runtime=runtime).run_ids[0]
+    drain(runtime)
+    [first] = runtime.calls.take("echo", "dead", runtime.now_ms(), LEASE_MS, 10)
+    # When the lease has not run out, nobody else may take it
+    assert runtime.calls.take("echo", "gw-2", runtime.now_ms(), LEASE_MS, 10) == []
+    # When it has, another gateway takes it under a new token
+    clock.advance(LEASE_MS / 1000 + 1)
+    [second] = runtime.calls.take("echo", "gw-2", runtime.now_ms(), LEASE_MS, 10)
+    assert second.call_id == first.call_id and second.token != first.token
+    # Then the dead gateway's late answer is refused and changes nothing
+    assert runtime.calls.settle(first.call_id, first.token, {"v": "late"}, 0) == (False, ())
+    assert runtime.calls.keep(
+        "echo", runtime.now_ms(), LEASE_MS, [(first.call_id, first.token)]
+    ) == [LOST]
+    ok, kicks = runtime.calls.settle(second.call_id, second.token, {"v": "fresh"}, 0)
+    assert ok
+    # And a recorded answer is never replaced nor asked for again
+    assert runtime.calls.settle(second.call_id, second.token, {"v": "again"}, 0)[0] is False
+    for kick in kicks:
+        runtime.kicker.kick(kick)
+    drain(runtime)
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.result == "fresh"
+    assert runtime.calls.take("echo", "gw-3", runtime.now_ms() + 10**9, LEASE_MS, 10) == []
+
+
+def test_a_failed_call_is_retried_by_the_steps_rules_with_a_new_call(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a gateway whose first answer is an error
+    _asker(registry, [])
+    runtime.register_functions()
+    answers = iter([{"e": "overloaded"}, {"v": "ok"}])
+    runtime.call_servers.append(lambda: _answer_all(runtime, lambda req: next(answers)))
+    run_id = publish({"name": "app/ask", "data": {"q": "x"}}, runtime=runtime).run_ids[0]
+    # When it runs, and the retry's backoff passes
+    drain(runtime)
+    clock.advance(60)
+    drain(runtime)
+    # Then the retry made a second call and completed with its answer
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.status == "completed" and record.result == "ok"
+
+
+def test_keep_renews_held_calls_and_says_to_abort_a_cancelled_runs(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    _asker(registry, [])
+    runtime.register_functions()
+    run_id = publish({"name": "app/ask", "data": {"q": "x"}}, runtime=runtime).run_ids[0]
+    drain(runtime)
+    [held] = runtime.calls.take("echo", "gw", runtime.now_ms(), LEASE_MS, 10)
+    pair = [(held.call_id, held.token)]
+    assert runtime.calls.keep("echo", runtime.now_ms(), LEASE_MS, pair) == [KEEP]
+    # When the run is cancelled while the call is made
+    ok, kicks = runtime.ledger.request_cancel(run_id, "stop", runtime.now_ms())
+    assert ok
+    # Then the gateway is told to abort, and the call is no longer offered
+    assert runtime.calls.keep("echo", runtime.now_ms(), LEASE_MS, pair) == [ABORT]
+    assert runtime.calls.due("echo", runtime.now_ms() + 10**9) == 0
+    for kick in kicks:
+        runtime.kicker.kick(kick)
+    drain(runtime)
+    assert _status(runtime, run_id) == "cancelled"
+
+
+def test_a_retry_makes_a_new_call_even_after_a_step_run_inside_the_step(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a step whose function runs a step of its own before it offloads its call
+    @function(id="nested", trigger=event("app/nested"), registry=registry, retries=2)
+    def nested(ctx: Context) -> Any:
+        def ask() -> Any:
+            # a step that runs for real on each try (its try count 0) before the call
+            ctx.step.run(f"inner{ctx.attempt}", lambda: 1)
+            outcome = ctx.step.offload("echo", "{}")
+            if "e" in outcome:
+                raise RuntimeError(outcome["e"])
+            return outcome["v"]
+
+        return ctx.step.run("ask", ask)
+
+    runtime.register_functions()
+    answers = iter([{"e": "overloaded"}, {"v": "ok"}])
+    runtime.call_servers.append(lambda: _answer_all(runtime, lambda req: next(answers)))
+    run_id = publish({"name": "app/nested"}, runtime=runtime).run_ids[0]
+    # When the first call fails and the retry comes due
+    drain(runtime)
+    clock.advance(60)
+    drain(runtime)
+    # Then the retry asked for a new call, and completed with its answer
+    assert _status(runtime, run_id) == "completed"
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.result == "ok"
