@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.commands.lazy import LazyCommands, LazyGroup
+from tests.fresh_imports import loaded_after
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_AND_MCP = ("anthropic", "openai", "mcp", "mcp_types")
@@ -136,25 +137,15 @@ def test_help_of_commands_that_import_stores_late_loads_no_redis_client(
 
 def test_settings_load_no_celery_and_no_redis_client(tmp_path: Path) -> None:
     # Given a fresh interpreter
-    probe = (
-        "import json, sys\n"
+    # When the settings are read and the fleet's runtime named, as every command does first
+    code = (
         "from harness.settings import get_settings\n"
         "from harness.composition import use_fleet\n"
-        "get_settings(); use_fleet()\n"
-        "print(json.dumps(sorted(m for m in ('celery', 'redis') if m in sys.modules)))\n"
+        "get_settings(); use_fleet()"
     )
-    # When the settings are read and the fleet's runtime named, as every command does first
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "AGENT_WORKSPACE": str(tmp_path / "ws")},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    loaded = loaded_after(code, ("celery", "redis"), tmp_path)
     # Then neither Celery nor the Redis client was imported: only building a runtime needs them
-    assert json.loads(done.stdout.splitlines()[-1]) == [], done.stdout
+    assert loaded == [], f"reading the settings imported {loaded}"
 
 
 def _help_line(command: typer.core.TyperCommand | typer.core.TyperGroup) -> str:
