@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeGuard
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("harness", "channels")
@@ -61,11 +62,13 @@ def _imported(module: str, path: Path, known: set[str]) -> Iterator[str]:
             homes = node.args[1]
             assert isinstance(homes, ast.Dict), f"{path}: lazy_names takes a literal table"
             for value in homes.values:
-                assert isinstance(value, ast.Constant), f"{path}: a submodule name, literally"
+                assert isinstance(value, ast.Constant) and isinstance(value.value, str), (
+                    f"{path}: a submodule name, literally"
+                )
                 yield from _known(f"{module}.{value.value}", known)
 
 
-def _is_lazy_names(node: ast.AST) -> bool:
+def _is_lazy_names(node: ast.AST) -> TypeGuard[ast.Call]:
     """A call `lazy_names(__name__, {...})`: the package imports the table's submodules."""
     return (
         isinstance(node, ast.Call)
