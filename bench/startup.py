@@ -44,9 +44,22 @@ COMMANDS = [
     ["runs", "--help"],
     ["functions", "--help"],
     ["doctor", "--help"],
+    ["pair", "--help"],
     ["runs", "--json"],
+    ["functions"],
+    ["pair", "list"],
+    ["usage"],
+    ["budget", "show"],
+    ["memory", "history"],
+    ["knowledge", "list"],
+    ["agents"],
+    ["networks"],
+    ["mcp", "list"],
+    ["status"],
+    ["health"],
     ["doctor", "--offline"],
 ]
+"""Commands that call no model: each must answer within 0.5 s (issue 33)."""
 
 
 def _env(workspace: Path) -> dict[str, str]:

@@ -29,15 +29,14 @@ import logging
 from typing import TYPE_CHECKING
 
 from harness import shared_lock
-from harness.fleet.liveness import liveness_for
 from harness.observe.json_logs import configure_logging
 from harness.runtime import assembly, get_runtime
-from harness.runtime.file_locks import redis_file_locks
-from harness.runtime.instance import Runtime
 from harness.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from celery import Celery
+
+    from harness.runtime.instance import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +83,9 @@ def install_shared_locks(runtime: Runtime, settings: Settings) -> bool:
     root = settings.harness_shared_root
     if root is None:
         return False
+    # Imported here: every command imports this module (`use_fleet`), few build a runtime.
+    from harness.runtime.file_locks import redis_file_locks
+
     shared_lock.install(redis_file_locks(runtime), root)
     return True
 
@@ -176,6 +178,8 @@ def _log_as_settings_say(**_: object) -> None:
 
 
 def _prepare_celery_worker() -> None:
+    from harness.fleet.liveness import liveness_for
+
     # Celery sets logging up only after `worker_init`: log the start itself as settings say
     _log_as_settings_say()
     # the worker's liveness file (`harness health --process worker`), as `harness worker`

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from harness.addresses import Asker
-from harness.records.pairing import AccessStore
+
+if TYPE_CHECKING:  # the store's module loads the Redis client: not for `harness.settings`
+    from harness.records.pairing import AccessStore
 
 SUBJECT = re.compile(r"^(?P<channel>[a-z][a-z0-9_-]{0,31}):user:(?P<id>[A-Za-z0-9_.@-]{1,128})$")
 """A person's subject: `<channel>:user:<id>`."""

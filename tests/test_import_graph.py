@@ -4,7 +4,9 @@ Built from the source with `ast`, so imports inside functions count too: a funct
 that dodges a cycle at import time is still a cycle in the design. `from pkg import name`
 counts as importing `pkg.name` when that is a submodule, and as importing the package `pkg`
 (its `__init__`) otherwise: a submodule that imports names from its own package while the
-package's `__init__` imports that submodule is a cycle. Imports under `if TYPE_CHECKING:` are
+package's `__init__` imports that submodule is a cycle. A package whose names load on first use
+(`__getattr__ = lazy_names(__name__, {name: submodule})`, `harness.lazy_names`) imports each
+submodule of that table: it does when the name is asked for. Imports under `if TYPE_CHECKING:` are
 left out: they never execute, and they are how two types that name each other (a `Runtime`
 holds the registry of functions whose handlers take a `Context` holding the `Runtime`) say so.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeGuard
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("harness", "channels")
@@ -55,6 +58,24 @@ def _imported(module: str, path: Path, known: set[str]) -> Iterator[str]:
             for alias in node.names:
                 candidate = f"{base}.{alias.name}"
                 yield from _known(candidate if candidate in known else base, known)
+        elif _is_lazy_names(node):
+            homes = node.args[1]
+            assert isinstance(homes, ast.Dict), f"{path}: lazy_names takes a literal table"
+            for value in homes.values:
+                assert isinstance(value, ast.Constant) and isinstance(value.value, str), (
+                    f"{path}: a submodule name, literally"
+                )
+                yield from _known(f"{module}.{value.value}", known)
+
+
+def _is_lazy_names(node: ast.AST) -> TypeGuard[ast.Call]:
+    """A call `lazy_names(__name__, {...})`: the package imports the table's submodules."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "lazy_names"
+        and len(node.args) == 2
+    )
 
 
 def _is_type_checking(test: ast.expr) -> bool:

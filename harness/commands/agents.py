@@ -6,7 +6,6 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from harness.agent.deps import fleet_tools, subagent_tools
 from harness.agent.roster.listing import AgentRow, AgentsTable, agents_table
 from harness.agent.roster.load import load_roster
 from harness.commands.networks import listed_networks
@@ -24,6 +23,10 @@ def agents(
     """Every agent (the default one and those of workspace/agents: model, tools, turn limit,
     bindings), the chats bound to networks, and every agent file that failed to load. Starts
     no MCP server; exits 0 even when some files are wrong (they are listed)."""
+    # Imported here: the agent's dependencies (tools, Celery's signals: ~1 s) are not needed
+    # for `harness agents --help`.
+    from harness.agent.deps import fleet_tools, subagent_tools
+
     settings = get_settings()
     servers, mcp_problem = _mcp_servers(settings)
     workspace = settings.agent_workspace.resolve()

@@ -22,13 +22,10 @@ import typer
 
 from harness.agent.workspace import default_shipped_skills, default_template
 from harness.checks import MARKS, Check, Status
-from harness.commands.doctor_remote import channel_checks, model_checks
 from harness.commands.exit_codes import FAILED
-from harness.commands.mcp import mcp_checks
 from harness.commands.output import JsonOption, emit_json
 from harness.commands.progress import waiting
 from harness.errors import BusUnavailableError, ConfigurationError
-from harness.fleet.embedded_redis import NO_SERVER_HINT, locate_redis_server
 from harness.settings import Settings, get_settings
 from harness.settings_errors import dotenv_folder
 from harness.version import DISTRIBUTION
@@ -106,6 +103,8 @@ def check_redis_server(settings: Settings) -> list[Check]:
     failure saying what to install; nothing when REDIS_URL or REDIS_SENTINELS name a Redis."""
     if settings.redis_url or settings.redis_sentinels.strip():
         return []
+    from harness.fleet.embedded_redis import NO_SERVER_HINT, locate_redis_server  # redis-py
+
     found = locate_redis_server()
     if found is None:
         return [Check("redis server", "fail", "none for the embedded Redis", NO_SERVER_HINT)]
@@ -254,6 +253,11 @@ def check_allowlist(settings: Settings) -> list[Check]:
 
 def run_checks(offline: bool) -> list[Check]:
     """Every check, in the order printed. Reads the settings; never raises for a failed check."""
+    # Imported here, not for `doctor --help`: the channels, the model factory and the MCP
+    # toolbox (with the Redis client) take a quarter of a second to import.
+    from harness.commands.doctor_remote import channel_checks, model_checks
+    from harness.commands.mcp import mcp_checks
+
     settings = get_settings()
     steps: list[Callable[[], list[Check]]] = [
         lambda: [check_python()],

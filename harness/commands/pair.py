@@ -13,20 +13,22 @@ unknown code or subject exits 4 (not found), one line on stderr.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from harness.commands.exit_codes import NOT_FOUND
 from harness.commands.one_line_errors import fail
 from harness.commands.output import JsonOption, emit_json, print_rows
-from harness.records.pairing import AccessStore, PairingRequest
-from harness.records.stores import redis_records
+
+if TYPE_CHECKING:  # the stores load the Redis client: not for `harness pair --help`
+    from harness.records.pairing import AccessStore, PairingRequest
 
 pair_app = typer.Typer(help="Let people talk to the bot: pairing codes and approvals.")
 
 
 def _store() -> AccessStore:
+    from harness.records.stores import redis_records
     from harness.runtime import get_runtime
 
     return redis_records(get_runtime()).pairing

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -24,22 +24,23 @@ from harness.commands.progress import waiting
 from harness.errors import RunNotFoundError
 from harness.fleet_functions import function_modules
 from harness.observe.child_runs import child_runs, children_cost_usd
-from harness.observe.fork import fork
-from harness.observe.network_trace import network_trace
-from harness.observe.replay_check import check_replay
 from harness.observe.run_filters import RunFilter, find_runs
 from harness.observe.run_views import RunView, StepView, resolve_run_id, run_view, step_views
-from harness.observe.step_details import StepDetail, money, run_cost, step_detail
-from harness.records.redelivery import redeliver
 from harness.records.stores import redis_records
 from harness.redaction import redact_json
 from harness.runtime import Runtime, get_runtime
 from harness.runtime.durations import parse_duration
 from harness.runtime.kicker import kick_all
 from harness.runtime.ledger import RunRecord
+from harness.runtime.module_loader import load_function_modules
 from harness.runtime.previews import event_preview, preview
-from harness.runtime.worker import load_function_modules
 from harness.settings import get_settings
+
+if TYPE_CHECKING:
+    from harness.observe.step_details import StepDetail
+
+# `runs` (the list) is the command people run most: what only `show`, `fork`, `replay` and
+# `redeliver` need (the model prices, the fork and replay checks) is imported by those.
 
 STRUCTURED_CHARS = 2000  # of a tool's structured result, shown by `runs show`
 
@@ -132,6 +133,8 @@ def _header(run: RunView) -> list[str]:
 def _network_state(record: RunRecord, journal: dict[str, dict[str, Any]]) -> str:
     """A network run's shared state after its latest agent (its "state" steps), previewed and
     redacted; "" for any other run, or before its first agent ended."""
+    from harness.observe.network_trace import network_trace
+
     trace = network_trace(record, journal)
     if trace is None or not trace.agents:
         return ""
@@ -157,6 +160,8 @@ def _structured(entry: dict[str, Any]) -> Any:
 
 
 def _tokens(detail: StepDetail | None) -> list[str]:
+    from harness.observe.step_details import money
+
     if detail is None or detail.usage is None:
         return ["", ""]
     u = detail.usage
@@ -194,6 +199,8 @@ def runs_show(
     ] = False,
 ) -> None:
     """Show one run: its header, then its steps in the order they ran."""
+    from harness.observe.step_details import money, run_cost, step_detail
+
     rt = get_runtime()
     full_id = resolve_run_id(rt, run_id)
     if follow:
@@ -278,6 +285,8 @@ def runs_fork(
     that ended before STEP are replayed from the old run's journal instead of run again.
     `--json`: `{"run_id": new run, "forked_from": old run}`, and with --wait/--follow also
     `"status"`, `"result"` (redacted) and `"error"` of its end."""
+    from harness.observe.fork import fork
+
     rt = get_runtime()
     record = _finished_record(rt, run_id)
     new_id = fork(rt, record, from_step)
@@ -325,6 +334,8 @@ def runs_replay(
     """Run a finished run's code again here, every step answered from its journal (no model
     or tool call, nothing written), and check its output is identical: exit 0 if so, else
     print the diff or the first step where the code went another way, and exit 1."""
+    from harness.observe.replay_check import check_replay
+
     rt = get_runtime()
     record = _finished_record(rt, run_id)
     if rt.registry.get(record.function_id) is None:
@@ -379,6 +390,8 @@ def runs_redeliver(
     """Deliver again a reply that `send-reply` gave up on (listed as `failed undelivered`).
     Chunks that were posted before are not posted twice. `--json`: `{"run_id", "reply_id",
     "event_id"}`."""
+    from harness.records.redelivery import redeliver
+
     rt = get_runtime()
     full_id = resolve_run_id(rt, run_id)
     undelivered = redis_records(rt).undelivered.all()

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import redis
-from redis.asyncio import BlockingConnectionPool
-from redis.asyncio import Redis as AsyncRedis
-
-from harness.observe.tracing import tracer_from_env
-from harness.runtime.celery_app import CeleryKicker, configure
-from harness.runtime.connection import resolve_redis_url
-from harness.runtime.instance import Runtime
-from harness.runtime.keys import Keys
-from harness.runtime.sentinel import SentinelTarget, sentinel_target
 from harness.runtime.settings import EngineSettings, engine_settings
+
+if TYPE_CHECKING:
+    from redis.asyncio import BlockingConnectionPool
+
+    from harness.runtime.instance import Runtime
+    from harness.runtime.sentinel import SentinelTarget
 
 _default: Runtime | None = None
 _default_lock = threading.Lock()
@@ -34,6 +31,18 @@ def build_runtime(settings: EngineSettings) -> Runtime:
     lazily: building never touches the network. Raises `ConfigurationError` when no Redis
     is configured or running.
     """
+    # Imported here, not at the top: every `harness` command names its builder through this
+    # module (`use_builder`), and most never build a runtime (Redis client, Celery: ~0.3 s).
+    import redis
+    from redis.asyncio import Redis as AsyncRedis
+
+    from harness.observe.tracing import tracer_from_env
+    from harness.runtime.celery_app import CeleryKicker
+    from harness.runtime.connection import resolve_redis_url
+    from harness.runtime.instance import Runtime
+    from harness.runtime.keys import Keys
+    from harness.runtime.sentinel import sentinel_target
+
     sentinel = sentinel_target(settings)
     if sentinel is not None:
         url = ""  # the master's address comes from the Sentinels
@@ -70,12 +79,17 @@ def configure_broker(settings: EngineSettings) -> None:
     `REDIS_SENTINELS` is set), and its kick task at `get_runtime`, without building the
     runtime: what `celery -A harness.celery` needs at import. Touches no network. Raises
     `ConfigurationError` when no Redis is configured or running."""
+    from harness.runtime.connection import resolve_redis_url
+    from harness.runtime.sentinel import sentinel_target
+
     sentinel = sentinel_target(settings)
     _point_celery(sentinel, resolve_redis_url(settings) if sentinel is None else "")
 
 
 def _point_celery(sentinel: SentinelTarget | None, url: str) -> None:
     """Celery's broker: the Sentinel-named master, else `url`."""
+    from harness.runtime.celery_app import configure
+
     if sentinel is not None:
         configure(
             sentinel.broker_url(), runtime_provider=get_runtime,
@@ -93,13 +107,15 @@ def async_pool(url: str) -> BlockingConnectionPool:
     """The async client's pool: at most `ASYNC_CONNECTIONS` connections, and a request beyond
     them waits for one (up to 10 s) instead of failing, so a burst of webhooks queues in the
     web process rather than answering 503."""
+    from redis.asyncio import BlockingConnectionPool
+
     return BlockingConnectionPool.from_url(
         url, max_connections=ASYNC_CONNECTIONS, timeout=ASYNC_WAIT_S, decode_responses=True,
         health_check_interval=30,
     )  # fmt: skip
 
 
-RuntimeBuilder = Callable[[], Runtime]
+RuntimeBuilder = Callable[[], "Runtime"]
 """Builds a process's runtime from the process's settings: the engine's by default
 (`build_runtime` on `engine_settings()`), or a product's that starts from it and adds what
 the product needs (`harness.composition.fleet_runtime`)."""

@@ -5,43 +5,27 @@ Which modules a fleet worker loads is decided where the fleet is put together
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from celery.signals import worker_init, worker_shutdown
 
-from harness.errors import ConfigurationError, HarnessError
+from harness.errors import HarnessError
 from harness.fleet.heap import freeze_startup_heap
 from harness.runtime.assembly import get_runtime
 from harness.runtime.banner import celery_argv
 from harness.runtime.celery_app import app
+from harness.runtime.module_loader import load_function_modules
 from harness.runtime.presence import Heartbeat
 from harness.runtime.scheduler import run_scheduler
 from harness.runtime.settings import EngineSettings
 
 log = logging.getLogger(__name__)
-
-
-def load_function_modules(modules: Iterable[str]) -> None:
-    """Import each module so its `@function` declarations register themselves.
-
-    Raises `ConfigurationError` naming the module that failed to import and where such
-    modules are named (`HARNESS_FUNCTION_MODULES`, `--functions`).
-    """
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except Exception as exc:
-            raise ConfigurationError(
-                f"cannot load function module {module!r} (check HARNESS_FUNCTION_MODULES and "
-                f"--functions): {exc}"
-            ) from exc
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,6 @@ import logging
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
-
 from harness.tools.html_text import html_to_text
 
 log = logging.getLogger(__name__)
@@ -46,13 +43,13 @@ def passages(name: str, data: bytes) -> list[Passage]:
     suffix = PurePosixPath(name).suffix.lower()
     try:
         if suffix in PDF_SUFFIXES:
-            return _pdf(data)
+            return _pdf(name, data)
         if suffix in HTML_SUFFIXES:
             title, text = html_to_text(data)
             return text_passages(f"# {title}\n\n{text}" if title else text)
         if suffix in TEXT_SUFFIXES:
             return text_passages(data.decode("utf-8", errors="replace"))
-    except (PyPdfError, ValueError, KeyError, OSError) as exc:
+    except (ValueError, KeyError, OSError) as exc:
         log.warning("%s not indexed: %s", name, exc)
     return []
 
@@ -97,9 +94,17 @@ def _pieces(line: str) -> list[str]:
     return [*pieces, " ".join(current)] if current else pieces
 
 
-def _pdf(data: bytes) -> list[Passage]:
-    reader = PdfReader(io.BytesIO(data))
-    found: list[Passage] = []
-    for number, page in enumerate(reader.pages, 1):
-        found += text_passages(page.extract_text() or "", prefix=f"page {number}, ")
+def _pdf(name: str, data: bytes) -> list[Passage]:
+    # Imported here: pypdf holds ~10 MB in every worker, and only a PDF needs it.
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        found: list[Passage] = []
+        for number, page in enumerate(reader.pages, 1):
+            found += text_passages(page.extract_text() or "", prefix=f"page {number}, ")
+    except PyPdfError as exc:
+        log.warning("%s not indexed: %s", name, exc)
+        return []
     return found

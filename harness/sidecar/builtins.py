@@ -17,7 +17,7 @@ from harness.fleet_functions import BUILTIN_FUNCTION_MODULES
 from harness.runtime import Context, Function, cron, event, function
 from harness.runtime.function_sources import FILE_SOURCE, RunFailure, record_failure
 from harness.runtime.functions import REGISTRY, FunctionRegistry, capture_declarations
-from harness.runtime.worker import load_function_modules
+from harness.runtime.module_loader import load_function_modules
 
 HEARTBEAT = "sidecar-heartbeat"
 FAILURES = "sidecar-failures"

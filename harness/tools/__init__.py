@@ -9,6 +9,9 @@ Typical use by the agent loop:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from harness.lazy_names import lazy_names
 from harness.tools.base import (
     Tool,
     ToolContext,
@@ -17,18 +20,37 @@ from harness.tools.base import (
     ToolRegistry,
     ToolSpec,
 )
-from harness.tools.bash import BashTool
 from harness.tools.catalog import ToolFactory, ToolSettings, tools_for
-from harness.tools.edit import EditTool
 from harness.tools.errors import ToolError, WorkspaceEscapeError
-from harness.tools.find import FindTool
-from harness.tools.grep import GrepTool
-from harness.tools.ls import LsTool
-from harness.tools.paths import resolve_in_workspace
-from harness.tools.read import ReadTool
 from harness.tools.sandbox import ShellPolicy, describe_sandbox, sandbox_mode
-from harness.tools.web_fetch import WebFetchTool
-from harness.tools.write import WriteTool
+
+if TYPE_CHECKING:
+    from harness.tools.bash import BashTool
+    from harness.tools.edit import EditTool
+    from harness.tools.find import FindTool
+    from harness.tools.grep import GrepTool
+    from harness.tools.ls import LsTool
+    from harness.tools.paths import resolve_in_workspace
+    from harness.tools.read import ReadTool
+    from harness.tools.web_fetch import WebFetchTool
+    from harness.tools.write import WriteTool
+
+# The tools themselves load on first use: the sidecar and the CLI read the sandbox's rules
+# from here without importing every tool (web_fetch's HTTP client among them).
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "BashTool": "bash",
+        "EditTool": "edit",
+        "FindTool": "find",
+        "GrepTool": "grep",
+        "LsTool": "ls",
+        "resolve_in_workspace": "paths",
+        "ReadTool": "read",
+        "WebFetchTool": "web_fetch",
+        "WriteTool": "write",
+    },
+)
 
 __all__ = [
     "TOOL_GUIDELINES",

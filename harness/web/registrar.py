@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 
 from harness.fleet.restarts import Backoff
 from harness.runtime import Runtime
-from harness.runtime.worker import load_function_modules
+from harness.runtime.module_loader import load_function_modules
 
 log = logging.getLogger(__name__)
 

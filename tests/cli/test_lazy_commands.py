@@ -1,6 +1,7 @@
-"""Start-up: `harness --help` loads no command module, and commands that call no model load no
-model or MCP SDK (each checked in a fresh interpreter, by what is in `sys.modules`; the time
-is measured by bench/startup.py, never asserted). The lazy table stays true to the commands."""
+"""Start-up: `harness --help` loads no command module, commands that call no model load no
+model or MCP SDK, and no command's `--help` loads Celery (each checked in a fresh interpreter,
+by what is in `sys.modules`; the time is measured by bench/startup.py, never asserted). The
+lazy table stays true to the commands."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from harness.commands.lazy import LazyCommands, LazyGroup
+from tests.fresh_imports import loaded_after
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_AND_MCP = ("anthropic", "openai", "mcp", "mcp_types")
@@ -95,6 +97,55 @@ def test_commands_that_call_no_model_load_no_model_or_mcp_sdk(
     loaded = _loaded_by(args, MODEL_AND_MCP, tmp_path)
     # Then neither model SDK nor the MCP SDK was imported
     assert loaded == [], f"`harness {' '.join(args)}` imported {loaded}"
+
+
+def _root_commands() -> list[str]:
+    """Every command of `harness`, eager and lazy, by name (listing them loads none)."""
+    group = typer.main.get_command(app)
+    assert isinstance(group, LazyGroup)
+    return sorted(group.commands)
+
+
+ROOT_COMMANDS = _root_commands()
+
+
+@pytest.mark.parametrize("name", ROOT_COMMANDS)
+def test_every_commands_help_loads_no_celery_and_no_sdk(name: str, tmp_path: Path) -> None:
+    # Given a fresh interpreter
+    # When `harness NAME --help` runs
+    loaded = _loaded_by([name, "--help"], ("celery", *MODEL_AND_MCP), tmp_path)
+    # Then neither Celery nor a model or MCP SDK was imported: showing help builds no runtime
+    assert loaded == [], f"`harness {name} --help` imported {loaded}"
+
+
+HELP_WITHOUT_REDIS = ["chat", "completion", "doctor", "events", "functions", "health", "init"]
+HELP_WITHOUT_REDIS += ["knowledge", "mcp", "pair", "publish", "send", "sidecar", "up", "web"]
+"""Commands whose module names its stores for the type checker only, or imports them when it
+runs: their `--help` needs no Redis client (the others import their stores at the top)."""
+
+
+@pytest.mark.parametrize("name", HELP_WITHOUT_REDIS)
+def test_help_of_commands_that_import_stores_late_loads_no_redis_client(
+    name: str, tmp_path: Path
+) -> None:
+    # Given a fresh interpreter
+    # When `harness NAME --help` runs
+    loaded = _loaded_by([name, "--help"], ("redis",), tmp_path)
+    # Then redis-py was not imported (about 0.1 s with its OpenTelemetry metrics)
+    assert loaded == [], f"`harness {name} --help` imported {loaded}"
+
+
+def test_settings_load_no_celery_and_no_redis_client(tmp_path: Path) -> None:
+    # Given a fresh interpreter
+    # When the settings are read and the fleet's runtime named, as every command does first
+    code = (
+        "from harness.settings import get_settings\n"
+        "from harness.composition import use_fleet\n"
+        "get_settings(); use_fleet()"
+    )
+    loaded = loaded_after(code, ("celery", "redis"), tmp_path)
+    # Then neither Celery nor the Redis client was imported: only building a runtime needs them
+    assert loaded == [], f"reading the settings imported {loaded}"
 
 
 def _help_line(command: typer.core.TyperCommand | typer.core.TyperGroup) -> str:

@@ -13,9 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
-
 from harness.agent.media.inbox import InboxFile
 from harness.agent.untrusted import wrap
 from harness.workspace_files import read_bytes, read_text
@@ -76,6 +73,10 @@ def pdf_text(path: Path | IO[bytes], limit: int) -> str:
     """The text of the PDF at `path` (or in a binary stream), pages joined by blank lines,
     stopping once `limit` characters are collected. Empty for a PDF without a text layer (a
     scan) or one pypdf cannot read; never raises for a bad file."""
+    # Imported here: pypdf holds ~10 MB in every worker, and only a PDF needs it.
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
     try:
         reader = PdfReader(path)
         parts: list[str] = []

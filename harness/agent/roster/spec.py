@@ -23,7 +23,6 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness.llm.tool_choice import ToolChoiceMode
@@ -110,6 +109,10 @@ class AgentSpec(BaseModel):
     @classmethod
     def _is_a_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
         if schema is not None:
+            # jsonschema takes ~40 ms to import; `harness.settings` reaches this module
+            # (bindings), and only an agent file with an output schema needs it.
+            import jsonschema
+
             try:
                 jsonschema.Draft202012Validator.check_schema(schema)
             except jsonschema.SchemaError as exc:

@@ -1,0 +1,25 @@
+"""What a worker holds in memory from the start: its function modules and the agent's
+dependencies import no PDF reader (pypdf, ~10 MB a worker) until a PDF arrives. Checked in a
+fresh interpreter by `sys.modules`; the memory itself is measured by bench/worker_memory.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fresh_imports import loaded_after
+
+WORKER_IMPORTS = """
+import importlib
+from harness.fleet_functions import BUILTIN_FUNCTION_MODULES
+for module in BUILTIN_FUNCTION_MODULES:
+    importlib.import_module(module)
+import harness.agent.deps, harness.runtime.worker, harness.search.extract
+"""
+
+
+def test_a_workers_modules_import_no_pdf_reader(tmp_path: Path) -> None:
+    # Given a fresh interpreter
+    # When it imports what a worker imports before its first turn
+    loaded = loaded_after(WORKER_IMPORTS, ("pypdf",), tmp_path)
+    # Then pypdf is not among them: only reading a PDF loads it
+    assert loaded == [], f"a worker's modules imported {loaded}"
