@@ -84,7 +84,7 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
         "that allow it, deltas on /api/chat and in `harness chat`. Channels may override it.",
     )
     model_calls: Literal["inline", "gateway"] = Field(
-        default="inline",
+        default="gateway",
         description="Where a turn's model calls are made: inline (the worker thread waits on "
         "the model) or gateway (the run parks and each worker process's model gateway makes "
         "the call on the async SDK clients, so a waiting call holds no worker thread).",
