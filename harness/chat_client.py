@@ -30,7 +30,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.addresses import CAN_ANSWER_META
-from harness.agent.progress import Progress, ProgressSubscription, subscribe
+from harness.agent.progress import Progress
+from harness.chat_feed import DirectFeeds, Feed, FeedSource
 from harness.errors import BusUnavailableError, HarnessError, InvalidEventError
 from harness.events import (
     APPROVAL_GIVEN,
@@ -47,7 +48,6 @@ from harness.events import (
 )
 from harness.llm.errors import failure_reason
 from harness.runtime import Runtime, publish
-from harness.runtime.stream import latest_cursor, read_events
 
 log = logging.getLogger(__name__)
 
@@ -145,22 +145,13 @@ def chat_message(
 
 class Exchange:
     """One message on its way: its progress and then its reply. A context manager that
-    releases the progress subscription on exit; `updates` can be iterated once."""
+    releases its feed (`harness.chat_feed`) on exit; `updates` can be iterated once."""
 
-    def __init__(
-        self,
-        chat: ChatSession,
-        event_id: str,
-        cursor: str,
-        progress: ProgressSubscription,
-    ) -> None:
+    def __init__(self, chat: ChatSession, event_id: str, feed: Feed) -> None:
         self.event_id = event_id
         self.session_key = chat.session_key
         self._chat = chat
-        self._cursor = cursor
-        self._progress = progress
-        self._found: list[ChatReply | ApprovalAsked] = []
-        """Matches read from the stream but not yet yielded (one read may hold several)."""
+        self._feed = feed
 
     def updates(self, heartbeat: float | None = None) -> Iterator[ChatUpdate]:
         """Progress messages and approval requests as they come, then the `ChatReply`, then
@@ -169,47 +160,39 @@ class Exchange:
         With `heartbeat`, yields `Waiting()` after that many seconds without an update.
         Raises `ChatTimeoutError` after the session's timeout (counted again from each
         approval request), `ChatFailedError` when the run failed, `ChatUnavailableError` when
-        Redis fails. Closes the exchange when done.
+        Redis fails (with a hub's feed: when Redis is still down at the deadline). Closes the
+        exchange when done.
         """
         chat = self._chat
         deadline = time.monotonic() + chat.timeout
         quiet_since = time.monotonic()
         try:
             while True:
-                for message in self._progress.messages(timeout=0):
-                    quiet_since = time.monotonic()
-                    yield message
-                left = deadline - time.monotonic()
-                if left <= 0:
+                now = time.monotonic()
+                if now >= deadline:
+                    if self._feed.down:
+                        raise ChatUnavailableError("the event bus is unavailable")
                     raise ChatTimeoutError(f"no reply within {chat.timeout:g}s")
-                reply = self._next_reply(min(left, chat.poll_interval))
-                if isinstance(reply, ApprovalAsked):
+                wait = deadline - now
+                if heartbeat is not None:
+                    wait = max(0.0, min(wait, quiet_since + heartbeat - now))
+                try:
+                    item = self._feed.next(wait)
+                except BusUnavailableError as exc:
+                    raise ChatUnavailableError("the event bus is unavailable") from exc
+                found = self._match(item) if isinstance(item, dict) else item
+                if isinstance(found, ApprovalAsked):
                     deadline = time.monotonic() + chat.timeout
+                if found is not None:
                     quiet_since = time.monotonic()
-                    yield reply
-                elif reply is not None:
-                    yield reply
-                    return
-                if heartbeat is not None and time.monotonic() - quiet_since >= heartbeat:
+                    yield found
+                    if isinstance(found, ChatReply):
+                        return
+                elif heartbeat is not None and time.monotonic() - quiet_since >= heartbeat:
                     quiet_since = time.monotonic()
                     yield Waiting()
         finally:
             self.close()
-
-    def _next_reply(self, wait_s: float) -> ChatReply | ApprovalAsked | None:
-        if self._found:
-            return self._found.pop(0)
-        # BLOCK 0 would mean "forever" to Redis: wait at least a millisecond.
-        block_ms = max(1, int(wait_s * 1000))
-        try:
-            self._cursor, events = read_events(self._chat.runtime, self._cursor, block_ms)
-        except BusUnavailableError as exc:
-            raise ChatUnavailableError("the event bus is unavailable") from exc
-        for event in events:
-            found = self._match(event)
-            if found is not None:
-                self._found.append(found)
-        return self._found.pop(0) if self._found else None
 
     def _match(self, raw: dict[str, Any]) -> ChatReply | ApprovalAsked | None:
         name = raw.get("name")
@@ -243,8 +226,8 @@ class Exchange:
         )
 
     def close(self) -> None:
-        """Stop following progress. Idempotent; must not raise."""
-        self._progress.close()
+        """Stop following the message. Idempotent; must not raise."""
+        self._feed.close()
 
     def __enter__(self) -> Exchange:
         return self
@@ -265,6 +248,9 @@ class ChatSession:
     `timeout` bounds each wait for a reply. Replies are matched by channel and chat id, so
     two clients sharing a session key may see each other's replies. Not thread-safe. Raises
     `InvalidEventError` when the session key or channel would be refused by the bus.
+    `feeds` is where exchanges read from: by default each holds connections of its own
+    (`DirectFeeds`, fine for one exchange at a time: the terminal chat); a process with many
+    waiting exchanges shares one reader (`harness.chat_hub.ChatHub`).
     """
 
     def __init__(
@@ -277,8 +263,10 @@ class ChatSession:
         timeout: float = DEFAULT_TIMEOUT_S,
         poll_interval: float = POLL_INTERVAL_S,
         can_answer: bool = False,
+        feeds: FeedSource | None = None,
     ) -> None:
         self.runtime = runtime
+        self.feeds = feeds or DirectFeeds(poll_interval)
         self.can_answer = can_answer
         self.channel = channel
         self.sender = sender
@@ -303,18 +291,20 @@ class ChatSession:
             sender=self.sender,
             can_answer=self.can_answer,
         )
-        progress = subscribe(self.runtime, self.session_key)
         try:
-            cursor = latest_cursor(self.runtime)
+            feed = self.feeds.open(self.runtime, self.session_key, self.channel, event.id)
+        except BusUnavailableError as exc:
+            raise ChatUnavailableError("the event bus is unavailable") from exc
+        try:
             result = publish(event, runtime=self.runtime)
         except BusUnavailableError as exc:
-            progress.close()
+            feed.close()
             raise ChatUnavailableError("the event bus is unavailable") from exc
         except BaseException:
-            progress.close()
+            feed.close()
             raise
         log.debug("chat message %s sent to session %s", result.event_id, self.session_key)
-        return Exchange(self, result.event_id, cursor, progress)
+        return Exchange(self, result.event_id, feed)
 
     def answer(self, approval_id: str, decision: str) -> None:
         """Answer an approval request of this session: `approve`, `deny` or `session` (allow

@@ -152,7 +152,7 @@ class ProgressSubscription:
                 return None
             if data is None:
                 return None
-            parsed = _parse(data)
+            parsed = parse_progress(data)
             if parsed is not None:
                 return parsed
         return None
@@ -186,7 +186,8 @@ def subscribe(runtime: Runtime, session_key: str) -> ProgressSubscription:
     return ProgressSubscription(runtime, session_key)
 
 
-def _parse(data: Any) -> Progress | None:
+def parse_progress(data: Any) -> Progress | None:
+    """A progress message from a pub/sub payload; None (logged at debug) when malformed."""
     try:
         return Progress.model_validate(json.loads(data))
     except (TypeError, ValueError, ValidationError):

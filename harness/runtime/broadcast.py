@@ -36,16 +36,23 @@ class Broadcast:
         (it waits up to 5 s for Redis to confirm, then goes on with a warning)."""
         return Subscription(self._redis, channel)
 
+    def subscribe_pattern(self, pattern: str) -> Subscription:
+        """A subscription to every channel matching the glob `pattern`, like `subscribe`;
+        its `get` says which channel each message came from."""
+        return Subscription(self._redis, pattern, pattern=True)
+
 
 class Subscription:
-    """Messages of one channel, on a connection of its own until `close`. One reader."""
+    """Messages of one channel (or, with `pattern`, of every channel matching the glob
+    `channel`), on a connection of its own until `close`. One reader."""
 
-    def __init__(self, client: redis.Redis, channel: str) -> None:
+    def __init__(self, client: redis.Redis, channel: str, *, pattern: bool = False) -> None:
         self.channel = channel
         self._pubsub: Any = client.pubsub()  # type: ignore[no-untyped-call]
+        self._kinds = ("psubscribe", "pmessage") if pattern else ("subscribe", "message")
         try:
             with redis_errors("subscribe to a pub/sub channel"):
-                self._pubsub.subscribe(channel)
+                getattr(self._pubsub, self._kinds[0])(channel)
                 self._await_ack()
         except BusUnavailableError:
             self.close()
@@ -55,20 +62,26 @@ class Subscription:
         deadline = time.monotonic() + _SUBSCRIBE_ACK_TIMEOUT_S
         while (left := deadline - time.monotonic()) > 0:
             message = self._pubsub.get_message(timeout=left)
-            if message is not None and message.get("type") == "subscribe":
+            if message is not None and message.get("type") == self._kinds[0]:
                 return
         log.warning("subscription to %s not confirmed; going on", self.channel)
 
     def get_message(self, timeout: float) -> Any | None:
         """The payload of the next message, waiting up to `timeout` seconds; None when none
         came in time. Raises `BusUnavailableError` when the connection fails."""
+        got = self.get(timeout)
+        return None if got is None else got[1]
+
+    def get(self, timeout: float) -> tuple[str, Any] | None:
+        """(channel, payload) of the next message, waiting up to `timeout` seconds; None when
+        none came in time. Raises `BusUnavailableError` when the connection fails."""
         deadline = time.monotonic() + max(timeout, 0.0)
         while True:
             left = deadline - time.monotonic()
             with redis_errors("read from the pub/sub connection"):
                 message = self._pubsub.get_message(timeout=max(left, 0.0))
-            if message is not None and message.get("type") == "message":
-                return message.get("data")
+            if message is not None and message.get("type") == self._kinds[1]:
+                return str(message.get("channel")), message.get("data")
             if message is None and left <= 0:
                 return None
 

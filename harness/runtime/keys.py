@@ -205,6 +205,11 @@ class Keys:
         """Pub/sub channel: live progress of one chat session's runs."""
         return f"{self.prefix}:progress:{session_key}"
 
+    def progress_pattern(self) -> str:
+        """Pub/sub glob matching every session's progress channel (the prefix escaped)."""
+        prefix = "".join(f"\\{c}" if c in "*?[]\\" else c for c in self.prefix)
+        return f"{prefix}:progress:*"
+
     def file_lock(self, name: str) -> str:
         """String: the Redis lock on a shared file, `name` its path under the shared root
         (`harness.runtime.file_locks`)."""

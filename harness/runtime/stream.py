@@ -22,11 +22,24 @@ def read_events(
 ) -> tuple[str, list[dict[str, Any]]]:
     """Events after `cursor`, waiting up to `block_ms` for one. Returns (new cursor, events).
     Raises `BusUnavailableError` when Redis fails."""
+    entries = read_entries(runtime, cursor, block_ms)
+    return (entries[-1][0] if entries else cursor), [event for _id, event in entries]
+
+
+def read_entries(runtime: Runtime, cursor: str, block_ms: int) -> list[tuple[str, dict[str, Any]]]:
+    """(stream id, event) of each event after `cursor`, oldest first, waiting up to
+    `block_ms` (at least 1: 0 would be "forever") for one. Raises `BusUnavailableError` when
+    Redis fails."""
     with redis_errors("read the events stream"):
-        batches: Any = runtime.redis.xread({runtime.keys.events: cursor}, block=block_ms)
-    events: list[dict[str, Any]] = []
-    for _stream, entries in batches or []:
-        for entry_id, fields in entries:
-            cursor = str(entry_id)
-            events.append(json.loads(fields["event"]))
-    return cursor, events
+        batches: Any = runtime.redis.xread({runtime.keys.events: cursor}, block=max(1, block_ms))
+    return [
+        (str(entry_id), json.loads(fields["event"]))
+        for _stream, entries in batches or []
+        for entry_id, fields in entries
+    ]
+
+
+def stream_id(entry_id: str) -> tuple[int, int]:
+    """A stream id ("1700000000000-3") as a pair that orders like the stream does."""
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)

@@ -17,6 +17,10 @@
          {"session": "...", "decision": "approve" | "deny" | "session"}
     -> 202 {"ok": true}; the first answer counts, and the stream goes on to the reply.
 
+Open streams hold no Redis connection: the app's `harness.chat_hub.ChatHub` reads the bus
+once for all of them (one XREAD reader, one pattern subscription to progress) and hands each
+stream its own events; only publishing a message borrows a connection for a moment.
+
 The message is published before the response starts, so a refused body or an unreachable bus
 is a plain HTTP error (400/413/422/503), not an event in the stream.
 
@@ -31,6 +35,7 @@ import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Generator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -38,6 +43,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Depends, HTTPException, Request, status
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 
 from harness.agent.live_text import TextDeltas
@@ -50,6 +56,7 @@ from harness.chat_client import (
     ChatSession,
     Exchange,
 )
+from harness.chat_hub import ChatHub
 from harness.errors import InvalidEventError
 from harness.events import Sender
 from harness.runtime import Runtime
@@ -86,8 +93,20 @@ class ChatRequest(BaseModel):
 
 
 def chat_router(timeout: float = DEFAULT_TIMEOUT_S) -> APIRouter:
-    """The router serving `POST /api/chat`, waiting up to `timeout` seconds for each reply."""
-    router = APIRouter()
+    """The router serving `POST /api/chat`, waiting up to `timeout` seconds for each reply.
+    The app's open streams share one `ChatHub` (one reader of the bus, made on first use),
+    stopped when the app shuts down."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            hub = getattr(app.state, "chat_hub", None)
+            if hub is not None:
+                await anyio.to_thread.run_sync(hub.close)
+
+    router = APIRouter(lifespan=lifespan)
 
     @router.post("/api/chat", dependencies=[Depends(require_api_key)])
     async def post_chat(
@@ -96,7 +115,8 @@ def chat_router(timeout: float = DEFAULT_TIMEOUT_S) -> APIRouter:
         """Send a message; 200 with an SSE stream of status events and the reply. 400
         malformed JSON, 401 bad token, 413 body over 1 MiB, 422 invalid body, 503 no bus."""
         body = _chat_request(await read_body(request))
-        exchange = await run_in_threadpool(_send, context.runtime_factory, body, timeout)
+        hub = _hub(request)
+        exchange = await run_in_threadpool(_send, context.runtime_factory, body, timeout, hub)
         return StreamingResponse(
             _in_own_threads(_events(exchange), _stream_limiter(request)),
             media_type="text/event-stream",
@@ -175,7 +195,9 @@ def _answer(runtime_factory: Callable[[], Runtime], approval_id: str, body: Appr
         raise bus_unavailable() from exc
 
 
-def _send(runtime_factory: Callable[[], Runtime], body: ChatRequest, timeout: float) -> Exchange:
+def _send(
+    runtime_factory: Callable[[], Runtime], body: ChatRequest, timeout: float, hub: ChatHub
+) -> Exchange:
     try:
         chat = ChatSession(
             runtime_factory(),
@@ -184,6 +206,7 @@ def _send(runtime_factory: Callable[[], Runtime], body: ChatRequest, timeout: fl
             sender=API_SENDER,
             timeout=timeout,
             can_answer=True,
+            feeds=hub,
         )
         return chat.send(body.message)
     except InvalidEventError as exc:
@@ -233,6 +256,16 @@ async def _in_own_threads(
     finally:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(chunks.close, limiter=limiter)
+
+
+def _hub(request: Request) -> ChatHub:
+    """The app's chat hub, made on first use (on the event loop: no race); its readers start
+    with its first exchange and stop at the app's shutdown (`chat_router`'s lifespan)."""
+    state = request.app.state
+    if getattr(state, "chat_hub", None) is None:
+        state.chat_hub = ChatHub()
+    hub: ChatHub = state.chat_hub
+    return hub
 
 
 def _stream_limiter(request: Request) -> anyio.CapacityLimiter:

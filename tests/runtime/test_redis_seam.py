@@ -59,7 +59,7 @@ BEST_EFFORT = {
     "leave",  # the presence entry expires by itself
 }
 # Loops and threads that survive outages by design (their passes are covered above).
-NOT_CALLED = {"run_scheduler", "Heartbeat"}
+NOT_CALLED = {"run_scheduler", "Heartbeat", "Fanout"}
 # Built from a client or a runtime, but not a store: in-memory run state, and the replay that
 # runs a handler against an in-memory copy of its journal (it sends Redis nothing).
 NOT_STORES = {"RunState", "ReplayState", "replay"}

@@ -8,6 +8,7 @@ the stream then replays its progress and reply. No threads of our own, no sleeps
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,25 @@ def test_chat_without_an_answer_ends_with_a_timeout_error(
     assert events == [
         ("error", {"error": "timeout", "message": "no reply within 0.05s", "session": "s1"})
     ]
+
+
+def test_chat_streams_share_one_reader_that_stops_with_the_app(
+    runtime: Runtime, settings: Settings, auth: dict[str, str], agent: ModelServer
+) -> None:
+    # Given an app that answered two chats
+    agent.script(Reply.answer("One."), Reply.answer("Two."))
+    app = create_app(lambda: runtime, settings, routers=[chat_router()])
+    with TestClient(app) as client:
+        first = _events(client, {"message": "one", "session": "s1"}, auth)[1]
+        second = _events(client, {"message": "two", "session": "s2"}, auth)[1]
+        hub = app.state.chat_hub
+        readers = [t for t in threading.enumerate() if t.name.startswith("fanout-")]
+        assert hub.cursor is not None, "the chats must have gone through the app's hub"
+    # When the app shuts down
+    # Then each chat got its own reply, and the hub's readers are stopped
+    assert first[-1][1]["response"] == "One." and second[-1][1]["response"] == "Two."
+    assert hub.cursor is None
+    assert not any(t.is_alive() for t in readers), "the hub's readers must stop at shutdown"
 
 
 def test_chat_needs_the_api_key(client: TestClient, runtime: Runtime) -> None:
