@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.agent.progress import parse_progress
 from harness.chat_feed import Feed, FeedItem
+from harness.errors import BusUnavailableError
 from harness.events import APPROVAL_REQUESTED, FUNCTION_FAILED, REPLY_READY
 from harness.runtime import Runtime
 from harness.runtime.fanout import Fanout, Inbox
@@ -92,8 +93,8 @@ class ChatHub:
 
     def open(self, runtime: Runtime, session_key: str, channel: str, event_id: str) -> Feed:
         """A feed for the exchange, starting the readers on first use (on `runtime`: the
-        hub serves one runtime). Raises `BusUnavailableError` when Redis fails, and
-        `RuntimeError` after `close`."""
+        hub serves one runtime). Raises `BusUnavailableError` when Redis fails, and after
+        `close` (the web process is shutting down: the API answers 503, nothing was sent)."""
         fanout = self._started(runtime)
         after = latest_cursor(runtime)
         keys = {
@@ -106,7 +107,7 @@ class ChatHub:
     def _started(self, runtime: Runtime) -> Fanout:
         with self._lock:
             if self._closed:
-                raise RuntimeError("the chat hub is closed")
+                raise BusUnavailableError("the web process is shutting down; send again")
             if self._fanout is None:
                 pattern = runtime.keys.progress_pattern()
                 self._fanout = Fanout(runtime, chat_route, pattern).start()

@@ -25,6 +25,7 @@ from harness.chat_client import (
     Exchange,
 )
 from harness.chat_hub import ChatHub, chat_route
+from harness.errors import BusUnavailableError
 from harness.events import FUNCTION_FAILED, REPLY_READY, Event
 from harness.runtime import Runtime, publish
 from harness.runtime.fanout import Fanout
@@ -165,3 +166,18 @@ def test_hub_exchange_reports_the_bus_unavailable_only_when_redis_is_down_at_its
     # Then it reports the bus unavailable, not a timeout
     with pytest.raises(ChatUnavailableError):
         list(exchange.updates())
+
+
+def test_hub_closed_at_shutdown_refuses_a_new_exchange_as_the_bus_unavailable(
+    hub: ChatHub, registry: FunctionRegistry
+) -> None:
+    # Given a hub the web process closed while shutting down
+    runtime = Runtime(
+        redis=fakeredis.FakeRedis(decode_responses=True),
+        kicker=RecordingKicker(),
+        registry=registry,
+    )
+    hub.close()
+    # When a request opens an exchange, then it is refused as a 503 is (never a 500)
+    with pytest.raises(BusUnavailableError, match="shutting down"):
+        hub.open(runtime, "s1", "api", "e1")

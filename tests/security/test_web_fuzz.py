@@ -35,7 +35,9 @@ from tests.web_fuzzing import JSON, production_app, published
 
 API_KEY = "fuzz-api-key-0123456789abcdef"
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-STREAMS = frozenset({"/api/chat", "/dashboard/live"})
+STREAMS = frozenset(
+    {"/api/chat", "/dashboard/live", "/dashboard/conversations/{session_key:path}/live"}
+)
 """Routes that, once let in, stream for minutes: fuzzed only without a valid credential."""
 FUZZ = settings(
     max_examples=300,
