@@ -84,6 +84,7 @@ def harness_overhead(url: str, iterations: int, rounds: int) -> tuple[list[float
         settings = Settings(
             _env_file=None, agent_workspace=Path(tmp), anthropic_api_key=server.api_key,  # type: ignore[call-arg]
             anthropic_base_url=server.url, agent_max_iterations=iterations + 1,
+            model_calls="inline",  # one thread drains the run: the call on it, as measured before
         )  # fmt: skip
         set_agent_deps(build_deps(settings))
         registry = FunctionRegistry()

@@ -148,7 +148,7 @@ def _build(clock: Clock, model: ModelServer, folder: Path) -> History:
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None, agent_workspace=folder / "workspace", harness_state_dir=folder / "state",
         anthropic_api_key=SecretStr(model.api_key), anthropic_base_url=model.url,
-        agent_timezone="UTC",
+        agent_timezone="UTC", model_calls="inline",
     )  # fmt: skip
     set_agent_deps(build_deps(settings))
     notes = folder / "workspace" / "notes"

@@ -61,7 +61,7 @@ def measure(url: str, rounds: int) -> dict[str, list[float]]:
         (workspace / "agents" / "helper" / "AGENT.md").write_text(HELPER)
         settings = Settings(
             _env_file=None, agent_workspace=workspace, anthropic_api_key=server.api_key,  # type: ignore[call-arg,arg-type]
-            anthropic_base_url=server.url, agent_approval="off",
+            anthropic_base_url=server.url, model_calls="inline", agent_approval="off",
         )  # fmt: skip
         set_agent_deps(build_deps(settings))
         registry = FunctionRegistry()

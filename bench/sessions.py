@@ -62,7 +62,7 @@ def turn_seconds(
     with ModelServer() as server:
         settings = Settings(
             _env_file=None, agent_workspace=workspace, anthropic_api_key=server.api_key,  # type: ignore[call-arg]
-            anthropic_base_url=server.url, agent_context_tokens=2_000_000,
+            anthropic_base_url=server.url, model_calls="inline", agent_context_tokens=2_000_000,
         )  # fmt: skip
         deps = build_deps(settings)
         set_agent_deps(deps)

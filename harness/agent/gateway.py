@@ -24,6 +24,7 @@ import contextlib
 import functools
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from harness.agent.drafting import open_live
@@ -137,6 +138,21 @@ class ModelGateway:
         before = self.made
         asyncio.run(self.serve(until_idle=True, at_most=at_most))
         return self.made - before
+
+    @classmethod
+    def drained(cls, runtime: Runtime, settings: Callable[[], Settings]) -> Callable[[], int]:
+        """A `Runtime.call_servers` entry for an in-process fleet drained in one thread
+        (`harness.runtime.testing.drain`: the evals' runner, tests): when a model call is due,
+        a gateway with the settings `settings()` gives at that moment makes the first one
+        offered, then the runs it resumes go on, so concurrent runs' calls are made in the
+        order they would be inline. Returns how many calls it made."""
+
+        def serve() -> int:
+            if not runtime.calls.due(MODEL_SERVICE, runtime.now_ms()):
+                return 0
+            return cls(runtime, settings(), concurrency=1).serve_due(at_most=1)
+
+        return serve
 
     def _tick(self) -> None:
         calls, now = self.runtime.calls, self.runtime.now_ms()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.agent.deps import AgentDeps, build_deps, set_agent_deps
+from harness.agent.gateway import ModelGateway
 from harness.agent.handlers import handle_message, run_subagent
 from harness.agent.session import SessionLine
 from harness.agent.task_endings import task_ended
@@ -80,6 +81,8 @@ def _run(case: Case, suite: str, settings: Settings, redis_url: str, repeat: int
     runtime = extend_runtime(local_runtime(redis_url, f"harness-eval:{uuid.uuid4().hex}", registry))
     deps = build_deps(settings)
     set_agent_deps(deps)
+    # with MODEL_CALLS=gateway (the default) a model call parks its run: drain makes it here
+    runtime.call_servers.append(ModelGateway.drained(runtime, lambda: settings))
     try:
         started = time.perf_counter()
         for text in case.messages:

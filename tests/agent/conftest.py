@@ -18,7 +18,6 @@ from harness.agent.deps import AgentDeps, agent_deps, build_deps, set_agent_deps
 from harness.agent.gateway import ModelGateway
 from harness.agent.handlers import handle_message, run_subagent
 from harness.agent.memory.distill import DISTILL_EVENT
-from harness.agent.model_calls import MODEL_SERVICE
 from harness.agent.task_endings import task_ended
 from harness.events import MESSAGE_RECEIVED, REPLY_READY
 from harness.runtime import Runtime, publish, run_id_for
@@ -164,15 +163,7 @@ def model_gateway(request: pytest.FixtureRequest) -> None:
     if "runtime" not in request.fixturenames:
         return
     runtime: Runtime = request.getfixturevalue("runtime")
-
-    def serve() -> int:
-        if not runtime.calls.due(MODEL_SERVICE, runtime.now_ms()):
-            return 0
-        # one call per round, the first offered, then the runs it resumes: the scripted
-        # replies of concurrent runs go out in the order they do inline
-        return ModelGateway(runtime, agent_deps().settings, concurrency=1).serve_due(at_most=1)
-
-    runtime.call_servers.append(serve)
+    runtime.call_servers.append(ModelGateway.drained(runtime, lambda: agent_deps().settings))
 
 
 @pytest.fixture
