@@ -66,8 +66,11 @@ def test_a_webhook_passes_over_only_the_probes_metrics_and_events_routes(
     scope = {"type": "http", "method": "POST", "path": "/webhooks/telegram", "root_path": ""}
 
     # When the routes are tried in order for a webhook
-    tried = [route.matches(scope)[0] for route in app.router.routes]
+    routes = app.router.routes
+    taken = [route.matches(scope)[0] for route in routes].index(Match.FULL)
+    before = [getattr(route, "path", "") for route in routes[:taken]]
 
-    # Then the router right after those of the probes, /metrics and /api/events takes it: the
-    # chat API's and the dashboard's paths (30 µs of matching) are not tried first
-    assert tried.index(Match.FULL) == 3, tried
+    # Then the webhook's router takes it before any of the chat API's or the dashboard's paths
+    # is tried (30 µs of matching); only probes, /metrics, /api/events and FastAPI's own
+    # routes (their number differs between FastAPI versions) come first
+    assert not [p for p in before if p.startswith(("/api/chat", "/dashboard"))], before
