@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 from bs4 import BeautifulSoup, Tag
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
@@ -12,18 +15,42 @@ from harness.runtime import Runtime
 from harness.settings import Settings
 from harness.web import create_app
 from harness.web import dashboard as dashboard_routes
+from tests.web.served import served
 
 KEY = "secret-key-1"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 
 
-def dashboard_client(runtime: Runtime, state: Path | None = None) -> TestClient:
-    """A client of an app serving only the dashboard, with `state` as HARNESS_STATE_DIR."""
+def dashboard_app(runtime: Runtime, state: Path | None = None) -> FastAPI:
+    """An app serving only the dashboard on `runtime`, with `state` as HARNESS_STATE_DIR."""
     settings = Settings(  # type: ignore[call-arg]
         _env_file=None, harness_api_key=SecretStr(KEY), harness_state_dir=state
     )
-    app = create_app(lambda: runtime, settings=settings, routers=[dashboard_routes.router])
-    return TestClient(app, follow_redirects=False)
+    return create_app(lambda: runtime, settings=settings, routers=[dashboard_routes.router])
+
+
+def dashboard_client(runtime: Runtime, state: Path | None = None) -> TestClient:
+    """A client of `dashboard_app(runtime, state)`; it cannot read a stream that stays open
+    (use `live_lines`)."""
+    return TestClient(dashboard_app(runtime, state), follow_redirects=False)
+
+
+def live_lines(
+    runtime: Runtime, path: str, until: Callable[[str], bool], state: Path | None = None
+) -> list[str]:
+    """The lines of the live stream at `path`, read from a real server with the key, up to and
+    including the first line for which `until` holds; fails the test unless the stream is a
+    200 event stream that reaches such a line within 30 s."""
+    lines: list[str] = []
+    with served(dashboard_app(runtime, state)) as base, httpx.Client(timeout=30) as client:
+        with client.stream("GET", base + path, headers=AUTH) as response:
+            assert response.status_code == 200, response.status_code
+            assert response.headers["content-type"].startswith("text/event-stream")
+            for line in response.iter_lines():
+                lines.append(line)
+                if until(line):
+                    return lines
+    raise AssertionError(f"{path}: the stream ended first: {lines}")
 
 
 def soup(client: TestClient, path: str) -> BeautifulSoup:

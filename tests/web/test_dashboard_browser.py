@@ -4,14 +4,12 @@ list, a run page with its steps, a live run updating without a reload, and a scr
 from __future__ import annotations
 
 import shutil
-import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
-import uvicorn
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -24,6 +22,7 @@ from harness.settings import Settings
 from harness.web import create_app
 from harness.web import dashboard as dashboard_routes
 from tests.waiting import wait_until
+from tests.web.served import served
 
 KEY = "dashboard-test-key-123"
 CHROMIUM = "/usr/bin/chromium"
@@ -45,16 +44,8 @@ def site(rt: Runtime) -> Iterator[str]:
     """The dashboard served by uvicorn on a free port; yields its base URL."""
     settings = Settings(_env_file=None, harness_api_key=KEY)  # type: ignore[call-arg]
     app = create_app(lambda: rt, settings=settings, routers=[dashboard_routes.router])
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    wait_until(lambda: server.started, "the dashboard server to start")
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with served(app) as base:
+        yield base
 
 
 @pytest.fixture

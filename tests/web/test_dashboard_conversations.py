@@ -11,7 +11,7 @@ from harness.records.stores import redis_records
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
-from tests.web.dashboard_client import AUTH, dashboard_client, one, soup
+from tests.web.dashboard_client import AUTH, dashboard_client, live_lines, one, soup
 
 SESSION = "telegram:42"
 TOKEN = "xoxb-123456789012-TRANSCRIPTsecret"
@@ -107,14 +107,8 @@ def test_transcript_stream_sends_the_transcript_as_it_grows(
     _turns(runtime, registry)
     _transcript(tmp_path)
     # When its live stream is read
-    with dashboard_client(runtime, state=tmp_path).stream(
-        "GET", f"/dashboard/conversations/{SESSION}/live", headers=AUTH
-    ) as response:
-        first = ""
-        for line in response.iter_lines():
-            if line.startswith("data: "):
-                first = line
-                break
+    path = f"/dashboard/conversations/{SESSION}/live"
+    first = live_lines(runtime, path, lambda line: line.startswith("data: "), state=tmp_path)[-1]
     # Then its first event carries the transcript so far
     assert "Milk, and a token." in first and TOKEN not in first, first
 

@@ -11,7 +11,7 @@ from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.web.dashboard import render
-from tests.web.dashboard_client import AUTH, dashboard_client, one, soup
+from tests.web.dashboard_client import AUTH, dashboard_client, live_lines, one, soup
 
 
 def _sleeping_run(runtime: Runtime, registry: FunctionRegistry) -> str:
@@ -32,15 +32,7 @@ def test_run_stream_sends_a_ping_comment_while_nothing_changes(
     run_id = _sleeping_run(runtime, registry)
     monkeypatch.setattr(render, "PING_S", 0.05)
     # When its live stream is read past its first update
-    lines: list[str] = []
-    with dashboard_client(runtime).stream(
-        "GET", f"/dashboard/runs/{run_id}/live", headers=AUTH
-    ) as response:
-        assert response.headers["content-type"].startswith("text/event-stream")
-        for line in response.iter_lines():
-            lines.append(line)
-            if line.startswith(":"):
-                break
+    lines = live_lines(runtime, f"/dashboard/runs/{run_id}/live", lambda line: line.startswith(":"))
     # Then the first update is numbered and says how soon to reconnect, and a ping comment
     # follows it though the run did not change
     assert "event: run" in lines and "id: 1" in lines, lines

@@ -14,7 +14,7 @@ from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.web.dashboard import folding
 from tests.runtime_fixtures import ManualClock
-from tests.web.dashboard_client import AUTH, dashboard_client, one, soup
+from tests.web.dashboard_client import dashboard_client, live_lines, one, soup
 
 REPLY = "Here is the weather for tomorrow"
 
@@ -161,8 +161,7 @@ def test_run_list_stream_sends_the_folded_rows(
     runtime.register_functions()
     turn_id = _message(runtime)
     # When the list's live stream is read up to its first update
-    with dashboard_client(runtime).stream("GET", "/dashboard/live", headers=AUTH) as response:
-        data = next(line for line in response.iter_lines() if line.startswith("data: "))
+    data = live_lines(runtime, "/dashboard/live", lambda line: line.startswith("data: "))[-1]
     # Then the rows it carries are the folded ones: the turn, its plumbing under it
     rows = BeautifulSoup(json.loads(data.removeprefix("data: "))["html"], "html.parser")
     assert [row["data-run"] for row in rows.select("tr[data-run]")] == [turn_id], rows
