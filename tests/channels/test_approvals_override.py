@@ -108,5 +108,8 @@ def test_an_override_from_anyone_but_the_console_operator_is_not_a_valid_event(
     with pytest.raises(ValueError, match="override"):
         ApprovalGiven.model_validate(data)
     # And even one built without validation does not count as the operator's
-    forged = ApprovalGiven.model_construct(**{**data, "destination": Destination(chat_id="1")})
+    forged = ApprovalGiven.model_construct(
+        approval_id="ap-1", decision="approve", subject=subject, channel=channel,
+        destination=Destination(chat_id="1"), override=True,
+    )  # fmt: skip
     assert not forged.by_operator
