@@ -187,7 +187,7 @@ class Sidecar:
             self._up = True
             skipped = f", {len(report.errors)} file(s) skipped: `harness functions` says why"
             say_up(
-                log, "sidecar watching %s (%s), %d function(s)%s", self.folder,
+                log, "sidecar ready: watching %s (%s), %d function(s)%s", self.folder,
                 chosen_watch(self.settings.sidecar_watch, self.folder), len(report.functions),
                 skipped if report.errors else "",
             )  # fmt: skip
