@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from harness.fleet.embedded_redis import free_port
 from harness.runtime.banner import QUIET_ENV
 from tests.integration.conftest import ROOT, up_env, wait_until
+from tests.processes import interrupt
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(360)]
 
@@ -48,12 +48,7 @@ def _up_output(tmp_path: Path, *flags: str, until: tuple[str, ...]) -> str:
             what=f"`harness up` to print {until}",
         )
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        interrupt(process, timeout=40)
     return log.read_text(errors="replace")
 
 
