@@ -144,8 +144,10 @@ class ModelGateway:
         """A `Runtime.call_servers` entry for an in-process fleet drained in one thread
         (`harness.runtime.testing.drain`: the evals' runner, tests): when a model call is due,
         a gateway with the settings `settings()` gives at that moment makes the first one
-        offered, then the runs it resumes go on, so concurrent runs' calls are made in the
-        order they would be inline. Returns how many calls it made."""
+        offered, then the runs it resumes go on. One run's calls are made in the order they
+        would be inline; concurrent runs' calls may interleave differently (a run's next
+        think waits behind a call another run offered meanwhile; inline it is made at once).
+        Returns how many calls it made."""
 
         def serve() -> int:
             if not runtime.calls.due(MODEL_SERVICE, runtime.now_ms()):
