@@ -280,11 +280,16 @@ class ModelGateway:
     async def _wait(self, board: _Board) -> None:
         """Until the next tick: a wake token (with room for a call), a call ending (with
         none), the renewal of the calls in flight, `idle_s` with none, or `stop`."""
-        timeout = self.renew_s if self._inflight else self.idle_s
+        timeout = self.idle_s
+        if self._inflight:
+            timeout = min(self._renew_at - time.monotonic(), self.renew_s)
+            if timeout <= 0:  # the renewal is due: tick now
+                return
         assert self._freed is not None
         self._freed.clear()
         if self._free() > 0:
-            await self._unless_stopped(board.wait(MODEL_SERVICE, timeout))
+            # bounded here too: a connection that died silently must not hold the loop
+            await self._unless_stopped(board.wait(MODEL_SERVICE, timeout), timeout + 10.0)
         else:
             await self._unless_stopped(self._freed.wait(), timeout)
 
