@@ -287,3 +287,24 @@ def _calls(client: redis.Redis, *commands: str) -> int:
     """How often Redis ran `commands` since its last CONFIG RESETSTAT."""
     stats: dict[str, dict[str, int]] = client.info("commandstats")
     return sum(stats.get(f"cmdstat_{command}", {}).get("calls", 0) for command in commands)
+
+
+def test_two_full_gateways_share_the_calls_by_wake_tokens_each_made_once(
+    agent: AgentRig, gateways: list[ModelGateway]
+) -> None:
+    # Given two gateways of two slots each that look on their own only once a minute
+    settings = _on_gateway(agent)
+    agent.model.respond_with(lambda api, body: Reply.answer("ok", pace=0.02))
+    pair = [ModelGateway(agent.runtime, settings, concurrency=2, idle_s=60) for _ in range(2)]
+    gateways.extend(pair)
+    for gateway in pair:
+        gateway.start()
+    # When five chats' model calls park
+    runs = [agent.say("hi", session=f"chat-{n}") for n in range(5)]
+    # Then every call is made, once, by the tokens and the freed slots alone
+    wait_until(lambda: sum(g.made for g in pair) == 5, "five calls to be made")
+    wait_until(lambda: not any(g._inflight for g in pair), "the calls to be recorded")
+    drain(agent.runtime)
+    assert [_status(agent.runtime, r) for r in runs] == ["completed"] * 5
+    assert len(agent.model.requests) == 5 and agent.replies() == ["ok"] * 5
+    assert all(g.peak <= 2 for g in pair)
