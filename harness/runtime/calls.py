@@ -7,6 +7,12 @@ arrival order), renews the lease while it works and learns which
 calls to abort (`keep`), and records the outcome (`settle`), which resumes the run. The run's
 replay asks for the same call again and gets the outcome without anything being made twice.
 
+Wake tokens, so gateways need not poll: each call offered (or handed back) pushes one on a
+short list per service, and a take leaves one exactly while calls are left to take; a gateway
+with room waits on the list (`AsyncCallBoard.wait`), and a token wakes one gateway. A token
+is only a hint: the take decides, so a lost or extra token delays or wastes one look, never
+loses a call nor takes one twice.
+
 Exactly once, by the call's token: each take of a call bumps it, so when a gateway dies
 mid-call its lease runs out, another takes the call under a new token, and the dead one's
 late answer is refused; an outcome once recorded is never replaced, and a call that has one
