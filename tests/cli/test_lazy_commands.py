@@ -235,3 +235,32 @@ def test_a_lazy_command_runs_and_reports_usage_errors_like_the_others() -> None:
     # Then it is refused in one line pointing at its help, as before
     assert result.exit_code == 2, result.output
     assert "--bogus" in result.output and "functions --help" in result.output, result.output
+
+
+@pytest.mark.parametrize("args", [["agents"], ["functions"], ["networks"], ["doctor", "--offline"]])
+def test_listing_commands_load_no_celery_html_parser_or_json_schema(
+    args: list[str], redis_url: str, tmp_path: Path
+) -> None:
+    # Given a fresh interpreter and a Redis that answers
+    # When a command that lists agents, functions or networks, or checks the machine, runs
+    loaded = _loaded_by(args, ("celery", "bs4", "jsonschema"), tmp_path, redis_url)
+    # Then it imported neither Celery (nothing is kicked), BeautifulSoup (no page is read)
+    # nor jsonschema (no network declares a state)
+    assert loaded == [], f"`harness {' '.join(args)}` imported {loaded}"
+
+
+def test_functions_loads_no_agent_turn(redis_url: str, tmp_path: Path) -> None:
+    # Given a fresh interpreter and a Redis that answers
+    # When `harness functions` lists what is registered
+    loaded = _loaded_by(["functions"], ("harness.agent.turn",), tmp_path, redis_url)
+    # Then the agent's turn (and the tools it imports) was not imported to tell built-ins
+    # apart: their ids are named in harness/fleet_functions.py
+    assert loaded == [], f"`harness functions` imported {loaded}"
+
+
+def test_doctor_offline_loads_no_agent_dependencies(tmp_path: Path) -> None:
+    # Given a fresh interpreter
+    # When `harness doctor --offline` runs its checks (the shell's sandbox among them)
+    loaded = _loaded_by(["doctor", "--offline"], ("harness.agent.deps",), tmp_path)
+    # Then the agent's dependencies (model factory, search index, MCP) were not imported
+    assert loaded == [], f"`harness doctor --offline` imported {loaded}"
