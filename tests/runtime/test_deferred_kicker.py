@@ -10,25 +10,14 @@ from pathlib import Path
 from harness.runtime import celery_app
 from harness.runtime.assembly import build_runtime
 from harness.runtime.celery_app import CeleryKicker
-from harness.runtime.kicker import DeferredKicker, Kick, RecordingKicker
+from harness.runtime.kicker import DeferredKicker, Kick
 from harness.settings import Settings
-
-
-class _Builds:
-    """A kicker builder that counts its calls and hands out one `RecordingKicker`."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.kicker = RecordingKicker()
-
-    def __call__(self) -> RecordingKicker:
-        self.calls += 1
-        return self.kicker
+from tests.runtime_fixtures import KickerBuilds
 
 
 def test_deferred_kicker_builds_nothing_until_used() -> None:
     # Given a deferred kicker
-    builds = _Builds()
+    builds = KickerBuilds()
     deferred = DeferredKicker(builds)
     # When nothing is kicked, and it is closed
     asyncio.run(deferred.aclose())
@@ -38,7 +27,7 @@ def test_deferred_kicker_builds_nothing_until_used() -> None:
 
 def test_deferred_kicker_builds_once_and_passes_every_kick_through() -> None:
     # Given a deferred kicker used from eight threads at once
-    builds = _Builds()
+    builds = KickerBuilds()
     deferred = DeferredKicker(builds)
     threads = [
         threading.Thread(target=deferred.kick, args=(Kick(f"r{i}", "q", i + 1),)) for i in range(8)

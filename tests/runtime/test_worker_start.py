@@ -18,6 +18,7 @@ from harness.runtime.celery_app import app as celery_app
 from harness.runtime.kicker import DeferredKicker, RecordingKicker
 from harness.runtime.presence import live_members
 from harness.settings import get_settings
+from tests.runtime_fixtures import KickerBuilds
 
 
 @pytest.fixture
@@ -91,13 +92,8 @@ def test_worker_start_builds_a_deferred_kicker_before_it_consumes(
 ) -> None:
     # Given a runtime whose kicker is built on first use (building it points Celery at the
     # runtime's broker, see harness.runtime.assembly)
-    builds: list[RecordingKicker] = []
-
-    def build() -> RecordingKicker:
-        builds.append(RecordingKicker())
-        return builds[-1]
-
-    deferred = DeferredKicker(build)
+    builds = KickerBuilds()
+    deferred = DeferredKicker(builds)
     built = Runtime(redis=fakeredis.FakeRedis(decode_responses=True), kicker=deferred)
     monkeypatch.setattr(worker_module, "get_runtime", lambda: built)
     monkeypatch.setattr(celery_app, "worker_main", initialising_worker({}))
@@ -108,4 +104,4 @@ def test_worker_start_builds_a_deferred_kicker_before_it_consumes(
         worker_module.start_workers_with(None)
         gc.unfreeze()
     # Then the kicker was built then, once, though nothing was kicked yet
-    assert len(builds) == 1, f"built {len(builds)} kickers"
+    assert builds.calls == 1, f"built {builds.calls} kickers"
