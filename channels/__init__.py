@@ -13,31 +13,36 @@ Each platform lives in `channels/<name>/` (or in a package of its own) and imple
 
 from __future__ import annotations
 
-from channels.base import (
-    Channel,
-    ChunkSent,
-    Ignored,
-    Inbound,
-    PollingChannel,
-    Publish,
-    Respond,
-)
-from channels.errors import (
-    ChannelError,
-    ChannelNotConfiguredError,
-    PlatformError,
-    UnknownChannelError,
-    WebhookRejected,
-)
-from channels.plugin import ChannelPlugin
-from channels.registry import (
-    configured_channels,
-    create_channel,
-    get_channel,
-    load_plugins,
-    names,
-    register,
-)
+from typing import TYPE_CHECKING
+
+from harness.lazy_names import lazy_names
+
+if TYPE_CHECKING:
+    from channels.base import (
+        Channel,
+        ChunkSent,
+        Ignored,
+        Inbound,
+        PollingChannel,
+        Publish,
+        Respond,
+    )
+    from channels.errors import (
+        ChannelError,
+        ChannelNotConfiguredError,
+        PlatformError,
+        UnknownChannelError,
+        WebhookRejected,
+    )
+    from channels.plugin import ChannelPlugin
+    from channels.registry import (
+        configured_channels,
+        create_channel,
+        get_channel,
+        load_plugins,
+        names,
+        register,
+    )
 
 __all__ = [
     "Channel",
@@ -60,3 +65,30 @@ __all__ = [
     "names",
     "register",
 ]
+
+# Loaded on first use: importing one platform's settings (`channels.telegram.settings`, as the
+# sidecar's environment does) does not load the registry, every plug-in and the Redis client.
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "Channel": "base",
+        "ChunkSent": "base",
+        "Ignored": "base",
+        "Inbound": "base",
+        "PollingChannel": "base",
+        "Publish": "base",
+        "Respond": "base",
+        "ChannelError": "errors",
+        "ChannelNotConfiguredError": "errors",
+        "PlatformError": "errors",
+        "UnknownChannelError": "errors",
+        "WebhookRejected": "errors",
+        "ChannelPlugin": "plugin",
+        "configured_channels": "registry",
+        "create_channel": "registry",
+        "get_channel": "registry",
+        "load_plugins": "registry",
+        "names": "registry",
+        "register": "registry",
+    },
+)

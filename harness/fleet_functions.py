@@ -22,6 +22,31 @@ BUILTIN_FUNCTION_MODULES: tuple[str, ...] = (
 )
 """The modules whose functions every worker runs (and the web server registers)."""
 
+BUILTIN_FUNCTION_IDS: frozenset[str] = frozenset(
+    {
+        "acknowledge-message",
+        "agent-budget-raise",
+        "agent-chat-command",
+        "agent-handle-message",
+        "agent-heartbeat",
+        "agent-network",
+        "agent-sub-agent",
+        "agent-task-ended",
+        "answer-approval",
+        "approval-by-text",
+        "ask-approval",
+        "cancel-approval",
+        "close-approval",
+        "global-failure-handler",
+        "reconsider-notice",
+        "send-reply",
+    }
+)
+"""The ids of the functions `BUILTIN_FUNCTION_MODULES` declare, named without importing them
+(the agent's turn, ~0.5 s): what `harness functions` marks "built-in". The sidecar, which
+must refuse a file taking one over, loads the modules instead (`fleet_builtin_ids`);
+tests/test_fleet_functions.py checks that both agree."""
+
 
 def function_modules(settings: Settings, extra: Iterable[str] = ()) -> list[str]:
     """The modules whose functions a worker runs: built-ins, `HARNESS_FUNCTION_MODULES`, extra."""

@@ -59,6 +59,19 @@ def runtime(clock: ManualClock, registry: FunctionRegistry) -> Iterator[Runtime]
     client.flushall()
 
 
+class KickerBuilds:
+    """A kicker builder for a `DeferredKicker`: counts its calls (`calls`) and hands out one
+    `RecordingKicker` (`kicker`)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.kicker = RecordingKicker()
+
+    def __call__(self) -> RecordingKicker:
+        self.calls += 1
+        return self.kicker
+
+
 UNREACHABLE_REDIS_PASSWORD = "redis-hunter2"
 
 

@@ -8,14 +8,13 @@ on Celery's `worker_shutdown` and at exit), so MCP servers started over stdio en
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from celery.signals import worker_shutdown
 
 from harness.access import announce_policy
 from harness.agent.approvals.allowlist import announce_allowlist
@@ -30,6 +29,7 @@ from harness.agent.memory.remember import RememberTool
 from harness.agent.memory.scope import CHATS_DIR
 from harness.agent.roster.profile import default_profile
 from harness.agent.session import SessionStore
+from harness.agent.shell_policy import shell_policy
 from harness.agent.workspace import default_shipped_skills, default_template, ensure_workspace
 from harness.errors import ConfigurationError
 from harness.llm.factory import build_fallback_provider, build_provider
@@ -210,26 +210,13 @@ def mcp_toolbox(settings: Settings) -> McpToolbox:
     return McpToolbox.from_file(path)
 
 
-def shell_policy(settings: Settings) -> ShellPolicy:
-    """The bash tool's sandbox policy from the `AGENT_SHELL_*` settings."""
-    names = tuple(n.strip() for n in settings.agent_shell_env.split(",") if n.strip())
-    return ShellPolicy(
-        sandbox=settings.agent_shell_sandbox,
-        network=settings.agent_shell_network,
-        env_names=names,
-        max_file_mb=settings.agent_shell_max_file_mb,
-        max_memory_mb=settings.agent_shell_max_memory_mb,
-        max_cpu_seconds=settings.agent_shell_max_cpu_seconds,
-        max_processes=settings.agent_shell_max_processes,
-    )
-
-
 def agent_deps() -> AgentDeps:
     """The process's dependencies, built on first use."""
     global _deps
     with _lock:
         if _deps is None:
             _deps = build_deps(get_settings())
+            _close_with_the_worker()
         return _deps
 
 
@@ -240,6 +227,8 @@ def set_agent_deps(deps: AgentDeps | None) -> None:
         old, _deps = _deps, deps
     if old is not None and old is not deps:
         old.close()
+    if deps is not None:
+        _close_with_the_worker()
 
 
 def close_agent_deps(**_: Any) -> None:
@@ -248,5 +237,14 @@ def close_agent_deps(**_: Any) -> None:
     set_agent_deps(None)
 
 
-worker_shutdown.connect(close_agent_deps, weak=False)
+@functools.cache
+def _close_with_the_worker() -> None:
+    """Connect `close_agent_deps` to Celery's `worker_shutdown`, once, when the process first
+    holds dependencies: connected at import, it made every importer (`harness agents`, which
+    only lists the tools) import Celery's signals."""
+    from celery.signals import worker_shutdown
+
+    worker_shutdown.connect(close_agent_deps, weak=False)
+
+
 atexit.register(close_agent_deps)

@@ -176,7 +176,7 @@ def check_safety(settings: Settings) -> list[Check]:
     force). An open bot, or a shell without a sandbox, is a warning; a shell that cannot run
     because no sandbox works is a failure with the way out."""
     from harness.access import describe_policy
-    from harness.agent.deps import shell_policy
+    from harness.agent.shell_policy import shell_policy
     from harness.tools import describe_sandbox, sandbox_mode
 
     policy_status: Status = "warn" if settings.dm_policy == "open" else "ok"

@@ -42,13 +42,13 @@ def functions(
 ) -> None:
     """Every registered function (source, triggers, next cron, last run) and every file of
     workspace/functions that failed to load."""
+    from harness.fleet_functions import BUILTIN_FUNCTION_IDS
     from harness.runtime import get_runtime
-    from harness.sidecar.builtins import fleet_builtin_ids
     from harness.sidecar.sandbox import FunctionSandbox, refusal
     from harness.sidecar.status import function_table
 
     settings = get_settings()
-    table = function_table(get_runtime(), fleet_builtin_ids())
+    table = function_table(get_runtime(), BUILTIN_FUNCTION_IDS)
     if settings.sidecar_enabled:
         sandbox = FunctionSandbox.from_settings(settings)
         table.refused = refusal(sandbox, settings.agent_workspace) or ""

@@ -1,7 +1,9 @@
 """The process-wide runtime: built once from `Settings`, with Celery pointed at the same Redis.
 
 This is the one place that knows how the pieces are put together (the Redis client, the
-Celery app and its `harness.kick` task, the knobs from settings). Nothing else in
+Celery app and its `harness.kick` task, the knobs from settings). Celery is imported and
+pointed at the broker only when a runtime first kicks, or a consuming process asks
+(`configure_broker`): a command that only reads Redis never pays for it. Nothing else in
 `harness.runtime` imports it; worker, web and CLI entry points call `get_runtime()`.
 """
 
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis as AsyncRedis
 
     from harness.runtime.instance import Runtime
+    from harness.runtime.kicker import Kicker
     from harness.runtime.sentinel import SentinelTarget
 
 _default: Runtime | None = None
@@ -29,19 +32,22 @@ def build_runtime(settings: EngineSettings) -> Runtime:
     """A runtime on the Redis `settings` name (through Sentinel when `REDIS_SENTINELS` is
     set), kicking through Celery on the same Redis.
 
-    Points the Celery app at that broker, and its kick task at `get_runtime`. Connects
+    The Celery kicker is built on the first kick, kick template or backlog asked of the
+    runtime (`DeferredKicker`): only then is Celery imported, pointed at that broker, and
+    its kick task at `get_runtime`; a runtime that only reads never imports Celery. A
+    process that consumes kicks points Celery first itself (`configure_broker`). Connects
     lazily: building never touches the network. Raises `ConfigurationError` when no Redis
     is configured or running.
     """
     # Imported here, not at the top: every `harness` command names its builder through this
-    # module (`use_builder`), and most never build a runtime (Redis client, Celery: ~0.3 s).
+    # module (`use_builder`), and most never build a runtime (Redis client: ~0.2 s).
     import redis
 
     from harness.observe.tracing import tracer_from_env
-    from harness.runtime.celery_app import CeleryKicker
     from harness.runtime.connection import resolve_redis_url
     from harness.runtime.instance import Runtime
     from harness.runtime.keys import Keys
+    from harness.runtime.kicker import DeferredKicker
     from harness.runtime.sentinel import sentinel_target
 
     sentinel = sentinel_target(settings)
@@ -51,18 +57,15 @@ def build_runtime(settings: EngineSettings) -> Runtime:
         new_aclient: Callable[[], AsyncRedis] = functools.partial(
             sentinel.async_client, ASYNC_CONNECTIONS, ASYNC_WAIT_S
         )
-        kicker = CeleryKicker(broker_factory=new_aclient)
     else:
         url = resolve_redis_url(settings)
         client = redis.Redis.from_url(
             url, decode_responses=True, health_check_interval=30, socket_connect_timeout=5
         )
         new_aclient = functools.partial(async_client, url)
-        kicker = CeleryKicker(in_script=True)  # the broker is this same Redis
-    _point_celery(sentinel, url)
     return Runtime(
         redis=client,
-        kicker=kicker,
+        kicker=DeferredKicker(lambda: _celery_kicker(sentinel, url)),
         aredis=new_aclient(),
         aredis_factory=new_aclient,
         keys=Keys(settings.harness_key_prefix),
@@ -74,6 +77,19 @@ def build_runtime(settings: EngineSettings) -> Runtime:
         wait_replicas=settings.redis_wait_replicas,
         wait_timeout_ms=settings.redis_wait_timeout_ms,
     )
+
+
+def _celery_kicker(sentinel: SentinelTarget | None, url: str) -> Kicker:
+    """The Celery kicker of a runtime on `sentinel`'s master, else on `url`, with the Celery
+    app pointed at that broker: what `build_runtime`'s kicker builds on its first use."""
+    from harness.runtime.celery_app import CeleryKicker
+
+    _point_celery(sentinel, url)
+    if sentinel is not None:
+        return CeleryKicker(
+            broker_factory=lambda: sentinel.async_client(ASYNC_CONNECTIONS, ASYNC_WAIT_S)
+        )
+    return CeleryKicker(in_script=True)  # the broker is this same Redis
 
 
 def configure_broker(settings: EngineSettings) -> None:

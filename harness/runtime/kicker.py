@@ -9,8 +9,9 @@ matters: a claim refuses a run that is already leased.
 
 from __future__ import annotations
 
+import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple, Protocol
 
 KICK_TASK = "harness.kick"
@@ -74,6 +75,62 @@ class RecordingKicker:
     def script_template(self) -> str:
         """ "": every kick comes through `kick`, to be remembered."""
         return ""
+
+
+class DeferredKicker:
+    """A kicker built by `build` on its first use, then used for every kick: a runtime that
+    only reads (most `harness` commands) never builds its Celery kicker, nor imports Celery
+    (`harness.runtime.assembly`). Thread-safe: `build` is called at most once (again only if
+    it raised). Kicks, templates and backlogs are the built kicker's, unchanged."""
+
+    def __init__(self, build: Callable[[], Kicker]) -> None:
+        self._build = build
+        self._kicker: Kicker | None = None
+        self._lock = threading.Lock()
+
+    def resolve(self) -> Kicker:
+        """The kicker, built now if it was not yet. Raises what `build` raises."""
+        kicker = self._kicker
+        if kicker is None:
+            with self._lock:
+                if self._kicker is None:
+                    self._kicker = self._build()
+                kicker = self._kicker
+        return kicker
+
+    @property
+    def built(self) -> bool:
+        """Whether a kick, template or backlog has built the kicker."""
+        return self._kicker is not None
+
+    def kick(self, kick: Kick) -> None:
+        """The built kicker's `kick`."""
+        self.resolve().kick(kick)
+
+    async def kick_async(self, kick: Kick) -> None:
+        """The built kicker's `kick_async`."""
+        await self.resolve().kick_async(kick)
+
+    def backlog(self, queue: str) -> int | None:
+        """The built kicker's `backlog`."""
+        return self.resolve().backlog(queue)
+
+    def script_template(self) -> str:
+        """The built kicker's `script_template`."""
+        return self.resolve().script_template()
+
+    async def aclose(self) -> None:
+        """Close the built kicker's clients, if it was built and has any. Idempotent."""
+        closer = getattr(self._kicker, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+def build_deferred(kicker: Kicker) -> Kicker:
+    """`kicker`, built now when it is a `DeferredKicker`: what a process that consumes kicks
+    calls before its consumer connects, since building the runtime's Celery kicker is what
+    points Celery at the runtime's broker (`harness.runtime.assembly`)."""
+    return kicker.resolve() if isinstance(kicker, DeferredKicker) else kicker
 
 
 def kick_all(kicker: Kicker, kicks: Iterable[Kick]) -> None:

@@ -20,6 +20,7 @@ from harness.fleet.heap import freeze_startup_heap
 from harness.runtime.assembly import get_runtime
 from harness.runtime.banner import celery_argv, say_up
 from harness.runtime.celery_app import app
+from harness.runtime.kicker import build_deferred
 from harness.runtime.module_loader import load_function_modules
 from harness.runtime.presence import Heartbeat
 from harness.runtime.scheduler import run_scheduler
@@ -96,6 +97,7 @@ def _on_worker_init(sender: Any, **_: object) -> None:
             note = start.prepare()
         load_function_modules(start.modules)
         runtime = get_runtime()
+        build_deferred(runtime.kicker)  # points Celery at the runtime's broker, before it connects
         count = runtime.register_functions()
     except Exception as exc:
         raise SystemExit(f"the worker cannot start: {exc}") from exc

@@ -13,8 +13,6 @@ import logging
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from harness.tools.html_text import html_to_text
-
 log = logging.getLogger(__name__)
 
 PASSAGE_CHARS = 800
@@ -45,8 +43,7 @@ def passages(name: str, data: bytes) -> list[Passage]:
         if suffix in PDF_SUFFIXES:
             return _pdf(name, data)
         if suffix in HTML_SUFFIXES:
-            title, text = html_to_text(data)
-            return text_passages(f"# {title}\n\n{text}" if title else text)
+            return _html(data)
         if suffix in TEXT_SUFFIXES:
             return text_passages(data.decode("utf-8", errors="replace"))
     except (ValueError, KeyError, OSError) as exc:
@@ -92,6 +89,15 @@ def _pieces(line: str) -> list[str]:
         current.append(word)
         size += len(word) + 1
     return [*pieces, " ".join(current)] if current else pieces
+
+
+def _html(data: bytes) -> list[Passage]:
+    # Imported here: BeautifulSoup takes ~0.1 s to import, and every command that lists the
+    # agent's tools builds the search tool (`harness agents`); only an HTML file needs it.
+    from harness.tools.html_text import html_to_text
+
+    title, text = html_to_text(data)
+    return text_passages(f"# {title}\n\n{text}" if title else text)
 
 
 def _pdf(name: str, data: bytes) -> list[Passage]:

@@ -43,6 +43,7 @@ from harness.runtime.function_sources import (
     source_ids,
 )
 from harness.runtime.functions import REGISTRY
+from harness.runtime.kicker import build_deferred
 from harness.runtime.presence import Heartbeat
 from harness.runtime.run_timeouts import with_timeout
 from harness.settings import Settings, get_settings
@@ -187,6 +188,7 @@ def main() -> int:
         link.start()  # the host imports the harness while this process imports Celery
         use_fleet()
         runtime = get_runtime()
+        build_deferred(runtime.kicker)  # points Celery at the runtime's broker, before it consumes
         for module in WORKER_MODULES:
             importlib.import_module(module)
         line = sys.stdin.readline()  # a warm executor waits here for the files to skip

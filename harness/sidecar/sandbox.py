@@ -29,14 +29,13 @@ is a pipe; the trusted executor holds the bus).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import logging
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import channels
-import harness
 from harness.errors import ConfigurationError
 from harness.settings import Settings
 from harness.sidecar.environment import python_command
@@ -54,7 +53,9 @@ from harness.tools.sandbox_rules import landlock_command, landlock_spec, private
 
 log = logging.getLogger("harness.sidecar")
 _START = Path(__file__).with_name("sandbox_start.py")
-_PACKAGES = (harness, channels)
+_PACKAGES = ("harness", "channels")
+"""The packages a function process imports, by name: found, not imported (importing
+`channels` loads every plug-in, which `harness functions` and `doctor` need not pay for)."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ def _bwrap_python(argv: list[str], root: Path, network: bool) -> list[str]:
 def _landlock_python(module: str, args: list[str], root: Path, network: bool) -> list[str]:
     spec = landlock_spec([str(root)], network=network, read_exec=_python_paths())
     start = {
-        "packages": {p.__name__: _folder(p) for p in _PACKAGES},
+        "packages": {name: _folder(name) for name in _PACKAGES},
         "env": {"TMPDIR": str(landlock_tmp(root))},
     }
     python = [sys.executable, "-I", "-u", str(_START), json.dumps(start), "--", module, *args]
@@ -169,5 +170,7 @@ def _python_paths() -> tuple[str, ...]:
     return tuple(sorted(p for p in paths if Path(p).exists()))
 
 
-def _folder(package: object) -> str:
-    return str(Path(getattr(package, "__file__", None) or "").resolve().parent)
+def _folder(package: str) -> str:
+    """The folder of the installed top-level `package`, found without importing it."""
+    spec = importlib.util.find_spec(package)
+    return str(Path((spec.origin if spec else None) or "").resolve().parent)

@@ -12,7 +12,6 @@ from pydantic import Field
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
 from harness.tools.files import SNIFF_BYTES, looks_binary
-from harness.tools.html_text import html_to_text
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
 DEFAULT_MAX_CHARS = 50_000
@@ -123,6 +122,10 @@ class WebFetchTool(Tool[WebFetchParams]):
             raise ToolError(f"{url} looks like binary data; web_fetch only reads HTML and text")
         header = f"URL: {url}\n"
         if kind == "html":
+            # Imported here: BeautifulSoup (~0.1 s) is for a page fetched, not for every
+            # process that lists the tools (`harness agents`)
+            from harness.tools.html_text import html_to_text
+
             title, text = html_to_text(body, response.charset_encoding)
             header += f"Title: {title}\n" if title else ""
         else:

@@ -3,7 +3,8 @@
 Workers register their functions when they start; until one has, on a fresh Redis, an event
 matches no function and is dropped ("0 run(s)"). The web server accepts messages from its
 first second, so it registers the built-in functions too: an event published before any
-worker is up is routed, and its run waits in the queue for a worker.
+worker is up is routed, and its run waits in the queue for a worker. The same thread builds
+the runtime's kicker, so the first webhook does not import Celery on the event loop.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterable
 from harness.fleet.restarts import Backoff
 from harness.runtime import Runtime
 from harness.runtime.banner import START_UP_ONLY
+from harness.runtime.kicker import build_deferred
 from harness.runtime.module_loader import load_function_modules
 
 log = logging.getLogger(__name__)
@@ -22,8 +24,9 @@ log = logging.getLogger(__name__)
 
 class FunctionRegistrar:
     """A daemon thread that imports `modules` and writes their functions' specs to the trigger
-    table (`Runtime.register_functions`), retrying with `backoff` until it succeeds (Redis down
-    at start does not stop the web server), then exits. `registered` is set on success."""
+    table (`Runtime.register_functions`) and builds the runtime's kicker (`build_deferred`),
+    retrying with `backoff` until it succeeds (Redis down at start does not stop the web
+    server), then exits. `registered` is set on success."""
 
     def __init__(
         self,
@@ -51,7 +54,11 @@ class FunctionRegistrar:
         while not self._stop.is_set():
             try:
                 load_function_modules(self._modules)
-                count = self._runtime_factory().register_functions()
+                runtime = self._runtime_factory()
+                count = runtime.register_functions()
+                # the runtime's Celery kicker (Celery imported, pointed at the broker) is
+                # built here, off the event loop, rather than by the first webhook's publish
+                build_deferred(runtime.kicker)
             except Exception as exc:  # Redis down or not found yet: try again
                 failures += 1
                 delay = self._backoff.delay(failures)

@@ -1,7 +1,7 @@
 """Start-up: `harness --help` loads no command module, commands that call no model load no
 model or MCP SDK, and no command's `--help` loads Celery (each checked in a fresh interpreter,
-by what is in `sys.modules`; the time is measured by bench/startup.py, never asserted). The
-lazy table stays true to the commands."""
+by what is in `sys.modules`; the time is measured by bench/startup.py, never asserted), nor
+does a command that only reads Redis. The lazy table stays true to the commands."""
 
 from __future__ import annotations
 
@@ -37,15 +37,18 @@ except SystemExit:
 heavy = {heavy!r}
 print(json.dumps(sorted(m for m in heavy if m in sys.modules)), file=sys.stderr)
 """
+DEAD_REDIS = "redis://127.0.0.1:9/0"  # the discard port: nothing listens there
 
 
-def _loaded_by(args: list[str], heavy: tuple[str, ...], tmp_path: Path) -> list[str]:
-    """Which of `heavy` a fresh `harness ARGS` has imported when it is done. Redis is a port
-    nothing listens on, the workspace an empty folder: no fleet is needed."""
+def _loaded_by(
+    args: list[str], heavy: tuple[str, ...], tmp_path: Path, redis_url: str = DEAD_REDIS
+) -> list[str]:
+    """Which of `heavy` a fresh `harness ARGS` has imported when it is done. Redis is
+    `redis_url` (by default a port nothing listens on), the workspace an empty folder."""
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
-        "REDIS_URL": "redis://127.0.0.1:9/0",
+        "REDIS_URL": redis_url,
         "AGENT_WORKSPACE": str(tmp_path / "workspace"),
         "ANTHROPIC_API_KEY": "sk-test-not-used",
         "COLUMNS": "100",
@@ -97,6 +100,35 @@ def test_commands_that_call_no_model_load_no_model_or_mcp_sdk(
     loaded = _loaded_by(args, MODEL_AND_MCP, tmp_path)
     # Then neither model SDK nor the MCP SDK was imported
     assert loaded == [], f"`harness {' '.join(args)}` imported {loaded}"
+
+
+READING_COMMANDS = [
+    ["runs", "--json"],
+    ["pair", "list"],
+    ["usage"],
+    ["budget", "show"],
+    ["networks"],
+    ["status"],
+]
+
+
+@pytest.mark.parametrize("args", READING_COMMANDS)
+def test_commands_that_read_redis_load_no_celery(
+    args: list[str], redis_url: str, tmp_path: Path
+) -> None:
+    # Given a fresh interpreter and a Redis that answers
+    # When a command that only reads Redis runs against it
+    loaded = _loaded_by(args, ("celery", "kombu"), tmp_path, redis_url)
+    # Then Celery was not imported: its kicker is built only when something is kicked
+    assert loaded == [], f"`harness {' '.join(args)}` imported {loaded}"
+
+
+def test_publishing_loads_celery_to_kick(redis_url: str, tmp_path: Path) -> None:
+    # Given a fresh interpreter and a Redis that answers
+    # When `harness publish` runs against it
+    loaded = _loaded_by(["publish", "app/nothing-listens"], ("celery",), tmp_path, redis_url)
+    # Then Celery was imported: publishing renders the kick message its runs are kicked with
+    assert loaded == ["celery"], f"`harness publish` imported {loaded}"
 
 
 def _root_commands() -> list[str]:
@@ -203,3 +235,32 @@ def test_a_lazy_command_runs_and_reports_usage_errors_like_the_others() -> None:
     # Then it is refused in one line pointing at its help, as before
     assert result.exit_code == 2, result.output
     assert "--bogus" in result.output and "functions --help" in result.output, result.output
+
+
+@pytest.mark.parametrize("args", [["agents"], ["functions"], ["networks"], ["doctor", "--offline"]])
+def test_listing_commands_load_no_celery_html_parser_or_json_schema(
+    args: list[str], redis_url: str, tmp_path: Path
+) -> None:
+    # Given a fresh interpreter and a Redis that answers
+    # When a command that lists agents, functions or networks, or checks the machine, runs
+    loaded = _loaded_by(args, ("celery", "bs4", "jsonschema"), tmp_path, redis_url)
+    # Then it imported neither Celery (nothing is kicked), BeautifulSoup (no page is read)
+    # nor jsonschema (no network declares a state)
+    assert loaded == [], f"`harness {' '.join(args)}` imported {loaded}"
+
+
+def test_functions_loads_no_agent_turn(redis_url: str, tmp_path: Path) -> None:
+    # Given a fresh interpreter and a Redis that answers
+    # When `harness functions` lists what is registered
+    loaded = _loaded_by(["functions"], ("harness.agent.turn",), tmp_path, redis_url)
+    # Then the agent's turn (and the tools it imports) was not imported to tell built-ins
+    # apart: their ids are named in harness/fleet_functions.py
+    assert loaded == [], f"`harness functions` imported {loaded}"
+
+
+def test_doctor_offline_loads_no_agent_dependencies(tmp_path: Path) -> None:
+    # Given a fresh interpreter
+    # When `harness doctor --offline` runs its checks (the shell's sandbox among them)
+    loaded = _loaded_by(["doctor", "--offline"], ("harness.agent.deps",), tmp_path)
+    # Then the agent's dependencies (model factory, search index, MCP) were not imported
+    assert loaded == [], f"`harness doctor --offline` imported {loaded}"

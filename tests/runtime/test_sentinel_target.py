@@ -137,15 +137,16 @@ def test_sentinel_tls_reaches_sentinels_master_and_celery_broker(tmp_path: Path)
 
 
 def test_celery_app_takes_sentinel_tls_options(tmp_path: Path) -> None:
-    # Given a runtime built on TLS Sentinels, then one on a plain Redis URL
+    # Given a runtime built on TLS Sentinels, then one on a plain Redis URL, each kicking
+    # (its Celery kicker is built, and Celery pointed at its broker, on its first kick)
     settings = _tls_settings(tmp_path, redis_sentinel_tls=True)
-    build_runtime(settings)
+    build_runtime(settings).kicker.script_template()
     assert celery_app.app.conf.broker_use_ssl == {
         "ssl_cert_reqs": "required",
         "ssl_check_hostname": True,
     }
     assert celery_app.app.conf.broker_transport_options["sentinel_kwargs"]["ssl"] is True
-    build_runtime(_settings(tmp_path, redis_url="redis://127.0.0.1:1/0"))
+    build_runtime(_settings(tmp_path, redis_url="redis://127.0.0.1:1/0")).kicker.script_template()
     # Then the TLS options were the Sentinel fleet's only
     assert celery_app.app.conf.broker_use_ssl is False
 

@@ -15,9 +15,10 @@ from harness.errors import ConfigurationError
 from harness.runtime import Runtime
 from harness.runtime import worker as worker_module
 from harness.runtime.celery_app import app as celery_app
-from harness.runtime.kicker import RecordingKicker
+from harness.runtime.kicker import DeferredKicker, RecordingKicker
 from harness.runtime.presence import live_members
 from harness.settings import get_settings
+from tests.runtime_fixtures import KickerBuilds
 
 
 @pytest.fixture
@@ -84,3 +85,23 @@ def test_a_worker_this_process_was_not_told_to_start_is_left_alone(runtime: Runt
     worker_init.send(sender=StartingWorker(options))
     # Then its options and the presence set are untouched
     assert options == {"without_gossip": False} and live_members(runtime) == []
+
+
+def test_worker_start_builds_a_deferred_kicker_before_it_consumes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a runtime whose kicker is built on first use (building it points Celery at the
+    # runtime's broker, see harness.runtime.assembly)
+    builds = KickerBuilds()
+    deferred = DeferredKicker(builds)
+    built = Runtime(redis=fakeredis.FakeRedis(decode_responses=True), kicker=deferred)
+    monkeypatch.setattr(worker_module, "get_runtime", lambda: built)
+    monkeypatch.setattr(celery_app, "worker_main", initialising_worker({}))
+    try:
+        # When a worker of this process initialises, before its consumer connects
+        worker_module.run_worker(get_settings(), [], 1, ["harness"])
+    finally:
+        worker_module.start_workers_with(None)
+        gc.unfreeze()
+    # Then the kicker was built then, once, though nothing was kicked yet
+    assert builds.calls == 1, f"built {builds.calls} kickers"
