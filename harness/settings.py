@@ -319,7 +319,11 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
     embeddings_base_url: str | None = Field(
         default=None, description="An OpenAI-compatible embeddings endpoint, ending in /v1."
     )
-    embeddings_api_key: SecretStr | None = Field(default=None, description="Unset: OPENAI_API_KEY.")
+    embeddings_api_key: SecretStr | None = Field(
+        default=None,
+        description="The embeddings endpoint's key. Unset: OPENAI_API_KEY, only while "
+        "EMBEDDINGS_BASE_URL is unset or equals OPENAI_BASE_URL (another endpoint needs its own).",
+    )
 
     @field_validator("agent_owner")
     @classmethod

@@ -68,13 +68,25 @@ def migrate_legacy_redis(workspace: Path, state: Path) -> bool:
     return True
 
 
+PRIVATE_MODE = 0o600
+
+
 def write_private(path: Path, text: str) -> None:
-    """Write `text` to `path` readable by this user only (mode 0600, also when it existed)."""
+    """Replace `path` with `text`, readable by this user only (0600, whatever the umask and
+    whatever mode an old file had) from the first byte, making its folder if need be.
+    Atomic: written to a temporary file beside it, then renamed over it, so a reader sees
+    the old text or the new one, never half of it (a fleet record, a `.env`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        os.fchmod(handle.fileno(), 0o600)
-        handle.write(text)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_MODE)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), PRIVATE_MODE)
+            handle.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def redis_password(state: Path) -> str:

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from harness.settings import Settings
-from harness.state_dir import migrate_legacy_redis, redis_dir, redis_password, state_dir
+from harness.state_dir import (
+    migrate_legacy_redis,
+    redis_dir,
+    redis_password,
+    state_dir,
+    write_private,
+)
 
 
 def _settings(**values: object) -> Settings:
@@ -86,3 +92,22 @@ def test_explicit_workspace_and_state_folder_win_over_the_shared_root(tmp_path: 
     # Then those are used as they are
     assert settings.agent_workspace == tmp_path / "ws"
     assert state_dir(settings) == (tmp_path / "st").resolve()
+
+
+def test_write_private_replaces_the_file_whole_so_a_reader_never_sees_half(
+    tmp_path: Path,
+) -> None:
+    # Given a private file that a reader has open, once readable by others
+    path = tmp_path / "fleets" / "one.json"
+    path.parent.mkdir()
+    path.write_text('{"old": "record"}\n')
+    path.chmod(0o644)
+    with path.open() as reader:
+        # When it is written again
+        write_private(path, '{"new": "record"}\n')
+        # Then the open reader still reads the old text whole (the new one was renamed in,
+        # not written over it), the file holds the new text, 0600, and no temporary is left
+        assert reader.read() == '{"old": "record"}\n'
+    assert path.read_text() == '{"new": "record"}\n'
+    assert _mode(path) == 0o600
+    assert [p.name for p in path.parent.iterdir()] == ["one.json"]

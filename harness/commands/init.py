@@ -24,10 +24,10 @@ import typer
 
 from harness.commands.key_check import PROVIDERS, key_variable, refusal_of
 from harness.commands.progress import waiting
+from harness.state_dir import write_private
 
 REFUSED_EXIT = 2
 """Exit code when, without prompts (`--yes`), the key was refused or is missing."""
-ENV_MODE = 0o600
 
 
 class Provider(StrEnum):
@@ -107,21 +107,6 @@ def env_text(provider: str, key: str, channels: dict[str, str]) -> str:
     ]
     lines += [f"{name}={value}" for name, value in channels.items() if value]
     return "\n".join(lines) + "\n"
-
-
-def write_private(path: Path, text: str) -> None:
-    """Replace `path` with `text`, readable by its owner only (0600) from the first byte:
-    written to a temporary file beside it, then renamed over it."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, ENV_MODE)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(temporary, ENV_MODE)  # whatever the umask did
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def init(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
 
@@ -12,7 +13,8 @@ _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w
 def parse_duration(value: str | float | int | timedelta) -> float:
     """Return seconds for a duration string, a number of seconds or a timedelta.
 
-    Raises `ValueError` with the accepted forms for anything else, or for a negative duration.
+    Raises `ValueError` with the accepted forms for anything else, or for a negative or
+    infinite duration (digits past a float's range, "999…9d", read as infinity).
     """
     if isinstance(value, timedelta):
         seconds = value.total_seconds()
@@ -31,6 +33,8 @@ def parse_duration(value: str | float | int | timedelta) -> float:
         raise ValueError(f"cannot read duration {value!r}: give a string, seconds or a timedelta")
     if seconds < 0:
         raise ValueError(f"duration must not be negative, got {value!r}")
+    if not math.isfinite(seconds):
+        raise ValueError(f"duration {str(value)[:40]!r} is too long")
     return seconds
 
 

@@ -295,12 +295,13 @@ class Ledger:
 
     @on_bus("record the step")
     def commit_step(
-        self, run_id: str, epoch: str, key: str, record: str, counts: Sequence[str | int] = ()
-    ) -> tuple[bool, str]:
+        self, run_id: str, epoch: str, key: str, record: str, counts: Sequence[str | int] = (),
+        tries: int = 0,
+    ) -> tuple[bool, str]:  # fmt: skip
         """Write a step record under the fence, and add `counts` (the step's `/metrics`
-        counters, `harness.runtime.step_counters.step_counts`) with it when it is written: one
-        round trip. Returns (written, cancel_request)."""
-        cancel = self._commit(args=[self.keys.prefix, run_id, epoch, key, record, *counts])
+        counters, `step_counters.step_counts`) and its `tries` (the run's `step_tries` keeps
+        the most) with it when it is written: one round trip. Returns (written, cancel)."""
+        cancel = self._commit(args=[self.keys.prefix, run_id, epoch, key, record, tries, *counts])
         return cancel is not None, str(cancel or "")
 
     @on_bus("take the run's inbox")

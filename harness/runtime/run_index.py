@@ -64,11 +64,22 @@ class RunIndex:
     @on_bus("read step attempts")
     def step_tries(self, run_ids: Sequence[str]) -> list[int]:
         """For each of `run_ids`, the most tries one of its steps took (0 when none is
-        recorded), in one round trip that reads no step's value."""
+        recorded). Reads the `step_tries` field the commit script keeps in each run's hash: one
+        round trip that reads no step. Only a run without it (none of its own steps was
+        tried yet: a fork's copied journal, a run recorded before the field existed) has its
+        journal read, by `lua/step_tries.lua`, in a second round trip."""
         if not run_ids:
             return []
-        keys = [self.keys.journal(run_id) for run_id in run_ids]
-        return [int(n) for n in self._step_tries(keys=keys, args=[])]
+        pipe = self.redis.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.hget(self.keys.run(run_id), "step_tries")
+        kept: list[int | None] = [None if n is None else int(n) for n in pipe.execute()]
+        missing = [i for i, n in enumerate(kept) if n is None]
+        if missing:
+            keys = [self.keys.journal(run_ids[i]) for i in missing]
+            for i, n in zip(missing, self._step_tries(keys=keys, args=[]), strict=True):
+                kept[i] = int(n)
+        return [n or 0 for n in kept]
 
     def _index_keys(self) -> Iterator[str]:
         yield self.keys.runs

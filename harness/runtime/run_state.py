@@ -104,12 +104,16 @@ class RunState:
         record: str,
         entry: dict[str, Any] | None = None,
         counts: Sequence[str | int] = (),
+        tries: int = 0,
     ) -> None:
         """Write `record` (JSON) as step `key`'s journal entry, with the step's `/metrics`
-        counters `counts` (`harness.runtime.step_counters`), and keep `entry` (default: the
-        record parsed) as this execution's copy of it. Raises `LeaseLost` when the fence
-        refuses the write; a cancel request that came back with it is noted, not raised."""
-        ok, cancel = self.runtime.ledger.commit_step(self.run_id, self.epoch, key, record, counts)
+        counters `counts` (`harness.runtime.step_counters`) and its `tries` (its `n`; 0 for a
+        step that is not tried), and keep `entry` (default: the record parsed) as this
+        execution's copy of it. Raises `LeaseLost` when the fence refuses the write; a cancel
+        request that came back with it is noted, not raised."""
+        ok, cancel = self.runtime.ledger.commit_step(
+            self.run_id, self.epoch, key, record, counts, tries
+        )
         if not ok:
             self.request_stop(lost=True)
             raise LeaseLost()

@@ -199,7 +199,9 @@ class RunSteps:
             )
             span.failed(message, "StepResultError", final=True)
             self._s.commit(
-                key, "{" + stamps + ',"k":"run","final":true,"e":' + json.dumps(message) + "}"
+                key,
+                "{" + stamps + ',"k":"run","final":true,"e":' + json.dumps(message) + "}",
+                tries=failures + 1,
             )
             raise StepResultError(message) from exc
         usage = usage_of(value)
@@ -210,7 +212,7 @@ class RunSteps:
         entry = {"s": started, "t": ended, "n": failures + 1, "k": "run",
                  "v": json.loads(encoded)}  # fmt: skip
         s = self._s
-        s.commit(key, record, entry, step_counts(s.spec.id, started, ended, usage))
+        s.commit(key, record, entry, step_counts(s.spec.id, started, ended, usage), failures + 1)
         if usage is not None:
             span.model_call(cast(dict[str, Any], value), usage)
         if s.runtime.step_observers:  # most runtimes have none: no record built per step
@@ -244,9 +246,9 @@ class RunSteps:
             "t": self._s.runtime.now_ms(),
         }
         if final:
-            self._s.commit(key, json.dumps({**record, "final": True}))
+            self._s.commit(key, json.dumps({**record, "final": True}), tries=failures)
             raise StepFailedError(step_id, text) from exc
-        self._s.commit(key, json.dumps(record))
+        self._s.commit(key, json.dumps(record), tries=failures)
         s = self._s
         delay = max(backoff_seconds(s.runtime.retry_backoff, failures), retry_after(exc))
         self._s.suspend(key, "retry", s.runtime.now_ms() + int(delay * 1000))

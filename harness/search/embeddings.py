@@ -19,6 +19,8 @@ from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from harness.errors import ConfigurationError
+
 if TYPE_CHECKING:
     from harness.settings import Settings
 
@@ -37,20 +39,38 @@ class Embedder(Protocol):
 
 def embedder_from_settings(settings: Settings) -> Embedder | None:
     """The embedder `EMBEDDINGS_PROVIDER` names, or None for `none`. The `openai` one uses
-    `EMBEDDINGS_API_KEY` (else `OPENAI_API_KEY`), `EMBEDDINGS_BASE_URL` and
-    `EMBEDDINGS_MODEL`; building it sends nothing. Raises `PermanentModelError` when real
-    model calls are forbidden (under tests) and the endpoint is not on loopback."""
+    `EMBEDDINGS_API_KEY`, `EMBEDDINGS_BASE_URL` and `EMBEDDINGS_MODEL`; building it sends
+    nothing. `OPENAI_API_KEY` stands in for the key only where it is sent anyway: with
+    `EMBEDDINGS_BASE_URL` unset or equal to `OPENAI_BASE_URL`. Raises `ConfigurationError`
+    (one line) when another endpoint is named without `EMBEDDINGS_API_KEY`, and
+    `PermanentModelError` when real model calls are forbidden (under tests) and the endpoint
+    is not on loopback."""
     if settings.embeddings_provider != "openai":
         return None
     # Imported here, not above: the SDK is loaded only by a fleet that asked for embeddings.
     from harness.search.openai_embeddings import OpenAIEmbedder
 
-    key = settings.embeddings_api_key or settings.openai_api_key
+    key = settings.embeddings_api_key
+    if key is None and not _same_endpoint(settings.embeddings_base_url, settings.openai_base_url):
+        raise ConfigurationError(
+            "EMBEDDINGS_API_KEY is unset: EMBEDDINGS_BASE_URL names another endpoint than "
+            "OPENAI_BASE_URL, and OPENAI_API_KEY is not sent there; set EMBEDDINGS_API_KEY "
+            "(any value for a server that needs none)"
+        )
+    key = key or settings.openai_api_key
     return OpenAIEmbedder(
         api_key=key.get_secret_value() if key is not None else None,
         model=settings.embeddings_model,
         base_url=settings.embeddings_base_url,
     )
+
+
+def _same_endpoint(embeddings_url: str | None, openai_url: str | None) -> bool:
+    """Whether embeddings go where the OpenAI key is sent anyway: no embeddings URL of their
+    own, or `OPENAI_BASE_URL` written the same (a trailing slash aside)."""
+    if not embeddings_url:
+        return True
+    return embeddings_url.rstrip("/") == (openai_url or "").rstrip("/")
 
 
 def pack(vector: Sequence[float]) -> bytes:

@@ -14,8 +14,10 @@ per model; RRF uses only ranks, needs no tuning, and k=60 is the constant of its
 rankings place high wins; one only the embeddings find (a paraphrase, no shared word) still
 gets in.
 
-When the endpoint fails or times out, the search answers from BM25 alone with a `note` saying
-so, and logs one line; it never fails for it.
+When the endpoint fails or times out, or new passages are still left to embed once
+`EMBED_BUDGET_S` has passed (`vectors.embed_missing`), the search answers from BM25 alone with
+a `note` saying so, and logs one line; it never fails for it. The vectors stored before stay:
+the next search embeds only what is left.
 """
 
 from __future__ import annotations

@@ -13,8 +13,9 @@ from harness.llm.guard import check_base_url
 from harness.llm.openai import DEFAULT_BASE_URL, classify_error
 
 BATCH = 64  # texts in one embeddings request: well under every provider's limit
-# A search waits on this: a slow endpoint costs the user at most this long before the search
-# answers by keywords alone, and nothing is retried (the next search tries again).
+# One request's limit, not retried (the next search tries again). A search's embedding of new
+# passages starts no request after `vectors.EMBED_BUDGET_S`, so a slow endpoint costs it at
+# most that, one request and the query's own before it answers by keywords alone.
 TIMEOUT = 15.0
 
 

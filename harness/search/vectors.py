@@ -18,10 +18,12 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from pathlib import Path
 
+from harness.llm.errors import TransientModelError
 from harness.search.embeddings import Embedder, pack, similarity, unpack
 from harness.search.index import SNIPPET_TOKENS, Hit
 
@@ -37,8 +39,13 @@ _FORGET = (
     "DROP TABLE IF EXISTS vectors",
 )
 # Passages embedded by one search at most: the first search over a large, new folder
-# answers within the tool's time, partly by keywords; the following searches embed the rest.
+# answers within the tool's time; the following searches embed the rest.
 EMBED_PER_SEARCH = 1024
+EMBED_BATCH = 64  # texts handed to the embedder at once; each batch is stored as it comes
+EMBED_BUDGET_S = 30.0
+"""How long one search's embedding pass may take: no batch starts after it. With one
+request in flight past it (15 s at most, `openai_embeddings.TIMEOUT`) and the query's own
+(as long), a search is well inside the search tool's 120 s."""
 _IN_KEYS = "JOIN files f ON f.id = p.file_id WHERE f.key IN ({marks})"
 
 
@@ -75,12 +82,20 @@ class VectorStore:
         with self._lock:
             self._db.close()
 
-    def embed_missing(self, keys: Sequence[str], embedder: Embedder) -> int:
+    def embed_missing(
+        self,
+        keys: Sequence[str],
+        embedder: Embedder,
+        budget_s: float = EMBED_BUDGET_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> int:
         """Give a vector to up to `EMBED_PER_SEARCH` passages of `keys` that have none,
         reusing a let-go vector of the same text, and drop the let-go rest. Calls the
-        embedder outside any transaction, only for texts with no vector to reuse, and
-        returns how many texts it sent. Raises what `embedder.embed` raises (nothing stored
-        then but the reused vectors)."""
+        embedder outside any transaction, `EMBED_BATCH` texts at a time and only for texts
+        with no vector to reuse, storing each batch's vectors as they come; returns how many
+        texts it sent. Raises what `embedder.embed` raises, and `TransientModelError` when
+        texts are left once `budget_s` (by `clock`) has passed: what was stored stays, so
+        the next search goes on from there."""
         if not keys:
             return 0
         marks = ",".join("?" * len(keys))
@@ -95,8 +110,17 @@ class VectorStore:
         pending = [(pid, digest(self.model, text), text) for pid, text in missing]
         reused = self._store(pending, [None] * len(pending))
         todo = [item for item, done in zip(pending, reused, strict=True) if not done]
-        vectors = embedder.embed([text for _, _, text in todo]) if todo else []
-        self._store(todo, [pack(v) for v in vectors], purge=True)
+        self._purge()
+        deadline = clock() + budget_s
+        for start in range(0, len(todo), EMBED_BATCH):
+            if clock() >= deadline:
+                raise TransientModelError(
+                    f"embedding new passages took over {budget_s:g}s; "
+                    f"{len(todo) - start} left for the next search"
+                )
+            batch = todo[start : start + EMBED_BATCH]
+            vectors = embedder.embed([text for _, _, text in batch])
+            self._store(batch, [pack(v) for v in vectors])
         return len(todo)
 
     def nearest(self, query: Sequence[float], keys: Sequence[str], limit: int) -> list[int]:
@@ -125,11 +149,14 @@ class VectorStore:
             rows = self._db.execute(sql, tuple(ids)).fetchall()
         return {row[4]: Hit(row[0], row[1], row[2], _opening(row[3]), 0.0, row[4]) for row in rows}
 
+    def _purge(self) -> None:
+        """Drop the vectors let go of (their passage deleted): after the pass reused those
+        it could, so an edit re-embeds only what changed."""
+        with self._lock, self._db:
+            self._db.execute("DELETE FROM vectors WHERE passage_id IS NULL")
+
     def _store(
-        self,
-        pending: Sequence[tuple[int, str, str]],
-        blobs: Sequence[bytes | None],
-        purge: bool = False,
+        self, pending: Sequence[tuple[int, str, str]], blobs: Sequence[bytes | None]
     ) -> list[bool]:
         """Store each pending passage's vector (None: reuse one of the same digest) if the
         passage still holds the text it was hashed from; whether each now has one."""
@@ -153,8 +180,6 @@ class VectorStore:
                     (pid, self.model, hashed, blob),
                 )
                 done.append(True)
-            if purge:
-                self._db.execute("DELETE FROM vectors WHERE passage_id IS NULL")
         return done
 
 

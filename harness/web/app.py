@@ -11,7 +11,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import uvicorn
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import JSONResponse, Response
 from starlette.types import Lifespan
 
 import harness.web.chat_api as chat_api
@@ -28,11 +29,13 @@ from harness.runtime import Runtime, get_runtime
 from harness.settings import Settings, get_settings
 from harness.web import dashboard
 from harness.web.body import BodyLimits
+from harness.web.dashboard import gate, pages
 from harness.web.deps import WebContext
 from harness.web.header_timeout import HeaderTimeoutProtocol
 from harness.web.listening import run_server
 from harness.web.processes import serve_processes
 from harness.web.registrar import FunctionRegistrar
+from harness.web.unavailable import BUS_ERRORS, bus_unavailable
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +54,8 @@ def create_app(
     of its requests the matching of its paths (the dashboard's, 30 µs), so the hottest come
     first.
     Every request body is bounded by `BodyLimits` (1 MiB, `WEB_BODY_TIMEOUT`); the API docs
-    are served only with `WEB_API_DOCS`.
+    are served only with `WEB_API_DOCS`. A route that lets one of `BUS_ERRORS` escape answers
+    503 with Retry-After (a page under `/dashboard`, JSON elsewhere) and logs one line.
 
     Nothing connects at build time; `runtime_factory` is called per request. `lifespan` runs
     around serving (`fleet_app`'s starts its background start-up work). More routers
@@ -70,12 +74,27 @@ def create_app(
     )
     app.state.harness = WebContext(runtime_factory=runtime_factory, settings=settings)
     app.add_middleware(BodyLimits, timeout=settings.web_body_timeout)
+    for error in BUS_ERRORS:
+        app.add_exception_handler(error, _bus_unavailable)
     app.include_router(health.router)
     app.include_router(metrics_api.router)
     app.include_router(events_api.router)
     for router in routers:
         app.include_router(router)
     return app
+
+
+def _bus_unavailable(request: Request, exc: Exception) -> Response:
+    """What a route that could not reach Redis answers: 503 with Retry-After, a page a person
+    can read under `/dashboard`, JSON elsewhere; one log line naming the error's class only
+    (its message may name hosts), no traceback: the outage is not the route's bug."""
+    path = request.url.path
+    if path == gate.PATH or path.startswith(gate.PATH + "/"):
+        return pages.unavailable(request, exc)
+    log.warning("%s %s: event bus unavailable (%s)", request.method, path,
+                type(exc.__cause__ or exc).__name__)  # fmt: skip
+    refusal = bus_unavailable()
+    return JSONResponse({"detail": refusal.detail}, refusal.status_code, refusal.headers)
 
 
 def default_routers() -> list[APIRouter]:

@@ -71,6 +71,7 @@ def _with_embeddings(agent: AgentRig, **overrides: Any) -> None:
         agent.model,
         embeddings_provider="openai",
         embeddings_base_url=agent.model.openai_url,
+        openai_base_url=agent.model.openai_url,
         openai_api_key=agent.model.api_key,
         **overrides,
     )

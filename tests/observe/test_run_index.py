@@ -150,11 +150,9 @@ def test_a_runs_sub_runs_come_from_its_parent_index_and_survive_a_rebuild(
     assert indexed == [page.children[0].id]
 
 
-def test_step_tries_reads_the_most_tries_of_each_runs_steps(
-    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
-) -> None:
-    # Given a run whose step failed twice before it succeeded, returning a value that holds
-    # an "n" of its own, and a run that recorded no step
+def _stubborn_run(runtime: Runtime, registry: FunctionRegistry, clock: ManualClock) -> str:
+    """A run whose one step failed twice and then succeeded, returning a value that holds
+    an "n" of its own."""
     tries: list[int] = []
 
     def third_time_lucky() -> dict[str, int]:
@@ -167,17 +165,51 @@ def test_step_tries_reads_the_most_tries_of_each_runs_steps(
     def stubborn(ctx: Context) -> object:
         return ctx.step.run("call", third_time_lucky)
 
+    runtime.register_functions()
+    run_id = publish({"name": "app/stubborn", "data": {}}, runtime=runtime).run_ids[0]
+    for _ in range(3):
+        drain(runtime)
+        clock.advance(60)
+    return run_id
+
+
+def test_step_tries_reads_the_most_tries_of_each_runs_steps(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a run whose step took three tries (its value holding an "n" of its own), and a
+    # run that recorded no step
+    stubborn_id = _stubborn_run(runtime, registry, clock)
+
     @function(id="stepless", trigger=event("app/stepless"), registry=registry)
     def stepless(ctx: Context) -> int:
         return 1
 
     runtime.register_functions()
-    stubborn_id = publish({"name": "app/stubborn", "data": {}}, runtime=runtime).run_ids[0]
     stepless_id = publish({"name": "app/stepless", "data": {}}, runtime=runtime).run_ids[0]
-    for _ in range(3):
-        drain(runtime)
-        clock.advance(60)
+    drain(runtime)
     # When the index is asked for their step tries
     found = runtime.run_index.step_tries([stubborn_id, stepless_id, "r-unknown"])
     # Then the step's three tries count, not the value's "n", and the others have none
     assert found == [3, 0, 0], found
+
+
+def test_step_tries_are_read_from_the_run_not_from_its_steps(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a run whose step took three tries, its journal then gone from Redis
+    run_id = _stubborn_run(runtime, registry, clock)
+    runtime.redis.delete(runtime.keys.journal(run_id))
+    # When the index is asked for its step tries
+    found = runtime.run_index.step_tries([run_id])
+    # Then they still count: the commits kept them in the run's hash, no step is read
+    assert found == [3], found
+
+
+def test_step_tries_of_a_run_recorded_without_them_are_read_from_its_journal(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a run whose hash does not keep its step tries (recorded before it did so)
+    run_id = _stubborn_run(runtime, registry, clock)
+    runtime.redis.hdel(runtime.keys.run(run_id), "step_tries")
+    # When the index is asked for its step tries / Then its journal answers
+    assert runtime.run_index.step_tries([run_id, "r-unknown"]) == [3, 0]

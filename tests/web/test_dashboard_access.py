@@ -71,3 +71,15 @@ def test_run_list_and_its_live_stream_refuse_a_since_that_is_not_a_duration(
     for page in pages:
         assert page.status_code == 400, page.text
         assert "since" in page.text and "soon" in page.text, page.text
+
+
+def test_run_list_refuses_a_since_too_long_to_count(runtime: Runtime) -> None:
+    # Given a signed-in script / When it asks for runs since more days than a float holds
+    client = _client(runtime, "secret-key-1")
+    auth = {"Authorization": "Bearer secret-key-1"}
+    since = "9" * 400 + "d"
+    pages = [client.get(f"/dashboard{path}?since={since}", headers=auth) for path in ("", "/live")]
+    # Then both answer 400 naming `since`, not a 500
+    for page in pages:
+        assert page.status_code == 400, page.text
+        assert "since" in page.text, page.text

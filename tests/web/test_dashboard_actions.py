@@ -6,12 +6,13 @@ from __future__ import annotations
 from bs4 import BeautifulSoup
 
 from channels.approvals import answer_approval
-from harness.observe.pending_work import pending_approvals
+from harness.observe.pending_work import WAITING_SCAN, pending_approvals
 from harness.records.stores import redis_records
 from harness.records.undelivered import UndeliveredReply
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
+from tests.runtime_fixtures import ManualClock
 from tests.web.console_client import csrf, signed_in, soup
 
 
@@ -205,3 +206,30 @@ def test_an_override_pressed_twice_records_one_answer_and_flashes_the_second(
     assert settled is not None and (settled.state, settled.by) == ("deny", by)
     flash = soup(client, "/dashboard/actions").select_one("#flash")
     assert flash is not None and f"already deny {by}" in flash.text, flash
+
+
+def test_an_approval_older_than_the_listed_waiting_runs_can_still_be_pressed(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a waiting run with an open request, then more newer waiting runs than the
+    # actions page looks at
+    run_id = _waiting_run(runtime, registry)
+    redis_records(runtime).approvals.open("ap-old", [], "s", run_id)
+    registry.register(answer_approval)
+    runtime.register_functions()
+    clock.advance(1)
+    for _ in range(WAITING_SCAN):
+        publish({"name": "app/hold", "data": {}}, runtime=runtime)
+    drain(runtime)
+    assert "ap-old" not in [a.approval_id for a in pending_approvals(runtime)]
+    client = signed_in(runtime)
+    # When the operator presses Approve for it (a bookmarked or older page's form)
+    token = csrf(client, f"/dashboard/runs/{run_id}/actions")
+    response = client.post(
+        "/dashboard/approvals/ap-old", data={"csrf": token, "decision": "approve"}
+    )
+    drain(runtime)
+    # Then it is sent and counts, instead of a 404
+    assert response.status_code == 303, response.text
+    settled = redis_records(runtime).approvals.settled("ap-old")
+    assert settled is not None and settled.state == "approve", settled

@@ -1,4 +1,5 @@
--- STEP TRIES: the most tries any step of each run took, read where the journals are (`RunIndex.step_tries`).
+-- STEP TRIES: the most tries any step of each run took, read where the journals are, for the
+-- runs whose hash has no `step_tries` yet (`RunIndex.step_tries`; COMMIT keeps that field).
 -- KEYS: the journal hash of each run
 -- Returns one integer per key: the largest `n` among its entries (0: no step recorded an `n`).
 -- Reading here spares the caller every step's value, which can be large (a model's answer).

@@ -20,11 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from harness.errors import FunctionNotFoundError, InvalidEventError, RunNotFoundError
 from harness.observe.fork import fork
-from harness.observe.pending_work import (
-    answer_approval_as_operator,
-    pending_approvals,
-    pending_work,
-)
+from harness.observe.pending_work import answer_approval_as_operator, pending_work
 from harness.observe.run_views import run_view
 from harness.records.redelivery import redeliver
 from harness.records.stores import redis_records
@@ -171,15 +167,18 @@ async def answer_approval(request: Request, context: Ctx, approval_id: str) -> R
     runtime = context.runtime_factory()
 
     def press() -> tuple[str, str]:
-        """The flash message, and ", overriding <approvers>" for an override (else "")."""
-        settled = redis_records(runtime).approvals.settled(approval_id)
+        """The flash message, and ", overriding <approvers>" for an override (else "").
+        The request is looked up by its id, not among the waiting runs the page lists (an
+        older one may be past them); the `answer-approval` function still decides."""
+        store = redis_records(runtime).approvals
+        settled = store.settled(approval_id)
         if settled is not None:
             return f"request {approval_id} was already {settled.state} {settled.by}".strip(), ""
-        pending = [a for a in pending_approvals(runtime) if a.approval_id == approval_id]
-        if not pending:
+        approvers = store.approvers(approval_id)
+        if approvers is None:
             raise HTTPException(404, f"no pending approval request {approval_id}")
-        overridden = ", ".join(pending[0].approvers)
-        if pending[0].needs_override and fields.get("override") != "yes":
+        overridden = ", ".join(approvers)
+        if approvers and fields.get("override") != "yes":
             raise HTTPException(400, f"request {approval_id} is for {overridden} to answer: "
                                 "tick the override box to answer it over them")  # fmt: skip
         answer_approval_as_operator(runtime, approval_id, decision, override=bool(overridden))

@@ -15,6 +15,7 @@ import functools
 import hashlib
 import hmac
 import inspect
+import logging
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 from urllib.parse import quote, unquote
@@ -26,10 +27,12 @@ from harness.web.auth import equal_secrets
 from harness.web.dashboard import gate
 from harness.web.dashboard.render import templates
 from harness.web.deps import WebContext
+from harness.web.unavailable import RETRY_AFTER_S
 
 Route = TypeVar("Route", bound=Callable[..., Any])
 FLASH = "harness_flash"
 FLASH_MAX_CHARS = 300
+log = logging.getLogger(__name__)
 
 
 def csrf_token(request: Request, context: WebContext) -> str:
@@ -98,6 +101,15 @@ def _refusal(exc: HTTPException) -> HTMLResponse:
         signed_in=True, status=exc.status_code, message=str(exc.detail)
     )
     return HTMLResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+def unavailable(request: Request, exc: Exception) -> HTMLResponse:
+    """The 503 page (with Retry-After) of a console route that could not reach Redis, naming
+    only the error's class: its message may name hosts. Logs one line, no traceback."""
+    error = type(exc.__cause__ or exc).__name__
+    log.warning("dashboard %s: Redis unavailable (%s)", request.url.path, error)
+    body = templates.get_template("unavailable.html").render(signed_in=True, error=error)
+    return HTMLResponse(body, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
 
 def redirect_with_flash(location: str, message: str) -> RedirectResponse:
