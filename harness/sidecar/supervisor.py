@@ -11,6 +11,11 @@ consumes its queue is the old child stopped (SIGTERM, then SIGKILL after `STOP_G
 A run the old child had in flight resumes on the new code from its journal once its lease
 expires, like after a crash.
 
+Nothing waits idle: when a file changes, the interpreters of the next validation and of the
+next executor (with its host) start at once and import the harness during the debounce, so
+a reload costs the files' import; after it, only the running executor and its host remain
+(a spare of each held 40-80 MB per process for as long as the folder did not change).
+
 A child that fails to start, or dies, is started again with exponential backoff (1 s up to
 60 s) without waiting for a file change; while a new child fails to start, the old one (if
 any) keeps running.
@@ -94,7 +99,6 @@ class Sidecar:
         self.validator = Validator(
             self.folder,
             function_environment(settings, os.environ),
-            warm=True,
             sandbox=FunctionSandbox.from_settings(settings),
         )
         self._fleet_ids = _fleet_ids()
@@ -124,6 +128,7 @@ class Sidecar:
                     self._touched.clear()
                     wanted, last_change = True, time.monotonic()
                     self._retry_at = 0.0  # new code deserves a try at once
+                    self._prepare()
                 if self._child is not None and self._child.poll() is not None:
                     self._child_died(self._child.returncode)
                     wanted = True
@@ -139,6 +144,16 @@ class Sidecar:
             if self._child is not None:
                 _stop_child(self._child, grace=FINAL_GRACE_S)
             observer.join(timeout=5)
+
+    def _prepare(self) -> None:
+        """Start the next validator and executor now, so they warm while the debounce runs;
+        each is a no-op when one already waits."""
+        self.validator.prepare()
+        if self._spare is not None and self._spare.proc.poll() is not None:
+            self._spare.discard()  # it died waiting
+            self._spare = None
+        if self._spare is None:
+            self._spare = self._spawn()
 
     def _child_died(self, code: int) -> None:
         log.warning(
@@ -184,8 +199,8 @@ class Sidecar:
         return True
 
     def _start_child(self, skip: str, stop: threading.Event) -> subprocess.Popen[bytes] | None:
-        """Tell the warm spare (or a new child) to load, wait until it consumes, and start
-        the next spare. None when it did not become ready."""
+        """Tell the spare `_prepare` started (or a new child) to load and wait until it
+        consumes. None when it did not become ready."""
         spawned, self._spare = self._spare, None
         if spawned is None or spawned.proc.poll() is not None:
             spawned = self._spawn()
@@ -206,7 +221,6 @@ class Sidecar:
             spawned.discard()
             return None
         os.close(spawned.ready_fd)
-        self._spare = self._spawn()
         return spawned.proc
 
     def _spawn(self) -> _Spawned | None:
