@@ -48,7 +48,7 @@ from harness.runtime.run_timeouts import with_timeout
 from harness.settings import Settings, get_settings
 from harness.sidecar.admission import admit
 from harness.sidecar.builtins import BUILTIN_IDS, builtin_functions
-from harness.sidecar.environment import function_environment
+from harness.sidecar.environment import READY_FD_ENV, function_environment
 from harness.sidecar.forwarding import Reach, forwarding_function
 from harness.sidecar.host_link import HostBroken, HostLink
 from harness.sidecar.sandbox import FunctionSandbox, confined_python
@@ -58,7 +58,6 @@ from harness.sidecar.validate import decode_skip
 from harness.sidecar.wire import Load
 
 log = logging.getLogger("harness.sidecar")
-READY_FD_ENV = "HARNESS_SIDECAR_READY_FD"
 # what `app.worker_main` imports lazily: imported before the child waits, so a warm child
 # starts consuming sooner once it is told to go
 WORKER_MODULES = (

@@ -27,6 +27,7 @@ line saying why; `harness functions`, `harness doctor` and the write/edit check 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import select
@@ -38,14 +39,18 @@ from dataclasses import dataclass
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
-from harness.errors import ConfigurationError, HarnessError
+from harness.errors import ConfigurationError
 from harness.runtime import get_runtime
 from harness.runtime.connection import resolve_redis_url
 from harness.runtime.function_sources import FILE_SOURCE, replace_source
 from harness.settings import Settings
-from harness.sidecar.builtins import BUILTIN_IDS, fleet_builtin_ids
-from harness.sidecar.environment import executor_environment, function_environment, python_command
-from harness.sidecar.executor import READY_FD_ENV
+from harness.sidecar.builtins import BUILTIN_IDS
+from harness.sidecar.environment import (
+    READY_FD_ENV,
+    executor_environment,
+    function_environment,
+    python_command,
+)
 from harness.sidecar.sandbox import FunctionSandbox, describe_function_sandbox, refusal
 from harness.sidecar.validate import Validator, encode_skip
 from harness.sidecar.watch_mode import observer_for
@@ -60,6 +65,7 @@ MAX_BACKOFF_S = 60.0
 STABLE_AFTER_S = 30.0
 _POLL_S = 0.05
 EXECUTOR_MODULE = "harness.sidecar.executor"
+BUILTINS_MODULE = "harness.sidecar.builtins"
 
 
 class _Watcher(FileSystemEventHandler):
@@ -101,7 +107,7 @@ class Sidecar:
             function_environment(settings, os.environ),
             sandbox=FunctionSandbox.from_settings(settings),
         )
-        self._fleet_ids = _fleet_ids()
+        self._fleet_ids = reserved_ids()
         self._touched = threading.Event()
         self._spare: _Spawned | None = None
         self._child: subprocess.Popen[bytes] | None = None
@@ -242,14 +248,25 @@ class Sidecar:
         return _Spawned(proc, read_fd)
 
 
-def _fleet_ids() -> frozenset[str]:
-    """Ids no file may take: the fleet's built-ins (imported once here, since that costs
-    seconds, never in the children that run agent code) and the sidecar's own."""
+def reserved_ids() -> frozenset[str]:
+    """Ids no file may take: the fleet's built-ins and the sidecar's own. The fleet's are
+    listed by a short-lived `python -m harness.sidecar.builtins` (trusted, like this process):
+    importing the fleet's modules costs seconds and megabytes this long-lived supervisor would
+    hold, and never happens in the children that run agent code. Never raises: when the list
+    cannot be had, the sidecar's own ids (the children still refuse ids already in the
+    trigger table)."""
     try:
-        return fleet_builtin_ids() | BUILTIN_IDS
-    except HarnessError as exc:  # the children still refuse ids already in the trigger table
+        done = subprocess.run(
+            python_command(BUILTINS_MODULE), capture_output=True, text=True, check=True,
+            timeout=READY_TIMEOUT_S,
+        )  # fmt: skip
+        return frozenset(json.loads(done.stdout.splitlines()[-1])) | BUILTIN_IDS
+    except subprocess.CalledProcessError as exc:
+        why = exc.stderr.strip().splitlines()[-1:] or [f"exit code {exc.returncode}"]
+        log.warning("cannot list the built-in functions (%s); relying on the trigger table", why[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
         log.warning("cannot list the built-in functions (%s); relying on the trigger table", exc)
-        return BUILTIN_IDS
+    return BUILTIN_IDS
 
 
 def _wait_ready(child: subprocess.Popen[bytes], read_fd: int, stop: threading.Event) -> bool:
