@@ -1,5 +1,7 @@
 """What a worker holds in memory from the start: its function modules and the agent's
-dependencies import no PDF reader (pypdf, ~10 MB a worker) until a PDF arrives. Checked in a
+dependencies import no PDF reader (pypdf, ~10 MB a worker) until a PDF arrives, and no HTML
+parser, image library or JSON Schema validator (~10 MB together) until a page, an image, a
+network or a structured answer needs one. Checked in a
 fresh interpreter by `sys.modules`; the memory itself is measured by bench/worker_memory.py."""
 
 from __future__ import annotations
@@ -22,4 +24,14 @@ def test_a_workers_modules_import_no_pdf_reader(tmp_path: Path) -> None:
     # When it imports what a worker imports before its first turn
     loaded = loaded_after(WORKER_IMPORTS, ("pypdf",), tmp_path)
     # Then pypdf is not among them: only reading a PDF loads it
+    assert loaded == [], f"a worker's modules imported {loaded}"
+
+
+def test_a_workers_modules_import_no_html_parser_image_library_or_schema_validator(
+    tmp_path: Path,
+) -> None:
+    # Given a fresh interpreter
+    # When it imports what a worker imports before its first turn
+    loaded = loaded_after(WORKER_IMPORTS, ("bs4", "PIL", "jsonschema"), tmp_path)
+    # Then Beautiful Soup, Pillow and jsonschema are not among them
     assert loaded == [], f"a worker's modules imported {loaded}"

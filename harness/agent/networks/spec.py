@@ -29,7 +29,6 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.agent.roster.spec import NAME_PATTERN, Binding
@@ -212,6 +211,9 @@ class NetworkSpec(BaseModel):
     @field_validator("state")
     @classmethod
     def _object_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        # Imported here: jsonschema holds ~3 MB in every fleet process; only a network needs it.
+        import jsonschema
+
         try:
             jsonschema.Draft202012Validator.check_schema(schema)
         except jsonschema.SchemaError as exc:
