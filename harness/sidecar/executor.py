@@ -5,15 +5,16 @@ Started by the supervisor (`python -m harness.sidecar.executor`) with
 `environment.executor_environment`, outside the workspace (it reads no `.env`). In order:
 start the function host (`host.py`, sandboxed, without credentials; it imports the harness
 meanwhile), import Celery, wait for one line on stdin (the files the validation rejected;
-the supervisor keeps one executor waiting there, warm, with its host), have the host load
+an executor the supervisor started when a file changed waits there, warm, with its host,
+until the debounce ends), have the host load
 the folder, check what it reports (`admission.py`), register a forwarding handler
 (`forwarding.py`, which decides what a function may reach: the functions it loaded, the
 chats the fleet serves) for each function on the sidecar queue under a timeout, start a Celery
 worker on that queue and, once it consumes, replace the sidecar's set of functions and
 load errors in the trigger table in one step and tell the supervisor (a line written to
-the file descriptor named in `READY_FD_ENV`). An execution that outlives its timeout fails
-its run and ends the host; a new host takes over. Celery is touched here and in
-`harness.runtime`.
+the file descriptor named in `environment.READY_FD_ENV`). An execution that outlives its
+timeout fails its run and ends the host; a new host takes over. Celery is touched here and
+in `harness.runtime`.
 """
 
 from __future__ import annotations
