@@ -33,7 +33,7 @@ from celery.signals import worker_ready
 from harness.composition import use_fleet
 from harness.observe.json_logs import configure_logging
 from harness.runtime import Function, FunctionSpec, Runtime, get_runtime
-from harness.runtime.banner import celery_argv
+from harness.runtime.banner import start_celery_worker
 from harness.runtime.celery_app import app
 from harness.runtime.function_sources import (
     FILE_SOURCE,
@@ -59,10 +59,9 @@ from harness.sidecar.validate import decode_skip
 from harness.sidecar.wire import Load
 
 log = logging.getLogger("harness.sidecar")
-# what `app.worker_main` imports lazily: imported before the child waits, so a warm child
-# starts consuming sooner once it is told to go
+# what a starting Celery worker imports lazily: imported before the child waits, so a warm
+# child starts consuming sooner once it is told to go
 WORKER_MODULES = (
-    "celery.bin.celery",  # the command line `worker_main` goes through (click, prompt_toolkit)
     "celery.apps.worker",
     "celery.app.amqp",
     "celery.app.control",
@@ -200,19 +199,15 @@ def main() -> int:
     heartbeat.start()
     worker_ready.connect(_on_ready(runtime, loaded), weak=False)
     try:
-        app.worker_main(
-            celery_argv(
-                [
-                    "worker",
-                    f"--concurrency={settings.sidecar_concurrency}",
-                    f"--queues={settings.sidecar_queue}",
-                    f"--loglevel={settings.log_level}",
-                    f"--hostname=sidecar-{os.getpid()}@%h",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                ]
-            )
+        start_celery_worker(
+            app,
+            concurrency=settings.sidecar_concurrency,
+            queues=[settings.sidecar_queue],
+            loglevel=settings.log_level,
+            hostname=f"sidecar-{os.getpid()}@%h",
+            without_gossip=True,
+            without_mingle=True,
+            without_heartbeat=True,
         )
     finally:
         heartbeat.stop()
