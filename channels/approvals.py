@@ -8,9 +8,11 @@
                                                  not configured is denied at once
                                                  (`OWNER_UNREACHABLE_BY`)
     agent.approval.given     -> answer-approval  check the press against the request's record
-                                                 (first answer wins, only its approvers), then
-                                                 publish `agent.approval.answered` and show
-                                                 the outcome to whoever pressed
+                                                 (first answer wins, only its approvers or the
+                                                 console's override), then publish
+                                                 `agent.approval.answered` and show the
+                                                 outcome to whoever pressed (a console answer:
+                                                 on the request's own message)
     agent.approval.closed    -> close-approval   rewrite the request to say it expired or was
                                                  cancelled, removing its buttons
     function.cancelled       -> cancel-approval  a chat turn cancelled while it waited (cancel
@@ -42,6 +44,7 @@ from harness.events import (
     APPROVAL_REQUESTED,
     FUNCTION_CANCELLED,
     MESSAGE_HANDLER,
+    OPERATOR_CHANNEL,
     ApprovalAnswered,
     ApprovalClosed,
     ApprovalGiven,
@@ -181,6 +184,8 @@ def answer_approval(ctx: Context) -> dict[str, Any]:
     if claim.outcome == "recorded":
         _publish_answer(ctx, given.approval_id, given.decision, claim)
     notice, outcome = describe(claim, given.decision)
+    if claim.outcome == "recorded" and given.channel == OPERATOR_CHANNEL and outcome:
+        _rewrite_posted(ctx, given.approval_id, outcome)  # the console answered: show it there
     channel = channel_or_none(given.channel)
     if isinstance(channel, ApprovingChannel):
         ctx.step.run(
@@ -199,20 +204,25 @@ def close_approval(ctx: Context) -> dict[str, Any]:
     """Rewrite a request that ended unanswered to show why, without its buttons (best effort:
     nothing when it was never posted, or its channel cannot show buttons)."""
     closed = ApprovalClosed.from_event(ctx.event)
-    where = ctx.step.run(
-        "where", redis_records(ctx.runtime).approvals.where_posted, closed.approval_id
-    )
+    return {"closed": _rewrite_posted(ctx, closed.approval_id, closed.reason)}
+
+
+def _rewrite_posted(ctx: Context, approval_id: str, outcome: str) -> str | None:
+    """Rewrite the chat message that shows request `approval_id` to say `outcome`, without its
+    buttons; returns its message id, or None when it was never posted or its channel cannot
+    show buttons (best effort)."""
+    where = ctx.step.run("where", redis_records(ctx.runtime).approvals.where_posted, approval_id)
     if where is None:
-        return {"closed": None}
+        return None
     message_id, raw = where
     request = ApprovalRequested.model_validate_json(raw)
     channel = channel_or_none(request.reply.channel)
     if not isinstance(channel, ApprovingChannel):
-        return {"closed": None}
+        return None
     destination = request.reply.destination.model_copy(update={"message_id": message_id})
     meta = {"request_text": channel.request_text(request)}
-    ctx.step.run("settle", channel.settle_approval, destination, meta, "", closed.reason)
-    return {"closed": message_id}
+    ctx.step.run("settle-posted", channel.settle_approval, destination, meta, "", outcome)
+    return message_id
 
 
 @function(

@@ -119,11 +119,16 @@ def _forget_settings() -> None:
     current_settings.cache_clear()
 
 
-def _setup_logging() -> None:
+def _setup_logging(*, says_when_up: bool = False) -> None:
+    """Logs as the settings say; `says_when_up`: a fleet process that says one line once it
+    is up (`harness.runtime.banner.say_up`), so a quiet start holds its routine lines."""
     from harness.observe.json_logs import configure_logging
+    from harness.runtime.banner import hold_start_up_lines
 
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_format)
+    if says_when_up:
+        hold_start_up_lines()
 
 
 @contextmanager
@@ -151,7 +156,13 @@ def up(
         ),
     ] = None,
     verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Also print Celery's start-up banners.")
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Print every process's whole start-up (Celery's banners, uvicorn's lines), "
+            "not one line each.",
+        ),
     ] = False,
 ) -> None:
     """Run the whole fleet in the foreground (web, worker, scheduler); Redis is embedded when
@@ -193,7 +204,7 @@ def worker(
     from harness.composition import run_worker
     from harness.fleet_functions import function_modules
 
-    _setup_logging()
+    _setup_logging(says_when_up=True)
     settings = get_settings()
     extra = [m for item in functions or [] for m in item.split(",") if m]
     if engine:
@@ -232,7 +243,7 @@ def scheduler() -> None:
     from harness.fleet.liveness import Pulse
     from harness.runtime.worker import run_scheduler_process
 
-    _setup_logging()
+    _setup_logging(says_when_up=True)
     pulse = Pulse()
     with _liveness("scheduler", pulse):
         run_scheduler_process(get_settings(), on_pass=pulse.beat)
@@ -259,7 +270,7 @@ def web(
         os.environ["HOST"] = host
         _forget_settings()
     _use_port(port)
-    _setup_logging()
+    _setup_logging(says_when_up=True)
     serve(get_settings(), workers=workers)
 
 

@@ -119,9 +119,17 @@ def run_worker(settings: Settings, modules: list[str], concurrency: int, queues:
     worker.run_worker(settings, modules, concurrency, queues, prepare=_prepare_worker)
 
 
-def _prepare_worker() -> None:
+def _prepare_worker() -> str | None:
     plug_in_channels()
-    start_model_gateway(get_settings())
+    return _gateway_note(get_settings())
+
+
+def _gateway_note(settings: Settings) -> str | None:
+    """Start the model gateway (`start_model_gateway`); what started, for the worker's one
+    start-up line (`WorkerStart.prepare`), or None."""
+    if not start_model_gateway(settings):
+        return None
+    return f"model gateway ({settings.model_gateway_concurrency} calls at once)"
 
 
 def start_model_gateway(settings: Settings) -> bool:
@@ -177,7 +185,7 @@ def _log_as_settings_say(**_: object) -> None:
     configure_logging(settings.log_level, settings.log_format)
 
 
-def _prepare_celery_worker() -> None:
+def _prepare_celery_worker() -> str | None:
     from harness.fleet.liveness import liveness_for
 
     # Celery sets logging up only after `worker_init`: log the start itself as settings say
@@ -186,4 +194,4 @@ def _prepare_celery_worker() -> None:
     # keeps it; a daemon thread, it ends with the process
     liveness_for(get_settings(), "worker").start()
     plug_in_channels()
-    start_model_gateway(get_settings())
+    return _gateway_note(get_settings())

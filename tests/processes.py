@@ -22,3 +22,16 @@ def stop_groups(procs: Iterable[subprocess.Popen[bytes]], timeout: float) -> Non
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def interrupt(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Ctrl-C `proc` (SIGINT, as to `harness up` in a terminal) when it still runs, then wait
+    up to `timeout` seconds; a process still running after that has its group killed. It has
+    ended when this returns."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

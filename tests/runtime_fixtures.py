@@ -48,6 +48,7 @@ def runtime(clock: ManualClock, registry: FunctionRegistry) -> Iterator[Runtime]
     rt = Runtime(
         redis=client,
         aredis=fakeredis.FakeAsyncRedis(server=server, decode_responses=True),
+        aredis_factory=lambda: fakeredis.FakeAsyncRedis(server=server, decode_responses=True),
         kicker=RecordingKicker(),
         registry=registry,
         clock=clock,

@@ -7,14 +7,21 @@ rest wait in Redis: a call queues, never fails, for want of a slot), makes each 
 SDK's async client, streams its text to the run's draft as a worker would, and records the
 outcome once, which resumes the run on any worker.
 
-Every tick (`poll_s`) one round trip renews the leases of the calls in flight and says which
-runs stopped waiting (cancelled, ended): those streams are aborted at once, as a worker's
-cancel watcher aborts an inline call. A steering message does not abort a call, inline or
-here: it is taken before the next think. A gateway that dies stops renewing; after its lease
-another gateway makes the call again, and the dead one's answer, should it come, is refused.
+Woken, not polling: parking a call pushes a wake token, and a gateway with room waits on
+those (`AsyncCallBoard.wait`, one blocking read), so a new call is taken within a round trip,
+by one gateway per token; a gateway whose slots are full waits for one of its calls to end
+instead. With nothing in flight a gateway makes one round trip per `idle_s` (1 s): the wait
+that times out, then a take, which finds calls due again without a token (a dead gateway's,
+once its lease ran out). With calls in flight it looks every `poll_s` (50 ms): one round trip
+renews their leases and says which runs stopped waiting (cancelled, ended); those streams are
+aborted at once, as a worker's cancel watcher aborts an inline call. A steering message does
+not abort a call, inline or here: it is taken before the next think. A gateway that dies stops
+renewing; after its lease another gateway makes the call again, and the dead one's answer,
+should it come, is refused. A gateway that stops hands its calls back, which wakes another.
 
-Redis is spoken to with the runtime's blocking client: single short scripts per tick and
-per call, cheap next to a model call (an async Redis client is a possible refinement).
+Redis is spoken to on an async client of the gateway's own loop (`Runtime.aredis_factory`), so
+streams go on while Redis answers; a runtime without one (some tests) is spoken to with its
+blocking client and polled every `poll_s`, as before the wake-up.
 """
 
 from __future__ import annotations
@@ -24,23 +31,80 @@ import contextlib
 import functools
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from harness.agent.drafting import open_live
 from harness.agent.model_calls import MODEL_SERVICE, ModelCallRequest, outcome_of
 from harness.llm.factory import build_named
 from harness.llm.provider import AsyncModelProvider
 from harness.llm.types import AssistantTurn
-from harness.runtime.calls import KEEP, TakenCall
+from harness.runtime.calls import KEEP, AsyncCallBoard, CallBoard, TakenCall
 from harness.runtime.instance import Runtime
-from harness.runtime.kicker import kick_all
+from harness.runtime.kicker import Kick, kick_all
 from harness.settings import Settings
 
 log = logging.getLogger(__name__)
 
 POLL_S = 0.05
-"""How often a gateway looks for new calls and renews its leases, in seconds."""
+"""With calls in flight: how often a gateway renews their leases and learns of cancelled runs
+(how soon a cancelled run's stream is aborted), in seconds."""
+IDLE_S = 1.0
+"""With nothing in flight: how often a gateway that no wake token woke looks for calls due
+again (a dead gateway's after its lease), in seconds."""
+
+
+class _Board(Protocol):
+    """The calls as a gateway sees them: `AsyncCallBoard`, or `_BlockingBoard` without one."""
+
+    async def wait(self, service: str, timeout_s: float) -> bool: ...
+    async def take(
+        self, service: str, owner: str, now_ms: int, lease_ms: int, limit: int
+    ) -> list[TakenCall]: ...
+    async def keep(
+        self, service: str, now_ms: int, lease_ms: int, held: list[tuple[str, str]]
+    ) -> list[int]: ...
+    async def settle(
+        self, call_id: str, token: str, outcome: dict[str, Any], now_ms: int, template: str = ""
+    ) -> tuple[bool, tuple[Kick, ...]]: ...
+    async def due(self, service: str, now_ms: int) -> int: ...
+    async def aclose(self) -> None: ...
+
+
+@dataclass
+class _BlockingBoard:
+    """`CallBoard` behind the async face, for a runtime with no async client: each call blocks
+    the loop (short scripts), and `wait` is a pause of at most `poll_s` (a poll)."""
+
+    calls: CallBoard
+    poll_s: float
+
+    async def wait(self, service: str, timeout_s: float) -> bool:
+        await asyncio.sleep(min(timeout_s, self.poll_s))
+        return False
+
+    async def take(
+        self, service: str, owner: str, now_ms: int, lease_ms: int, limit: int
+    ) -> list[TakenCall]:
+        return self.calls.take(service, owner, now_ms, lease_ms, limit)
+
+    async def keep(
+        self, service: str, now_ms: int, lease_ms: int, held: list[tuple[str, str]]
+    ) -> list[int]:
+        return self.calls.keep(service, now_ms, lease_ms, held)
+
+    async def settle(
+        self, call_id: str, token: str, outcome: dict[str, Any], now_ms: int, template: str = ""
+    ) -> tuple[bool, tuple[Kick, ...]]:
+        return self.calls.settle(call_id, token, outcome, now_ms, template)
+
+    async def due(self, service: str, now_ms: int) -> int:
+        return self.calls.due(service, now_ms)
+
+    async def aclose(self) -> None:
+        return None
 
 
 @dataclass
@@ -59,6 +123,7 @@ class ModelGateway:
     settings: Settings
     concurrency: int = 256
     poll_s: float = POLL_S
+    idle_s: float = IDLE_S
     owner: str = ""
     made: int = 0
     peak: int = 0
@@ -70,6 +135,10 @@ class ModelGateway:
     _thread: threading.Thread | None = None
     _killed: bool = False
     _room: int | None = None  # calls `serve` may still take (None: no bound)
+    _loop: asyncio.AbstractEventLoop | None = None  # `serve`'s, and its events':
+    _stopping: asyncio.Event | None = None  # set by `stop`, from any thread
+    _freed: asyncio.Event | None = None  # set when a call ends
+    _renew_at: float = 0.0  # monotonic time of the next renewal of the calls in flight
 
     def __post_init__(self) -> None:
         self.owner = self.owner or f"gateway:{self.runtime.new_owner()}"
@@ -78,6 +147,12 @@ class ModelGateway:
     def lease_ms(self) -> int:
         """How long a taken call is this gateway's without a renewal."""
         return int(self.runtime.lease_ttl * 1000)
+
+    @property
+    def renew_s(self) -> float:
+        """How often the calls in flight are renewed and checked: `poll_s`, and at least
+        twice per lease."""
+        return min(self.poll_s, self.runtime.lease_ttl / 2)
 
     def start(self) -> None:
         """Serve on a daemon thread of its own until `stop`. Idempotent."""
@@ -90,8 +165,13 @@ class ModelGateway:
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop taking calls, hand those in flight back (any gateway may take them at once)
-        and abort them, and wait up to `timeout` seconds for the thread. Idempotent."""
+        and abort them, and wait up to `timeout` seconds for the thread. Idempotent; a wait
+        for calls is cut short."""
         self._stop.set()
+        loop, stopping = self._loop, self._stopping
+        if loop is not None and stopping is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nothing to wake
+                loop.call_soon_threadsafe(stopping.set)
         if self._thread is not None:
             self._thread.join(timeout)
 
@@ -103,33 +183,25 @@ class ModelGateway:
     async def serve(self, *, until_idle: bool = False, at_most: int | None = None) -> None:
         """Take, renew and make calls until `stop` (or, `until_idle`, until no call is due
         nor in flight, or `at_most` calls were taken and made). Must not raise: a failed
-        tick is logged and tried again."""
+        round trip is logged and tried again."""
         self._room = at_most
+        self._stopping, self._freed = asyncio.Event(), asyncio.Event()
+        self._loop = asyncio.get_running_loop()  # after the events: `stop` reads it first
+        board = self._board()
         try:
             while not self._stop.is_set():
-                try:
-                    self._tick()
-                except Exception:  # Redis away: the calls wait there, or for another gateway
-                    log.exception("the model gateway's tick failed; trying again in a second")
-                    await asyncio.sleep(1.0)
+                await self._guarded(self._tick(board))
                 if not self._inflight and self._room == 0:
                     return
-                if until_idle and not self._inflight:
-                    if not self.runtime.calls.due(MODEL_SERVICE, self.runtime.now_ms()):
+                if not until_idle:
+                    await self._guarded(self._wait(board))
+                elif not self._inflight:
+                    if not await board.due(MODEL_SERVICE, self.runtime.now_ms()):
                         return
-                await asyncio.sleep(self.poll_s if self._inflight or not until_idle else 0)
+                else:
+                    await asyncio.sleep(self.poll_s)
         finally:
-            if not self._killed and self._inflight:  # hand the calls back: due at once
-                held = [(call_id, f.token) for call_id, f in self._inflight.items()]
-                with contextlib.suppress(Exception):
-                    self.runtime.calls.keep(MODEL_SERVICE, self.runtime.now_ms(), 0, held)
-            for held_call in list(self._inflight.values()):
-                held_call.task.cancel()
-            await asyncio.gather(*(h.task for h in self._inflight.values()), return_exceptions=True)
-            providers, self._providers = list(self._providers.values()), {}
-            for provider in providers:  # their async clients belong to this loop
-                with contextlib.suppress(Exception):
-                    await provider.aclose()
+            await self._wind_down(board)
 
     def serve_due(self, at_most: int | None = None) -> int:
         """Make the calls due now (`at_most` of them) and wait for them (a
@@ -144,8 +216,10 @@ class ModelGateway:
         """A `Runtime.call_servers` entry for an in-process fleet drained in one thread
         (`harness.runtime.testing.drain`: the evals' runner, tests): when a model call is due,
         a gateway with the settings `settings()` gives at that moment makes the first one
-        offered, then the runs it resumes go on, so concurrent runs' calls are made in the
-        order they would be inline. Returns how many calls it made."""
+        offered, then the runs it resumes go on. One run's calls are made in the order they
+        would be inline; concurrent runs' calls may interleave differently (a run's next
+        think waits behind a call another run offered meanwhile; inline it is made at once).
+        Returns how many calls it made."""
 
         def serve() -> int:
             if not runtime.calls.due(MODEL_SERVICE, runtime.now_ms()):
@@ -154,29 +228,96 @@ class ModelGateway:
 
         return serve
 
-    def _tick(self) -> None:
-        calls, now = self.runtime.calls, self.runtime.now_ms()
-        held = [(call_id, flight.token) for call_id, flight in self._inflight.items()]
-        for (call_id, _), code in zip(
-            held, calls.keep(MODEL_SERVICE, now, self.lease_ms, held), strict=True
-        ):
-            if code != KEEP:  # the run was cancelled, or another gateway has the call now
-                self._inflight[call_id].task.cancel()
+    def _board(self) -> _Board:
+        factory = self.runtime.aredis_factory
+        if factory is None:
+            return _BlockingBoard(self.runtime.calls, self.poll_s)
+        return AsyncCallBoard(factory(), self.runtime.keys)
+
+    async def _guarded(self, work: Awaitable[None]) -> None:
+        try:
+            await work
+        except Exception:  # Redis away: the calls wait there, or for another gateway
+            log.exception("the model gateway's round trip failed; trying again in a second")
+            await self._unless_stopped(asyncio.sleep(1.0))
+
+    async def _wind_down(self, board: _Board) -> None:
+        if not self._killed and self._inflight:  # hand the calls back: due at once
+            held = [(call_id, f.token) for call_id, f in self._inflight.items()]
+            with contextlib.suppress(Exception):
+                await board.keep(MODEL_SERVICE, self.runtime.now_ms(), 0, held)
+        for held_call in list(self._inflight.values()):
+            held_call.task.cancel()
+        await asyncio.gather(*(h.task for h in self._inflight.values()), return_exceptions=True)
+        providers, self._providers = list(self._providers.values()), {}
+        for provider in providers:  # their async clients belong to this loop
+            with contextlib.suppress(Exception):
+                await provider.aclose()
+        with contextlib.suppress(Exception):
+            await board.aclose()
+        self._loop = None
+
+    def _free(self) -> int:
         free = self.concurrency - len(self._inflight)
-        if self._room is not None:
-            free = min(free, self._room)
-        for taken in calls.take(MODEL_SERVICE, self.owner, now, self.lease_ms, free):
+        return free if self._room is None else min(free, self._room)
+
+    async def _tick(self, board: _Board) -> None:
+        if self._inflight and time.monotonic() >= self._renew_at:
+            self._renew_at = time.monotonic() + self.renew_s
+            held = [(call_id, flight.token) for call_id, flight in self._inflight.items()]
+            codes = await board.keep(MODEL_SERVICE, self.runtime.now_ms(), self.lease_ms, held)
+            for (call_id, _), code in zip(held, codes, strict=True):
+                flight = self._inflight.get(call_id)  # it may have ended during the round trip
+                if code != KEEP and flight is not None:  # cancelled, or another gateway's now
+                    flight.task.cancel()
+        now = self.runtime.now_ms()
+        for taken in await board.take(MODEL_SERVICE, self.owner, now, self.lease_ms, self._free()):
             if self._room is not None:
                 self._room -= 1
-            task = asyncio.create_task(self._make(taken))
+            task = asyncio.create_task(self._make(taken, board))
             self._inflight[taken.call_id] = _InFlight(taken.token, task)
             self.peak = max(self.peak, len(self._inflight))
             task.add_done_callback(functools.partial(self._forget, taken.call_id))
 
+    async def _wait(self, board: _Board) -> None:
+        """Until the next tick: a wake token (with room for a call), a call ending (with
+        none), the renewal of the calls in flight, `idle_s` with none, or `stop`."""
+        timeout = self.idle_s
+        if self._inflight:
+            timeout = min(self._renew_at - time.monotonic(), self.renew_s)
+            if timeout <= 0:  # the renewal is due: tick now
+                return
+        assert self._freed is not None
+        self._freed.clear()
+        if self._free() > 0:
+            # bounded here too: a connection that died silently must not hold the loop
+            await self._unless_stopped(board.wait(MODEL_SERVICE, timeout), timeout + 10.0)
+        else:
+            await self._unless_stopped(self._freed.wait(), timeout)
+
+    async def _unless_stopped(self, work: Awaitable[object], within_s: float | None = None) -> None:
+        """Await `work` (at most `within_s` seconds) unless `stop` comes first; raises what
+        `work` raises."""
+        assert self._stopping is not None
+        task = asyncio.ensure_future(work)
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait(
+                (task, stopping), timeout=within_s, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            task.cancel()
+            stopping.cancel()
+            await asyncio.gather(task, stopping, return_exceptions=True)
+        if not task.cancelled() and (failed := task.exception()) is not None:
+            raise failed
+
     def _forget(self, call_id: str, _: asyncio.Task[None]) -> None:
         self._inflight.pop(call_id, None)
+        if self._freed is not None:
+            self._freed.set()
 
-    async def _make(self, taken: TakenCall) -> None:
+    async def _make(self, taken: TakenCall, board: _Board) -> None:
         """Make one call and record its outcome (not when aborted or killed)."""
         self.made += 1
         result: AssistantTurn | BaseException
@@ -192,7 +333,7 @@ class ModelGateway:
         template = self.runtime.kicker.script_template()
         outcome = outcome_of(result)
         try:
-            ok, kicks = self.runtime.calls.settle(
+            ok, kicks = await board.settle(
                 taken.call_id, taken.token, outcome, self.runtime.now_ms(), template
             )
         except Exception:  # the lease runs out and the call is made again: at most once more

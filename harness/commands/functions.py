@@ -9,6 +9,7 @@ from rich.console import Console
 from harness.commands.output import JsonOption, print_rows
 from harness.fleet.liveness import liveness_for
 from harness.observe.json_logs import configure_logging
+from harness.runtime.banner import hold_start_up_lines
 from harness.settings import get_settings
 
 console = Console()
@@ -21,6 +22,7 @@ def sidecar() -> None:
 
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_format)
+    hold_start_up_lines()  # under a quiet `harness up`: one line once the functions load
     keeper = liveness_for(settings, "sidecar")  # `harness health --process sidecar`
     keeper.start()
     try:

@@ -23,6 +23,8 @@ from harness.events.builtin import (
     validate_event,
 )
 from harness.events.data import (
+    OPERATOR_CHANNEL,
+    OPERATOR_SUBJECT,
     ApprovalAnswered,
     ApprovalClosed,
     ApprovalGiven,
@@ -78,6 +80,8 @@ __all__ = [
     "MESSAGE_RECEIVED",
     "NETWORK_HANDLER",
     "NETWORK_RUN",
+    "OPERATOR_CHANNEL",
+    "OPERATOR_SUBJECT",
     "REPLY_READY",
     "SUBAGENT_HANDLER",
     "SUBAGENT_SPAWN",

@@ -206,12 +206,21 @@ class ApprovalRequested(EventData):
     owner: str = ""
 
 
+OPERATOR_SUBJECT = "dashboard:operator"
+OPERATOR_CHANNEL = "dashboard"
+"""Who answers from the console, and on which channel: the only answer that may override."""
+
+
 class ApprovalGiven(EventData):
     """Data of `agent.approval.given`: a person pressed a button (not yet checked: the
     `approval-answer` function decides whether it counts). `subject` is who pressed, as the
     channel verified it (`telegram:user:7`); `channel_meta` what the channel needs to answer
     the click (callback id, the request's message). `allowlisted` is True when the channel's
-    own allowlist (TELEGRAM_ALLOWED_CHATS, SLACK_ALLOWED_CHANNELS) names that person."""
+    own allowlist (TELEGRAM_ALLOWED_CHATS, SLACK_ALLOWED_CHANNELS) names that person.
+    `override` is the operator answering from the console a request that names approvers
+    (`ApprovalStore.answer`); the event is invalid with it from any other subject or channel,
+    so no chat press, typed answer or chat client can carry it (and a workspace function may
+    publish no `agent.approval.given` at all: `harness.sidecar.publish_policy`)."""
 
     event_name: ClassVar[str] = APPROVAL_GIVEN
 
@@ -223,6 +232,24 @@ class ApprovalGiven(EventData):
     destination: Destination
     channel_meta: ChannelMeta = Field(default_factory=ChannelMeta)
     allowlisted: bool = False
+    override: bool = False
+
+    @model_validator(mode="after")
+    def _override_is_the_operators(self) -> ApprovalGiven:
+        if self.override and (self.subject, self.channel) != (OPERATOR_SUBJECT, OPERATOR_CHANNEL):
+            raise ValueError(
+                f"override: only subject {OPERATOR_SUBJECT!r} on channel {OPERATOR_CHANNEL!r} "
+                "(the console) may override a request's approvers"
+            )
+        return self
+
+    @property
+    def by_operator(self) -> bool:
+        """True for the console operator's override only; checked again on every read (not
+        only at validation, which `model_construct` skips), so no other answer skips the
+        approvers."""
+        operator = (self.subject, self.channel) == (OPERATOR_SUBJECT, OPERATOR_CHANNEL)
+        return self.override and operator
 
 
 class ApprovalAnswered(EventData):

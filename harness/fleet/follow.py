@@ -10,7 +10,10 @@ reported "no ANTHROPIC_API_KEY" from another folder while the fleet answered). V
 in the environment still win, as they do over any `.env`.
 
 The commands that run fleet processes or write this folder's `.env` (`SERVES_THIS_FOLDER`)
-never follow: they are about this folder.
+never follow: they are about this folder. Nor does a folder whose own `.env` names its Redis
+(`REDIS_URL`, `REDIS_SENTINELS`): it is configured for a fleet of its own. A workspace named
+in this folder's `.env` counts as named, as one in the environment does: only the fleet
+serving it is followed.
 """
 
 from __future__ import annotations
@@ -25,6 +28,22 @@ from harness.settings import get_settings
 from harness.settings_errors import read_dotenv_in
 
 SERVES_THIS_FOLDER = frozenset({"up", "worker", "scheduler", "web", "sidecar", "poll", "init"})
+OWN_REDIS = frozenset({"REDIS_URL", "REDIS_SENTINELS"})
+"""Settings that, named in this folder's `.env`, tie it to a fleet of its own."""
+
+
+def _named_in_dotenv(path: Path) -> set[str]:
+    """The variables `path` gives a non-empty value (upper case); empty when it is missing
+    or unreadable."""
+    if not path.is_file():
+        return set()
+    from dotenv import dotenv_values  # pydantic-settings' own reader, loaded with it
+
+    try:
+        values = dotenv_values(path)
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return {name.upper() for name, value in values.items() if value and value.strip()}
 
 
 def serving_fleet(workspace: Path | None, *, explicit: bool) -> FleetRecord | None:
@@ -49,7 +68,12 @@ def follow_running_fleet(command: str | None) -> FleetRecord | None:
     the search: the fleet's settings replace it."""
     if command is None or command in SERVES_THIS_FOLDER:
         return None
-    explicit = bool(os.environ.get("AGENT_WORKSPACE", "").strip())
+    named_here = _named_in_dotenv(Path.cwd() / ".env")
+    if named_here & OWN_REDIS:
+        return None
+    explicit = bool(os.environ.get("AGENT_WORKSPACE", "").strip()) or (
+        "AGENT_WORKSPACE" in named_here
+    )
     try:
         workspace: Path | None = get_settings().agent_workspace.expanduser().resolve()
     except ConfigurationError:

@@ -72,8 +72,12 @@ class ProcessManager:
     `loop` runs once.
     """
 
-    def __init__(self, printer: Printer, *, grace_s: float = STOP_GRACE_S) -> None:
+    def __init__(
+        self, printer: Printer, *, grace_s: float = STOP_GRACE_S, quiet: bool = False
+    ) -> None:
         self.printer = printer
+        self.quiet = quiet
+        """No `<name> started (pid=N)` lines: each process says itself when it is up."""
         self.printer.width = len(SYSTEM)
         self.grace_s = grace_s
         self.returncode: int | None = None
@@ -140,7 +144,8 @@ class ProcessManager:
             child.command, shell=True, env=child.env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
-        self._system(f"{child.name} started (pid={child.popen.pid})")
+        if not self.quiet:
+            self._system(f"{child.name} started (pid={child.popen.pid})")
         assert child.popen.stdout is not None
         reader = threading.Thread(
             target=self._read,

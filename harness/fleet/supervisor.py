@@ -40,7 +40,7 @@ from harness.errors import ConfigurationError
 from harness.fleet import fleets
 from harness.fleet.embedded_redis import EmbeddedRedis
 from harness.fleet.process_manager import ProcessManager
-from harness.runtime.banner import QUIET_ENV
+from harness.runtime.banner import GATE, QUIET_ENV, ROOT_WARNING
 from harness.runtime.connection import resolve_redis_url
 from harness.settings import Settings
 from harness.state_dir import (
@@ -110,7 +110,8 @@ def run_fleet(
     stdout is pointed at /dev/null. Without `embedded_redis` (`harness up --only` without
     `redis`) no Redis is started: the processes use the one a running fleet of this workspace
     published (`resolve_redis_url`; `ConfigurationError` when there is none) and no fleet
-    record is written. `quiet` hides the Celery banners of the workers (`QUIET_ENV`).
+    record is written. `quiet` (`QUIET_ENV`) makes each process say one line once it is up
+    (`harness.runtime.banner`), and the fleet say once that it runs as root, when it does.
     Returns the exit code of the first process to stop (128 + signal number when killed by a
     signal; 130/143 after Ctrl-C/SIGTERM; 141 when the output broke; 1 when the embedded
     Redis died). On return no process it started runs. Must run in the main thread (it
@@ -140,11 +141,12 @@ def run_fleet(
     manager: ProcessManager | None = None
     try:
         printer = Printer(output if output is not None else sys.stdout)
-        manager = ProcessManager(printer)
+        manager = ProcessManager(printer, quiet=quiet)
         fleet_id = secrets.token_hex(8)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", fleets.FLEET_ID_ENV: fleet_id}
         if quiet:
             env[QUIET_ENV] = "1"
+            GATE.hold()  # the embedded Redis's own line: the fleet says it below, once
         state = state_dir(settings)
         borrowed = False
         if settings.redis_sentinels.strip():
@@ -167,6 +169,9 @@ def run_fleet(
             manager.announce(
                 f"embedded Redis on {redact_url(embedded.url)}, data in {embedded.data_dir}"
             )
+        GATE.open()
+        if quiet and os.geteuid() == 0 and {"worker", "sidecar"} & processes.keys():
+            manager.announce(ROOT_WARNING)  # in place of each Celery worker's 9 lines
         if not borrowed:  # the fleet that owns the Redis keeps the workspace's record
             fleets.publish(
                 fleets.FleetRecord(

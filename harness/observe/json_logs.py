@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from harness.redaction import redact
 from harness.runtime import log_context
+from harness.runtime.banner import GATE
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -45,12 +46,15 @@ class RedactingFormatter(logging.Formatter):
 def configure_logging(level: str, log_format: str) -> None:
     """Point the root logger at stderr in `log_format` (`text` or `json`) at `level`.
     Replaces handlers set before, so calling it twice does not double lines. Python warnings
-    (a library's `SecurityWarning`) are logged too (`py.warnings`), in the same format."""
+    (a library's `SecurityWarning`) are logged too (`py.warnings`), in the same format. The
+    handler carries the start-up gate (`harness.runtime.banner.GATE`): it holds routine lines
+    back only in a process that started quietly."""
     handler = logging.StreamHandler()
     formatter: logging.Formatter = (
         JsonFormatter() if log_format == "json" else RedactingFormatter(TEXT_FORMAT)
     )
     handler.setFormatter(formatter)
+    handler.addFilter(GATE)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

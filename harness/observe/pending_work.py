@@ -1,6 +1,6 @@
 """What waits for the operator: pending approval requests, pairing codes and undelivered
 replies, for the console's actions page; and `answer_approval_as_operator`, the console's
-press of an approval button.
+press of an approval button (an override where the request names approvers).
 
 A pending approval is found through the run that waits on it: a waiting run whose latest
 request (`ApprovalStore.of_run`) has no answer yet (`settled` is None). The store keeps no
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.addresses import Destination
-from harness.events.data import ApprovalGiven
+from harness.events.data import OPERATOR_CHANNEL, OPERATOR_SUBJECT, ApprovalGiven
 from harness.observe.run_filters import RunFilter, find_runs
 from harness.records.pairing import PairingRequest
 from harness.records.stores import redis_records
@@ -22,7 +22,6 @@ from harness.runtime.bus import publish
 from harness.runtime.instance import Runtime
 from harness.runtime.sessions import session_of
 
-OPERATOR_SUBJECT = "dashboard:operator"
 OPERATOR_LABEL = "the operator (dashboard)"
 WAITING_SCAN = 200
 """Waiting runs looked at for open approval requests, newest first."""
@@ -32,7 +31,8 @@ WAITING_SCAN = 200
 class PendingApproval:
     """An open request: its id, the run waiting on it (its page shows the tool call asked
     about), that run's function and its session, and who may answer it (empty: whoever
-    reaches it, the console included; otherwise only they, not the console)."""
+    reaches it, the console included; otherwise only they, or the console as an explicit
+    override)."""
 
     approval_id: str
     run_id: str
@@ -41,9 +41,9 @@ class PendingApproval:
     approvers: tuple[str, ...] = ()
 
     @property
-    def operator_may_answer(self) -> bool:
-        """True when a press in the console counts (the request names no approvers)."""
-        return not self.approvers
+    def needs_override(self) -> bool:
+        """True when a press in the console overrides who the request names (its approvers)."""
+        return bool(self.approvers)
 
 
 @dataclass(frozen=True)
@@ -79,16 +79,21 @@ def pending_work(runtime: Runtime) -> PendingWork:
 
 
 def answer_approval_as_operator(
-    runtime: Runtime, approval_id: str, decision: Literal["approve", "deny"]
+    runtime: Runtime,
+    approval_id: str,
+    decision: Literal["approve", "deny"],
+    *,
+    override: bool = False,
 ) -> str:
     """Press an approval button as the operator: publish the same `agent.approval.given`
     event a chat button publishes; the `answer-approval` function decides whether it counts
-    (the first answer does, and only where the request lets the owner's entry points answer:
-    see `ApprovalStore.decide`). Returns the event id; a second press is the same event.
-    Raises `BusUnavailableError` when Redis is down."""
+    (the first answer does; one for a request naming approvers counts only with `override`,
+    recorded as overriding them: see `ApprovalStore.answer`). Returns the event id; a second
+    press is the same event. Raises `BusUnavailableError` when Redis is down."""
     given = ApprovalGiven(
         approval_id=approval_id, decision=decision, subject=OPERATOR_SUBJECT,
-        label=OPERATOR_LABEL, channel="dashboard", destination=Destination(chat_id="dashboard"),
+        label=OPERATOR_LABEL, channel=OPERATOR_CHANNEL, override=override,
+        destination=Destination(chat_id=OPERATOR_CHANNEL),
     )  # fmt: skip
     event = given.to_event(id=f"dashboard-answer-{approval_id}")
     publish(event, runtime=runtime)

@@ -104,7 +104,9 @@ class ApprovalStore(Protocol):
     def answer(self, given: ApprovalGiven) -> Claim:
         """`decide` for a press or a typed answer: the person counts as allowed (for requests
         that let any allowed person answer) when the channel's allowlist names them or the
-        owner paired them."""
+        owner paired them. The console operator's `override` (`ApprovalGiven.by_operator`)
+        skips the approvers, first answer still winning, recorded as "<label>, overriding
+        <approvers>"."""
         ...
 
     def decide_unattended(self, approval_id: str, decision: str, label: str) -> Claim:
@@ -219,12 +221,13 @@ class RedisApprovalStore:
         """See `ApprovalStore.decide`."""
         return self._run(approval_id, decision, subject, label or subject, allowed)
 
+    @on_bus("answer an approval request")
     def answer(self, given: ApprovalGiven) -> Claim:
         """See `ApprovalStore.answer`."""
         allowed = given.allowlisted or RedisAccessStore(self._runtime).allowed([given.subject])
-        return self.decide(
-            given.approval_id, given.decision, given.subject, given.label, allowed=allowed
-        )
+        label = given.label or given.subject
+        return self._run(given.approval_id, given.decision, given.subject, label, allowed,
+                         override=given.by_operator)  # fmt: skip
 
     @on_bus("answer an approval request for nobody")
     def decide_unattended(self, approval_id: str, decision: str, label: str) -> Claim:
@@ -245,10 +248,11 @@ class RedisApprovalStore:
         allowed: bool = False,
         *,
         system: bool = False,
+        override: bool = False,
     ) -> Claim:
         now = str(self._runtime.now_ms())
         keys = [self._record(approval_id), self._runtime.keys.run("")]
-        flags = ["1" if allowed else "0", "1" if system else "0"]
+        flags = ["1" if flag else "0" for flag in (allowed, system, override)]
         raw = self._decide(keys=keys, args=[decision, subject, now, label, *flags])
         outcome, state, by, at, who = (v.decode() if isinstance(v, bytes) else str(v) for v in raw)
         return Claim(outcome=outcome, state=state, by=by, at=int(at or 0), subject=who)  # type: ignore[arg-type]
@@ -379,9 +383,9 @@ class MemoryApprovalStore:
     def answer(self, given: ApprovalGiven) -> Claim:
         """See `ApprovalStore.answer`."""
         allowed = given.allowlisted or self._access.allowed([given.subject])
-        return self.decide(
-            given.approval_id, given.decision, given.subject, given.label, allowed=allowed
-        )
+        label = given.label or given.subject
+        return self._settle(given.approval_id, given.decision, given.subject, label,
+                            allowed=allowed, override=given.by_operator)  # fmt: skip
 
     def decide_unattended(self, approval_id: str, decision: str, label: str) -> Claim:
         """See `ApprovalStore.decide_unattended`."""
@@ -400,6 +404,7 @@ class MemoryApprovalStore:
         *,
         allowed: bool = False,
         system: bool = False,
+        override: bool = False,
     ) -> Claim:
         """What `lua/approval_decide.lua` does, step for step."""
         request = self._requests.get(approval_id)
@@ -416,7 +421,9 @@ class MemoryApprovalStore:
         if decision == "expired":
             r.state, r.at = "expired", now
             return Claim("recorded", "expired", "", now, "")
-        if r.approvers and not system:
+        if r.approvers and override:
+            label = f"{label}, overriding {', '.join(r.approvers)}"
+        elif r.approvers and not system:
             may = subject in r.approvers or (r.others == "allowed" and allowed)
             if not may:
                 return Claim("forbidden", r.state, r.by, r.at, r.who)

@@ -7,6 +7,7 @@ Celery app and its `harness.kick` task, the knobs from settings). Nothing else i
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from harness.runtime.settings import EngineSettings, engine_settings
 
 if TYPE_CHECKING:
     from redis.asyncio import BlockingConnectionPool
+    from redis.asyncio import Redis as AsyncRedis
 
     from harness.runtime.instance import Runtime
     from harness.runtime.sentinel import SentinelTarget
@@ -34,7 +36,6 @@ def build_runtime(settings: EngineSettings) -> Runtime:
     # Imported here, not at the top: every `harness` command names its builder through this
     # module (`use_builder`), and most never build a runtime (Redis client, Celery: ~0.3 s).
     import redis
-    from redis.asyncio import Redis as AsyncRedis
 
     from harness.observe.tracing import tracer_from_env
     from harness.runtime.celery_app import CeleryKicker
@@ -47,22 +48,23 @@ def build_runtime(settings: EngineSettings) -> Runtime:
     if sentinel is not None:
         url = ""  # the master's address comes from the Sentinels
         client = sentinel.sync_client()
-        aclient = sentinel.async_client(ASYNC_CONNECTIONS, ASYNC_WAIT_S)
-        kicker = CeleryKicker(
-            broker_factory=lambda: sentinel.async_client(ASYNC_CONNECTIONS, ASYNC_WAIT_S)
+        new_aclient: Callable[[], AsyncRedis] = functools.partial(
+            sentinel.async_client, ASYNC_CONNECTIONS, ASYNC_WAIT_S
         )
+        kicker = CeleryKicker(broker_factory=new_aclient)
     else:
         url = resolve_redis_url(settings)
         client = redis.Redis.from_url(
             url, decode_responses=True, health_check_interval=30, socket_connect_timeout=5
         )
-        aclient = AsyncRedis(connection_pool=async_pool(url))
+        new_aclient = functools.partial(async_client, url)
         kicker = CeleryKicker(in_script=True)  # the broker is this same Redis
     _point_celery(sentinel, url)
     return Runtime(
         redis=client,
         kicker=kicker,
-        aredis=aclient,
+        aredis=new_aclient(),
+        aredis_factory=new_aclient,
         keys=Keys(settings.harness_key_prefix),
         lease_ttl=settings.harness_lease_ttl,
         retry_backoff=settings.harness_retry_backoff,
@@ -101,6 +103,14 @@ def _point_celery(sentinel: SentinelTarget | None, url: str) -> None:
 
 ASYNC_CONNECTIONS = 64
 ASYNC_WAIT_S = 10.0
+
+
+def async_client(url: str) -> AsyncRedis:
+    """An async client of the Redis at `url` on a pool of its own (`async_pool`), for one
+    event loop. Touches no network."""
+    from redis.asyncio import Redis as AsyncRedis
+
+    return AsyncRedis(connection_pool=async_pool(url))
 
 
 def async_pool(url: str) -> BlockingConnectionPool:

@@ -7,6 +7,12 @@ arrival order), renews the lease while it works and learns which
 calls to abort (`keep`), and records the outcome (`settle`), which resumes the run. The run's
 replay asks for the same call again and gets the outcome without anything being made twice.
 
+Wake tokens, so gateways need not poll: each call offered (or handed back) pushes one on a
+short list per service, and a take leaves one exactly while calls are left to take; a gateway
+with room waits on the list (`AsyncCallBoard.wait`), and a token wakes one gateway. A token
+is only a hint: the take decides, so a lost or extra token delays or wastes one look, never
+loses a call nor takes one twice.
+
 Exactly once, by the call's token: each take of a call bumps it, so when a gateway dies
 mid-call its lease runs out, another takes the call under a new token, and the dead one's
 late answer is refused; an outcome once recorded is never replaced, and a call that has one
@@ -20,9 +26,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+from redis.asyncio import Redis as AsyncRedis
 
 import harness.runtime.scripts as scripts
-from harness.runtime.bus_errors import on_bus
+from harness.runtime.bus_errors import on_bus, redis_errors
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import Kick
 
@@ -89,11 +96,7 @@ class CallBoard:
         """Up to `limit` due calls of `service`, each now leased to `owner` for `lease_ms`."""
         if limit <= 0:
             return []
-        flat = self._take(args=[self.keys.prefix, service, owner, now_ms, lease_ms, limit])
-        return [
-            TakenCall(str(flat[i]), str(flat[i + 1]), str(flat[i + 2]))
-            for i in range(0, len(flat), 3)
-        ]
+        return _taken(self._take(args=[self.keys.prefix, service, owner, now_ms, lease_ms, limit]))
 
     @on_bus("renew offloaded calls")
     def keep(
@@ -104,9 +107,7 @@ class CallBoard:
         take them at once (a gateway that stops)."""
         if not held:
             return []
-        flat = [part for pair in held for part in pair]
-        out = self._keep(args=[self.keys.prefix, service, now_ms, lease_ms, *flat])
-        return [int(code) for code in out]
+        return _codes(self._keep(args=_keep_args(self.keys, service, now_ms, lease_ms, held)))
 
     @on_bus("record the call's outcome")
     def settle(
@@ -116,15 +117,11 @@ class CallBoard:
         Returns (False, ()) when refused: an outcome is there, or `token` is not the latest
         lease's. With a `template` (the kicker's `script_template()`) the kick is pushed by
         the script; else returned, to send."""
-        out = self._settle(
-            args=[self.keys.prefix, call_id, token, json.dumps(outcome), now_ms, template]
+        return _settled(
+            self._settle(
+                args=[self.keys.prefix, call_id, token, json.dumps(outcome), now_ms, template]
+            )
         )
-        flat = out[1:]
-        kicks = tuple(
-            Kick(str(flat[i]), str(flat[i + 1]), int(flat[i + 2]))
-            for i in range(0, len(flat) - 2, 3)
-        )
-        return bool(out[0]), kicks
 
     @on_bus("read the call's outcome")
     def outcome(self, call_id: str) -> dict[str, Any] | None:
@@ -141,3 +138,99 @@ class CallBoard:
         pipe.zcount(self.keys.call_leases(service), "-inf", now_ms)
         offered, expired = pipe.execute()
         return int(offered) + int(expired)
+
+
+class AsyncCallBoard:
+    """A gateway's side of `CallBoard` (`take`, `keep`, `settle`, `due`: the same scripts, the
+    same contracts) on an async client of one event loop, so the loop goes on streaming while
+    Redis answers, and `wait`, how a gateway sleeps until a call is offered. Every method
+    raises `BusUnavailableError` when Redis fails."""
+
+    def __init__(self, client: AsyncRedis, keys: Keys) -> None:
+        self.redis = client
+        self.keys = keys
+        self._take = scripts.load_async(client, "call_take")
+        self._keep = scripts.load_async(client, "call_keep")
+        self._settle = scripts.load_async(client, "call_settle")
+
+    async def wait(self, service: str, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` seconds (one blocking round trip) for a wake token of
+        `service`: a call offered or handed back since the last take. True when one came;
+        a token wakes one waiting gateway, and one may come when a take left calls behind."""
+        with redis_errors("wait for offloaded calls"):
+            got = await self.redis.blpop([self.keys.call_wake(service)], max(timeout_s, 0.001))
+        return got is not None
+
+    async def take(
+        self, service: str, owner: str, now_ms: int, lease_ms: int, limit: int
+    ) -> list[TakenCall]:
+        """`CallBoard.take`."""
+        if limit <= 0:
+            return []
+        with redis_errors("take offloaded calls"):
+            flat = await self._take(
+                args=[self.keys.prefix, service, owner, now_ms, lease_ms, limit]
+            )
+        return _taken(flat)
+
+    async def keep(
+        self, service: str, now_ms: int, lease_ms: int, held: list[tuple[str, str]]
+    ) -> list[int]:
+        """`CallBoard.keep`."""
+        if not held:
+            return []
+        with redis_errors("renew offloaded calls"):
+            out = await self._keep(args=_keep_args(self.keys, service, now_ms, lease_ms, held))
+        return _codes(out)
+
+    async def settle(
+        self, call_id: str, token: str, outcome: dict[str, Any], now_ms: int, template: str = ""
+    ) -> tuple[bool, tuple[Kick, ...]]:
+        """`CallBoard.settle`."""
+        args: list[str | int] = [
+            self.keys.prefix,
+            call_id,
+            token,
+            json.dumps(outcome),
+            now_ms,
+            template,
+        ]
+        with redis_errors("record the call's outcome"):
+            return _settled(await self._settle(args=args))
+
+    async def due(self, service: str, now_ms: int) -> int:
+        """`CallBoard.due`."""
+        with redis_errors("count offloaded calls"):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.llen(self.keys.calls(service))
+                pipe.zcount(self.keys.call_leases(service), "-inf", now_ms)
+                offered, expired = await pipe.execute()
+        return int(offered) + int(expired)
+
+    async def aclose(self) -> None:
+        """Close the client and its connections, on the loop that used them. Idempotent."""
+        await self.redis.aclose(close_connection_pool=True)
+
+
+def _keep_args(
+    keys: Keys, service: str, now_ms: int, lease_ms: int, held: list[tuple[str, str]]
+) -> list[Any]:
+    return [keys.prefix, service, now_ms, lease_ms, *(part for pair in held for part in pair)]
+
+
+def _codes(out: list[Any]) -> list[int]:
+    return [int(code) for code in out]
+
+
+def _taken(flat: list[Any]) -> list[TakenCall]:
+    return [
+        TakenCall(str(flat[i]), str(flat[i + 1]), str(flat[i + 2])) for i in range(0, len(flat), 3)
+    ]
+
+
+def _settled(out: list[Any]) -> tuple[bool, tuple[Kick, ...]]:
+    flat = out[1:]
+    kicks = tuple(
+        Kick(str(flat[i]), str(flat[i + 1]), int(flat[i + 2])) for i in range(0, len(flat) - 2, 3)
+    )
+    return bool(out[0]), kicks

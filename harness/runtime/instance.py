@@ -38,6 +38,8 @@ class Runtime:
 
     `aredis`, a client of the same Redis for one event loop, serves the async paths (a web
     process's webhooks, events API and health); without one they use `redis`, blocking.
+    `aredis_factory` builds another such client, for an event loop of its own (the model
+    gateway's thread); whoever calls it closes what it gets.
     `tracer` gives each run execution and step a span (`harness.observe.tracing`; off by
     default). `wait_replicas` > 0 makes `publish_async` return only once that many replicas
     hold the event (`REDIS_WAIT_REPLICAS`). `check_event` checks every event before it is
@@ -65,6 +67,7 @@ class Runtime:
     clock: Callable[[], float] = time.time
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     aredis: AsyncRedis | None = None
+    aredis_factory: Callable[[], AsyncRedis] | None = None
     wait_replicas: int = 0
     wait_timeout_ms: int = 1000
     check_event: EventCheck = check_engine_event

@@ -38,6 +38,11 @@ class Keys:
         """Sorted set: the calls of `service` gateways hold, by when their lease runs out."""
         return f"{self.prefix}:calls:{service}:leases"
 
+    def call_wake(self, service: str) -> str:
+        """List: wake tokens for `service`'s gateways, one pushed per call offered (capped),
+        none while nothing is offered; a gateway waits on it (`AsyncCallBoard.wait`)."""
+        return f"{self.prefix}:calls:{service}:wake"
+
     @property
     def events(self) -> str:
         """Capped stream of every accepted event."""

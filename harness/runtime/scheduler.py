@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 
 from harness.errors import BusUnavailableError
+from harness.runtime.banner import say_up
 from harness.runtime.bus_errors import redis_errors
 from harness.runtime.cron_ticks import fire_due_ticks
 from harness.runtime.functions import DEFAULT_QUEUE
@@ -53,7 +54,7 @@ def run_scheduler(
 ) -> None:
     """Loop until `stop` is set: reap, fire cron ticks, trim history. Survives Redis outages.
     Calls `on_pass` after every pass, failed or not (a liveness probe's sign of life)."""
-    log.info("scheduler %s started (every %.1fs)", runtime.worker_id, interval)
+    say_up(log, "scheduler %s ticking every %gs", runtime.worker_id, interval)
     passes = 0
     while not stop.is_set():
         try:

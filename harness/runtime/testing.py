@@ -6,6 +6,8 @@ Used by the unit tests and by anyone testing their own functions.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import redis
 
 from harness.runtime.bus_errors import on_bus
@@ -17,27 +19,38 @@ from harness.runtime.kicker import Kick, RecordingKicker
 from harness.runtime.scheduler import reap_once
 
 
-def drain(runtime: Runtime, *, max_kicks: int = 10_000) -> list[tuple[str, str]]:
+def drain(
+    runtime: Runtime, *, max_kicks: int = 10_000, hold: Collection[str] = ()
+) -> list[tuple[str, str]]:
     """Advance every pending kick, and the kicks those produce, until none is left.
 
     Also fires due timers (by the runtime's clock) after each round, and has the runtime's
-    `call_servers` make the offloaded calls due when no kick is left. Returns
-    (run_id, outcome) for each kick. Raises `RuntimeError` when `max_kicks` is exceeded,
-    which means something kicks itself forever.
+    `call_servers` make the offloaded calls due when no kick is left. Kicks of the runs in
+    `hold` are not advanced: they are back in the kicker's `pending`, in order, when drain
+    returns (a test holding one run back while the rest go on, whether a think is made inline
+    or offloaded). Returns (run_id, outcome) for each kick advanced. Raises `RuntimeError`
+    when `max_kicks` is exceeded, which means something kicks itself forever.
     """
     kicker = runtime.kicker
     if not isinstance(kicker, RecordingKicker):
         raise TypeError("drain() needs a runtime whose kicker is a RecordingKicker")
     outcomes: list[tuple[str, str]] = []
-    while True:
-        while kicker.pending:
-            kick = kicker.pending.popleft()
-            outcomes.append((kick.run_id, advance(runtime, kick.run_id, kick.seq)))
-            if len(outcomes) > max_kicks:
-                raise RuntimeError(f"more than {max_kicks} kicks: a run keeps kicking itself")
-        reap_once(runtime)
-        if not kicker.pending and not sum(serve() for serve in runtime.call_servers):
-            return outcomes
+    held: list[Kick] = []
+    try:
+        while True:
+            while kicker.pending:
+                kick = kicker.pending.popleft()
+                if kick.run_id in hold:
+                    held.append(kick)
+                    continue
+                outcomes.append((kick.run_id, advance(runtime, kick.run_id, kick.seq)))
+                if len(outcomes) > max_kicks:
+                    raise RuntimeError(f"more than {max_kicks} kicks: a run keeps kicking itself")
+            reap_once(runtime)
+            if not kicker.pending and not sum(serve() for serve in runtime.call_servers):
+                return outcomes
+    finally:
+        kicker.pending.extendleft(reversed(held))
 
 
 class DrainingKicker(RecordingKicker):

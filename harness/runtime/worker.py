@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from celery.signals import worker_init, worker_shutdown
+from celery.signals import worker_init, worker_ready, worker_shutdown
 
 from harness.errors import HarnessError
 from harness.fleet.heap import freeze_startup_heap
 from harness.runtime.assembly import get_runtime
-from harness.runtime.banner import start_celery_worker
+from harness.runtime.banner import say_up, start_celery_worker
 from harness.runtime.celery_app import app
 from harness.runtime.module_loader import load_function_modules
 from harness.runtime.presence import Heartbeat
@@ -35,7 +35,8 @@ class WorkerStart:
     `modules`, register their functions' triggers, beat into the presence set with the queues
     it consumes (`queues`, else the ones Celery was told: `-Q`, or the default queue), and
     freeze the start-up heap. Gossip and mingle are turned off (the ledger, not the workers,
-    decides who runs what)."""
+    decides who runs what). What `prepare` returns, when a string, is added to the worker's
+    one line once it consumes (`model gateway (256 calls at once)`)."""
 
     modules: tuple[str, ...]
     queues: tuple[str, ...] = ()
@@ -44,6 +45,7 @@ class WorkerStart:
 
 _start: WorkerStart | None = None
 _heartbeat: Heartbeat | None = None
+_ready_line: str | None = None  # what the worker says once it consumes (`_on_worker_ready`)
 
 
 def start_workers_with(start: WorkerStart | None) -> None:
@@ -83,23 +85,34 @@ def _on_worker_init(sender: Any, **_: object) -> None:
     """Celery calls this in a starting worker, before its consumer exists. A start-up that
     fails (a module that does not load, Redis down) stops the worker with a `SystemExit`
     saying why (Celery logs and swallows any other exception from a signal handler)."""
-    global _heartbeat
+    global _heartbeat, _ready_line
     start = _start
     if start is None:
         return
     sender.options["without_gossip"] = sender.options["without_mingle"] = True
+    note: object = None
     try:
         if start.prepare is not None:
-            start.prepare()
+            note = start.prepare()
         load_function_modules(start.modules)
         runtime = get_runtime()
         count = runtime.register_functions()
     except Exception as exc:
         raise SystemExit(f"the worker cannot start: {exc}") from exc
     log.info("worker registered %d function(s) from %s", count, ", ".join(start.modules) or "-")
+    _ready_line = f"worker ready: {count} functions"
+    if isinstance(note, str):
+        _ready_line += f", {note}"
     _heartbeat = Heartbeat(runtime, "worker", start.queues or _consumed_queues(sender))
     _heartbeat.start()
     freeze_startup_heap()
+
+
+@worker_ready.connect  # type: ignore[untyped-decorator]
+def _on_worker_ready(**_: object) -> None:
+    """Celery calls this once the worker consumes: its one start-up line (`say_up`)."""
+    if _ready_line is not None:
+        say_up(log, "%s", _ready_line)
 
 
 @worker_shutdown.connect  # type: ignore[untyped-decorator]

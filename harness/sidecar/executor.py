@@ -33,7 +33,7 @@ from celery.signals import worker_ready
 from harness.composition import use_fleet
 from harness.observe.json_logs import configure_logging
 from harness.runtime import Function, FunctionSpec, Runtime, get_runtime
-from harness.runtime.banner import start_celery_worker
+from harness.runtime.banner import GATE, hold_start_up_lines, start_celery_worker
 from harness.runtime.celery_app import app
 from harness.runtime.function_sources import (
     FILE_SOURCE,
@@ -158,6 +158,7 @@ def _on_ready(runtime: Runtime, loaded: Loaded) -> Callable[..., None]:
             "sidecar executor %d registered %d function(s), %d file(s) skipped",
             os.getpid(), len(loaded.specs) - len(BUILTIN_IDS), len(loaded.errors),
         )  # fmt: skip
+        GATE.open()  # the supervisor says the sidecar is up; later lines print as they come
         fd = os.environ.get(READY_FD_ENV)
         if fd:
             os.write(int(fd), b"ready\n")
@@ -179,6 +180,7 @@ def main() -> int:
     """Run the executor until SIGTERM (Celery's warm shutdown). Returns its exit code."""
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_format)
+    hold_start_up_lines()
     link = host_link(settings)
     try:
         link.start()  # the host imports the harness while this process imports Celery

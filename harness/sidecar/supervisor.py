@@ -41,6 +41,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from harness.errors import ConfigurationError
 from harness.runtime import get_runtime
+from harness.runtime.banner import say_up
 from harness.runtime.connection import resolve_redis_url
 from harness.runtime.function_sources import FILE_SOURCE, replace_source
 from harness.settings import Settings
@@ -53,7 +54,7 @@ from harness.sidecar.environment import (
 )
 from harness.sidecar.sandbox import FunctionSandbox, describe_function_sandbox, refusal
 from harness.sidecar.validate import Validator, encode_skip
-from harness.sidecar.watch_mode import observer_for
+from harness.sidecar.watch_mode import chosen_watch, observer_for
 
 log = logging.getLogger("harness.sidecar")
 READY_TIMEOUT_S = 60.0
@@ -114,6 +115,7 @@ class Sidecar:
         self._child_started = 0.0
         self._failures = 0
         self._retry_at = 0.0
+        self._up = False  # said its one start-up line (`say_up`)
 
     @property
     def child_pid(self) -> int | None:
@@ -202,6 +204,14 @@ class Sidecar:
             "sidecar child %d running %d function(s); %d file(s) skipped",
             child.pid, len(report.functions), len(report.errors),
         )  # fmt: skip
+        if not self._up:
+            self._up = True
+            skipped = f", {len(report.errors)} file(s) skipped: `harness functions` says why"
+            say_up(
+                log, "sidecar ready: watching %s (%s), %d function(s)%s", self.folder,
+                chosen_watch(self.settings.sidecar_watch, self.folder), len(report.functions),
+                skipped if report.errors else "",
+            )  # fmt: skip
         return True
 
     def _start_child(self, skip: str, stop: threading.Event) -> subprocess.Popen[bytes] | None:

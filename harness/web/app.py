@@ -30,6 +30,7 @@ from harness.web import dashboard
 from harness.web.body import BodyLimits
 from harness.web.deps import WebContext
 from harness.web.header_timeout import HeaderTimeoutProtocol
+from harness.web.listening import run_server
 from harness.web.processes import serve_processes
 from harness.web.registrar import FunctionRegistrar
 
@@ -118,7 +119,7 @@ def serve(
         if status:
             raise SystemExit(status)
     else:
-        uvicorn.run(fleet_app(settings, runtime_factory), **options)
+        run_server(uvicorn.Config(fleet_app(settings, runtime_factory), **options))
 
 
 def production_app() -> FastAPI:

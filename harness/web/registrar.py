@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 
 from harness.fleet.restarts import Backoff
 from harness.runtime import Runtime
+from harness.runtime.banner import START_UP_ONLY
 from harness.runtime.module_loader import load_function_modules
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,8 @@ class FunctionRegistrar:
                 )
                 self._stop.wait(delay)
                 continue
-            log.info("web registered %d built-in function(s)", count)
+            # after a retry it is news; else routine, held back in a quiet start
+            extra = START_UP_ONLY if failures == 0 else None
+            log.info("web registered %d built-in function(s)", count, extra=extra)
             self.registered.set()
             return

@@ -24,6 +24,7 @@ from harness.runtime.testing import drain
 from harness.tools.base import Tool, ToolContext, ToolParams
 from tests.agent.conftest import AgentRig
 from tests.agent.roster.test_named_delegation import write_agent
+from tests.fakes.model_match import opened_with
 from tests.fakes.model_server import Reply
 
 OWNER_META = {
@@ -188,7 +189,10 @@ def test_chat_command_stop_cancels_the_chats_background_task_and_names_it(
     rig.model.script(
         Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
         Reply.answer("Started."),
-        Reply.tool("write", {"path": "functions/job.py", "content": "job = 1\n"}),  # researcher
+    )
+    rig.model.script_for(
+        opened_with("find tea"),
+        Reply.tool("write", {"path": "functions/job.py", "content": "job = 1\n"}),
     )
     turn = run_id_for(MESSAGE_HANDLER, _say(rig, "research tea", meta={CAN_ANSWER_META: True}))
     task = run_id_for(SUBAGENT_FUNCTION, f"{turn}:delegate:0")

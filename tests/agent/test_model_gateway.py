@@ -3,10 +3,14 @@ no worker, a gateway makes the call on the async SDK client and the run resumes 
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
+import redis.asyncio
 
 from harness.agent import platforms
 from harness.agent.deps import build_deps, set_agent_deps
@@ -15,6 +19,8 @@ from harness.agent.model_calls import MODEL_SERVICE
 from harness.events import ReplyTarget
 from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
+from harness.runtime.keys import Keys
+from harness.runtime.kicker import RecordingKicker
 from harness.runtime.testing import drain
 from harness.settings import Settings
 from tests.agent.conftest import AgentRig, make_settings, user_texts
@@ -224,3 +230,81 @@ def test_the_gateways_concurrency_limit_queues_calls_rather_than_failing(
     assert [_status(agent.runtime, r) for r in runs] == ["completed"] * 5
     assert gateway.made == 5 and gateway.peak == 2
     assert agent.replies() == ["ok"] * 5
+
+
+def test_a_parked_call_is_taken_at_once_not_at_the_idle_tick(
+    agent: AgentRig, gateways: list[ModelGateway]
+) -> None:
+    # Given a gateway that looks on its own only once a minute, and has looked once already
+    settings = _on_gateway(agent)
+    agent.model.script(Reply.answer("Woken."))
+    gateway = ModelGateway(agent.runtime, settings, idle_s=60, poll_s=60)
+    gateways.append(gateway)
+    wake = agent.runtime.keys.call_wake(MODEL_SERVICE)
+    agent.runtime.redis.lpush(wake, "stale")  # its first take clears what nothing stands for
+    gateway.start()
+    wait_until(lambda: not agent.runtime.redis.exists(wake), "the gateway's first look")
+    # When a message's model call parks
+    run_id = agent.say("hi")
+    # Then the gateway makes it well before its next look of its own
+    wait_until(lambda: gateway.made == 1 and not gateway._inflight, "the call to be made")
+    drain(agent.runtime)
+    assert _status(agent.runtime, run_id) == "completed"
+    assert agent.replies() == ["Woken."]
+
+
+def test_an_idle_gateway_makes_a_round_trip_per_idle_interval(
+    agent: AgentRig, redis_url: str, gateways: list[ModelGateway]
+) -> None:
+    # Given a gateway on a real Redis, nothing to do, looking every 0.2 s when idle
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    runtime = Runtime(
+        redis=client,
+        kicker=RecordingKicker(),
+        registry=FunctionRegistry(),
+        keys=Keys(f"idle{uuid.uuid4().hex[:8]}"),
+        aredis_factory=lambda: redis.asyncio.Redis.from_url(redis_url, decode_responses=True),
+    )
+    gateway = ModelGateway(runtime, _on_gateway(agent), idle_s=0.2)
+    gateways.append(gateway)
+    client.config_resetstat()
+    began = time.monotonic()
+    # When it has waited for calls a few times
+    gateway.start()
+    wait_until(lambda: _calls(client, "blpop") >= 5, "five waits for calls")
+    window = time.monotonic() - began
+    # the round trips: a script's own commands count too, under their names, so count the
+    # scripts called, and the waits (the gateway sends nothing else once connected)
+    sent = _calls(client, "evalsha", "eval", "blpop")
+    gateway.stop()
+    client.close()
+    # Then it made two round trips (a wait, a take) per idle interval, not one per poll
+    most = 2 * (window / gateway.idle_s + 1) + 2  # + a script's first call (NOSCRIPT)
+    assert sent <= most, f"{sent} commands in {window:.2f} s, at most {most:.0f} expected"
+
+
+def _calls(client: redis.Redis, *commands: str) -> int:
+    """How often Redis ran `commands` since its last CONFIG RESETSTAT."""
+    stats: dict[str, dict[str, int]] = client.info("commandstats")
+    return sum(stats.get(f"cmdstat_{command}", {}).get("calls", 0) for command in commands)
+
+
+def test_two_full_gateways_share_the_calls_by_wake_tokens_each_made_once(
+    agent: AgentRig, gateways: list[ModelGateway]
+) -> None:
+    # Given two gateways of two slots each that look on their own only once a minute
+    settings = _on_gateway(agent)
+    agent.model.respond_with(lambda api, body: Reply.answer("ok", pace=0.02))
+    pair = [ModelGateway(agent.runtime, settings, concurrency=2, idle_s=60) for _ in range(2)]
+    gateways.extend(pair)
+    for gateway in pair:
+        gateway.start()
+    # When five chats' model calls park
+    runs = [agent.say("hi", session=f"chat-{n}") for n in range(5)]
+    # Then every call is made, once, by the tokens and the freed slots alone
+    wait_until(lambda: sum(g.made for g in pair) == 5, "five calls to be made")
+    wait_until(lambda: not any(g._inflight for g in pair), "the calls to be recorded")
+    drain(agent.runtime)
+    assert [_status(agent.runtime, r) for r in runs] == ["completed"] * 5
+    assert len(agent.model.requests) == 5 and agent.replies() == ["ok"] * 5
+    assert all(g.peak <= 2 for g in pair)

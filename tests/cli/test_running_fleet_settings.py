@@ -142,3 +142,30 @@ def _no_workspace_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     variable records nothing to undo)."""
     monkeypatch.setenv("AGENT_WORKSPACE", "")
     monkeypatch.delenv("AGENT_WORKSPACE")
+
+
+@pytest.mark.parametrize(
+    ("named", "follows"),
+    [
+        ("REDIS_URL=redis://127.0.0.1:6399/0\n", False),  # a fleet of its own
+        ("AGENT_WORKSPACE=./mine\n", False),  # its own workspace, which no fleet serves
+        ("LLM_PROVIDER=openai\n", True),  # nothing ties it to another fleet
+    ],
+)
+def test_a_folder_whose_env_names_its_own_fleet_keeps_its_settings(
+    fleet_folder: Path, elsewhere: Path, monkeypatch: pytest.MonkeyPatch, named: str, follows: bool
+) -> None:
+    # Given a fleet running in another folder, and this folder's .env naming `named`
+    (elsewhere / ".env").write_text(named)
+    monkeypatch.chdir(elsewhere)
+    _no_workspace_setting(monkeypatch)
+    try:
+        # When a command that talks to a fleet runs here
+        followed = follow_running_fleet("knowledge")
+        # Then it follows the other fleet only when nothing here names a Redis or workspace
+        assert (followed is not None) is follows, followed
+        if not follows:
+            assert get_settings().agent_workspace != fleet_folder / "workspace"
+    finally:
+        read_dotenv_in(None)
+        get_settings.cache_clear()

@@ -12,6 +12,8 @@ rejections do not consume a scripted reply and are listed in `server.rejections`
 with nothing scripted gets a 500 and is counted in `server.unscripted`, unless a responder is
 set (`server.respond_with(fn)`): then `fn(api, body)` builds the reply from the request, which
 lets many concurrent conversations each get an answer of their own (the chaos suite).
+Replies scripted for one conversation (`server.script_for(opened_with("find tea"), ...)`, see
+`model_match`) go only to its requests, whatever order concurrent conversations ask in.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.fakes.embeddings_wire import embeddings_reply
+from tests.fakes.model_match import Match
 from tests.fakes.model_wire import (
     anthropic_events,
     anthropic_json,
@@ -152,6 +155,7 @@ class ModelServer:
         self.unknown_fields = unknown_fields
         self._lock = threading.Condition()
         self._replies: deque[Reply] = deque()
+        self._keyed: list[tuple[Match, deque[Reply]]] = []
         self._requests: list[RecordedRequest] = []
         self._stalled = 0
         self.rejections: list[str] = []
@@ -190,6 +194,14 @@ class ModelServer:
         """Queue replies; each model request takes the oldest."""
         with self._lock:
             self._replies.extend(replies)
+
+    def script_for(self, match: Match, *replies: Reply) -> None:
+        """Queue replies that only requests `match(api, body)` accepts take, oldest first,
+        before the shared queue of `script`: one conversation's answers, when concurrent
+        conversations may ask in either order. A request two queues match takes from the
+        one scripted first."""
+        with self._lock:
+            self._keyed.append((match, deque(replies)))
 
     def respond_with(self, responder: Responder | None) -> None:
         """Answer requests that find no scripted reply with `responder(api, body)`, where
@@ -243,6 +255,9 @@ class ModelServer:
 
     def next_reply(self, api: str = "anthropic", body: Any = None) -> Reply | None:
         with self._lock:
+            for match, queue in self._keyed:
+                if queue and match(api, body):
+                    return queue.popleft()
             if self._replies:
                 return self._replies.popleft()
             responder = self._responder

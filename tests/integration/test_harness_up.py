@@ -3,7 +3,6 @@ unchanged, a model key, and channels that cannot connect."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
@@ -19,6 +18,7 @@ from harness.fleet import fleets
 from harness.fleet.embedded_redis import free_port
 from tests.fakes.model_server import ModelServer, Reply
 from tests.integration.conftest import ROOT, up_env, wait_until
+from tests.processes import interrupt
 
 # Each test starts a whole fleet of processes: allow for a slow, busy machine.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(360)]
@@ -79,13 +79,7 @@ def up(tmp_path: Path, model_server: ModelServer) -> Iterator[Up]:
     try:
         yield running
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        interrupt(process, timeout=40)
 
 
 def _cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:

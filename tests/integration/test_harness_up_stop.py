@@ -134,7 +134,7 @@ def _wait_until_serving(piped: PipedUp) -> None:
     wait_until(
         lambda: (
             "ready: chat with `harness chat`" in piped.output()
-            and "sidecar child" in piped.output()
+            and "sidecar ready:" in piped.output()  # its one line: the child runs
         ),
         timeout=START_WITHIN_S,
         what=f"the fleet to be ready with a sidecar child (harness up exit code "

@@ -11,6 +11,7 @@ import pytest
 from anthropic.types import ToolParam
 from openai.types.chat import ChatCompletionFunctionToolParam
 
+from tests.fakes.model_match import opened_with
 from tests.fakes.model_server import ModelServer, Reply
 
 CLAUDE = "claude-sonnet-5-5"
@@ -186,6 +187,51 @@ def test_model_server_responder_answers_what_nothing_scripted_covers(
         "anthropic: two",
     ]
     assert model_server.unscripted == 0
+
+
+def test_model_server_replies_scripted_for_a_conversation_go_to_it_in_any_order(
+    claude: anthropic.Anthropic, model_server: ModelServer
+) -> None:
+    # Given replies scripted for a conversation about tea and one about coffee, and one shared
+    model_server.script(Reply.answer("shared"))
+    model_server.script_for(opened_with("tea"), Reply.answer("tea 1"), Reply.answer("tea 2"))
+    model_server.script_for(opened_with("coffee"), Reply.answer("coffee 1"))
+    ask = {"model": CLAUDE, "max_tokens": 10}
+
+    def turn(*texts: str) -> str:
+        roles = ["user", "assistant"] * len(texts)
+        messages: Any = [{"role": r, "content": t} for r, t in zip(roles, texts, strict=False)]
+        reply = claude.messages.create(**ask, messages=messages)
+        return str(reply.content[0].text)  # type: ignore[union-attr]
+
+    # When coffee asks first, then tea twice, then a third conversation
+    answers = [turn("coffee?"), turn("tea?"), turn("tea?", "tea 1", "more"), turn("water?")]
+    # Then each conversation got its own replies in order, and the rest the shared one
+    assert answers == ["coffee 1", "tea 1", "tea 2", "shared"]
+
+
+def test_model_server_matches_openai_conversations_by_their_first_user_message(
+    gpt: openai.OpenAI, model_server: ModelServer
+) -> None:
+    # Given a reply scripted for the conversation opened with "find tea", and a shared one
+    model_server.script(Reply.answer("shared"))
+    model_server.script_for(opened_with("find tea"), Reply.answer("Tea is green."))
+    # When a system-prompted conversation about tea asks, after another one
+    other = gpt.chat.completions.create(
+        model="gpt-5.4-mini", messages=[{"role": "user", "content": "research tea"}]
+    )
+    tea = gpt.chat.completions.create(
+        model="gpt-5.4-mini",
+        messages=[
+            {"role": "system", "content": "You research."},
+            {"role": "user", "content": [{"type": "text", "text": "find tea"}]},
+        ],
+    )
+    # Then the tea conversation got its reply, and the other the shared one
+    assert [other.choices[0].message.content, tea.choices[0].message.content] == [
+        "shared",
+        "Tea is green.",
+    ]
 
 
 def test_model_server_rejects_a_tool_choice_the_services_would_refuse(

@@ -3,7 +3,7 @@ test runs on the Redis store and on its in-memory twin (`stores`)."""
 
 from __future__ import annotations
 
-from harness.events import ApprovalGiven, Destination
+from harness.events import OPERATOR_CHANNEL, OPERATOR_SUBJECT, ApprovalGiven, Destination
 from harness.records.approvals import RedisApprovalStore
 from harness.runtime import Runtime
 from tests.records.conftest import Stores
@@ -176,3 +176,38 @@ def test_store_says_who_may_answer_a_request(stores: Stores) -> None:
     assert store.approvers("a1") == [ANA]
     assert store.approvers("a2") == []
     assert store.approvers("nope") is None
+
+
+def _operator(approval_id: str, decision: str = "approve") -> ApprovalGiven:
+    return ApprovalGiven(
+        approval_id=approval_id, decision=decision, subject=OPERATOR_SUBJECT,  # type: ignore[arg-type]
+        label="the operator (dashboard)", channel=OPERATOR_CHANNEL,
+        destination=Destination(chat_id="dashboard"), override=True,
+    )  # fmt: skip
+
+
+def test_store_operator_override_skips_the_approvers_and_says_so(stores: Stores) -> None:
+    # Given a request only Ana and Bob may answer, and one that names nobody
+    store = stores.approvals
+    store.open("a1", [ANA, BOB], "chat-1", _waiting_run(stores))
+    store.open("a2", [], None, _waiting_run(stores, "run-2"))
+    # When the operator overrides both from the console, and Ana presses late
+    first = store.answer(_operator("a1"))
+    plain = store.answer(_operator("a2", "deny"))
+    late = store.decide("a1", "deny", ANA, "Ana")
+    # Then the override counted, recorded as one, and Ana is told so
+    overriding = f"the operator (dashboard), overriding {ANA}, {BOB}"
+    assert (first.outcome, first.state, first.by) == ("recorded", "approve", overriding)
+    assert (late.outcome, late.by) == ("answered", overriding)
+    # And a request that names nobody records the operator plainly
+    assert (plain.outcome, plain.by) == ("recorded", "the operator (dashboard)")
+
+
+def test_store_operator_override_loses_to_an_earlier_answer(stores: Stores) -> None:
+    # Given a request Ana answered first
+    store = stores.approvals
+    store.open("a1", [ANA], "chat-1", _waiting_run(stores))
+    store.decide("a1", "deny", ANA, "Ana")
+    # When the operator overrides it, Then the earlier answer stands
+    claim = store.answer(_operator("a1"))
+    assert (claim.outcome, claim.state, claim.by) == ("answered", "deny", "Ana")

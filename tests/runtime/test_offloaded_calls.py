@@ -3,11 +3,13 @@ under a lease, and its outcome, recorded once, resumes the run."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 from harness.runtime import Context, Runtime, event, function, publish
-from harness.runtime.calls import ABORT, KEEP, LOST
+from harness.runtime.calls import ABORT, KEEP, LOST, AsyncCallBoard
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from tests.runtime_fixtures import ManualClock
@@ -180,3 +182,59 @@ def test_a_retry_makes_a_new_call_even_after_a_step_run_inside_the_step(
     assert _status(runtime, run_id) == "completed"
     record = runtime.ledger.run(run_id)
     assert record is not None and record.result == "ok"
+
+
+def _woken(runtime: Runtime, while_waiting: Callable[[], object] | None = None) -> bool:
+    """Whether a gateway waiting for `echo` calls got a wake token: while `while_waiting`
+    runs (waiting far longer than a test may take), or, with None, just now."""
+
+    async def wait() -> bool:
+        assert runtime.aredis_factory is not None, "the test runtime gives async clients"
+        board = AsyncCallBoard(runtime.aredis_factory(), runtime.keys)
+        try:
+            waiting = asyncio.create_task(board.wait("echo", 3600 if while_waiting else 0.01))
+            if while_waiting is not None:  # on the blocking client, in a thread, as a worker
+                await asyncio.to_thread(while_waiting)
+            return await asyncio.wait_for(waiting, 10)
+        finally:
+            await board.aclose()
+
+    return asyncio.run(wait())
+
+
+def test_a_gateway_waiting_for_calls_is_woken_by_a_parked_call(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a function that offloads a call
+    _asker(registry, [])
+    runtime.register_functions()
+
+    def park() -> None:
+        publish({"name": "app/ask", "data": {"q": "x"}}, runtime=runtime)
+        drain(runtime)
+
+    # When a run parks on its call while a gateway waits for calls (an hour at most)
+    # Then the wait ends with a token, and the call is there to take
+    assert _woken(runtime, park) is True
+    assert len(runtime.calls.take("echo", "gw", runtime.now_ms(), LEASE_MS, 10)) == 1
+
+
+def test_wake_tokens_stand_for_calls_left_to_take(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given three calls parked, and a gateway with room for two
+    _asker(registry, [])
+    runtime.register_functions()
+    for q in "abc":
+        publish({"name": "app/ask", "data": {"q": q}}, runtime=runtime)
+    drain(runtime)
+    held = runtime.calls.take("echo", "gw-1", runtime.now_ms(), LEASE_MS, 2)
+    # Then a token is left for another gateway, for the third call
+    assert len(held) == 2 and _woken(runtime) is True
+    # When that one takes it, no token is left: an idle gateway is not woken for nothing
+    assert len(runtime.calls.take("echo", "gw-2", runtime.now_ms(), LEASE_MS, 2)) == 1
+    assert _woken(runtime) is False
+    # When the first gateway hands its calls back (it stops), a gateway is woken for them
+    runtime.calls.keep("echo", runtime.now_ms(), 0, [(c.call_id, c.token) for c in held])
+    assert _woken(runtime) is True
+    assert len(runtime.calls.take("echo", "gw-2", runtime.now_ms(), LEASE_MS, 5)) == 2

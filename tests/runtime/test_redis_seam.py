@@ -150,7 +150,7 @@ def _runtime_modules() -> Iterator[Any]:
 
 
 def _takes_redis(params: list[inspect.Parameter]) -> bool:
-    return bool(params) and params[0].annotation in ("redis.Redis", "Runtime")
+    return bool(params) and params[0].annotation in ("redis.Redis", "AsyncRedis", "Runtime")
 
 
 def _targets() -> list[Target]:
@@ -270,6 +270,8 @@ def _arguments(fn: Callable[..., Any], rt: Runtime) -> tuple[list[Any], dict[str
             value: Any = rt
         elif annotation in ("redis.Redis", "Keys"):
             value = rt.redis if annotation == "redis.Redis" else rt.keys
+        elif annotation == "AsyncRedis":  # a store of one event loop's (async methods only)
+            value = rt.aredis
         elif annotation in SAMPLES:
             value = SAMPLES[annotation]()
         else:
@@ -370,7 +372,7 @@ def test_seam_finds_the_stores_and_their_methods() -> None:
         "RedisUsageStore.add", "RedisCursors.get", "RedisDeliveryRecords.begin",
         "RedisDraftRecords.get", "RedisUndeliveredReplies.record", "Broadcast.subscribe",
         "Runtime.ping", "publish", "publish_async", "fire_due_ticks", "replace_source",
-        "live_members_async", "redeliver_chat",
+        "live_members_async", "redeliver_chat", "AsyncCallBoard.wait", "AsyncCallBoard.take",
     }  # fmt: skip
     assert expected <= names, sorted(expected - names)
     # and every method allowed to swallow a failure still exists

@@ -48,14 +48,17 @@ def worker(rt: Runtime) -> Iterator[None]:
     thread.join(timeout=10)
 
 
-def _waiting_for_approval(rt: Runtime, registry: FunctionRegistry) -> str:
-    """A run that opened approval request `ap-1` (anyone at the owner's entry points may
-    answer) and waits for its answer, as the agent's approval gate does."""
+def _waiting_for_approval(
+    rt: Runtime, registry: FunctionRegistry, approvers: tuple[str, ...] = ()
+) -> str:
+    """A run that opened approval request `ap-1` (for `approvers`; by default anyone at the
+    owner's entry points may answer) and waits for its answer, as the agent's approval gate
+    does."""
 
     @function(id="asks", trigger=event("app/ask"), retries=0, registry=registry)
     def asks(ctx: Context) -> str:
         store = redis_records(ctx.runtime).approvals
-        ctx.step.run("open", lambda: store.open("ap-1", [], None, ctx.run_id))
+        ctx.step.run("open", lambda: store.open("ap-1", list(approvers), None, ctx.run_id))
         answer = ctx.step.wait_for_event("answer", event="agent.approval.answered",
                                          match="data.approval_id", timeout="1h")  # fmt: skip
         return "timed out" if answer is None else str(answer.data["decision"])
@@ -89,6 +92,34 @@ def test_an_approval_pressed_in_the_page_resumes_the_run(
     # And the request is gone from the page once reloaded
     browser.refresh()
     assert browser.find_elements(By.CSS_SELECTOR, "#approvals tr[data-approval]") == []
+
+
+def test_an_override_is_sent_only_once_its_box_is_ticked(
+    site: str, browser: webdriver.Chrome, rt: Runtime, registry: FunctionRegistry, worker: None
+) -> None:
+    # Given a run waiting for Ann's approval, and the operator on the approvals page
+    run_id = _waiting_for_approval(rt, registry, approvers=("telegram:user:7",))
+    _sign_in(browser, site)
+    browser.get(site + "/dashboard/actions")
+    (row,) = wait_until(
+        lambda: browser.find_elements(By.CSS_SELECTOR, '#approvals tr[data-approval="ap-1"]'),
+        "the pending request's row",
+    )
+    assert "for telegram:user:7" in row.text, row.text
+    # When Approve (override) is pressed with the box unticked, Then the browser sends nothing
+    box = row.find_element(By.CSS_SELECTOR, "input[name=override]")
+    row.find_element(By.CSS_SELECTOR, "button.approve").click()
+    assert browser.execute_script("return arguments[0].validity.valueMissing;", box)
+    assert browser.find_elements(By.ID, "flash") == []
+    assert rt.ledger.run(run_id).status == "waiting"  # type: ignore[union-attr]
+    # When the box is ticked and it is pressed again
+    box.click()
+    row.find_element(By.CSS_SELECTOR, "button.approve").click()
+    # Then the flash names the override, and the run resumes and ends approved
+    flash = wait_until(lambda: browser.find_elements(By.ID, "flash"), "the flash message")
+    assert "overriding telegram:user:7" in flash[0].text, flash[0].text
+    wait_until(lambda: rt.ledger.run(run_id).status == "completed", "the run to complete")  # type: ignore[union-attr]
+    assert rt.ledger.run(run_id).result == "approve"  # type: ignore[union-attr]
 
 
 def test_a_chart_drawn_from_known_usage_shows_the_values(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bs4 import BeautifulSoup
 
+from channels.approvals import answer_approval
 from harness.observe.pending_work import pending_approvals
 from harness.records.stores import redis_records
 from harness.records.undelivered import UndeliveredReply
@@ -162,18 +163,45 @@ def test_pending_approvals_lists_only_open_requests_of_waiting_runs(
     assert pending_approvals(runtime) == []
 
 
-def test_a_request_only_its_asker_may_answer_shows_no_buttons_and_refuses_a_press(
+def test_a_request_naming_approvers_is_answered_only_with_the_override_box(
     runtime: Runtime, registry: FunctionRegistry
 ) -> None:
     # Given a waiting run whose request only the person who asked may answer
     run_id = _waiting_run(runtime, registry)
     redis_records(runtime).approvals.open("ap-2", ["telegram:user:7"], "s", run_id)
     client = signed_in(runtime)
-    # When the actions page is opened, Then the request is listed with who may answer, no button
+    # When the actions page is opened, Then it names who was asked and offers only overrides
     (row,) = soup(client, "/dashboard/actions").select('#approvals tr[data-approval="ap-2"]')
-    assert "only telegram:user:7 may answer" in row.text and row.select("button") == []
-    # And a forged press is refused (403), the request still pending
+    assert "for telegram:user:7" in row.text, row.text
+    buttons = [b.text for b in row.select("button")]
+    assert buttons == ["Approve (override)", "Deny (override)"], buttons
+    assert row.select_one("input[type=checkbox][name=override][value=yes][required]") is not None
+    # And a press without the box ticked is refused (400, saying why), nothing sent
     token = csrf(client, f"/dashboard/runs/{run_id}/actions")
     response = client.post("/dashboard/approvals/ap-2", data={"csrf": token, "decision": "approve"})
-    assert response.status_code == 403, response.text
+    assert response.status_code == 400 and "override" in response.text, response.text
+    drain(runtime)
     assert redis_records(runtime).approvals.settled("ap-2") is None
+
+
+def test_an_override_pressed_twice_records_one_answer_and_flashes_the_second(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a request only telegram:user:7 may answer, overridden from the console
+    run_id = _waiting_run(runtime, registry)
+    redis_records(runtime).approvals.open("ap-3", ["telegram:user:7"], "s", run_id)
+    registry.register(answer_approval)
+    runtime.register_functions()
+    client = signed_in(runtime)
+    form = {"csrf": csrf(client, "/dashboard/actions"), "override": "yes"}
+    first = client.post("/dashboard/approvals/ap-3", data={**form, "decision": "deny"})
+    drain(runtime)
+    # When it is pressed again (another tab still showing the buttons)
+    second = client.post("/dashboard/approvals/ap-3", data={**form, "decision": "approve"})
+    # Then the first counted, as an override, and the second is told so in a flash
+    assert (first.status_code, second.status_code) == (303, 303), second.text
+    settled = redis_records(runtime).approvals.settled("ap-3")
+    by = "the operator (dashboard), overriding telegram:user:7"
+    assert settled is not None and (settled.state, settled.by) == ("deny", by)
+    flash = soup(client, "/dashboard/actions").select_one("#flash")
+    assert flash is not None and f"already deny {by}" in flash.text, flash

@@ -9,7 +9,6 @@ from typing import Any
 
 import fakeredis
 import pytest
-import uvicorn
 
 from harness.runtime import Runtime
 from harness.runtime import worker as worker_module
@@ -17,6 +16,7 @@ from harness.runtime.celery_app import app as celery_app
 from harness.runtime.testing import RecordingKicker
 from harness.settings import get_settings
 from harness.web import app as web_app
+from harness.web.listening import ListeningServer
 from tests.runtime.test_worker_start import initialising_worker
 
 
@@ -39,10 +39,11 @@ def test_the_web_server_freezes_the_startup_heap_before_it_serves(
     # Given uvicorn's blocking run replaced by one that notes what the collector would walk
     frozen_when_served: list[int] = []
 
-    def run(app: Any, **options: Any) -> None:
+    def run(server: ListeningServer, sockets: Any = None) -> None:
         frozen_when_served.append(gc.get_freeze_count())
+        server.started = True
 
-    monkeypatch.setattr(uvicorn, "run", run)
+    monkeypatch.setattr(ListeningServer, "run", run)
     # When the web server starts
     web_app.serve(get_settings(), runtime_factory=lambda: fake_runtime)
     # Then by the time it serves, what start-up built (thousands of objects) is frozen

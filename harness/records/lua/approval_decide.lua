@@ -4,7 +4,9 @@
 -- group member); a request whose run has ended counts as expired (`ApprovalStore`).
 -- KEYS: the request's hash, the run hash prefix
 -- ARGV: state (approved, denied, session, expired), subject, now_ms, by (display name),
---       other_allowed ('1'), for_nobody ('1': the harness decides, the request was not shown)
+--       other_allowed ('1'), for_nobody ('1': the harness decides, the request was not shown),
+--       override ('1': the operator answers from the console over the approvers, recorded
+--       as "<by>, overriding <approvers>")
 -- Returns {outcome, state, by, at, subject}.
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'unknown', '', '', '', ''} end
 local state = redis.call('HGET', KEYS[1], 'state')
@@ -28,13 +30,16 @@ if ARGV[1] == 'expired' then
   return {'recorded', 'expired', '', ARGV[3], ''}
 end
 local approvers = cjson.decode(redis.call('HGET', KEYS[1], 'approvers'))
+local label = ARGV[4]
+if #approvers > 0 and ARGV[7] == '1' then
+  label = label .. ', overriding ' .. table.concat(approvers, ', ')
 -- ARGV[6] == '1': the harness decides for nobody (the request could not be shown)
-if #approvers > 0 and ARGV[6] ~= '1' then
+elseif #approvers > 0 and ARGV[6] ~= '1' then
   local ok = false
   for _, who in ipairs(approvers) do if who == ARGV[2] then ok = true end end
   -- in a group with AGENT_APPROVAL_GROUP_ANSWER=allowed, any allowed member may answer too
   if redis.call('HGET', KEYS[1], 'others') == 'allowed' and ARGV[5] == '1' then ok = true end
   if not ok then return {'forbidden', state, by, at, who} end
 end
-redis.call('HSET', KEYS[1], 'state', ARGV[1], 'by', ARGV[4], 'at', ARGV[3], 'who', ARGV[2])
-return {'recorded', ARGV[1], ARGV[4], ARGV[3], ARGV[2]}
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'by', label, 'at', ARGV[3], 'who', ARGV[2])
+return {'recorded', ARGV[1], label, ARGV[3], ARGV[2]}

@@ -14,9 +14,14 @@ if redis.call('EXISTS', ck) == 0 then
     'token', 0, 'created', now)
   redis.call('EXPIRE', ck, tonumber(ARGV[9]))
 end
--- offered in arrival order; one a gateway holds keeps its lease, one dropped is offered again
+-- offered in arrival order; one a gateway holds keeps its lease, one dropped is offered again.
+-- Each offer also pushes a wake token (capped: a token wakes one waiting gateway, and one
+-- gateway takes many calls per wake), so a gateway waiting on the list takes it at once.
 if not redis.call('ZSCORE', P .. ':calls:' .. service .. ':leases', call) then
   redis.call('RPUSH', P .. ':calls:' .. service, call)
+  local wake = P .. ':calls:' .. service .. ':wake'
+  redis.call('LPUSH', wake, '1')
+  redis.call('LTRIM', wake, 0, 31)
 end
 index_status(id, 'waiting')
 redis.call('HSET', r, 'status', 'waiting', 'wake_kind', 'call', 'wake_step', key,

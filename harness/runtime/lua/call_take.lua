@@ -2,7 +2,8 @@
 -- (`CallBoard.take`): first those whose lease ran out (their gateway died), then new ones in
 -- the order they were offered. Each take bumps the call's token, so an answer from an earlier
 -- lease is refused. A call whose run no longer waits on it (cancelled, ended), that has its
--- outcome, or that another gateway holds, is passed over (and dropped from the queue).
+-- outcome, or that another gateway holds, is passed over (and dropped from the queue). Leaves
+-- the service's wake list with a token exactly while calls are left to take.
 -- ARGV: prefix, service, owner, now_ms, lease_ms, limit
 -- Returns a flat list: call_id, token, request_json, ...
 local P = ARGV[1]
@@ -38,5 +39,13 @@ while taken < limit do
   local call = redis.call('LPOP', offered)
   if not call then break end
   take(call)
+end
+-- Wake tokens stand for calls left to take: none once nothing is due (so an idle gateway is
+-- not woken for nothing), at least one while some are (another gateway with room takes them).
+local wake = offered .. ':wake'
+if redis.call('LLEN', offered) + redis.call('ZCOUNT', leases, '-inf', now) == 0 then
+  redis.call('DEL', wake)
+elseif redis.call('LLEN', wake) == 0 then
+  redis.call('LPUSH', wake, '1')
 end
 return out

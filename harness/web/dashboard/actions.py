@@ -163,25 +163,31 @@ async def redeliver_reply(request: Request, context: Ctx, reply_id: str) -> Redi
 @router.post("/approvals/{approval_id}")
 @pages.as_page
 async def answer_approval(request: Request, context: Ctx, approval_id: str) -> RedirectResponse:
-    """Approve or deny a pending request, as a chat button press: the first answer counts."""
-    decision = _decision(await _form(request, context))
+    """Approve or deny a pending request, as a chat button press: the first answer counts. A
+    request that names approvers is answered only as an explicit override: the form must
+    carry `override=yes` (the page's confirmation box), else 400 and nothing is sent."""
+    fields = await _form(request, context)
+    decision = _decision(fields)
     runtime = context.runtime_factory()
 
-    def press() -> str:
+    def press() -> tuple[str, str]:
+        """The flash message, and ", overriding <approvers>" for an override (else "")."""
         settled = redis_records(runtime).approvals.settled(approval_id)
         if settled is not None:
-            return f"request {approval_id} was already {settled.state} {settled.by}".strip()
+            return f"request {approval_id} was already {settled.state} {settled.by}".strip(), ""
         pending = [a for a in pending_approvals(runtime) if a.approval_id == approval_id]
         if not pending:
             raise HTTPException(404, f"no pending approval request {approval_id}")
-        if not pending[0].operator_may_answer:
-            who = ", ".join(pending[0].approvers)
-            raise HTTPException(403, f"only {who} may answer request {approval_id}")
-        answer_approval_as_operator(runtime, approval_id, decision)
-        return f"{decision} sent for request {approval_id} (the first answer counts)"
+        overridden = ", ".join(pending[0].approvers)
+        if pending[0].needs_override and fields.get("override") != "yes":
+            raise HTTPException(400, f"request {approval_id} is for {overridden} to answer: "
+                                "tick the override box to answer it over them")  # fmt: skip
+        answer_approval_as_operator(runtime, approval_id, decision, override=bool(overridden))
+        over = f", overriding {overridden}" if overridden else ""
+        return f"{decision} sent for request {approval_id}{over} (the first answer counts)", over
 
-    message = await run_in_threadpool(press)
-    log.info("dashboard: %s approval request %s", decision, approval_id)
+    message, over = await run_in_threadpool(press)
+    log.info("dashboard: %s approval request %s%s", decision, approval_id, over)
     return pages.redirect_with_flash("/dashboard/actions", message)
 
 

@@ -12,6 +12,7 @@ from harness.runtime import publish, run_id_for
 from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig
 from tests.agent.roster.test_named_delegation import tool_results, write_agent
+from tests.fakes.model_match import opened_with
 from tests.fakes.model_server import Reply
 
 
@@ -51,27 +52,29 @@ def results(agent: AgentRig) -> list[str]:
 
 
 def test_background_task_is_running_then_wait_returns_its_answer(agent: AgentRig) -> None:
-    # Given a researcher, and a turn that starts it in the background, checks it, waits
+    # Given a researcher, and a turn that starts it in the background, checks it, waits (each
+    # conversation's replies its own: the researcher may think before the turn's next think)
     write_agent(agent.workspace, "researcher", "description: Finds sources.")
     task_id = task_of("m1")
-    agent.model.script(
+    agent.model.script_for(
+        opened_with("research tea"),
         Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
         Reply.tool("task_status", {"task_id": task_id}),
         Reply.tool("task_wait", {"task_id": task_id, "timeout": "5m"}),
-        Reply.answer("Tea is green."),  # the researcher, while the parent waits
         Reply.answer("It says tea is green."),
     )
+    agent.model.script_for(opened_with("find tea"), Reply.answer("Tea is green."))
 
     # When the turn runs
     run_id = say(agent, "research tea", "m1")
 
     # Then the delegation gave the task id, the status said running, the wait returned the
     # answer, and the child ran under the parent without posting to the chat itself
-    bodies = [r.body for r in agent.model.requests]
+    bodies = [r.body for r in agent.model.requests if opened_with("research tea")("", r.body)]
     started = [str(r["content"]) for r in tool_results(bodies[1])]
     assert task_id in started[0]
     assert f"task {task_id} is running" in str(tool_results(bodies[2])[-1]["content"])
-    assert "Tea is green." in results(agent)[-1]
+    assert "Tea is green." in str(tool_results(bodies[3])[-1]["content"])
     assert agent.replies() == ["It says tea is green."]
     child = agent.runtime.ledger.run(task_id)
     assert child is not None and child.status == "completed"
@@ -86,10 +89,10 @@ def finished_task(agent: AgentRig, tool: str) -> str:
     agent.model.script(
         Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
         Reply.answer("Started."),
-        Reply.answer("Tea is green."),  # the researcher
         Reply.tool(tool, {"task_id": task_id}),  # the next turn
         Reply.answer("That is all."),
     )
+    agent.model.script_for(opened_with("find tea"), Reply.answer("Tea is green."))
     say(agent, "research tea", "m1")
     return task_id
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from harness.agent.deps import build_deps, set_agent_deps
-from harness.runtime.executor import advance
 from harness.runtime.kicker import RecordingKicker, kick_all
 from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig, make_settings
 from tests.agent.roster.test_background_tasks import finish_events, results, say, task_of
 from tests.agent.roster.test_named_delegation import write_agent
 from tests.agent.test_budgets import CALL, MODEL, priced  # noqa: F401  (a fixture, by name)
+from tests.fakes.model_match import opened_with
 from tests.fakes.model_server import Reply
 
 
@@ -24,8 +24,8 @@ def test_completed_task_publishes_one_finish_event(agent: AgentRig) -> None:
     agent.model.script(
         Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
         Reply.answer("Started."),
-        Reply.answer("Tea is green."),  # the researcher
     )
+    agent.model.script_for(opened_with("find tea"), Reply.answer("Tea is green."))
 
     # When everything runs
     say(agent, "research tea", "m1")
@@ -45,8 +45,10 @@ def test_failed_task_publishes_one_finish_event_and_ends_the_wait(agent: AgentRi
     agent.model.script(
         Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
         Reply.tool("task_wait", {"task_id": task_id, "timeout": "1h"}),
-        Reply.error(400, "the model refused the request"),  # the researcher
         Reply.answer("It failed."),
+    )
+    agent.model.script_for(
+        opened_with("find tea"), Reply.error(400, "the model refused the request")
     )
 
     # When everything runs (the clock never moves: the wait cannot time out)
@@ -73,7 +75,7 @@ def test_cancelling_the_parent_cancels_its_background_task(agent: AgentRig) -> N
     parent_id = say(agent, "research tea", "m1", run=False)
     kicker = agent.runtime.kicker
     assert isinstance(kicker, RecordingKicker)
-    advance(agent.runtime, kicker.pending.popleft().run_id)  # the turn, up to its wait
+    drain(agent.runtime, hold={task_id})  # the turn, up to its wait
     held = list(kicker.pending)
     kicker.pending.clear()
     assert [k.run_id for k in held] == [task_id]
@@ -115,8 +117,11 @@ def test_failed_task_reports_what_it_spent_before_failing(agent: AgentRig) -> No
     agent.model.script(
         Reply.tool("delegate_to_researcher", {"task": "find tea", "background": True}),
         Reply.answer("Started."),
+    )
+    agent.model.script_for(
+        opened_with("find tea"),
         Reply.tool("read", {"path": "note.md"}, **CALL),
-        Reply.error(400, "the model refused the request"),  # the researcher's second call
+        Reply.error(400, "the model refused the request"),
     )
     # When everything runs
     say(agent, "research tea", "m1")
