@@ -157,11 +157,15 @@ class Sidecar:
         """Start the next validator and executor now, so they warm while the debounce runs;
         each is a no-op when one already waits."""
         self.validator.prepare()
-        if self._spare is not None and self._spare.proc.poll() is not None:
-            self._spare.discard()  # it died waiting
-            self._spare = None
-        if self._spare is None:
+        if self._live_spare() is None:
             self._spare = self._spawn()
+
+    def _live_spare(self) -> _Spawned | None:
+        """The waiting executor, if any; one that died waiting is discarded."""
+        if self._spare is not None and self._spare.proc.poll() is not None:
+            self._spare.discard()
+            self._spare = None
+        return self._spare
 
     def _child_died(self, code: int) -> None:
         log.warning(
@@ -217,9 +221,7 @@ class Sidecar:
     def _start_child(self, skip: str, stop: threading.Event) -> subprocess.Popen[bytes] | None:
         """Tell the spare `_prepare` started (or a new child) to load and wait until it
         consumes. None when it did not become ready."""
-        spawned, self._spare = self._spare, None
-        if spawned is None or spawned.proc.poll() is not None:
-            spawned = self._spawn()
+        spawned, self._spare = self._live_spare() or self._spawn(), None
         if spawned is None:
             return None
         try:
