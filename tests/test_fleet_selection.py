@@ -8,6 +8,7 @@ import io
 import shlex
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
@@ -16,7 +17,7 @@ from harness.cli import app
 from harness.errors import ConfigurationError
 from harness.fleet.selection import UnknownProcessError, only
 from harness.fleet.supervisor import default_processes, run_fleet
-from harness.runtime.banner import QUIET_ENV, celery_argv
+from harness.runtime.banner import QUIET_ENV, start_celery_worker
 from harness.settings import Settings
 from harness.state_dir import redis_url_file, state_dir
 
@@ -91,12 +92,18 @@ def test_only_without_redis_and_no_fleet_running_is_refused(
 
 
 def test_celery_is_asked_for_no_banner_only_when_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Given a worker's Celery arguments
-    args = ["worker", "--concurrency=2"]
-    # When the fleet started it quietly, and when it did not
+    # Given a Celery app that notes the options each worker is built with
+    built: list[dict[str, object]] = []
+
+    class App:
+        def Worker(self, **options: object) -> SimpleNamespace:
+            built.append(options)
+            return SimpleNamespace(start=lambda: None)
+
+    # When the fleet started a worker quietly, and when it did not
     monkeypatch.setenv(QUIET_ENV, "1")
-    quiet = celery_argv(args)
+    start_celery_worker(App(), concurrency=2)
     monkeypatch.delenv(QUIET_ENV)
-    verbose = celery_argv(args)
-    # Then only the quiet one passes Celery's -q (no banner)
-    assert quiet == ["-q", *args] and verbose == args
+    start_celery_worker(App(), concurrency=2)
+    # Then only the quiet one is built quiet (no banner)
+    assert built == [{"quiet": True, "concurrency": 2}, {"quiet": False, "concurrency": 2}]

@@ -146,10 +146,10 @@ def test_run_fleet_with_a_shared_root_and_no_redis_is_refused_before_starting(
     assert not (tmp_path / "shared" / "state" / "redis").exists()
 
 
-def test_default_processes_run_this_python_on_the_cli() -> None:
+def test_default_processes_run_this_python_on_the_cli_in_place_of_their_shell() -> None:
     processes = default_processes()
     assert list(processes) == ["web", "worker", "scheduler", "sidecar"]
-    assert processes["worker"] == f"{shlex.quote(sys.executable)} -m harness.cli worker"
+    assert processes["worker"] == f"exec {shlex.quote(sys.executable)} -m harness.cli worker"
 
 
 def test_default_processes_leave_out_the_sidecar_when_it_is_disabled(

@@ -13,8 +13,6 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import jsonschema
-
 from harness.errors import NonRetriableError
 from harness.llm.types import AssistantTurn, Message, ToolSpec
 
@@ -36,6 +34,10 @@ def schema_instruction(schema: dict[str, Any]) -> str:
 
 def schema_problem(schema: dict[str, Any]) -> str | None:
     """Why `schema` is not a valid JSON Schema (draft 2020-12), or None when it is. Pure."""
+    # Imported here: jsonschema holds ~3 MB in every fleet process; only a structured answer
+    # needs it.
+    import jsonschema
+
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.exceptions.SchemaError as exc:
@@ -46,6 +48,8 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
 def check(text: str, schema: dict[str, Any]) -> tuple[str | None, str]:
     """(the JSON text, "") when `text` is JSON valid against `schema`; else (None, why not).
     Pure; never raises."""
+    import jsonschema  # here, as in `schema_problem`
+
     body = _unfenced(text.strip())
     try:
         value = json.loads(body)

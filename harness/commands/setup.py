@@ -135,14 +135,14 @@ def poll(
 
 def extra_processes() -> dict[str, str]:
     """Processes `harness up` adds to the fleet: `<channel>-listener` running
-    `<this python> -m harness.cli poll <channel> --restart` (it restarts itself with backoff
+    `exec <this python> -m harness.cli poll <channel> --restart` (it restarts itself with backoff
     rather than exit, so it cannot stop the fleet) for each configured channel that receives
     messages without webhooks (`channels.listeners.listener_channels`), leaving out a channel
     any of whose tokens is set but empty (`TELEGRAM_BOT_TOKEN=` in a copied `.env.example`).
     Reads the channels' settings from the environment, as the fleet's processes do. Touches
     no network."""
     plug_in_channels()
-    python = shlex.quote(sys.executable)
+    python = f"exec {shlex.quote(sys.executable)}"  # the shell gives way, as in the fleet's
     return {
         f"{name}-listener": f"{python} -m harness.cli poll {name} --restart"
         for name in listener_channels()

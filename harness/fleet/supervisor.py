@@ -58,12 +58,14 @@ _WATCH_INTERVAL_S = 0.5
 
 def default_processes() -> dict[str, str]:
     """`web`, `worker`, `scheduler` and (unless `SIDECAR_ENABLED=false`) `sidecar`, each
-    `<this python> -m harness.cli <name>`, plus a listener for each channel that receives
+    `exec <this python> -m harness.cli <name>`, plus a listener for each channel that receives
     messages without webhooks (Telegram polling, Slack Socket Mode)."""
     from harness.commands.setup import extra_processes
     from harness.settings import get_settings
 
-    python = shlex.quote(sys.executable)
+    # `exec`: the shell that runs each command gives way to it, rather than waiting beside
+    # it for the fleet's whole life (one process and ~1.6 MB fewer per command)
+    python = f"exec {shlex.quote(sys.executable)}"
     processes = {name: f"{python} -m harness.cli {name}" for name in FLEET}
     if get_settings().sidecar_enabled:  # the agent's own functions (see harness/sidecar)
         processes["sidecar"] = f"{python} -m harness.cli sidecar"

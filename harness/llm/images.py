@@ -13,8 +13,6 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
-
 from harness.llm.types import ImageRef, Message
 from harness.workspace_files import read_bytes
 
@@ -28,6 +26,9 @@ def encode_image(workspace: Path, path: str, media_type: str) -> tuple[str, str]
     `MAX_EDGE` and re-encoded as JPEG when it is larger than the limits; None when the file is
     missing, a link (never followed: `harness.workspace_files`) or not an image. Never raises
     for a bad file."""
+    # Imported here: Pillow holds ~2 MB in every worker and web process; only an image needs it.
+    from PIL import Image, UnidentifiedImageError
+
     try:
         raw = read_bytes(workspace, path)
         with Image.open(io.BytesIO(raw)) as image:

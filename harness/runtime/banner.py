@@ -3,7 +3,7 @@ environment of every process it starts (`harness up --verbose` does not); a proc
 finds it says one line once it is up, and keeps the rest of its start-up to itself:
 
 - Celery's start-up banner (its version, config, queues and task list: about 30 lines) is
-  left out with Celery's global `-q` (`celery_argv`);
+  left out (`start_celery_worker`: a quiet worker);
 - Celery's `SecurityWarning` about running as root (9 lines per worker) is filtered out
   (`hold_start_up_lines`): `harness up` says it once for the fleet instead;
 - routine log records below WARNING are held back by `GATE`, a filter on the handler
@@ -11,9 +11,14 @@ finds it says one line once it is up, and keeps the rest of its start-up to itse
   they print as without the flag. Warnings and errors always print.
 
     hold_start_up_lines()                      # only with QUIET_ENV=1
-    app.worker_main(celery_argv(["worker", "--concurrency=4"]))
+    start_celery_worker(app, concurrency=4, queues=["harness"], loglevel="INFO")
     ...
     say_up(log, "worker ready: %d functions", count)
+
+Workers start without Celery's command line: `app.worker_main` imports every `celery`
+subcommand, the `amqp` one's REPL with them (click-repl, prompt_toolkit, pygments: about
+13 MB held for the life of each worker and sidecar executor, for a prompt none of them
+shows); `app.Worker(...).start()` is the same worker with the options given as keywords.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ from __future__ import annotations
 import logging
 import os
 import warnings
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 QUIET_ENV = "HARNESS_QUIET_START"
 
@@ -47,10 +56,13 @@ def quiet_start() -> bool:
     return os.environ.get(QUIET_ENV, "").strip() == "1"
 
 
-def celery_argv(worker_args: list[str]) -> list[str]:
-    """Celery's command line for `worker_args`, with Celery's global `-q` first when this
-    process's environment has `QUIET_ENV=1`."""
-    return ["-q", *worker_args] if quiet_start() else list(worker_args)
+def start_celery_worker(app: Celery, **options: Any) -> None:
+    """Run a Celery worker of `app` in this thread until it stops, as `celery worker` with
+    `options` (the command line's, as keywords: `concurrency`, `queues` as a list,
+    `loglevel`, `hostname` (`%h` expanded), `without_gossip`, ...), without its banner when
+    `quiet_start()`. What a handler of Celery's `worker_init` raises (a `SystemExit`) leaves
+    here, as it leaves `app.worker_main`."""
+    app.Worker(quiet=quiet_start(), **options).start()
 
 
 class StartUpGate(logging.Filter):

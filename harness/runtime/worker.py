@@ -18,7 +18,7 @@ from celery.signals import worker_init, worker_ready, worker_shutdown
 from harness.errors import HarnessError
 from harness.fleet.heap import freeze_startup_heap
 from harness.runtime.assembly import get_runtime
-from harness.runtime.banner import celery_argv, say_up
+from harness.runtime.banner import say_up, start_celery_worker
 from harness.runtime.celery_app import app
 from harness.runtime.kicker import build_deferred
 from harness.runtime.module_loader import load_function_modules
@@ -132,18 +132,14 @@ def _consumed_queues(worker: Any) -> tuple[str, ...]:
 
 
 def _consume(settings: EngineSettings, concurrency: int, queues: list[str]) -> None:
-    app.worker_main(
-        celery_argv(
-            [
-                "worker",
-                f"--concurrency={concurrency}",
-                f"--queues={','.join(queues)}",
-                f"--loglevel={settings.log_level}",
-                f"--hostname=harness-{os.getpid()}@%h",
-                "--without-gossip",
-                "--without-mingle",
-            ]
-        )
+    start_celery_worker(
+        app,
+        concurrency=concurrency,
+        queues=queues,
+        loglevel=settings.log_level,
+        hostname=f"harness-{os.getpid()}@%h",
+        without_gossip=True,
+        without_mingle=True,
     )
 
 

@@ -4,14 +4,20 @@
   whether the sidecar is alive and running runs, not just registered.
 - `sidecar-failures` (on `function.failed`): remembers failed runs of workspace functions, so
   the agent sees them when it next thinks and `harness functions` can list them.
+
+`python -m harness.sidecar.builtins` prints `fleet_builtin_ids()` as a JSON list: the sidecar's
+supervisor asks it once, so that it does not hold the fleet's modules for its whole life.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 from collections.abc import Collection
 from typing import Any
 
+from harness.errors import HarnessError
 from harness.events import FUNCTION_FAILED, FunctionFailed
 from harness.fleet_functions import BUILTIN_FUNCTION_MODULES
 from harness.runtime import Context, Function, cron, event, function
@@ -59,3 +65,19 @@ def fleet_builtin_ids() -> frozenset[str]:
         load_function_modules(BUILTIN_FUNCTION_MODULES)
     declared = {fn.id for fn in captured.all()}
     return frozenset(declared or {fn.id for fn in REGISTRY.all()})
+
+
+def main() -> int:
+    """Print the fleet's built-in ids as one JSON list on stdout; 1 (and why, on stderr) when
+    a built-in module cannot be loaded."""
+    try:
+        ids = fleet_builtin_ids()
+    except HarnessError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(json.dumps(sorted(ids)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

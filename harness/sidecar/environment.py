@@ -28,6 +28,9 @@ from pydantic import SecretStr
 from harness.settings import Settings
 from harness.sidecar.served_chats import allowlist_environment
 
+READY_FD_ENV = "HARNESS_SIDECAR_READY_FD"
+"""The executor's variable naming the pipe on which it says "ready" (here, not in the
+executor, so that the supervisor need not import the executor's Celery to name it)."""
 _FUNCTION_ALLOWED = re.compile(
     r"^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV|PYTHONPATH"
     r"|LC_\w+|AGENT_WORKSPACE|AGENT_TIMEZONE|AGENT_NAME|LOG_LEVEL|LOG_FORMAT"

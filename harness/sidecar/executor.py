@@ -5,15 +5,16 @@ Started by the supervisor (`python -m harness.sidecar.executor`) with
 `environment.executor_environment`, outside the workspace (it reads no `.env`). In order:
 start the function host (`host.py`, sandboxed, without credentials; it imports the harness
 meanwhile), import Celery, wait for one line on stdin (the files the validation rejected;
-the supervisor keeps one executor waiting there, warm, with its host), have the host load
+an executor the supervisor started when a file changed waits there, warm, with its host,
+until the debounce ends), have the host load
 the folder, check what it reports (`admission.py`), register a forwarding handler
 (`forwarding.py`, which decides what a function may reach: the functions it loaded, the
 chats the fleet serves) for each function on the sidecar queue under a timeout, start a Celery
 worker on that queue and, once it consumes, replace the sidecar's set of functions and
 load errors in the trigger table in one step and tell the supervisor (a line written to
-the file descriptor named in `READY_FD_ENV`). An execution that outlives its timeout fails
-its run and ends the host; a new host takes over. Celery is touched here and in
-`harness.runtime`.
+the file descriptor named in `environment.READY_FD_ENV`). An execution that outlives its
+timeout fails its run and ends the host; a new host takes over. Celery is touched here and
+in `harness.runtime`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from celery.signals import worker_ready
 from harness.composition import use_fleet
 from harness.observe.json_logs import configure_logging
 from harness.runtime import Function, FunctionSpec, Runtime, get_runtime
-from harness.runtime.banner import GATE, celery_argv, hold_start_up_lines
+from harness.runtime.banner import GATE, hold_start_up_lines, start_celery_worker
 from harness.runtime.celery_app import app
 from harness.runtime.function_sources import (
     FILE_SOURCE,
@@ -49,7 +50,7 @@ from harness.runtime.run_timeouts import with_timeout
 from harness.settings import Settings, get_settings
 from harness.sidecar.admission import admit
 from harness.sidecar.builtins import BUILTIN_IDS, builtin_functions
-from harness.sidecar.environment import function_environment
+from harness.sidecar.environment import READY_FD_ENV, function_environment
 from harness.sidecar.forwarding import Reach, forwarding_function
 from harness.sidecar.host_link import HostBroken, HostLink
 from harness.sidecar.sandbox import FunctionSandbox, confined_python
@@ -59,11 +60,9 @@ from harness.sidecar.validate import decode_skip
 from harness.sidecar.wire import Load
 
 log = logging.getLogger("harness.sidecar")
-READY_FD_ENV = "HARNESS_SIDECAR_READY_FD"
-# what `app.worker_main` imports lazily: imported before the child waits, so a warm child
-# starts consuming sooner once it is told to go
+# what a starting Celery worker imports lazily: imported before the child waits, so a warm
+# child starts consuming sooner once it is told to go
 WORKER_MODULES = (
-    "celery.bin.celery",  # the command line `worker_main` goes through (click, prompt_toolkit)
     "celery.apps.worker",
     "celery.app.amqp",
     "celery.app.control",
@@ -204,19 +203,15 @@ def main() -> int:
     heartbeat.start()
     worker_ready.connect(_on_ready(runtime, loaded), weak=False)
     try:
-        app.worker_main(
-            celery_argv(
-                [
-                    "worker",
-                    f"--concurrency={settings.sidecar_concurrency}",
-                    f"--queues={settings.sidecar_queue}",
-                    f"--loglevel={settings.log_level}",
-                    f"--hostname=sidecar-{os.getpid()}@%h",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--without-heartbeat",
-                ]
-            )
+        start_celery_worker(
+            app,
+            concurrency=settings.sidecar_concurrency,
+            queues=[settings.sidecar_queue],
+            loglevel=settings.log_level,
+            hostname=f"sidecar-{os.getpid()}@%h",
+            without_gossip=True,
+            without_mingle=True,
+            without_heartbeat=True,
         )
     finally:
         heartbeat.stop()

@@ -11,6 +11,11 @@ consumes its queue is the old child stopped (SIGTERM, then SIGKILL after `STOP_G
 A run the old child had in flight resumes on the new code from its journal once its lease
 expires, like after a crash.
 
+Nothing waits idle: when a file changes, the interpreters of the next validation and of the
+next executor (with its host) start at once and import the harness during the debounce, so
+a reload costs the files' import; after it, only the running executor and its host remain
+(a spare of each held 40-80 MB per process for as long as the folder did not change).
+
 A child that fails to start, or dies, is started again with exponential backoff (1 s up to
 60 s) without waiting for a file change; while a new child fails to start, the old one (if
 any) keeps running.
@@ -22,6 +27,7 @@ line saying why; `harness functions`, `harness doctor` and the write/edit check 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import select
@@ -33,15 +39,19 @@ from dataclasses import dataclass
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
-from harness.errors import ConfigurationError, HarnessError
+from harness.errors import ConfigurationError
 from harness.runtime import get_runtime
 from harness.runtime.banner import say_up
 from harness.runtime.connection import resolve_redis_url
 from harness.runtime.function_sources import FILE_SOURCE, replace_source
 from harness.settings import Settings
-from harness.sidecar.builtins import BUILTIN_IDS, fleet_builtin_ids
-from harness.sidecar.environment import executor_environment, function_environment, python_command
-from harness.sidecar.executor import READY_FD_ENV
+from harness.sidecar.builtins import BUILTIN_IDS
+from harness.sidecar.environment import (
+    READY_FD_ENV,
+    executor_environment,
+    function_environment,
+    python_command,
+)
 from harness.sidecar.sandbox import FunctionSandbox, describe_function_sandbox, refusal
 from harness.sidecar.validate import Validator, encode_skip
 from harness.sidecar.watch_mode import chosen_watch, observer_for
@@ -56,6 +66,7 @@ MAX_BACKOFF_S = 60.0
 STABLE_AFTER_S = 30.0
 _POLL_S = 0.05
 EXECUTOR_MODULE = "harness.sidecar.executor"
+BUILTINS_MODULE = "harness.sidecar.builtins"
 
 
 class _Watcher(FileSystemEventHandler):
@@ -95,10 +106,9 @@ class Sidecar:
         self.validator = Validator(
             self.folder,
             function_environment(settings, os.environ),
-            warm=True,
             sandbox=FunctionSandbox.from_settings(settings),
         )
-        self._fleet_ids = _fleet_ids()
+        self._fleet_ids = reserved_ids()
         self._touched = threading.Event()
         self._spare: _Spawned | None = None
         self._child: subprocess.Popen[bytes] | None = None
@@ -126,6 +136,7 @@ class Sidecar:
                     self._touched.clear()
                     wanted, last_change = True, time.monotonic()
                     self._retry_at = 0.0  # new code deserves a try at once
+                    self._prepare()
                 if self._child is not None and self._child.poll() is not None:
                     self._child_died(self._child.returncode)
                     wanted = True
@@ -141,6 +152,20 @@ class Sidecar:
             if self._child is not None:
                 _stop_child(self._child, grace=FINAL_GRACE_S)
             observer.join(timeout=5)
+
+    def _prepare(self) -> None:
+        """Start the next validator and executor now, so they warm while the debounce runs;
+        each is a no-op when one already waits."""
+        self.validator.prepare()
+        if self._live_spare() is None:
+            self._spare = self._spawn()
+
+    def _live_spare(self) -> _Spawned | None:
+        """The waiting executor, if any; one that died waiting is discarded."""
+        if self._spare is not None and self._spare.proc.poll() is not None:
+            self._spare.discard()
+            self._spare = None
+        return self._spare
 
     def _child_died(self, code: int) -> None:
         log.warning(
@@ -194,11 +219,9 @@ class Sidecar:
         return True
 
     def _start_child(self, skip: str, stop: threading.Event) -> subprocess.Popen[bytes] | None:
-        """Tell the warm spare (or a new child) to load, wait until it consumes, and start
-        the next spare. None when it did not become ready."""
-        spawned, self._spare = self._spare, None
-        if spawned is None or spawned.proc.poll() is not None:
-            spawned = self._spawn()
+        """Tell the spare `_prepare` started (or a new child) to load and wait until it
+        consumes. None when it did not become ready."""
+        spawned, self._spare = self._live_spare() or self._spawn(), None
         if spawned is None:
             return None
         try:
@@ -216,7 +239,6 @@ class Sidecar:
             spawned.discard()
             return None
         os.close(spawned.ready_fd)
-        self._spare = self._spawn()
         return spawned.proc
 
     def _spawn(self) -> _Spawned | None:
@@ -238,14 +260,25 @@ class Sidecar:
         return _Spawned(proc, read_fd)
 
 
-def _fleet_ids() -> frozenset[str]:
-    """Ids no file may take: the fleet's built-ins (imported once here, since that costs
-    seconds, never in the children that run agent code) and the sidecar's own."""
+def reserved_ids() -> frozenset[str]:
+    """Ids no file may take: the fleet's built-ins and the sidecar's own. The fleet's are
+    listed by a short-lived `python -m harness.sidecar.builtins` (trusted, like this process):
+    importing the fleet's modules costs seconds and megabytes this long-lived supervisor would
+    hold, and never happens in the children that run agent code. Never raises: when the list
+    cannot be had, the sidecar's own ids (the children still refuse ids already in the
+    trigger table)."""
     try:
-        return fleet_builtin_ids() | BUILTIN_IDS
-    except HarnessError as exc:  # the children still refuse ids already in the trigger table
+        done = subprocess.run(
+            python_command(BUILTINS_MODULE), capture_output=True, text=True, check=True,
+            timeout=READY_TIMEOUT_S,
+        )  # fmt: skip
+        return frozenset(json.loads(done.stdout.splitlines()[-1])) | BUILTIN_IDS
+    except subprocess.CalledProcessError as exc:
+        why = exc.stderr.strip().splitlines()[-1:] or [f"exit code {exc.returncode}"]
+        log.warning("cannot list the built-in functions (%s); relying on the trigger table", why[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
         log.warning("cannot list the built-in functions (%s); relying on the trigger table", exc)
-        return BUILTIN_IDS
+    return BUILTIN_IDS
 
 
 def _wait_ready(child: subprocess.Popen[bytes], read_fd: int, stop: threading.Event) -> bool:

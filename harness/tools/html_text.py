@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from bs4 import BeautifulSoup
-from bs4.element import (
-    Comment,
-    Declaration,
-    Doctype,
-    NavigableString,
-    PageElement,
-    ProcessingInstruction,
-    Tag,
-)
+if TYPE_CHECKING:
+    from bs4.element import PageElement, Tag
 
 _DROPPED = frozenset(
     {"script", "style", "nav", "noscript", "template", "svg", "iframe", "head", "title", "button"}
@@ -26,7 +19,6 @@ _BLOCKS = frozenset(
     }
 )  # fmt: skip
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
-_SKIPPED_STRINGS = (Comment, Declaration, Doctype, ProcessingInstruction)
 _SPACES = re.compile(r"[ \t\r\f\v\n]+")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
@@ -38,6 +30,19 @@ def html_to_text(document: bytes | str, encoding: str | None = None) -> tuple[st
     `- ` lines, paragraphs and other blocks are separated by a blank line, `<pre>` keeps its
     whitespace, links keep their text. `encoding` is the charset from the HTTP header, if any.
     """
+    # Imported here: Beautiful Soup holds ~5 MB in every worker and web process, and only a
+    # fetched or indexed HTML page needs it.
+    from bs4 import BeautifulSoup
+    from bs4.element import (
+        Comment,
+        Declaration,
+        Doctype,
+        NavigableString,
+        ProcessingInstruction,
+        Tag,
+    )
+
+    skipped = (Comment, Declaration, Doctype, ProcessingInstruction)
     soup = BeautifulSoup(document, "html.parser", from_encoding=encoding)
     title_tag = soup.find("title")
     title = _SPACES.sub(" ", title_tag.get_text()).strip() if title_tag else ""
@@ -53,7 +58,7 @@ def html_to_text(document: bytes | str, encoding: str | None = None) -> tuple[st
             else:
                 parts.append(item)
         elif isinstance(item, NavigableString):
-            if isinstance(item, _SKIPPED_STRINGS):
+            if isinstance(item, skipped):
                 continue
             if pre_depth:
                 parts.append(str(item))

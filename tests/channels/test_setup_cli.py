@@ -135,7 +135,7 @@ def test_setup_slack_with_an_app_token_prints_a_socket_mode_manifest(
 def test_extra_processes_add_a_listener_per_channel_without_webhooks(
     environment: pytest.MonkeyPatch,
 ) -> None:
-    python = shlex.quote(sys.executable)
+    python = f"exec {shlex.quote(sys.executable)}"
     assert extra_processes() == {}
     environment.setenv("TELEGRAM_BOT_TOKEN", "42:abc")
     environment.setenv("TELEGRAM_MODE", "polling")

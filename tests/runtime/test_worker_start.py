@@ -41,16 +41,28 @@ class StartingWorker:
         self.options, self.app = options, celery_app
 
 
-def initialising_worker(options: dict[str, Any]) -> Callable[[list[str]], object]:
-    """Celery's blocking entry point, replaced by one that only initialises a worker."""
-    return lambda argv: worker_init.send(sender=StartingWorker(options))
+def initialising_worker(
+    options: dict[str, Any], then: Callable[[], object] = lambda: None
+) -> Callable[..., Any]:
+    """Celery's worker class (`app.Worker`), replaced by one whose blocking `start()` only
+    initialises a worker (Celery's `worker_init`, with `options`), then calls `then`."""
+
+    class Worker:
+        def __init__(self, **_: object) -> None:
+            pass
+
+        def start(self) -> None:
+            worker_init.send(sender=StartingWorker(options))
+            then()
+
+    return Worker
 
 
 def test_worker_start_names_the_module_that_cannot_be_loaded(
     runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a worker asked to load a module that does not exist
-    monkeypatch.setattr(celery_app, "worker_main", initialising_worker({}))
+    monkeypatch.setattr(celery_app, "Worker", initialising_worker({}))
     # When it starts
     with pytest.raises(ConfigurationError) as raised:
         worker_module.run_worker(get_settings(), ["no_such_module_xyz"], 1, ["harness"])
@@ -65,11 +77,10 @@ def test_worker_start_turns_gossip_and_mingle_off_and_joins_the_presence_set(
     options: dict[str, Any] = {"without_gossip": False, "without_mingle": False}
     members: list[tuple[str, tuple[str, ...]]] = []
 
-    def initialise(argv: list[str]) -> None:
-        initialising_worker(options)(argv)
+    def consuming() -> None:
         members.extend((m.role, m.queues) for m in live_members(runtime))
 
-    monkeypatch.setattr(celery_app, "worker_main", initialise)
+    monkeypatch.setattr(celery_app, "Worker", initialising_worker(options, then=consuming))
     # When a worker of this process initialises
     worker_module.run_worker(get_settings(), [], 1, ["harness", "slow"])
     # Then Celery runs it without gossip and mingle, and it beat with its queues until it ended

@@ -65,11 +65,10 @@ def test_the_worker_freezes_the_startup_heap_before_it_consumes(
     frozen_when_consuming: list[int] = []
     monkeypatch.setattr(worker_module, "get_runtime", lambda: fake_runtime)
 
-    def worker_main(argv: list[str]) -> None:
-        initialising_worker({})(argv)
+    def consuming() -> None:
         frozen_when_consuming.append(gc.get_freeze_count())
 
-    monkeypatch.setattr(celery_app, "worker_main", worker_main)
+    monkeypatch.setattr(celery_app, "Worker", initialising_worker({}, then=consuming))
     # When a worker starts
     worker_module.run_worker(get_settings(), [], concurrency=1, queues=["harness"])
     # Then it froze its start-up heap before taking any task

@@ -212,7 +212,7 @@ class NetworkSpec(BaseModel):
     @classmethod
     def _object_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
         # Imported here: only a network that declares a state needs it, and every command
-        # that lists functions, agents or networks imports this module (~0.1 s)
+        # that lists functions, agents or networks imports this module (~0.1 s, ~3 MB)
         import jsonschema
 
         try:

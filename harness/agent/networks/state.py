@@ -20,7 +20,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.events import SharedState
@@ -47,6 +46,9 @@ class StateUpdate(BaseModel):
 
 def check_state(schema: Mapping[str, Any], state: Mapping[str, Any]) -> str | None:
     """Why `state` breaks `schema` (`required` aside), or None when it fits."""
+    # Imported here: jsonschema holds ~3 MB in every fleet process; only a network needs it.
+    import jsonschema
+
     partial = {k: v for k, v in schema.items() if k != "required"}
     error = jsonschema.exceptions.best_match(
         jsonschema.Draft202012Validator(partial).iter_errors(dict(state))
