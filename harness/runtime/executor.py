@@ -51,11 +51,12 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
     """
     if runtime.stopping.is_set():
         return _pass_on(runtime, run_id, kick_seq)
+    now, ttl_ms = runtime.now_ms(), int(runtime.lease_ttl * 1000)
     claim = runtime.ledger.claim(
         run_id,
         runtime.new_owner(),
-        runtime.now_ms(),
-        int(runtime.lease_ttl * 1000),
+        now,
+        ttl_ms,
         THROTTLE_MS,
         kick_seq,
         runtime.journals.version(run_id),
@@ -77,6 +78,7 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
         journal=claimed_journal(runtime, run_id, claim),
         attempt=claim.attempt,
         run_attempt=claim.attempt,
+        lease_until_ms=now + ttl_ms,
     )
     if claim.cancel:
         state.request_stop(cancel=claim.cancel)

@@ -89,14 +89,16 @@ class _Renewer:
 def _renew(s: RunState) -> bool:
     """Renew one lease; False when it is lost (nothing more to renew)."""
     ttl_ms = int(s.runtime.lease_ttl * 1000)
+    now = s.runtime.now_ms()
     try:
-        ok, cancel = s.runtime.ledger.renew(s.run_id, s.epoch, s.runtime.now_ms(), ttl_ms)
+        ok, cancel = s.runtime.ledger.renew(s.run_id, s.epoch, now, ttl_ms)
     except BusUnavailableError:
         log.warning("could not renew the lease of run %s; will try again", s.run_id)
         return True
     if not ok:
         s.request_stop(lost=True)
         return False
+    s.lease_until_ms = now + ttl_ms  # the steps' boundary need not renew it again
     if cancel:
         s.request_stop(cancel=cancel)
     return True

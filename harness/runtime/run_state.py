@@ -3,8 +3,12 @@
 A `RunState` is shared by the step API (`harness.runtime.steps`), the executor and the lease
 keeper. Every journal write goes through `commit` or `suspend`, both fenced by the run's
 lease epoch: a write refused by the fence means another worker owns the run now, and this
-execution unwinds with `LeaseLost` without writing anything more. The interrupts below are
-`BaseException`s so that a handler's `except Exception` never swallows them.
+execution unwinds with `LeaseLost` without writing anything more. The fence guards writes,
+not what a step does before it writes (a tool's side effects), so a step does not start on
+a lease that may have run out: a process stalled past its lease (starved under load, its
+renewer too) would otherwise run again a step the run's next owner has completed
+meanwhile (`check_stop`). The interrupts below are `BaseException`s so that a handler's
+`except Exception` never swallows them.
 """
 
 from __future__ import annotations
@@ -61,6 +65,9 @@ class RunState:
     # the `step.run` whose function runs now: its key ("" outside one) and its try (failures
     # so far), kept apart from `attempt`, which a step run inside it changes
     running: tuple[str, int] = ("", 0)
+    # when the lease runs out as far as this execution knows (ms by the runtime's clock: its
+    # claim's or last renewal's time plus the TTL); 0 when unknown, then never checked
+    lease_until_ms: int = 0
 
     def request_stop(self, *, cancel: str = "", lost: bool = False) -> None:
         """Note a cancel request or a lost lease and wake anything watching `abort`."""
@@ -72,11 +79,30 @@ class RunState:
 
     def check_stop(self) -> None:
         """Raise `LeaseLost` or `Cancelled` if this execution was told to stop; the step
-        boundary every step passes before it does anything."""
+        boundary every step passes before it does anything. When less than half the lease
+        is left (the renewer is late: it renews after a third), renews it first, under the
+        fence, so no step starts on a lease another worker may have taken; raises
+        `LeaseLost` when the renewal is refused, and `BusUnavailableError` when Redis
+        fails."""
+        if not self.lease_lost:
+            self._confirm_lease()
         if self.lease_lost:
             raise LeaseLost()
         if self.cancel_reason:
             raise Cancelled(self.cancel_reason)
+
+    def _confirm_lease(self) -> None:
+        ttl_ms = int(self.runtime.lease_ttl * 1000)
+        now = self.runtime.now_ms()
+        if not self.lease_until_ms or self.lease_until_ms - now > ttl_ms // 2:
+            return
+        ok, cancel = self.runtime.ledger.renew(self.run_id, self.epoch, now, ttl_ms)
+        if not ok:
+            self.request_stop(lost=True)
+            return
+        self.lease_until_ms = now + ttl_ms
+        if cancel:
+            self.request_stop(cancel=cancel)
 
     def step_key(self, step_id: str) -> str:
         """The journal key of the next step named `step_id` in this execution: `think:0`,

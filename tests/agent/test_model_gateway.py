@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,14 +17,19 @@ from harness.agent import platforms
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.gateway import ModelGateway
 from harness.agent.model_calls import MODEL_SERVICE
+from harness.agent.user_hooks import RunInfo, load_hook_plugins
 from harness.events import ReplyTarget
+from harness.llm.types import ToolCall
 from harness.runtime import Runtime
+from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.keys import Keys
 from harness.runtime.kicker import RecordingKicker
 from harness.runtime.testing import drain
 from harness.settings import Settings
+from harness.tools.base import Tool, ToolContext, ToolParams
 from tests.agent.conftest import AgentRig, make_settings, user_texts
+from tests.fakes.installed_package import installed_package
 from tests.fakes.model_server import Reply
 from tests.runtime_fixtures import ManualClock
 from tests.waiting import wait_until
@@ -308,3 +314,79 @@ def test_two_full_gateways_share_the_calls_by_wake_tokens_each_made_once(
     assert [_status(agent.runtime, r) for r in runs] == ["completed"] * 5
     assert len(agent.model.requests) == 5 and agent.replies() == ["ok"] * 5
     assert all(g.peak <= 2 for g in pair)
+
+
+class _Counter(Tool[ToolParams]):
+    """A tool that counts its executions (its side effect)."""
+
+    name = "count"
+    description = "Counts."
+    parameters = ToolParams
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def run(self, params: ToolParams, ctx: ToolContext) -> str:
+        self.calls += 1
+        return f"counted {self.calls}"
+
+
+class _StallsBeforeTheTool:
+    """A plug-in hook standing for a worker starved past its lease: the first time a tool
+    call is about to run, the clock moves past the lease (no renewal came) and another
+    worker takes the run over meanwhile (`advance`, here). `arm` it for a test first."""
+
+    def __init__(self) -> None:
+        self.agent: AgentRig | None = None
+        self.clock: ManualClock | None = None
+        self.run_id = ""
+        self.other_worker: list[str] = []  # what the other worker's execution came to
+
+    def arm(self, agent: AgentRig, clock: ManualClock) -> None:
+        """Stall once, in `agent`'s runtime with `clock`."""
+        self.agent, self.clock, self.run_id, self.other_worker = agent, clock, "", []
+
+    def on_start(self, info: RunInfo) -> None:
+        self.run_id = info.run_id
+
+    def before_tool(self, call: ToolCall) -> None:
+        if self.other_worker or self.agent is None or self.clock is None:
+            return
+        self.other_worker.append("stalled")
+        self.clock.advance(self.agent.runtime.lease_ttl + 1)
+        self.other_worker[0] = advance(self.agent.runtime, self.run_id)
+
+
+STALL = _StallsBeforeTheTool()
+
+
+def test_a_worker_stalled_past_its_lease_after_a_resume_does_not_run_the_tool_again(
+    agent: AgentRig, clock: ManualClock, tmp_path: Path
+) -> None:
+    # Given the gateway path, a tool, and a worker that resumes the turn after its first
+    # model call, records it, then stalls past its lease before the tool step while another
+    # worker takes the run over, runs the tool and parks on the next model call
+    settings = _on_gateway(agent, agent_approval="off")
+    tool = _Counter()
+    agent.deps = build_deps(settings)
+    agent.deps.tools.register(tool)
+    set_agent_deps(agent.deps)
+    agent.model.script(Reply.tool("count", {}), Reply.answer("Counted."))
+    STALL.arm(agent, clock)
+    entries = {"stall": f"{__name__}:STALL"}
+    with installed_package(tmp_path / "site", "harness-stall", "harness.hooks", entries,
+                           load_hook_plugins):  # fmt: skip
+        load_hook_plugins()
+        run_id = agent.say("count once")
+        assert ModelGateway(agent.runtime, settings).serve_due() == 1
+        # When the stalled worker goes on
+        resumed = drain(agent.runtime)
+    # Then it stopped at the tool step's boundary: the tool ran once, by the other worker
+    assert STALL.other_worker == ["suspended"], "the other worker parked on the next call"
+    assert (run_id, "lease-lost") in resumed
+    assert tool.calls == 1, "the stalled worker ran the tool the other worker had run"
+    # And the turn completes with one answer, the model having seen one result
+    assert ModelGateway(agent.runtime, settings).serve_due() == 1
+    drain(agent.runtime)
+    assert _status(agent.runtime, run_id) == "completed"
+    assert agent.replies() == ["Counted."]

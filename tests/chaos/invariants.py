@@ -191,7 +191,9 @@ def _check_tools(chaos: ChaosFleet, outcome: Outcome, report: Report) -> None:
     Executions before that one were never recorded (their worker was killed, or Redis was
     down when it tried): running the step again is what durability promises for them, and
     they are counted, not failed. Any execution after the recorded one, or a second recorded
-    output, is a completed step run again."""
+    output, is a completed step run again: reported with the pids of every execution, in
+    order, and of those whose output the model saw, which tells the two apart (a worker
+    that went on after its lease, or two outputs recorded)."""
     executions: dict[str, list[tuple[int, str]]] = {}
     for token, pid, nonce in chaos.tool_runs():
         executions.setdefault(token, []).append((pid, nonce))
@@ -201,18 +203,19 @@ def _check_tools(chaos: ChaosFleet, outcome: Outcome, report: Report) -> None:
         recorded = chaos.tool_results.nonces(token)
         nonces = [nonce for _, nonce in runs]
         last = max((nonces.index(n) for n in recorded if n in nonces), default=len(runs) - 1)
+        rerun = f"{token} by {pids}, the model saw {[pid for pid, n in runs if n in recorded]}"
         earlier = pids[:last]
         report.tool_reruns_after_kill += sum(pid in chaos.killed_pids for pid in earlier)
         if recorded:
             report.tool_reruns_unrecorded += len(earlier)
             if len(recorded) > 1 or last != len(runs) - 1:
-                report.tool_reruns.append(f"{token} by {pids}")
+                report.tool_reruns.append(rerun)
         else:
             # every turn answers only after the model saw its tool's result
             report.tool_results_unseen += 1
             if any(pid not in chaos.killed_pids for pid in earlier):
                 # nothing seen to tell recorded from unrecorded: only a kill explains a rerun
-                report.tool_reruns.append(f"{token} by {pids}")
+                report.tool_reruns.append(rerun)
     accepted = {t for tokens in outcome.accepted.values() for t in tokens}
     report.tools_missing = len(accepted - set(executions))
 

@@ -123,7 +123,7 @@ def test_without_a_recorded_output_a_rerun_counts_only_after_a_kill() -> None:
         fleet.ran(token, pid, f"n{pid}")
     report = _tools(fleet, ["c1-m0", "c1-m1", "c1-m2"])
     assert report.tool_reruns_after_kill == 1
-    assert report.tool_reruns == ["c1-m1 by [11, 12]"]
+    assert report.tool_reruns == ["c1-m1 by [11, 12], the model saw []"]
     assert report.tools_missing == 1
     assert report.tool_results_unseen == 2, "a turn answers only after its tool's result"
 
@@ -142,11 +142,12 @@ def test_an_execution_after_the_recorded_one_is_a_completed_step_run_again() -> 
     fleet = _Fleet(killed_pids={11})
     fleet.ran("c1-m0", 11, "1", recorded=True)
     fleet.ran("c1-m0", 12, "2")
-    assert _tools(fleet, ["c1-m0"]).tool_reruns == ["c1-m0 by [11, 12]"]
+    assert _tools(fleet, ["c1-m0"]).tool_reruns == ["c1-m0 by [11, 12], the model saw [11]"]
 
 
 def test_two_recorded_outputs_of_one_step_are_a_completed_step_run_again() -> None:
     fleet = _Fleet()
     fleet.ran("c1-m0", 11, "1", recorded=True)
     fleet.ran("c1-m0", 12, "2", recorded=True)
-    assert _tools(fleet, ["c1-m0"]).tool_reruns == ["c1-m0 by [11, 12]"]
+    report = _tools(fleet, ["c1-m0"])
+    assert report.tool_reruns == ["c1-m0 by [11, 12], the model saw [11, 12]"]

@@ -116,3 +116,67 @@ def test_a_lease_taken_by_another_worker_stops_the_step(
     assert advance(runtime, run_id) == "lease-lost"
     assert noticed == [True], "the step was not told its lease was lost"
     assert runtime.ledger.journal(run_id) == {}
+
+
+def test_a_worker_stalled_past_its_lease_never_starts_a_step_the_next_owner_completed(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a run whose worker stalls between two steps for longer than its lease (a starved
+    # process: its renewer did not run either), while another worker takes the run over and
+    # completes the second step (its tool) and the run
+    executed: list[str] = []
+    stalled: list[bool] = []
+
+    def tool(owner: str) -> str:
+        executed.append(owner)
+        return owner
+
+    @function(id="stall", trigger=event("app/stall"), registry=registry)
+    def handler(ctx: Context) -> str:
+        ctx.step.run("prepare", lambda: "ready")
+        first = not stalled
+        if first:
+            stalled.append(True)
+            clock.advance(runtime.lease_ttl + 1)  # the lease ran out, nobody renewed it
+            assert advance(runtime, ctx.run_id) == "completed", "the next owner's execution"
+        return str(ctx.step.run("tool", tool, "stalled" if first else "next owner"))
+
+    runtime.register_functions()
+    run_id = publish({"name": "app/stall"}, runtime=runtime).run_ids[0]
+
+    # When the stalled worker goes on
+    outcome = advance(runtime, run_id)
+
+    # Then it stops at the step boundary: the completed tool step is not run again
+    assert outcome == "lease-lost"
+    assert executed == ["next owner"], f"the tool ran again after its step completed: {executed}"
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.status == "completed" and record.result == "next owner"
+
+
+def test_a_late_renewal_is_made_at_the_step_boundary_and_the_run_goes_on(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a run whose worker stalls between two steps until less than half its lease is
+    # left (its renewer late), while no other worker takes the run
+    lease_ends: list[int] = []
+
+    def tool(run_key: str) -> str:
+        lease_ends.append(int(runtime.redis.hget(run_key, "lease_until") or 0))
+        return "done"
+
+    @function(id="late", trigger=event("app/late"), registry=registry)
+    def handler(ctx: Context) -> str:
+        ctx.step.run("prepare", lambda: "ready")
+        clock.advance(runtime.lease_ttl * 0.6)
+        return str(ctx.step.run("tool", tool, runtime.keys.run(ctx.run_id)))
+
+    runtime.register_functions()
+    run_id = publish({"name": "app/late"}, runtime=runtime).run_ids[0]
+
+    # When it goes on
+    outcome = advance(runtime, run_id)
+
+    # Then the tool step started on a lease renewed at the boundary, and the run completed
+    assert outcome == "completed"
+    assert lease_ends == [runtime.now_ms() + int(runtime.lease_ttl * 1000)], lease_ends
