@@ -94,7 +94,7 @@ def test_web_server_lines_and_access_lines_are_json_and_redacted(tmp: Path, redi
 
 def test_scheduler_lines_are_json(tmp: Path, redis_url: str) -> None:
     scheduler = Process(tmp, redis_url, "scheduler", "scheduler")
-    scheduler.wait_for("started")
+    scheduler.wait_for("ticking every")
     assert any("scheduler" in r["logger"] for r in scheduler.stop_and_check())
 
 

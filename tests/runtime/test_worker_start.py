@@ -107,7 +107,7 @@ def test_worker_start_builds_a_deferred_kicker_before_it_consumes(
     deferred = DeferredKicker(builds)
     built = Runtime(redis=fakeredis.FakeRedis(decode_responses=True), kicker=deferred)
     monkeypatch.setattr(worker_module, "get_runtime", lambda: built)
-    monkeypatch.setattr(celery_app, "worker_main", initialising_worker({}))
+    monkeypatch.setattr(celery_app, "Worker", initialising_worker({}))
     try:
         # When a worker of this process initialises, before its consumer connects
         worker_module.run_worker(get_settings(), [], 1, ["harness"])
