@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx2
 
+from bench.stats import cpu_seconds
 from harness.fleet.embedded_redis import free_port
 from harness.fleet.process_tree import descendants
 from tests.fakes.model_server import ModelServer
@@ -39,15 +40,33 @@ def fleet_rss_by_process(pid: int) -> dict[str, float]:
     for pid_ in sorted({pid} | {p.pid for p in descendants(pid)}):
         try:
             status = Path(f"/proc/{pid_}/status").read_text()
-            argv = Path(f"/proc/{pid_}/cmdline").read_bytes().split(b"\0")
+            name = _process_name(pid_)
         except OSError:
             continue
-        words = [Path(a.decode(errors="replace")).name for a in argv if a][:4]
-        name = " ".join(w for w in words if not w.startswith("python") and w != "-m")
         for line in status.splitlines():
             if line.startswith("VmRSS:"):
                 found[f"{pid_} {name}"] = int(line.split()[1]) / 1024
     return found
+
+
+def fleet_cpu_by_process(pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) `pid` and each of its descendants have used so far, keyed
+    like `fleet_rss_by_process`; processes that exit while being read are left out. The
+    difference of two readings is what the fleet's own work cost in between, whatever else
+    the machine was doing meanwhile."""
+    found = {}
+    for pid_ in sorted({pid} | {p.pid for p in descendants(pid)}):
+        try:
+            found[f"{pid_} {_process_name(pid_)}"] = cpu_seconds([pid_])
+        except OSError:
+            continue
+    return found
+
+
+def _process_name(pid: int) -> str:
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    words = [Path(a.decode(errors="replace")).name for a in argv if a][:4]
+    return " ".join(w for w in words if not w.startswith("python") and w != "-m")
 
 
 def fleet_pss_mb(pid: int) -> float:
