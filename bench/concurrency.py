@@ -84,10 +84,16 @@ class SizeResult:
 
 
 def measure(
-    count: int, delay: float, via: str, extra_env: dict[str, str], timeout: float
+    count: int,
+    delay: float,
+    via: str,
+    extra_env: dict[str, str],
+    timeout: float,
+    extra_workers: int = 0,
 ) -> SizeResult:
-    """One fresh fleet, one warm-up chat, then `count` chats at once by `via` ("telegram" or
-    "api", see `bench.concurrent_chats`)."""
+    """One fresh fleet (with `extra_workers` more worker hosts, see `harness_up`), one
+    warm-up chat, then `count` chats at once by `via` ("telegram" or "api", see
+    `bench.concurrent_chats`)."""
     load_before = os.getloadavg()[0]
     with (
         ModelServer() as model,
@@ -102,17 +108,17 @@ def measure(
                 return asyncio.run(telegram_wave(fleet, telegram, chats, timeout))
             return asyncio.run(api_wave(fleet, len(chats), timeout))
 
-        with harness_up(model, env, Path(tmp)) as fleet:
+        with harness_up(model, env, Path(tmp), extra_workers) as fleet:
             if wave(range(FIRST_CHAT - 1, FIRST_CHAT)).outcomes[0].latency is None:
                 tail = fleet.log.read_text(errors="replace")[-3000:]
                 raise RuntimeError(f"the warm-up chat was not answered:\n{tail}")
-            idle = fleet_rss_by_process(fleet.process.pid)
-            idle_pss = fleet_pss_mb(fleet.process.pid)
+            idle = fleet_rss_by_process(*fleet.pids)
+            idle_pss = fleet_pss_mb(*fleet.pids)
             before = len(model.answer_seconds)
-            cpu_before = fleet_cpu_by_process(fleet.process.pid)
-            with RssSampler(fleet.process.pid) as rss:
+            cpu_before = fleet_cpu_by_process(*fleet.pids)
+            with RssSampler(*fleet.pids) as rss:
                 result = wave(range(FIRST_CHAT, FIRST_CHAT + count))
-            cpu = _cpu_ms_per_turn(cpu_before, fleet_cpu_by_process(fleet.process.pid), count)
+            cpu = _cpu_ms_per_turn(cpu_before, fleet_cpu_by_process(*fleet.pids), count)
             answers = model.answer_seconds[before:]
     last, outcomes = result.last_answer_s, result.outcomes
     done = [o.latency for o in outcomes if o.latency is not None]
@@ -205,6 +211,12 @@ def main() -> None:
     parser.add_argument("--via", choices=("telegram", "api"), default="telegram")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--timeout", type=float, default=900.0, help="per chat, seconds")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker hosts: `harness up` and N-1 more `harness up --only worker`",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument(
         "--svg", type=Path, help="draw the figure here (e.g. docs/benchmarks/concurrency.svg)"
@@ -220,7 +232,9 @@ def main() -> None:
     extra_env = _env_pairs(args.env)
     results = []
     for count in sizes:
-        results.append(measure(count, args.delay, args.via, extra_env, args.timeout))
+        results.append(
+            measure(count, args.delay, args.via, extra_env, args.timeout, args.workers - 1)
+        )
         print(f"{count} chats: {json.dumps(asdict(results[-1]))}", flush=True)
     print(report(results, args.delay))
     day = time.strftime("%Y-%m-%d")
@@ -230,6 +244,7 @@ def main() -> None:
         "via": args.via,
         "env": extra_env,
         "cpus": os.cpu_count(),
+        "workers": args.workers,
         "sizes": [asdict(r) for r in results],
     }
     if args.json:
