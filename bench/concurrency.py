@@ -17,8 +17,10 @@ to one fleet, and the model takes a fixed time to answer each.
 - **Measured:** time from the first send to the last answer; each chat's latency (its send to
   its `reply`), p50 and p95; the fleet's RSS, summed over `harness up` and every process it
   started (`/proc/<pid>/status` VmRSS, sampled every 0.2 s), idle before the sends and at its
-  peak. **Floor:** the model's delay as the fake measured its own answers in the same run
-  (median per request, from its first byte read to its last byte written).
+  peak; the CPU time each fleet process spent from the first send to the last answer
+  (`/proc/<pid>/stat`), per turn, which a busy machine slows but does not inflate.
+  **Floor:** the model's delay as the fake measured its own answers in the same run (median
+  per request, from its first byte read to its last byte written).
 
 Usage: python -m bench.concurrency [--sizes 16,64,200] [--large] [--delay 3]
        [--via telegram|api] [--env NAME=VALUE ...] [--json FILE] [--svg FILE]
@@ -35,13 +37,19 @@ import statistics
 import tempfile
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.concurrency_plot import Guide, Series, concurrency_svg
 from bench.concurrent_chats import Wave, api_wave, telegram_env, telegram_wave
-from bench.fleet_up import RssSampler, fleet_pss_mb, fleet_rss_by_process, harness_up
+from bench.fleet_up import (
+    RssSampler,
+    fleet_cpu_by_process,
+    fleet_pss_mb,
+    fleet_rss_by_process,
+    harness_up,
+)
 from bench.stats import percentile
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
@@ -71,13 +79,21 @@ class SizeResult:
     model_requests: int
     load_before: float
     load_after: float
+    cpu_ms_per_turn: float = float("nan")
+    cpu_ms_per_turn_by_process: dict[str, float] = field(default_factory=dict)
 
 
 def measure(
-    count: int, delay: float, via: str, extra_env: dict[str, str], timeout: float
+    count: int,
+    delay: float,
+    via: str,
+    extra_env: dict[str, str],
+    timeout: float,
+    extra_workers: int = 0,
 ) -> SizeResult:
-    """One fresh fleet, one warm-up chat, then `count` chats at once by `via` ("telegram" or
-    "api", see `bench.concurrent_chats`)."""
+    """One fresh fleet (with `extra_workers` more worker hosts, see `harness_up`), one
+    warm-up chat, then `count` chats at once by `via` ("telegram" or "api", see
+    `bench.concurrent_chats`)."""
     load_before = os.getloadavg()[0]
     with (
         ModelServer() as model,
@@ -92,15 +108,17 @@ def measure(
                 return asyncio.run(telegram_wave(fleet, telegram, chats, timeout))
             return asyncio.run(api_wave(fleet, len(chats), timeout))
 
-        with harness_up(model, env, Path(tmp)) as fleet:
+        with harness_up(model, env, Path(tmp), extra_workers) as fleet:
             if wave(range(FIRST_CHAT - 1, FIRST_CHAT)).outcomes[0].latency is None:
                 tail = fleet.log.read_text(errors="replace")[-3000:]
                 raise RuntimeError(f"the warm-up chat was not answered:\n{tail}")
-            idle = fleet_rss_by_process(fleet.process.pid)
-            idle_pss = fleet_pss_mb(fleet.process.pid)
+            idle = fleet_rss_by_process(*fleet.pids)
+            idle_pss = fleet_pss_mb(*fleet.pids)
             before = len(model.answer_seconds)
-            with RssSampler(fleet.process.pid) as rss:
+            cpu_before = fleet_cpu_by_process(*fleet.pids)
+            with RssSampler(*fleet.pids) as rss:
                 result = wave(range(FIRST_CHAT, FIRST_CHAT + count))
+            cpu = _cpu_ms_per_turn(cpu_before, fleet_cpu_by_process(*fleet.pids), count)
             answers = model.answer_seconds[before:]
     last, outcomes = result.last_answer_s, result.outcomes
     done = [o.latency for o in outcomes if o.latency is not None]
@@ -122,7 +140,18 @@ def measure(
         model_requests=len(answers),
         load_before=round(load_before, 1),
         load_after=round(os.getloadavg()[0], 1),
+        cpu_ms_per_turn=round(sum(cpu.values()), 1),
+        cpu_ms_per_turn_by_process=cpu,
     )
+
+
+def _cpu_ms_per_turn(
+    before: dict[str, float], after: dict[str, float], turns: int
+) -> dict[str, float]:
+    """CPU milliseconds per turn of each process that ran throughout the wave (the sampler's
+    own reads included, a fraction of a millisecond), the busiest first."""
+    spent = {name: (after[name] - before[name]) * 1000 / turns for name in after if name in before}
+    return {name: round(ms, 1) for name, ms in sorted(spent.items(), key=lambda kv: -kv[1]) if ms}
 
 
 def write_svg(path: Path, results: list[SizeResult], delay: float, caption: str) -> None:
@@ -151,14 +180,14 @@ def report(results: list[SizeResult], delay: float) -> str:
     """The Markdown table of `results`."""
     lines = [
         f"| chats at once | answered | last answer | ratio to the {delay:g} s floor | p50 | p95 "
-        "| RSS idle | RSS peak | PSS idle | load |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| RSS idle | RSS peak | PSS idle | CPU per turn | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r.chats} | {r.answered} | {r.last_answer_s:.1f} s | {r.ratio:.1f}x "
             f"| {r.latency_p50_s:.1f} s | {r.latency_p95_s:.1f} s | {r.rss_idle_mb:.0f} MB "
-            f"| {r.rss_peak_mb:.0f} MB | {r.pss_idle_mb:.0f} MB "
+            f"| {r.rss_peak_mb:.0f} MB | {r.pss_idle_mb:.0f} MB | {r.cpu_ms_per_turn:.0f} ms "
             f"| {r.load_before:.0f} → {r.load_after:.0f} |"
         )
     return "\n".join(lines)
@@ -182,6 +211,12 @@ def main() -> None:
     parser.add_argument("--via", choices=("telegram", "api"), default="telegram")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--timeout", type=float, default=900.0, help="per chat, seconds")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker hosts: `harness up` and N-1 more `harness up --only worker`",
+    )
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument(
         "--svg", type=Path, help="draw the figure here (e.g. docs/benchmarks/concurrency.svg)"
@@ -197,7 +232,9 @@ def main() -> None:
     extra_env = _env_pairs(args.env)
     results = []
     for count in sizes:
-        results.append(measure(count, args.delay, args.via, extra_env, args.timeout))
+        results.append(
+            measure(count, args.delay, args.via, extra_env, args.timeout, args.workers - 1)
+        )
         print(f"{count} chats: {json.dumps(asdict(results[-1]))}", flush=True)
     print(report(results, args.delay))
     day = time.strftime("%Y-%m-%d")
@@ -207,6 +244,7 @@ def main() -> None:
         "via": args.via,
         "env": extra_env,
         "cpus": os.cpu_count(),
+        "workers": args.workers,
         "sizes": [asdict(r) for r in results],
     }
     if args.json:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx2
 
+from bench.stats import cpu_seconds
 from harness.fleet.embedded_redis import free_port
 from harness.fleet.process_tree import descendants
 from tests.fakes.model_server import ModelServer
@@ -31,31 +32,54 @@ START_TIMEOUT_S = 180.0
 SAMPLE_S = 0.2
 
 
-def fleet_rss_by_process(pid: int) -> dict[str, float]:
-    """Resident memory in MB of `pid` and each of its descendants, keyed by "<pid> <command>"
+def _tree(pids: tuple[int, ...]) -> list[int]:
+    """`pids` and all their descendants, sorted."""
+    return sorted(set(pids) | {p.pid for p in descendants(*pids)})
+
+
+def fleet_rss_by_process(*pids: int) -> dict[str, float]:
+    """Resident memory in MB of `pids` and each of their descendants, keyed by "<pid> <command>"
     (the command shortened to what tells the processes apart: `harness.cli worker`,
     `redis-server`); processes that exit while being read are left out."""
     found = {}
-    for pid_ in sorted({pid} | {p.pid for p in descendants(pid)}):
+    for pid_ in _tree(pids):
         try:
             status = Path(f"/proc/{pid_}/status").read_text()
-            argv = Path(f"/proc/{pid_}/cmdline").read_bytes().split(b"\0")
+            name = _process_name(pid_)
         except OSError:
             continue
-        words = [Path(a.decode(errors="replace")).name for a in argv if a][:4]
-        name = " ".join(w for w in words if not w.startswith("python") and w != "-m")
         for line in status.splitlines():
             if line.startswith("VmRSS:"):
                 found[f"{pid_} {name}"] = int(line.split()[1]) / 1024
     return found
 
 
-def fleet_pss_mb(pid: int) -> float:
-    """Proportional memory of `pid` and all its descendants, in MB (`/proc/<pid>/smaps_rollup`
+def fleet_cpu_by_process(*pids: int) -> dict[str, float]:
+    """CPU seconds (user + system) `pids` and each of their descendants have used so far, keyed
+    like `fleet_rss_by_process`; processes that exit while being read are left out. The
+    difference of two readings is what the fleet's own work cost in between, whatever else
+    the machine was doing meanwhile."""
+    found = {}
+    for pid_ in _tree(pids):
+        try:
+            found[f"{pid_} {_process_name(pid_)}"] = cpu_seconds([pid_])
+        except OSError:
+            continue
+    return found
+
+
+def _process_name(pid: int) -> str:
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    words = [Path(a.decode(errors="replace")).name for a in argv if a][:4]
+    return " ".join(w for w in words if not w.startswith("python") and w != "-m")
+
+
+def fleet_pss_mb(*pids: int) -> float:
+    """Proportional memory of `pids` and all their descendants, in MB (`/proc/<pid>/smaps_rollup`
     Pss: each shared page divided among the processes that map it, so the sum is what the
     fleet holds, where RSS counts a shared library once per process); 0 where unreadable."""
     total_kb = 0
-    for pid_ in {pid} | {p.pid for p in descendants(pid)}:
+    for pid_ in _tree(pids):
         try:
             lines = Path(f"/proc/{pid_}/smaps_rollup").read_text().splitlines()
         except OSError:
@@ -64,25 +88,25 @@ def fleet_pss_mb(pid: int) -> float:
     return total_kb / 1024
 
 
-def fleet_rss_mb(pid: int) -> float:
-    """Resident memory of `pid` and all its descendants, in MB (pages shared between
+def fleet_rss_mb(*pids: int) -> float:
+    """Resident memory of `pids` and all their descendants, in MB (pages shared between
     processes count once per process, as `ps` shows them)."""
-    return sum(fleet_rss_by_process(pid).values())
+    return sum(fleet_rss_by_process(*pids).values())
 
 
 class RssSampler:
-    """Samples `fleet_rss_mb(pid)` every `SAMPLE_S` in a thread of its own; `peak` is the
+    """Samples `fleet_rss_mb(*pids)` every `SAMPLE_S` in a thread of its own; `peak` is the
     largest sample so far."""
 
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
+    def __init__(self, *pids: int) -> None:
+        self.pids = pids
         self.peak = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, fleet_rss_mb(self.pid))
+            self.peak = max(self.peak, fleet_rss_mb(*self.pids))
             self._stop.wait(SAMPLE_S)
 
     def __enter__(self) -> RssSampler:
@@ -92,26 +116,35 @@ class RssSampler:
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, fleet_rss_mb(self.pid))
+        self.peak = max(self.peak, fleet_rss_mb(*self.pids))
 
 
 @dataclass(frozen=True)
 class RunningFleet:
-    """A `harness up` process, the base URL of its web server and its API key."""
+    """A `harness up` process, the base URL of its web server and its API key; `extra`, the
+    `harness up --only worker` processes that joined it."""
 
     process: subprocess.Popen[bytes]
     url: str
     api_key: str
     log: Path
+    extra: tuple[subprocess.Popen[bytes], ...] = ()
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        """The pids of `harness up` and of each extra worker host: the roots of the fleet."""
+        return (self.process.pid, *(p.pid for p in self.extra))
 
 
 @contextmanager
 def harness_up(
-    model: ModelServer, extra_env: dict[str, str], folder: Path
+    model: ModelServer, extra_env: dict[str, str], folder: Path, extra_workers: int = 0
 ) -> Iterator[RunningFleet]:
     """`harness up` in `folder` with default settings plus `extra_env`, talking to `model`;
-    yields once `/readyz` answers 200; stops the fleet (SIGTERM, then SIGKILL of its group
-    after 60 s)."""
+    yields once `/readyz` answers 200 and each of `extra_workers` more worker hosts (`harness
+    up --only worker` in the same folder: a worker process with its model gateway, on the
+    fleet's Redis) consumes; stops them all (SIGTERM, then SIGKILL of each group after
+    60 s)."""
     port, api_key = free_port(), secrets.token_hex(16)
     env = {k: v for k, v in os.environ.items() if k in KEPT_ENV}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
@@ -129,11 +162,33 @@ def harness_up(
             cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     fleet = RunningFleet(process, f"http://127.0.0.1:{port}", api_key, log)
+    extra: list[subprocess.Popen[bytes]] = []
     try:
         _wait_ready(fleet)
+        for n in range(extra_workers):
+            extra.append(_worker_host(folder, env, folder / f"worker-{n}.log"))
+        fleet = RunningFleet(process, fleet.url, api_key, log, tuple(extra))
         yield fleet
     finally:
-        stop_groups([process], timeout=60)  # `harness up` stops what it started on SIGTERM
+        # `harness up` stops what it started on SIGTERM
+        stop_groups([*extra, process], timeout=60)
+
+
+def _worker_host(folder: Path, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """`harness up --only worker` in `folder`, once its worker consumes (its `ready` line)."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", "up", "--only", "worker"],
+            cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline and process.poll() is None:
+        if b" ready" in log.read_bytes():
+            return process
+        time.sleep(0.5)
+    stop_groups([process], timeout=60)
+    tail = log.read_text(errors="replace")[-3000:]
+    raise RuntimeError(f"the extra worker host did not start:\n{tail}")
 
 
 def _wait_ready(fleet: RunningFleet) -> None:

@@ -58,8 +58,9 @@ class DraftWriter:
         self._message_id: str | None = None
         self._previewing = True
         self._not_before = 0.0
+        # started by the first text: a turn whose text is drawn elsewhere (its model call is
+        # offloaded to the gateway, which draws it) starts no thread and reads no record
         self._thread = threading.Thread(target=self._run, name="draft-writer", daemon=True)
-        self._thread.start()
 
     @property
     def message_id(self) -> str | None:
@@ -71,6 +72,10 @@ class DraftWriter:
         raise."""
         with self._cond:
             self._latest = text
+            if self._closing:
+                return
+            if self._thread.ident is None:
+                self._thread.start()
             self._cond.notify_all()
 
     def close(self, *, interrupted: bool = False) -> None:
@@ -80,7 +85,7 @@ class DraftWriter:
         with self._cond:
             closed, self._closing = self._closing, True
             self._cond.notify_all()
-        if closed:
+        if closed or self._thread.ident is None:  # closed before, or never drew anything
             return
         self._thread.join(CLOSE_WAIT_S)
         if interrupted and self._shown and (self._previewing or self._message_id is not None):

@@ -20,7 +20,8 @@ SVG = "{http://www.w3.org/2000/svg}"
 SIZE_FIELDS = {
     "chats", "answered", "failures", "last_answer_s", "latency_p50_s", "latency_p95_s",
     "floor_s", "ratio", "rss_idle_mb", "rss_peak_mb", "pss_idle_mb", "rss_idle_by_process",
-    "model_requests", "load_before", "load_after",
+    "model_requests", "load_before", "load_after", "cpu_ms_per_turn",
+    "cpu_ms_per_turn_by_process",
 }  # fmt: skip
 
 
@@ -64,23 +65,28 @@ def test_fleet_rss_by_process_counts_a_process_and_its_children() -> None:
 @pytest.mark.timeout(600)
 def test_a_small_run_answers_every_chat_and_writes_json_and_svg(tmp_path: Path) -> None:
     # Given a run of 4 Telegram chats at once against a model that answers after 0.2 s, with
-    # one setting passed through to the fleet
+    # one setting passed through to the fleet and a second worker host
     out, svg = tmp_path / "conc.json", tmp_path / "conc.svg"
     done = subprocess.run(
         [sys.executable, "-m", "bench.concurrency", "--sizes", "4", "--delay", "0.2",
-         "--env", "WORKER_CONCURRENCY=2", "--json", str(out), "--svg", str(svg)],
+         "--env", "WORKER_CONCURRENCY=2", "--workers", "2", "--json", str(out), "--svg",
+         str(svg)],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     # Then the figures have the agreed shape and every chat was answered
     figures = json.loads(out.read_text())
     assert figures["model_delay_s"] == 0.2 and figures["via"] == "telegram"
-    assert figures["env"] == {"WORKER_CONCURRENCY": "2"}
+    assert figures["env"] == {"WORKER_CONCURRENCY": "2"} and figures["workers"] == 2
     [size] = figures["sizes"]
     assert set(size) == SIZE_FIELDS, sorted(set(size) ^ SIZE_FIELDS)
     assert (size["chats"], size["answered"], size["failures"]) == (4, 4, {}), size
     assert size["model_requests"] >= 4, "expected one model call per chat at least"
     assert size["floor_s"] > 0 and size["rss_peak_mb"] > 0 and size["rss_idle_mb"] > 0, size
-    assert any("worker" in name for name in size["rss_idle_by_process"]), size
+    workers = [name for name in size["rss_idle_by_process"] if name.endswith("cli worker")]
+    assert len(workers) == 2, f"expected the worker of each of two hosts, got {workers}"
+    # And the fleet's CPU per turn is counted, by process
+    assert size["cpu_ms_per_turn"] > 0, size
+    assert any("worker" in name for name in size["cpu_ms_per_turn_by_process"]), size
     # And the plot is an SVG document
     assert ET.parse(svg).getroot().tag == f"{SVG}svg"

@@ -11,7 +11,9 @@ gateway's own settings hold those) and the request itself, and where the text st
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic import BaseModel
@@ -19,13 +21,16 @@ from pydantic import BaseModel
 from harness.addresses import ReplyTarget
 from harness.llm.errors import (
     ContextOverflowError,
+    ModelCancelledError,
     ModelError,
     PermanentModelError,
     TransientModelError,
 )
 from harness.llm.provider import ModelProvider, TextSink
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolSpec
-from harness.runtime.steps import Step
+from harness.runtime.steps import Context, Step
+
+log = logging.getLogger(__name__)
 
 MODEL_SERVICE = "model"
 """The offloaded calls' service name (`harness.runtime.calls`) the model gateway takes."""
@@ -93,6 +98,22 @@ def request_for(
         draft=draft,
     )
     return answer_of(step.offload(MODEL_SERVICE, request.model_dump_json()))
+
+
+@contextmanager
+def model_failures(ctx: Context, retry_for: float) -> Iterator[None]:
+    """A model call's failures (made here, or by the gateway and recorded) as the step's
+    retry rules want them: a cancel stops the run if it was asked to stop; a transient
+    failure is retried for `retry_for` seconds (`AGENT_MODEL_RETRY_FOR`) and logged."""
+    try:
+        yield
+    except ModelCancelledError:
+        ctx.check_stop()
+        raise
+    except TransientModelError as exc:
+        exc.retry_for = retry_for
+        log.warning("model call failed (attempt %d): %s", ctx.attempt + 1, exc)
+        raise
 
 
 def outcome_of(result: AssistantTurn | BaseException) -> dict[str, Any]:

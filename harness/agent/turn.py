@@ -44,7 +44,7 @@ from harness.agent.loop import ActAll
 from harness.agent.media.attachments import receive, steering_message
 from harness.agent.media.send_file import SEND_FILE, send_file
 from harness.agent.memory.scope import memory_root
-from harness.agent.model_calls import draft_for, request_for
+from harness.agent.model_calls import answer_of, draft_for, model_failures, request_for
 from harness.agent.named_delegation import NamedDelegation
 from harness.agent.roster.profile import AgentProfile, default_profile
 from harness.agent.session import SessionLine
@@ -53,7 +53,7 @@ from harness.agent.system_prompt import build_system_prompt
 from harness.agent.untrusted import GUIDANCE, Taint, new_id
 from harness.errors import StepFailedError
 from harness.events import Event, MessageReceived, ReplyTarget, SubagentTask
-from harness.llm.errors import ContextOverflowError, ModelCancelledError, TransientModelError
+from harness.llm.errors import ContextOverflowError
 from harness.llm.images import with_image_data
 from harness.llm.provider import TextSink
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolCall, ToolResult, ToolSpec
@@ -202,15 +202,16 @@ class DurableTurn:
         if not self.session_key or self.profile.provider is None:
             return conversation
         settings = self.deps.settings
-        if not self._system_chars:
-            self._unsent_system = self.system()
-        system_chars = self._system_chars
 
         def decide() -> bool:
+            # sized here, not before the step: a replay that finds the decision recorded
+            # builds no prompt (the resumed think it precedes may need none either)
+            if not self._system_chars:
+                self._unsent_system = self.system()
             due = forced or needs_compaction(
                 conversation,
                 context_tokens=settings.agent_context_tokens,
-                system_chars=system_chars,
+                system_chars=self._system_chars,
             )
             return due and bool(plan_compaction(conversation).old)
 
@@ -266,16 +267,20 @@ class DurableTurn:
     def _think_once(
         self, messages: list[Message], tools: list[ToolSpec], note: str
     ) -> dict[str, Any]:
-        # the replay that resumes after an offloaded call: its start was announced before
-        told = self.deps.settings.model_calls == "gateway" and self.ctx.step.offload_settled()
-        on_text = None if told else self.hooks.model_started(self._thinks, self.ctx.attempt)
+        if self.deps.settings.model_calls == "gateway":
+            settled = self.ctx.step.offload_outcome()
+            if settled is not None:
+                # the replay that resumes after an offloaded call: its start was announced
+                # and its request recorded before, so neither is built again
+                with model_failures(self.ctx, self.deps.settings.agent_model_retry_for):
+                    return answer_of(settled).model_dump(mode="json")
+        on_text = self.hooks.model_started(self._thinks, self.ctx.attempt)
         try:
             messages = with_image_data(messages, self.deps.workspace)
             choice = self.profile.tool_choice_for(tools)
             turn = self.complete(self.system(note), messages, tools, on_text, choice)
         finally:
-            if not told:
-                self.hooks.model_ended()
+            self.hooks.model_ended()
         return turn.model_dump(mode="json")
 
     def complete(
@@ -289,7 +294,7 @@ class DurableTurn:
         """One call of the profile's model (the fallback's from the third attempt); call it
         in a step, behind `guard` when not through `think`."""
         provider = self.profile.provider_for(self.ctx.attempt)
-        try:
+        with model_failures(self.ctx, self.deps.settings.agent_model_retry_for):
             if self.deps.settings.model_calls == "gateway":  # the run parks, no thread waits
                 stream = (self.reply, self.deps.settings.stream_replies, self._thinks)
                 draft = draft_for(on_text, *stream, self.ctx.attempt)
@@ -303,13 +308,6 @@ class DurableTurn:
                 on_text=on_text,
                 tool_choice=tool_choice,
             )
-        except ModelCancelledError:
-            self.ctx.check_stop()
-            raise
-        except TransientModelError as exc:
-            exc.retry_for = self.deps.settings.agent_model_retry_for
-            log.warning("model call failed (attempt %d): %s", self.ctx.attempt + 1, exc)
-            raise
 
     # -- tools -----------------------------------------------------------------------
     def act(self, call: ToolCall) -> ToolResult:

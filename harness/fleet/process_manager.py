@@ -191,9 +191,9 @@ class ProcessManager:
             return
         self._noted_at = now
         self._noted = process_tree.living(self._noted)
-        for child in self._running():
-            assert child.popen is not None
-            self._noted |= process_tree.descendants(child.popen.pid)
+        running = [child.popen.pid for child in self._running() if child.popen is not None]
+        if running:
+            self._noted |= process_tree.descendants(*running)
 
     def _reap(self, child: _Child, now: float) -> None:
         if child.popen is None or child.reported:

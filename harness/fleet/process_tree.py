@@ -64,9 +64,11 @@ def proc(pid: int) -> Proc | None:
     return Proc(pid, stat.start)
 
 
-def descendants(pid: int) -> set[Proc]:
-    """Every living process below `pid` (children, their children, ...), at this moment.
-    Empty where /proc cannot be read. Never raises."""
+def descendants(*pids: int) -> set[Proc]:
+    """Every living process below any of `pids` (children, their children, ...), at this
+    moment, from one reading of /proc (a fleet notes all its processes' in one, not one per
+    process: /proc holds every process of the machine). Empty where /proc cannot be read.
+    Never raises."""
     try:
         entries = [int(entry.name) for entry in _PROC.iterdir() if entry.name.isdigit()]
     except OSError:
@@ -77,7 +79,7 @@ def descendants(pid: int) -> set[Proc]:
         if stat is not None and stat.state not in ("Z", "X"):
             children.setdefault(stat.ppid, []).append(Proc(entry, stat.start))
     found: set[Proc] = set()
-    frontier = [pid]
+    frontier = list(pids)
     while frontier:
         for child in children.get(frontier.pop(), []):
             if child not in found:

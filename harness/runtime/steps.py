@@ -254,10 +254,11 @@ class Step(RunSteps):
         s.span.step(key, "call", 1).end()
         raise Suspended()
 
-    def offload_settled(self) -> bool:
-        """Whether this try of the running `run` step has its offloaded call's outcome: the
-        replay that resumes after the call (what announced the call need not again)."""
-        return self._s.runtime.calls.outcome(self._call_id()) is not None
+    def offload_outcome(self) -> dict[str, Any] | None:
+        """The outcome of this try's offloaded call when it has one (what `offload` would
+        return), else None: the replay that resumes after the call needs neither to announce
+        it again nor to build its request."""
+        return self._s.runtime.calls.outcome(self._call_id())
 
     def _call_id(self) -> str:
         key, tries = self._s.running

@@ -131,7 +131,23 @@ def _consumed_queues(worker: Any) -> tuple[str, ...]:
     return tuple(str(name) for name in worker.app.amqp.queues.consume_from or ())
 
 
+KICK_LINE_LOGGERS = ("celery.worker.strategy", "celery.app.trace")
+"""Celery's loggers of its two lines per kick ("received", "succeeded"): several per turn that
+the worker formats and `harness up` relays, for what the run's own lines and the ledger tell
+better. Failures still show (they are warnings and errors)."""
+
+
+def quiet_kick_lines(level: str) -> None:
+    """Keep Celery's per-kick lines (`KICK_LINE_LOGGERS`) out of the log unless `level` (the
+    `LOG_LEVEL` setting) is DEBUG. Call before the worker starts: Celery reads the levels
+    once, when it builds its tracer."""
+    quiet = logging.getLevelName(level.upper()) != logging.DEBUG
+    for name in KICK_LINE_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING if quiet else logging.NOTSET)
+
+
 def _consume(settings: EngineSettings, concurrency: int, queues: list[str]) -> None:
+    quiet_kick_lines(settings.log_level)
     start_celery_worker(
         app,
         concurrency=concurrency,

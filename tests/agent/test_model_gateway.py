@@ -14,9 +14,11 @@ import redis
 import redis.asyncio
 
 from harness.agent import platforms
+from harness.agent import turn as turn_module
 from harness.agent.deps import build_deps, set_agent_deps
 from harness.agent.gateway import ModelGateway
 from harness.agent.model_calls import MODEL_SERVICE
+from harness.agent.system_prompt import build_system_prompt
 from harness.agent.user_hooks import RunInfo, load_hook_plugins
 from harness.events import ReplyTarget
 from harness.llm.types import ToolCall
@@ -390,3 +392,27 @@ def test_a_worker_stalled_past_its_lease_after_a_resume_does_not_run_the_tool_ag
     drain(agent.runtime)
     assert _status(agent.runtime, run_id) == "completed"
     assert agent.replies() == ["Counted."]
+
+
+def test_a_resumed_think_builds_no_prompt_again(
+    agent: AgentRig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the gateway path, and the turn's prompt builder counted (it still builds)
+    settings = _on_gateway(agent)
+    built: list[int] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        built.append(1)
+        return build_system_prompt(*args, **kwargs)
+
+    monkeypatch.setattr(turn_module, "build_system_prompt", counted)
+    agent.model.script(Reply.answer("Built once."))
+    # When a message parks on its model call, and the run resumes with the answer
+    run_id = agent.say("hi")
+    assert len(built) == 1, f"the first execution should build the prompt once, built {built}"
+    assert ModelGateway(agent.runtime, settings).serve_due() == 1
+    drain(agent.runtime)
+    # Then the resumed execution answered from the recorded outcome, building no prompt
+    assert _status(agent.runtime, run_id) == "completed"
+    assert agent.replies() == ["Built once."]
+    assert len(built) == 1, f"the resumed execution rebuilt the prompt: {len(built)} builds"

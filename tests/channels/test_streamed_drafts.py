@@ -352,6 +352,24 @@ def test_an_interrupted_draft_is_marked_as_such(
     assert message["text"] == "Half an ans\n\n(interrupted)", message
 
 
+def _draft_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "draft-writer"]
+
+
+def test_a_draft_nothing_is_shown_in_starts_no_thread_and_posts_nothing(
+    runtime: Runtime, drafting: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a turn's draft whose text is drawn elsewhere (its model call went to the gateway)
+    before = _draft_threads()
+    writer = DraftWriter(drafting, PRIVATE, {}, DraftLog(runtime, "run-elsewhere"))
+    # When the turn's execution ends without showing anything, interrupted or not
+    started = [t for t in _draft_threads() if t not in before]
+    writer.close(interrupted=True)
+    # Then no drafting thread ran and nothing reached the platform
+    assert started == [], f"a draft with no text started {started}"
+    assert telegram_api.messages == [] and telegram_api.calls_to("sendMessageDraft") == []
+
+
 def test_a_429_holds_the_next_edit_back(
     runtime: Runtime, drafting: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:

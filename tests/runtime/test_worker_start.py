@@ -4,6 +4,7 @@ one start of `harness worker` and `celery -A harness.celery worker`."""
 from __future__ import annotations
 
 import gc
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -116,3 +117,34 @@ def test_worker_start_builds_a_deferred_kicker_before_it_consumes(
         gc.unfreeze()
     # Then the kicker was built then, once, though nothing was kicked yet
     assert builds.calls == 1, f"built {builds.calls} kickers"
+
+
+@pytest.fixture
+def kick_loggers() -> Iterator[list[logging.Logger]]:
+    loggers = [logging.getLogger(name) for name in worker_module.KICK_LINE_LOGGERS]
+    before = [logger.level for logger in loggers]
+    yield loggers
+    for logger, level in zip(loggers, before, strict=True):
+        logger.setLevel(level)
+
+
+def test_worker_start_keeps_celerys_per_kick_lines_out_of_an_info_log(
+    kick_loggers: list[logging.Logger],
+) -> None:
+    # Given the root logger at INFO, as LOG_LEVEL=INFO sets it
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.INFO)
+    try:
+        # When a worker is about to consume at LOG_LEVEL=INFO
+        worker_module.quiet_kick_lines("INFO")
+        # Then Celery's "received" / "succeeded" lines are not written; its failures are
+        shown = [lg.name for lg in kick_loggers if lg.isEnabledFor(logging.INFO)]
+        assert shown == [], f"per-kick lines still written by {shown}"
+        assert all(lg.isEnabledFor(logging.WARNING) for lg in kick_loggers)
+        # And at LOG_LEVEL=DEBUG they are written again
+        worker_module.quiet_kick_lines("debug")
+        root.setLevel(logging.DEBUG)
+        assert all(lg.isEnabledFor(logging.INFO) for lg in kick_loggers)
+    finally:
+        root.setLevel(level)
