@@ -39,7 +39,7 @@ from typing import Any, Protocol
 from harness.agent.drafting import open_live
 from harness.agent.model_calls import MODEL_SERVICE, ModelCallRequest, outcome_of
 from harness.llm.factory import build_named
-from harness.llm.provider import AsyncModelProvider
+from harness.llm.provider import AsyncModelProvider, ModelProvider
 from harness.llm.types import AssistantTurn
 from harness.runtime.calls import KEEP, AsyncCallBoard, CallBoard, TakenCall
 from harness.runtime.instance import Runtime
@@ -117,7 +117,7 @@ class _InFlight:
 class ModelGateway:
     """One process's model gateway (see the module docstring). `concurrency` bounds the
     calls in flight; a lease lasts the runtime's `lease_ttl`. `made` counts the calls made,
-    `peak` the most in flight at once."""
+    `peak` the most in flight at once, `failed` the round trips to Redis that failed."""
 
     runtime: Runtime
     settings: Settings
@@ -127,6 +127,7 @@ class ModelGateway:
     owner: str = ""
     made: int = 0
     peak: int = 0
+    failed: int = 0
     _inflight: dict[str, _InFlight] = field(default_factory=dict)
     _providers: dict[tuple[str, str, float | None], AsyncModelProvider] = field(
         default_factory=dict
@@ -195,11 +196,10 @@ class ModelGateway:
                     return
                 if not until_idle:
                     await self._guarded(self._wait(board))
-                elif not self._inflight:
-                    if not await board.due(MODEL_SERVICE, self.runtime.now_ms()):
-                        return
-                else:
+                elif self._inflight:
                     await asyncio.sleep(self.poll_s)
+                elif await self._nothing_due(board):
+                    return
         finally:
             await self._wind_down(board)
 
@@ -238,8 +238,20 @@ class ModelGateway:
         try:
             await work
         except Exception:  # Redis away: the calls wait there, or for another gateway
+            self.failed += 1
             log.exception("the model gateway's round trip failed; trying again in a second")
             await self._unless_stopped(asyncio.sleep(1.0))
+
+    async def _nothing_due(self, board: _Board) -> bool:
+        """`serve(until_idle=True)` with nothing in flight: True when no call is due. False
+        when Redis did not answer (logged, after a pause: `serve` goes round again)."""
+        due: list[int] = []
+
+        async def count() -> None:
+            due.append(await board.due(MODEL_SERVICE, self.runtime.now_ms()))
+
+        await self._guarded(count())
+        return due == [0]
 
     async def _wind_down(self, board: _Board) -> None:
         if not self._killed and self._inflight:  # hand the calls back: due at once
@@ -253,6 +265,9 @@ class ModelGateway:
         for provider in providers:  # their async clients belong to this loop
             with contextlib.suppress(Exception):
                 await provider.aclose()
+            if isinstance(provider, ModelProvider):  # and the sync client `build_named` opened
+                with contextlib.suppress(Exception):
+                    provider.close()
         with contextlib.suppress(Exception):
             await board.aclose()
         self._loop = None
@@ -356,6 +371,7 @@ class ModelGateway:
                 system=request.system,
                 messages=request.messages,
                 tools=request.tools,
+                max_tokens=request.max_tokens,
                 on_text=on_text,
                 tool_choice=request.tool_choice,
             )
