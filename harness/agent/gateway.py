@@ -19,6 +19,10 @@ not abort a call, inline or here: it is taken before the next think. A gateway t
 renewing; after its lease another gateway makes the call again, and the dead one's answer,
 should it come, is refused. A gateway that stops hands its calls back, which wakes another.
 
+A serving gateway beats every `GATEWAY_BEAT_S` (`CallBoard.beat`) and leaves when it stops, so
+calls that wait while no gateway is alive (its thread died, a worker started without one) are
+reported (`harness.runtime.call_health`: `/metrics`, the console's health page).
+
 Redis is spoken to on an async client of the gateway's own loop (`Runtime.aredis_factory`), so
 streams go on while Redis answers; a runtime without one (some tests) is spoken to with its
 blocking client and polled every `poll_s`, as before the wake-up.
@@ -41,7 +45,7 @@ from harness.agent.model_calls import MODEL_SERVICE, ModelCallRequest, outcome_o
 from harness.llm.factory import build_named
 from harness.llm.provider import AsyncModelProvider, ModelProvider
 from harness.llm.types import AssistantTurn
-from harness.runtime.calls import KEEP, AsyncCallBoard, CallBoard, TakenCall
+from harness.runtime.calls import GATEWAY_BEAT_S, KEEP, AsyncCallBoard, CallBoard, TakenCall
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import Kick, kick_all
 from harness.settings import Settings
@@ -70,6 +74,8 @@ class _Board(Protocol):
         self, call_id: str, token: str, outcome: dict[str, Any], now_ms: int, template: str = ""
     ) -> tuple[bool, tuple[Kick, ...]]: ...
     async def due(self, service: str, now_ms: int) -> int: ...
+    async def beat(self, service: str, gateway: str, now_ms: int) -> None: ...
+    async def leave(self, service: str, gateway: str) -> None: ...
     async def aclose(self) -> None: ...
 
 
@@ -102,6 +108,12 @@ class _BlockingBoard:
 
     async def due(self, service: str, now_ms: int) -> int:
         return self.calls.due(service, now_ms)
+
+    async def beat(self, service: str, gateway: str, now_ms: int) -> None:
+        self.calls.beat(service, gateway, now_ms)
+
+    async def leave(self, service: str, gateway: str) -> None:
+        self.calls.leave(service, gateway)
 
     async def aclose(self) -> None:
         return None
@@ -140,6 +152,7 @@ class ModelGateway:
     _stopping: asyncio.Event | None = None  # set by `stop`, from any thread
     _freed: asyncio.Event | None = None  # set when a call ends
     _renew_at: float = 0.0  # monotonic time of the next renewal of the calls in flight
+    _beat_at: float | None = None  # monotonic time of the next beat (None: `serve` beats not)
 
     def __post_init__(self) -> None:
         self.owner = self.owner or f"gateway:{self.runtime.new_owner()}"
@@ -186,11 +199,13 @@ class ModelGateway:
         nor in flight, or `at_most` calls were taken and made). Must not raise: a failed
         round trip is logged and tried again."""
         self._room = at_most
+        self._beat_at = None if until_idle else 0.0  # a drain's short-lived gateway is no one
         self._stopping, self._freed = asyncio.Event(), asyncio.Event()
         self._loop = asyncio.get_running_loop()  # after the events: `stop` reads it first
         board = self._board()
         try:
             while not self._stop.is_set():
+                await self._guarded(self._beat(board))
                 await self._guarded(self._tick(board))
                 if not self._inflight and self._room == 0:
                     return
@@ -253,7 +268,17 @@ class ModelGateway:
         await self._guarded(count())
         return due == [0]
 
+    async def _beat(self, board: _Board) -> None:
+        """Say this gateway is alive, every `GATEWAY_BEAT_S` (`CallBoard.beat`): calls that
+        wait while none beats are reported (`harness.runtime.call_health`)."""
+        if self._beat_at is None or time.monotonic() < self._beat_at:
+            return
+        self._beat_at = time.monotonic() + GATEWAY_BEAT_S
+        await board.beat(MODEL_SERVICE, self.owner, self.runtime.now_ms())
+
     async def _wind_down(self, board: _Board) -> None:
+        if not self._killed and self._beat_at is not None:
+            await board.leave(MODEL_SERVICE, self.owner)
         if not self._killed and self._inflight:  # hand the calls back: due at once
             held = [(call_id, f.token) for call_id, f in self._inflight.items()]
             with contextlib.suppress(Exception):

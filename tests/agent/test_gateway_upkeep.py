@@ -7,11 +7,14 @@ import threading
 from pathlib import Path
 
 from harness.agent.gateway import ModelGateway
-from harness.agent.model_calls import ModelCallRequest
+from harness.agent.model_calls import MODEL_SERVICE, ModelCallRequest
 from harness.llm.anthropic import AnthropicProvider
 from harness.runtime import Runtime
+from harness.runtime.call_health import calls_waiting
+from harness.runtime.calls import GATEWAY_TTL_S
 from tests.agent.conftest import make_settings
 from tests.fakes.model_server import ModelServer
+from tests.runtime_fixtures import ManualClock
 from tests.waiting import wait_until
 
 
@@ -55,3 +58,46 @@ def test_a_gateway_serving_until_idle_rides_out_a_redis_that_does_not_answer(
     # Then serve did not raise: it logged and went round again until stopped
     assert raised == [], f"serve raised {raised!r}"
     assert not thread.is_alive()
+
+
+def test_a_serving_gateway_beats_and_one_that_stops_is_gone_at_once(
+    runtime: Runtime, model_server: ModelServer, tmp_path: Path
+) -> None:
+    # Given a gateway serving on its thread
+    settings = make_settings(tmp_path / "workspace", model_server, model_calls="gateway")
+    gateway = ModelGateway(runtime, settings, poll_s=0.01)
+    gateway.start()
+    try:
+        # Then it is seen alive
+        wait_until(lambda: calls_waiting(runtime, MODEL_SERVICE).gateways == 1, "its beat")
+    finally:
+        # When it stops
+        gateway.stop()
+    # Then it is gone at once, not after its beat ages out
+    assert calls_waiting(runtime, MODEL_SERVICE).gateways == 0
+
+
+def test_a_dead_gateway_is_gone_once_its_beat_ages_out(
+    runtime: Runtime, model_server: ModelServer, tmp_path: Path, clock: ManualClock
+) -> None:
+    # Given a gateway that beat, then died
+    settings = make_settings(tmp_path / "workspace", model_server, model_calls="gateway")
+    gateway = ModelGateway(runtime, settings, poll_s=0.01)
+    gateway.start()
+    wait_until(lambda: calls_waiting(runtime, MODEL_SERVICE).gateways == 1, "its beat")
+    gateway.kill()
+    # When its beat is older than the TTL
+    clock.advance(GATEWAY_TTL_S + 1)
+    # Then no gateway is alive
+    assert calls_waiting(runtime, MODEL_SERVICE).gateways == 0
+
+
+def test_a_gateway_draining_in_a_test_does_not_count_as_alive(
+    runtime: Runtime, model_server: ModelServer, tmp_path: Path
+) -> None:
+    # Given a gateway serving until idle (drain's, the evals')
+    settings = make_settings(tmp_path / "workspace", model_server, model_calls="gateway")
+    # When it has served
+    ModelGateway(runtime, settings).serve_due()
+    # Then it never said it was alive: it is no fleet's gateway
+    assert runtime.redis.zcard(runtime.keys.call_gateways(MODEL_SERVICE)) == 0
