@@ -8,6 +8,7 @@ from harness.agent.gateway import ModelGateway
 from harness.agent.model_calls import ModelCallRequest
 from harness.runtime.testing import drain
 from tests.agent.conftest import AgentRig, make_settings
+from tests.agent.roster.test_named_delegation import write_agent
 from tests.fakes.model_server import Reply
 
 
@@ -16,12 +17,8 @@ def test_a_named_agents_max_tokens_reaches_the_model_through_the_gateway(
 ) -> None:
     # Given a named agent with its own output limit and temperature, bound to chat-a, and
     # model calls offloaded to the gateway (no gateway runs inside drain)
-    folder = agent.workspace / "agents" / "coder"
-    folder.mkdir(parents=True)
-    (folder / "AGENT.md").write_text(
-        "---\ndescription: Writes code.\nmax_tokens: 321\ntemperature: 0.3\n"
-        "bindings: [{channel: test, chat_id: chat-a}]\n---\nYou write code.\n"
-    )
+    front = "description: Writes code.\nmax_tokens: 321\ntemperature: 0.3\n"
+    write_agent(agent.workspace, "coder", front + "bindings: [{channel: test, chat_id: chat-a}]")
     settings = make_settings(agent.workspace, agent.model, model_calls="gateway")
     set_agent_deps(build_deps(settings))
     agent.runtime.call_servers.clear()
