@@ -152,7 +152,7 @@ class ModelGateway:
     _stopping: asyncio.Event | None = None  # set by `stop`, from any thread
     _freed: asyncio.Event | None = None  # set when a call ends
     _renew_at: float = 0.0  # monotonic time of the next renewal of the calls in flight
-    _beat_at: float | None = None  # monotonic time of the next beat (None: `serve` beats not)
+    _beat_at: float | None = None  # monotonic time of the next beat (None: no beats, a drain)
 
     def __post_init__(self) -> None:
         self.owner = self.owner or f"gateway:{self.runtime.new_owner()}"

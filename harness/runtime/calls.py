@@ -150,8 +150,11 @@ class CallBoard:
 
     @on_bus("record the gateway as alive")
     def beat(self, service: str, gateway: str, now_ms: int) -> None:
-        """Record that `gateway` serves `service` now (see `GATEWAY_TTL_S`)."""
-        self.redis.zadd(self.keys.call_gateways(service), {gateway: now_ms})
+        """Record that `gateway` serves `service` now (see `GATEWAY_TTL_S`), forgetting
+        gateways long gone (so restarts do not pile up), in one round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        _beat_into(pipe, self.keys.call_gateways(service), gateway, now_ms)
+        pipe.execute()
 
     def leave(self, service: str, gateway: str) -> None:
         """`gateway` no longer serves `service` (it stops). Never raises: the beat ages out."""
@@ -229,7 +232,9 @@ class AsyncCallBoard:
     async def beat(self, service: str, gateway: str, now_ms: int) -> None:
         """`CallBoard.beat`."""
         with redis_errors("record the gateway as alive"):
-            await self.redis.zadd(self.keys.call_gateways(service), {gateway: now_ms})
+            async with self.redis.pipeline(transaction=False) as pipe:
+                _beat_into(pipe, self.keys.call_gateways(service), gateway, now_ms)
+                await pipe.execute()
 
     async def leave(self, service: str, gateway: str) -> None:
         """`CallBoard.leave`."""
@@ -239,6 +244,12 @@ class AsyncCallBoard:
     async def aclose(self) -> None:
         """Close the client and its connections, on the loop that used them. Idempotent."""
         await self.redis.aclose(close_connection_pool=True)
+
+
+def _beat_into(pipe: Any, key: str, gateway: str, now_ms: int) -> None:
+    """A gateway's beat, queued on a pipeline (sync or async: the same calls)."""
+    pipe.zadd(key, {gateway: now_ms})
+    pipe.zremrangebyscore(key, "-inf", now_ms - 6 * int(GATEWAY_TTL_S * 1000))
 
 
 def _keep_args(

@@ -1,6 +1,6 @@
 -- CALL_WAITING: whether a service's offloaded calls are being served (`calls_waiting`): how
 -- many are due and in flight, when the oldest due one was parked, and how many gateways beat.
--- Read-only but for pruning beats of gateways long gone.
+-- Read-only (a gateway's beat forgets those long gone: `CallBoard.beat`).
 -- ARGV: prefix, service, now_ms, scan (offered calls looked at for the oldest), beat_ttl_ms
 -- Returns {due, in_flight, oldest parked ms (-1: none due), live gateways}.
 local P = ARGV[1]
@@ -26,7 +26,6 @@ for _, call in ipairs(redis.call('LRANGE', offered, 0, scan - 1)) do consider(ca
 for _, call in ipairs(redis.call('ZRANGEBYSCORE', leases, '-inf', now, 'LIMIT', 0, scan)) do
   consider(call)
 end
-redis.call('ZREMRANGEBYSCORE', gateways, '-inf', now - 6 * ttl)
 return {
   redis.call('LLEN', offered) + redis.call('ZCOUNT', leases, '-inf', now),
   redis.call('ZCOUNT', leases, '(' .. now, '+inf'),
