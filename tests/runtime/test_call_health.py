@@ -78,3 +78,14 @@ def test_a_call_in_flight_is_not_due_and_a_gateway_that_leaves_is_gone_at_once(
     runtime.calls.leave("echo", "gw-1")
     # Then no gateway is alive
     assert calls_waiting(runtime, "echo").gateways == 0
+
+
+def test_a_beat_forgets_gateways_long_gone(runtime: Runtime, clock: ManualClock) -> None:
+    # Given a gateway that beat once, long ago (a worker since restarted)
+    runtime.calls.beat("echo", "gw-old", runtime.now_ms())
+    clock.advance(7 * GATEWAY_TTL_S)
+    # When another gateway beats
+    runtime.calls.beat("echo", "gw-new", runtime.now_ms())
+    # Then only the live one is kept: restarts do not pile up
+    kept = runtime.redis.zrange(runtime.keys.call_gateways("echo"), 0, -1)
+    assert kept == ["gw-new"], kept
