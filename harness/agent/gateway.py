@@ -19,6 +19,10 @@ not abort a call, inline or here: it is taken before the next think. A gateway t
 renewing; after its lease another gateway makes the call again, and the dead one's answer,
 should it come, is refused. A gateway that stops hands its calls back, which wakes another.
 
+A serving gateway beats every `GATEWAY_BEAT_S` (`CallBoard.beat`) and leaves when it stops, so
+calls that wait while no gateway is alive (its thread died, a worker started without one) are
+reported (`harness.runtime.call_health`: `/metrics`, the console's health page).
+
 Redis is spoken to on an async client of the gateway's own loop (`Runtime.aredis_factory`), so
 streams go on while Redis answers; a runtime without one (some tests) is spoken to with its
 blocking client and polled every `poll_s`, as before the wake-up.
@@ -39,9 +43,9 @@ from typing import Any, Protocol
 from harness.agent.drafting import open_live
 from harness.agent.model_calls import MODEL_SERVICE, ModelCallRequest, outcome_of
 from harness.llm.factory import build_named
-from harness.llm.provider import AsyncModelProvider
+from harness.llm.provider import AsyncModelProvider, ModelProvider
 from harness.llm.types import AssistantTurn
-from harness.runtime.calls import KEEP, AsyncCallBoard, CallBoard, TakenCall
+from harness.runtime.calls import GATEWAY_BEAT_S, KEEP, AsyncCallBoard, CallBoard, TakenCall
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import Kick, kick_all
 from harness.settings import Settings
@@ -70,6 +74,8 @@ class _Board(Protocol):
         self, call_id: str, token: str, outcome: dict[str, Any], now_ms: int, template: str = ""
     ) -> tuple[bool, tuple[Kick, ...]]: ...
     async def due(self, service: str, now_ms: int) -> int: ...
+    async def beat(self, service: str, gateway: str, now_ms: int) -> None: ...
+    async def leave(self, service: str, gateway: str) -> None: ...
     async def aclose(self) -> None: ...
 
 
@@ -103,6 +109,12 @@ class _BlockingBoard:
     async def due(self, service: str, now_ms: int) -> int:
         return self.calls.due(service, now_ms)
 
+    async def beat(self, service: str, gateway: str, now_ms: int) -> None:
+        self.calls.beat(service, gateway, now_ms)
+
+    async def leave(self, service: str, gateway: str) -> None:
+        self.calls.leave(service, gateway)
+
     async def aclose(self) -> None:
         return None
 
@@ -117,7 +129,7 @@ class _InFlight:
 class ModelGateway:
     """One process's model gateway (see the module docstring). `concurrency` bounds the
     calls in flight; a lease lasts the runtime's `lease_ttl`. `made` counts the calls made,
-    `peak` the most in flight at once."""
+    `peak` the most in flight at once, `failed` the round trips to Redis that failed."""
 
     runtime: Runtime
     settings: Settings
@@ -127,6 +139,7 @@ class ModelGateway:
     owner: str = ""
     made: int = 0
     peak: int = 0
+    failed: int = 0
     _inflight: dict[str, _InFlight] = field(default_factory=dict)
     _providers: dict[tuple[str, str, float | None], AsyncModelProvider] = field(
         default_factory=dict
@@ -139,6 +152,7 @@ class ModelGateway:
     _stopping: asyncio.Event | None = None  # set by `stop`, from any thread
     _freed: asyncio.Event | None = None  # set when a call ends
     _renew_at: float = 0.0  # monotonic time of the next renewal of the calls in flight
+    _beat_at: float | None = None  # monotonic time of the next beat (None: no beats, a drain)
 
     def __post_init__(self) -> None:
         self.owner = self.owner or f"gateway:{self.runtime.new_owner()}"
@@ -185,21 +199,22 @@ class ModelGateway:
         nor in flight, or `at_most` calls were taken and made). Must not raise: a failed
         round trip is logged and tried again."""
         self._room = at_most
+        self._beat_at = None if until_idle else 0.0  # a drain's short-lived gateway is no one
         self._stopping, self._freed = asyncio.Event(), asyncio.Event()
         self._loop = asyncio.get_running_loop()  # after the events: `stop` reads it first
         board = self._board()
         try:
             while not self._stop.is_set():
+                await self._guarded(self._beat(board))
                 await self._guarded(self._tick(board))
                 if not self._inflight and self._room == 0:
                     return
                 if not until_idle:
                     await self._guarded(self._wait(board))
-                elif not self._inflight:
-                    if not await board.due(MODEL_SERVICE, self.runtime.now_ms()):
-                        return
-                else:
+                elif self._inflight:
                     await asyncio.sleep(self.poll_s)
+                elif await self._nothing_due(board):
+                    return
         finally:
             await self._wind_down(board)
 
@@ -238,10 +253,32 @@ class ModelGateway:
         try:
             await work
         except Exception:  # Redis away: the calls wait there, or for another gateway
+            self.failed += 1
             log.exception("the model gateway's round trip failed; trying again in a second")
             await self._unless_stopped(asyncio.sleep(1.0))
 
+    async def _nothing_due(self, board: _Board) -> bool:
+        """`serve(until_idle=True)` with nothing in flight: True when no call is due. False
+        when Redis did not answer (logged, after a pause: `serve` goes round again)."""
+        due: list[int] = []
+
+        async def count() -> None:
+            due.append(await board.due(MODEL_SERVICE, self.runtime.now_ms()))
+
+        await self._guarded(count())
+        return due == [0]
+
+    async def _beat(self, board: _Board) -> None:
+        """Say this gateway is alive, every `GATEWAY_BEAT_S` (`CallBoard.beat`): calls that
+        wait while none beats are reported (`harness.runtime.call_health`)."""
+        if self._beat_at is None or time.monotonic() < self._beat_at:
+            return
+        self._beat_at = time.monotonic() + GATEWAY_BEAT_S
+        await board.beat(MODEL_SERVICE, self.owner, self.runtime.now_ms())
+
     async def _wind_down(self, board: _Board) -> None:
+        if not self._killed and self._beat_at is not None:
+            await board.leave(MODEL_SERVICE, self.owner)
         if not self._killed and self._inflight:  # hand the calls back: due at once
             held = [(call_id, f.token) for call_id, f in self._inflight.items()]
             with contextlib.suppress(Exception):
@@ -253,6 +290,9 @@ class ModelGateway:
         for provider in providers:  # their async clients belong to this loop
             with contextlib.suppress(Exception):
                 await provider.aclose()
+            if isinstance(provider, ModelProvider):  # and the sync client `build_named` opened
+                with contextlib.suppress(Exception):
+                    provider.close()
         with contextlib.suppress(Exception):
             await board.aclose()
         self._loop = None
@@ -356,6 +396,7 @@ class ModelGateway:
                 system=request.system,
                 messages=request.messages,
                 tools=request.tools,
+                max_tokens=request.max_tokens,
                 on_text=on_text,
                 tool_choice=request.tool_choice,
             )

@@ -5,8 +5,9 @@ The turn's think step asks `step.offload` for the call instead of making it: the
 holding no worker, a gateway (`harness.agent.gateway`) makes the call and records its outcome,
 and the step's function, replayed, gets that outcome and returns it (or raises its error, so
 the step's retry rules apply as they do inline). The request carries all the gateway needs
-to make the same call: the model (wire API, name, temperature, never a credential: the
-gateway's own settings hold those) and the request itself, and where the text streams.
+to make the same call: the model (wire API, name, temperature, output-token limit, never a
+credential: the gateway's own settings hold those) and the request itself, and where the text
+streams. A field added later has a default, so a request parked by an older worker still loads.
 """
 
 from __future__ import annotations
@@ -47,12 +48,15 @@ class DraftTarget(BaseModel, frozen=True):
 
 
 class ModelCallRequest(BaseModel, frozen=True):
-    """One offloaded model call, as the run records it for the gateway."""
+    """One offloaded model call, as the run records it for the gateway. `max_tokens` is the
+    run's provider's limit (a named agent's file may set its own); None (a request parked
+    before the field): the gateway's provider's default."""
 
     run_id: str
     provider: str
     model: str
     temperature: float | None = None
+    max_tokens: int | None = None
     system: list[SystemBlock]
     messages: list[Message]
     tools: list[ToolSpec]
@@ -91,6 +95,7 @@ def request_for(
         provider=provider.name,
         model=provider.model,
         temperature=getattr(provider, "temperature", None),
+        max_tokens=getattr(provider, "max_tokens", None),
         system=[b for b in blocks if b.text.strip()],
         messages=list(messages),
         tools=list(tools),

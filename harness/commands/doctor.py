@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit, urlunsplit
 
 import typer
@@ -30,6 +30,9 @@ from harness.settings import Settings, get_settings
 from harness.settings_errors import dotenv_folder
 from harness.version import DISTRIBUTION
 from harness.workspace_files import files_in
+
+if TYPE_CHECKING:
+    from harness.runtime.call_health import CallsWaiting
 
 MIN_PYTHON = (3, 11)
 
@@ -55,8 +58,11 @@ def check_python() -> Check:
 
 
 def check_fleet() -> list[Check]:
-    """Redis is reachable (which one, redacted), and workers and a scheduler beat into it."""
+    """Redis is reachable (which one, redacted), and workers, a scheduler and (for offloaded
+    model calls) a model gateway beat into it."""
+    from harness.agent.model_calls import MODEL_SERVICE
     from harness.runtime import get_runtime
+    from harness.runtime.call_health import calls_waiting
     from harness.runtime.connection import resolve_redis_url
     from harness.runtime.presence import live_members
     from harness.runtime.sentinel import sentinel_target
@@ -79,6 +85,7 @@ def check_fleet() -> list[Check]:
         runtime.ping()
         workers = live_members(runtime, role="worker")
         schedulers = live_members(runtime, role="scheduler")
+        model_calls = calls_waiting(runtime, MODEL_SERVICE)
     except BusUnavailableError as exc:
         fix = "start the fleet with `harness up`, or point REDIS_URL at a running Redis"
         if sentinel is not None:
@@ -95,7 +102,25 @@ def check_fleet() -> list[Check]:
     else:
         fix = "start one with `harness up` (or `harness scheduler`)"
         checks.append(Check("scheduler", "warn", "none alive: sleeps and retries stall", fix))
+    checks.extend(check_gateway(settings, model_calls))
     return checks
+
+
+def check_gateway(settings: Settings, waiting: CallsWaiting) -> list[Check]:
+    """A model gateway is alive to make the model calls runs park on: a failure when calls
+    wait and none is (they wait for ever), a warning when none is and `MODEL_CALLS=gateway`,
+    nothing with inline calls and nothing waiting."""
+    fix = "start workers with MODEL_CALLS=gateway (`harness up`); if they run, see their logs"
+    if waiting.gateways:
+        busy = f"{waiting.due} model call(s) waiting, {waiting.in_flight} in flight"
+        return [Check("model gateway", "ok", f"{waiting.gateways} alive, {busy}")]
+    if waiting.due:
+        oldest = f" (oldest {waiting.oldest_due_s:.0f} s)" if waiting.oldest_due_s else ""
+        detail = f"none alive: {waiting.due} model call(s) wait for ever{oldest}"
+        return [Check("model gateway", "fail", detail, fix)]
+    if settings.model_calls == "gateway":
+        return [Check("model gateway", "warn", "none alive: model calls will wait", fix)]
+    return []
 
 
 def check_redis_server(settings: Settings) -> list[Check]:

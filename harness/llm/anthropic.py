@@ -194,6 +194,11 @@ class AnthropicProvider:
         )
 
     @property
+    def max_tokens(self) -> int:
+        """The output-token limit a call sends when it names none."""
+        return self._max_tokens
+
+    @property
     def temperature(self) -> float | None:
         """The sampling temperature every call sends (None: the API's default)."""
         return self._temperature

@@ -250,6 +250,11 @@ class OpenAIProvider:
         return classify_error(exc, self._secret)
 
     @property
+    def max_tokens(self) -> int:
+        """The output-token limit a call sends when it names none."""
+        return self._max_tokens
+
+    @property
     def temperature(self) -> float | None:
         """The sampling temperature every call sends (None: the server's default)."""
         return self._temperature

@@ -20,6 +20,7 @@ from prometheus_client.core import (
     Metric,
 )
 
+from harness.agent.model_calls import MODEL_SERVICE
 from harness.errors import BusUnavailableError
 from harness.llm.pricing import known_cost_usd
 from harness.llm.types import Usage
@@ -43,7 +44,7 @@ class FleetCollector:
         """The metric families, built from one snapshot."""
         up = GaugeMetricFamily("harness_redis_up", "1 when Redis answered this scrape.")
         try:
-            snapshot = read_fleet_metrics(self._runtime_factory())
+            snapshot = read_fleet_metrics(self._runtime_factory(), (MODEL_SERVICE,))
         except BusUnavailableError as exc:
             log.warning("metrics: Redis unavailable (%s)", type(exc.__cause__ or exc).__name__)
             up.add_metric([], 0)
@@ -54,6 +55,7 @@ class FleetCollector:
         yield from _run_families(snapshot)
         yield from _model_families(snapshot)
         yield from _queue_families(snapshot)
+        yield from _call_families(snapshot)
 
 
 def render(runtime_factory: Callable[[], Runtime]) -> bytes:
@@ -142,3 +144,28 @@ def _queue_families(s: FleetSnapshot) -> Iterator[Metric]:
     for role in sorted({"worker", "scheduler", *s.live}):
         live.add_metric([role], s.live.get(role, 0))
     yield from (depth, undelivered, live)
+
+
+def _call_families(s: FleetSnapshot) -> Iterator[Metric]:
+    calls = GaugeMetricFamily(
+        "harness_offloaded_calls",
+        "Offloaded calls (model calls on the gateway path) per service and state: due (waiting "
+        "for a gateway) or in_flight (a gateway makes it).",
+        labels=["service", "state"],
+    )
+    oldest = GaugeMetricFamily(
+        "harness_offloaded_call_oldest_due_seconds",
+        "How long the oldest due offloaded call has waited since its run parked (0: none due).",
+        labels=["service"],
+    )
+    gateways = GaugeMetricFamily(
+        "harness_call_gateways_alive",
+        "Gateways that beat lately, per service: 0 while calls are due means they wait for ever.",
+        labels=["service"],
+    )
+    for service, waiting in sorted(s.calls.items()):
+        calls.add_metric([service, "due"], waiting.due)
+        calls.add_metric([service, "in_flight"], waiting.in_flight)
+        oldest.add_metric([service], waiting.oldest_due_s or 0.0)
+        gateways.add_metric([service], waiting.gateways)
+    yield from (calls, oldest, gateways)

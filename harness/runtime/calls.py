@@ -17,10 +17,15 @@ Exactly once, by the call's token: each take of a call bumps it, so when a gatew
 mid-call its lease runs out, another takes the call under a new token, and the dead one's
 late answer is refused; an outcome once recorded is never replaced, and a call that has one
 is never taken again. A call whose run stopped waiting on it (cancelled, ended) is dropped.
+
+Liveness: a serving gateway beats (`beat`) every `GATEWAY_BEAT_S`; one silent for
+`GATEWAY_TTL_S` counts as gone, so calls that wait while no gateway beats are visible
+(`harness.runtime.call_health`), whether the gateway's thread died or none was started.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +55,10 @@ LOST = 0
 """`CallBoard.keep`: another gateway holds the call now, or it is settled: stop quietly."""
 ABORT = 2
 """`CallBoard.keep`: the run no longer waits on the call (cancelled, ended): stop it."""
+GATEWAY_BEAT_S = 2.0
+"""How often a serving gateway says it is alive (`beat`), in seconds."""
+GATEWAY_TTL_S = 10.0
+"""A gateway whose last beat is older than this is gone, in seconds."""
 
 
 class CallBoard:
@@ -139,6 +148,19 @@ class CallBoard:
         offered, expired = pipe.execute()
         return int(offered) + int(expired)
 
+    @on_bus("record the gateway as alive")
+    def beat(self, service: str, gateway: str, now_ms: int) -> None:
+        """Record that `gateway` serves `service` now (see `GATEWAY_TTL_S`), forgetting
+        gateways long gone (so restarts do not pile up), in one round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        _beat_into(pipe, self.keys.call_gateways(service), gateway, now_ms)
+        pipe.execute()
+
+    def leave(self, service: str, gateway: str) -> None:
+        """`gateway` no longer serves `service` (it stops). Never raises: the beat ages out."""
+        with contextlib.suppress(redis.RedisError):
+            self.redis.zrem(self.keys.call_gateways(service), gateway)
+
 
 class AsyncCallBoard:
     """A gateway's side of `CallBoard` (`take`, `keep`, `settle`, `due`: the same scripts, the
@@ -207,9 +229,27 @@ class AsyncCallBoard:
                 offered, expired = await pipe.execute()
         return int(offered) + int(expired)
 
+    async def beat(self, service: str, gateway: str, now_ms: int) -> None:
+        """`CallBoard.beat`."""
+        with redis_errors("record the gateway as alive"):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                _beat_into(pipe, self.keys.call_gateways(service), gateway, now_ms)
+                await pipe.execute()
+
+    async def leave(self, service: str, gateway: str) -> None:
+        """`CallBoard.leave`."""
+        with contextlib.suppress(redis.RedisError):
+            await self.redis.zrem(self.keys.call_gateways(service), gateway)
+
     async def aclose(self) -> None:
         """Close the client and its connections, on the loop that used them. Idempotent."""
         await self.redis.aclose(close_connection_pool=True)
+
+
+def _beat_into(pipe: Any, key: str, gateway: str, now_ms: int) -> None:
+    """A gateway's beat, queued on a pipeline (sync or async: the same calls)."""
+    pipe.zadd(key, {gateway: now_ms})
+    pipe.zremrangebyscore(key, "-inf", now_ms - 6 * int(GATEWAY_TTL_S * 1000))
 
 
 def _keep_args(

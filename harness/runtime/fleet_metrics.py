@@ -6,8 +6,9 @@ per function, `keys.metrics_runs`), the reaper's (lease expiries and re-sent kic
 `keys.metrics_reaper`), and `COMMIT`, with each step's own journal write (step durations per
 function as histogram buckets and model tokens per model: `harness.runtime.step_counters`).
 `read_fleet_metrics` reads them with the gauges (runs per status, queue depth, undelivered
-replies, live processes) in one pipeline and a broker look-up per queue, bounded by the
-number of functions and models, never by the number of runs.
+replies, live processes) in one pipeline, a broker look-up per queue and one script per
+offloaded-call service named (`harness.runtime.call_health`), bounded by the number of
+functions and models, never by the number of runs.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from harness.runtime.bus_errors import on_bus
+from harness.runtime.call_health import CallsWaiting, calls_waiting
 from harness.runtime.functions import DEFAULT_QUEUE
 from harness.runtime.instance import Runtime
 from harness.runtime.presence import live_members
@@ -60,12 +62,15 @@ class FleetSnapshot:
     queue_depth: dict[str, int | None] = field(default_factory=dict)
     undelivered: int = 0
     live: dict[str, int] = field(default_factory=dict)
+    calls: dict[str, CallsWaiting] = field(default_factory=dict)
 
 
 @on_bus("read the fleet's metrics")
-def read_fleet_metrics(runtime: Runtime) -> FleetSnapshot:
-    """Every number `/metrics` shows, read now. Raises `BusUnavailableError` when Redis does
-    not answer; a broker that cannot tell a queue's depth gives None for that queue."""
+def read_fleet_metrics(runtime: Runtime, call_services: tuple[str, ...] = ()) -> FleetSnapshot:
+    """Every number `/metrics` shows, read now, with the offloaded calls of each of
+    `call_services` (the engine knows no service: the caller names them). Raises
+    `BusUnavailableError` when Redis does not answer; a broker that cannot tell a queue's
+    depth gives None for that queue."""
     keys = runtime.keys
     pipe = runtime.redis.pipeline(transaction=False)
     for key in (keys.metrics_runs, keys.metrics_reaper, keys.metrics_steps, keys.metrics_tokens):
@@ -88,6 +93,7 @@ def read_fleet_metrics(runtime: Runtime) -> FleetSnapshot:
     for member in live_members(runtime):
         live[member.role] += 1
     snapshot.live = dict(live)
+    snapshot.calls = {service: calls_waiting(runtime, service) for service in call_services}
     return snapshot
 
 

@@ -43,6 +43,11 @@ class Keys:
         none while nothing is offered; a gateway waits on it (`AsyncCallBoard.wait`)."""
         return f"{self.prefix}:calls:{service}:wake"
 
+    def call_gateways(self, service: str) -> str:
+        """Sorted set: the gateways serving `service`, by their last beat (ms); one that has
+        not beaten within `calls.GATEWAY_TTL_S` is gone (`CallBoard.beat`)."""
+        return f"{self.prefix}:calls:{service}:gateways"
+
     @property
     def events(self) -> str:
         """Capped stream of every accepted event."""

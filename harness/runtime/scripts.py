@@ -28,7 +28,7 @@ from redis.commands.core import AsyncScript, Script
 ScriptName = Literal[
     "publish", "claim", "renew", "commit", "drain_inbox", "suspend", "release", "finish",
     "reap", "request_cancel", "cron_claim_ticks", "source_replace", "step_tries", "call_park",
-    "call_take", "call_keep", "call_settle",
+    "call_take", "call_keep", "call_settle", "call_waiting",
 ]  # fmt: skip
 """Every script there is; each is `lua/<name>.lua`."""
 

@@ -11,10 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
-from harness.commands.doctor import check_redis_server, redact_url
+from harness.commands.doctor import check_gateway, check_redis_server, redact_url
 from harness.runtime import get_runtime, set_runtime
+from harness.runtime.call_health import CallsWaiting
 from harness.runtime.presence import beat
-from harness.settings import get_settings
+from harness.settings import Settings, get_settings
 from harness.tools.sandbox import landlock_abi
 from tests.fakes.channel_package import installed_channels
 from tests.fakes.model_server import ModelServer, Reply
@@ -248,3 +249,22 @@ def test_doctor_reports_the_shipped_skills_and_template(env: pytest.MonkeyPatch)
     result = CliRunner().invoke(app, ["doctor", "--offline"])
     # Then the shipped files are found
     assert "✔ shipped files: " in result.output, result.output
+
+
+def test_doctor_fails_when_model_calls_wait_and_no_gateway_is_alive() -> None:
+    # Given two model calls waiting, the oldest for 90 s, and no gateway beating
+    waiting = CallsWaiting(due=2, oldest_due_s=90.0)
+    # When doctor checks the gateway
+    (check,) = check_gateway(Settings(_env_file=None), waiting)  # type: ignore[call-arg]
+    # Then it fails, saying the calls wait for ever and how old the oldest is
+    assert check.status == "fail", check
+    assert check.detail == "none alive: 2 model call(s) wait for ever (oldest 90 s)"
+
+
+def test_doctor_counts_a_live_gateway() -> None:
+    # Given one gateway alive making one call
+    waiting = CallsWaiting(in_flight=1, gateways=1)
+    # When doctor checks the gateway
+    (check,) = check_gateway(Settings(_env_file=None), waiting)  # type: ignore[call-arg]
+    # Then it is fine
+    assert check.status == "ok" and check.detail.startswith("1 alive"), check

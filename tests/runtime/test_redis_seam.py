@@ -57,6 +57,8 @@ FAMILIES: list[type[redis.RedisError]] = [
 # Swallowing a Redis failure must be a documented contract ("never raises"), named here.
 BEST_EFFORT = {
     "leave",  # the presence entry expires by itself
+    "CallBoard.leave",  # a gateway's beat ages out by itself
+    "AsyncCallBoard.leave",
 }
 # Loops and threads that survive outages by design (their passes are covered above).
 NOT_CALLED = {"run_scheduler", "Heartbeat", "Fanout"}

@@ -1,14 +1,19 @@
 """The console's health page: live processes from their presence beats, queue depth, the
-sidecar's load errors and undelivered replies; a Redis outage is a 503 page, not a 500."""
+sidecar's load errors, undelivered replies and model calls waiting for a gateway; a Redis
+outage is a 503 page, not a 500."""
 
 from __future__ import annotations
 
+from harness.agent.model_calls import MODEL_SERVICE
 from harness.records.stores import redis_records
 from harness.records.undelivered import UndeliveredReply
 from harness.runtime import Runtime
 from harness.runtime.function_sources import FILE_SOURCE, LoadError, replace_source
+from harness.runtime.functions import FunctionRegistry
 from harness.runtime.presence import beat
+from tests.runtime_fixtures import ManualClock
 from tests.web.console_client import signed_in, soup, with_bearer
+from tests.web.parked_calls import park_a_model_call
 
 
 def test_health_page_shows_workers_queues_load_errors_and_undelivered(runtime: Runtime) -> None:
@@ -38,3 +43,30 @@ def test_health_page_says_redis_is_down_with_a_503(unreachable_runtime: Runtime)
     # Then it is a page saying so, 503, naming no host or password
     assert response.status_code == 503, response.text
     assert "Redis does not answer" in response.text and "ConnectionError" in response.text
+
+
+def test_health_page_says_model_calls_wait_with_no_live_gateway(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a run parked on a model call 20 s ago, and no model gateway alive
+    park_a_model_call(runtime, registry)
+    clock.advance(20)
+    # When the health page is opened
+    page = soup(signed_in(runtime), "/dashboard/health")
+    # Then it shows the call waiting, its age, and that no gateway will make it
+    calls = page.select_one("#model-calls").get_text()  # type: ignore[union-attr]
+    assert "1 model call(s) waiting (oldest 20.0 s), 0 in flight" in calls, calls
+    assert "no live model gateway" in calls, calls
+
+
+def test_health_page_counts_a_live_gateway_as_serving_the_calls(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a model call waiting and a gateway that beats
+    park_a_model_call(runtime, registry)
+    runtime.calls.beat(MODEL_SERVICE, "gateway:1", runtime.now_ms())
+    # When the health page is opened
+    page = soup(signed_in(runtime), "/dashboard/health")
+    # Then the gateway is counted and nothing is said to be stranded
+    alive = page.select_one("#gateways-alive").get_text()  # type: ignore[union-attr]
+    assert alive == "1 model gateway(s) alive", alive

@@ -20,6 +20,7 @@ from harness.runtime.testing import drain
 from harness.settings import Settings
 from harness.web import create_app
 from tests.runtime_fixtures import ManualClock
+from tests.web.parked_calls import park_a_model_call
 
 MODEL_ANSWER: dict[str, object] = {
     "model": "claude-sonnet-5",
@@ -159,6 +160,26 @@ def test_metrics_report_queue_depth_undelivered_replies_and_live_processes(
     assert samples[("harness_undelivered_replies", ())] == 1
     assert samples[("harness_live_processes", (("role", "worker"),))] == 2
     assert samples[("harness_live_processes", (("role", "scheduler"),))] == 1
+
+
+def test_metrics_report_model_calls_waiting_their_age_and_the_live_gateways(
+    client: TestClient, runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a run parked on a model call 30 s ago, and no model gateway alive
+    park_a_model_call(runtime, registry)
+    clock.advance(30)
+    # When Prometheus scrapes
+    samples = scrape(client)
+    # Then the call is due, 30 s old, and no gateway beats to make it
+    model = ("service", "model")
+    assert samples[("harness_offloaded_calls", (model, ("state", "due")))] == 1
+    assert samples[("harness_offloaded_calls", (model, ("state", "in_flight")))] == 0
+    assert samples[("harness_offloaded_call_oldest_due_seconds", (model,))] == 30
+    assert samples[("harness_call_gateways_alive", (model,))] == 0
+    # When a gateway beats
+    runtime.calls.beat("model", "gateway:1", runtime.now_ms())
+    # Then it is counted
+    assert scrape(client)[("harness_call_gateways_alive", (model,))] == 1
 
 
 def test_metrics_require_the_metrics_token_when_one_is_set(
