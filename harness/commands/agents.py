@@ -23,9 +23,9 @@ def agents(
     """Every agent (the default one and those of workspace/agents: model, tools, turn limit,
     bindings), the chats bound to networks, and every agent file that failed to load. Starts
     no MCP server; exits 0 even when some files are wrong (they are listed)."""
-    # Imported here: the agent's dependencies (tools, Celery's signals: ~1 s) are not needed
-    # for `harness agents --help`.
-    from harness.agent.deps import fleet_tools, subagent_tools
+    # Imported here: the tools' modules are not needed for `harness agents --help`. Only the
+    # registries' names are listed: nothing of what runs an agent (harness.agent.deps).
+    from harness.agent.tool_sets import fleet_tools, subagent_tools
 
     settings = get_settings()
     servers, mcp_problem = _mcp_servers(settings)
