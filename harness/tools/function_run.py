@@ -32,6 +32,8 @@ from harness.runtime import Runtime
 from harness.runtime.durations import wait_limit
 from harness.runtime.steps import Context
 from harness.settings import DmPolicy
+from harness.sidecar.publish_policy import checked_event
+from harness.sidecar.served_chats import ServedChats
 from harness.sidecar.served_files import Serving, serving
 from harness.tools.base import Tool, ToolContext, ToolParams
 from harness.tools.errors import ToolError
@@ -144,11 +146,6 @@ def _loaded(ctx: Context, folder: Path, function: str) -> Serving:
 
 def _checked(runtime: Runtime, event: dict[str, Any], dm_policy: DmPolicy) -> dict[str, Any]:
     """`{"event": ...}` as the publish policy lets it go, or `{"error": reason}`."""
-    # Imported when a function is run, not with the tool: the chats it may serve read the
-    # channels' settings and the records (~50 ms that `harness agents` does not need).
-    from harness.sidecar.publish_policy import checked_event
-    from harness.sidecar.served_chats import ServedChats
-
     try:
         return {"event": checked_event(event, ServedChats.configured(runtime, dm_policy))}
     except EventRefusedError as exc:

@@ -25,16 +25,6 @@ from tests.waiting import wait_until
 
 
 @pytest.fixture
-def health_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.setenv("HEALTH_DIR", str(tmp_path / "health"))
-    monkeypatch.setenv("HEALTH_MAX_AGE", "30")
-    monkeypatch.setenv("AGENT_WORKSPACE", str(tmp_path / "workspace"))
-    get_settings.cache_clear()
-    yield tmp_path / "health"
-    get_settings.cache_clear()
-
-
-@pytest.fixture
 def gateway_settings(runtime: Runtime, model_server: ModelServer, tmp_path: Path) -> Settings:
     """Settings with offloaded model calls, the test's runtime the process's."""
     set_runtime(runtime)

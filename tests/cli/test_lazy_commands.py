@@ -279,10 +279,10 @@ def test_doctor_offline_loads_no_channel_sdk_nor_channel(tmp_path: Path) -> None
 def test_agents_loads_no_agent_dependencies(redis_url: str, tmp_path: Path) -> None:
     # Given a fresh interpreter and a Redis that answers
     # When `harness agents` lists every agent and its tools
-    watched = ("harness.agent.deps", "harness.sidecar.served_chats", "slack_sdk")
+    watched = ("harness.agent.deps", "harness.agent.tool_sets", "harness.tools.builtin")
     loaded = _loaded_by(["agents"], watched, tmp_path, redis_url)
-    # Then it built the tool registries (harness.agent.tool_sets) without what runs an agent
-    # (model providers, MCP toolbox, sessions), nor what a function run checks its events with
+    # Then it imported no tool and built no registry (their names are in
+    # harness.agent.tool_names), nor what runs an agent (model providers, MCP, sessions)
     assert loaded == [], f"`harness agents` imported {loaded}"
 
 
