@@ -11,13 +11,16 @@ With `--fleet`, also `harness up` with its embedded Redis, `--fleet-rounds` time
 from start until `/readyz` answers 200, and the resident memory (RSS) of the worker process
 then, before any turn.
 
-Usage: python -m bench.startup [--rounds 10] [--fleet] [--fleet-rounds 3]
+With `--only "agents"` (repeatable), only those commands are timed, beside the floors.
+
+Usage: python -m bench.startup [--rounds 10] [--only ARGS]... [--fleet] [--fleet-rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import socket
 import statistics
@@ -83,13 +86,17 @@ def time_once(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     return time.perf_counter() - started
 
 
-def measure_commands(rounds: int) -> dict[str, list[float]]:
-    """Timings of every floor and command, `rounds` each, interleaved."""
+def measure_commands(
+    rounds: int, commands: list[list[str]] | None = None
+) -> dict[str, list[float]]:
+    """Timings of every floor and command (`commands`, default `COMMANDS`), `rounds` each,
+    interleaved."""
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
         folder = Path(tmp)
         env = _env(folder / "workspace")
         runs = dict(FLOORS)
-        runs |= {f"harness {' '.join(a)}": [sys.executable, "-m", "harness", *a] for a in COMMANDS}
+        for args in COMMANDS if commands is None else commands:
+            runs[f"harness {' '.join(args)}"] = [sys.executable, "-m", "harness", *args]
         timings: dict[str, list[float]] = {name: [] for name in runs}
         for argv in runs.values():  # one unmeasured run each: the file cache warm
             time_once(argv, folder, env)
@@ -180,11 +187,15 @@ def main() -> None:
     """Run the benchmark and print its tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument(
+        "--only", action="append", help="time only this command (its arguments, quoted)"
+    )
     parser.add_argument("--fleet", action="store_true", help="also time `harness up`")
     parser.add_argument("--fleet-rounds", type=int, default=3)
     args = parser.parse_args()
     print(f"{args.rounds} rounds, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}\n")
-    report_commands(measure_commands(args.rounds))
+    only = [shlex.split(command) for command in args.only] if args.only else None
+    report_commands(measure_commands(args.rounds, only))
     if args.fleet:
         print("\n| `harness up` round | ready after s | worker RSS MB |")
         print("|---|---|---|")

@@ -27,19 +27,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from channels.base import Channel
-from channels.listener import Listener
 from harness.checks import Check
-from harness.runtime import Runtime
+
+if TYPE_CHECKING:  # named for the type checker: the listener imports the Redis client
+    from channels.listener import Listener
+    from harness.runtime import Runtime
 
 ChannelFactory: TypeAlias = Callable[[], Channel]
 """Builds the channel from its own settings (read from the environment and `.env`). Raises
 `ChannelNotConfiguredError` when its required settings are missing, another
 `ConfigurationError` when one is invalid. Touches no network."""
 
-ListenerFactory: TypeAlias = Callable[[Runtime], Listener]
+ListenerFactory: TypeAlias = Callable[["Runtime"], "Listener"]
 """Builds a listener that publishes to the given runtime. Touches no network until it runs."""
 
 ListenerHook: TypeAlias = Callable[[Channel], ListenerFactory | None]

@@ -16,14 +16,17 @@ Messages without that description come from the owner's own entry points (`harne
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from harness.addresses import Asker
 from harness.records.pairing import CODE_TTL_S
-from harness.records.stores import Records, redis_records
 from harness.runtime import Runtime
 from harness.settings import DmPolicy
+
+if TYPE_CHECKING:
+    from harness.records.stores import Records
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +65,7 @@ def admit(
         return Admission(serve=True, reason="allowlist")
     if policy == "allowlist" or not asker.pairing_subject:
         return Admission(serve=False, reason="not in the allowlist")
-    store = (records or redis_records(runtime)).pairing
+    store = (records or _redis_records(runtime)).pairing
     if store.allowed(asker.subjects):
         return Admission(serve=True, reason="paired")
     if store.denied(asker.pairing_subject):
@@ -87,7 +90,15 @@ def may_serve(
         return True
     if policy == "allowlist":
         return False
-    return (records or redis_records(runtime)).pairing.allowed(asker.subjects)
+    return (records or _redis_records(runtime)).pairing.allowed(asker.subjects)
+
+
+def _redis_records(runtime: Runtime) -> Records:
+    # Imported when a sender is checked: every store's module (~10 ms) is not needed to
+    # describe the policy (`harness doctor`).
+    from harness.records.stores import redis_records
+
+    return redis_records(runtime)
 
 
 def describe_policy(policy: DmPolicy) -> str:

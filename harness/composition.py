@@ -29,6 +29,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from harness import shared_lock
+from harness.fleet.liveness import require_alive
 from harness.observe.json_logs import configure_logging
 from harness.runtime import assembly, get_runtime
 from harness.settings import Settings, get_settings
@@ -36,9 +37,13 @@ from harness.settings import Settings, get_settings
 if TYPE_CHECKING:
     from celery import Celery
 
+    from harness.agent.gateway import ModelGateway
     from harness.runtime.instance import Runtime
 
 log = logging.getLogger(__name__)
+
+MODEL_GATEWAY = "the model gateway"
+"""What a worker's liveness requires with `MODEL_CALLS=gateway` (`require_alive`)."""
 
 
 def extend_runtime(runtime: Runtime, *, usage_retention_s: int | None = None) -> Runtime:
@@ -127,19 +132,21 @@ def _prepare_worker() -> str | None:
 def _gateway_note(settings: Settings) -> str | None:
     """Start the model gateway (`start_model_gateway`); what started, for the worker's one
     start-up line (`WorkerStart.prepare`), or None."""
-    if not start_model_gateway(settings):
+    if start_model_gateway(settings) is None:
         return None
     return f"model gateway ({settings.model_gateway_concurrency} calls at once)"
 
 
-def start_model_gateway(settings: Settings) -> bool:
+def start_model_gateway(settings: Settings) -> ModelGateway | None:
     """With `MODEL_CALLS=gateway`, start this worker process's model gateway
     (`harness.agent.gateway`): an event loop thread making the model calls runs park on, at
-    most `MODEL_GATEWAY_CONCURRENCY` at once. True when started. One per process, beside its
+    most `MODEL_GATEWAY_CONCURRENCY` at once; None otherwise. One per process, beside its
     worker threads: the process already has the settings, the providers' credentials and
-    the chat platforms its drafts are drawn on, and gateways grow with the workers."""
+    the chat platforms its drafts are drawn on, and gateways grow with the workers. From
+    then on the worker is alive (`harness health --process worker`) only while its gateway's
+    thread runs: a worker whose gateway died answers no offloaded call, so it is restarted."""
     if settings.model_calls != "gateway":
-        return False
+        return None
     from celery.signals import worker_shutdown
 
     from harness.agent.gateway import ModelGateway  # the SDKs load only where calls are made
@@ -147,10 +154,11 @@ def start_model_gateway(settings: Settings) -> bool:
     concurrency = settings.model_gateway_concurrency
     gateway = ModelGateway(get_runtime(), settings, concurrency=concurrency)
     gateway.start()
+    require_alive(MODEL_GATEWAY, gateway.alive)
     # a stopping worker hands its calls in flight back, as it hands back its runs
     worker_shutdown.connect(lambda **_: gateway.stop(), weak=False)
     log.info("model gateway started: at most %d model calls at once", concurrency)
-    return True
+    return gateway
 
 
 def celery_app() -> Celery:

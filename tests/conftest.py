@@ -4,9 +4,13 @@ kept away from the user's own."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from harness.composition import plug_in_channels
+from harness.settings import get_settings
 
 pytest_plugins = [
     "tests.redis_server",
@@ -31,3 +35,15 @@ def _channels_plugged_in() -> None:
     loaded and plugged into the agent (`harness.composition.plug_in_channels`). Tests that
     load other plug-ins put these back when they end."""
     plug_in_channels()
+
+
+@pytest.fixture
+def health_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The liveness files' folder (`HEALTH_DIR`) of the test, with `HEALTH_MAX_AGE=30` and
+    an empty workspace: what `harness health --process NAME` reads."""
+    monkeypatch.setenv("HEALTH_DIR", str(tmp_path / "health"))
+    monkeypatch.setenv("HEALTH_MAX_AGE", "30")
+    monkeypatch.setenv("AGENT_WORKSPACE", str(tmp_path / "workspace"))
+    get_settings.cache_clear()
+    yield tmp_path / "health"
+    get_settings.cache_clear()

@@ -1,10 +1,10 @@
 """`harness doctor`'s checks of Slack: the bot token and the secret that authenticates its
-webhooks, through the client the channel uses. Tokens are never printed."""
+webhooks, through the client the channel uses. Tokens are never printed. Offline, the Slack
+SDK is not imported."""
 
 from __future__ import annotations
 
 from channels.errors import PlatformError
-from channels.slack.api import SlackApi
 from channels.slack.settings import SlackSettings
 from harness.checks import SKIPPED, Check
 from harness.settings_errors import read_settings
@@ -27,6 +27,8 @@ def slack_checks(offline: bool) -> list[Check]:
         checks.append(Check("slack secret", "ok", f"set ({mode})"))
     if offline:
         return [Check("slack", "warn", SKIPPED), *checks]
+    from channels.slack.api import SlackApi  # the Slack SDK: only to call Slack
+
     api = SlackApi(settings.slack_bot_token.get_secret_value(), settings.slack_api_base_url)
     try:
         auth = api.auth_test()

@@ -28,8 +28,8 @@ from channels.errors import (
     RateLimited,
 )
 from channels.media.fetch import fetch_bounded
+from channels.telegram.settings import DEFAULT_BASE_URL
 
-DEFAULT_BASE_URL = "https://api.telegram.org"
 _TOKEN_IN_PATH = re.compile(r"/bot[^/\s]+/")
 _PLATFORM = "telegram"
 log = logging.getLogger(__name__)

@@ -1,10 +1,9 @@
 """`harness doctor`'s checks of Telegram: the bot token, the webhook and its secret, through
-the client the channel uses. Tokens are never printed."""
+the client the channel uses. Tokens are never printed. Offline, the client is not imported."""
 
 from __future__ import annotations
 
 from channels.errors import PlatformError
-from channels.telegram.api import TelegramApi
 from channels.telegram.settings import TelegramSettings
 from harness.checks import SKIPPED, Check
 from harness.settings_errors import read_settings
@@ -26,6 +25,8 @@ def telegram_checks(offline: bool) -> list[Check]:
         checks.append(Check("telegram secret", "ok", f"set ({settings.telegram_mode} mode)"))
     if offline:
         return [Check("telegram", "warn", SKIPPED), *checks]
+    from channels.telegram.api import TelegramApi  # the HTTP client: only to call Telegram
+
     api = TelegramApi(
         settings.telegram_bot_token.get_secret_value(), settings.telegram_api_base_url
     )

@@ -9,8 +9,10 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from channels.base import parse_allowlist
-from channels.telegram.api import DEFAULT_BASE_URL
 from channels.telegram.transform import GroupTrigger
+
+DEFAULT_BASE_URL = "https://api.telegram.org"
+"""The Bot API's address (TELEGRAM_API_BASE_URL overrides it, for a fake or a local server)."""
 
 _SECRET = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 

@@ -177,6 +177,13 @@ class ModelGateway:
         )
         self._thread.start()
 
+    def alive(self) -> bool:
+        """True while the thread `start` began runs and no `stop` was asked for: what a
+        worker's liveness requires of its gateway (`harness.fleet.liveness.require_alive`).
+        Never raises."""
+        thread = self._thread
+        return thread is not None and thread.is_alive() and not self._stop.is_set()
+
     def stop(self, timeout: float = 5.0) -> None:
         """Stop taking calls, hand those in flight back (any gateway may take them at once)
         and abort them, and wait up to `timeout` seconds for the thread. Idempotent; a wait

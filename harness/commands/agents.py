@@ -23,9 +23,9 @@ def agents(
     """Every agent (the default one and those of workspace/agents: model, tools, turn limit,
     bindings), the chats bound to networks, and every agent file that failed to load. Starts
     no MCP server; exits 0 even when some files are wrong (they are listed)."""
-    # Imported here: the agent's dependencies (tools, Celery's signals: ~1 s) are not needed
-    # for `harness agents --help`.
-    from harness.agent.deps import fleet_tools, subagent_tools
+    # Imported here, not for `harness agents --help`. Only the tools' names are listed: no
+    # tool is imported (harness.agent.tool_names), nor what runs an agent.
+    from harness.agent.tool_names import fleet_tool_names, subagent_tool_names
 
     settings = get_settings()
     servers, mcp_problem = _mcp_servers(settings)
@@ -35,8 +35,8 @@ def agents(
     table = agents_table(
         settings,
         roster,
-        fleet_tools(settings).names(),
-        subagent_tools(settings).names(),
+        fleet_tool_names(settings),
+        subagent_tool_names(settings),
         servers,
         networks=networks,
     )

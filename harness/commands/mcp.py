@@ -4,6 +4,8 @@ and their tools; and the doctor's check of the same. Neither ever starts a serve
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.console import Console
 
@@ -12,16 +14,17 @@ from harness.commands.output import JsonOption, emit_json
 from harness.commands.progress import waiting
 from harness.errors import ConfigurationError
 from harness.mcp import (
-    McpToolbox,
     adoption_advice,
     adoption_steps,
     config_path,
     ignored_workspace_file,
     load_config,
 )
-from harness.mcp.toolbox import ServerStatus
 from harness.mcp.watch import RELOAD_INTERVAL
 from harness.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from harness.mcp.toolbox import ServerStatus
 
 mcp_app = typer.Typer(
     help="MCP servers configured in the operator's mcp.json (MCP_CONFIG, outside the workspace).",
@@ -32,7 +35,12 @@ mcp_app = typer.Typer(
 def server_statuses(settings: Settings) -> list[ServerStatus]:
     """Start every server of the MCP_CONFIG file, list its tools, stop it. Raises
     `ConfigurationError` for MCP_CONFIG inside the workspace or an unreadable file."""
-    box = McpToolbox(load_config(config_path(settings)))
+    configs = load_config(config_path(settings))
+    if not configs:  # nothing to start: the toolbox and the servers' modules stay unloaded
+        return []
+    from harness.mcp.toolbox import McpToolbox  # the MCP SDK, and the tools: ~50 ms
+
+    box = McpToolbox(configs)
     try:
         return box.status()
     finally:

@@ -4,10 +4,12 @@ scheduler or sidecar process is alive, without Redis and without an HTTP port.
 Each of those processes runs a `LivenessFile` thread that touches `<HEALTH_DIR>/<name>.alive`
 every few seconds while its check passes: the scheduler's check is that its loop made a pass
 lately (`Pulse`), so a wedged loop stops the touches; the worker's and sidecar's is that the
-process runs. `is_alive` is fresh when the file was touched within `HEALTH_MAX_AGE`. A Redis
-outage touches nothing here, so it never restarts a pod: readiness is `/healthz`'s business.
-Processes of one kind sharing a folder share the file (any live one keeps it fresh); in a
-container each process has its own.
+process runs. A process is alive only while the threads it cannot work without run too
+(`require_alive`: a worker's model gateway with `MODEL_CALLS=gateway`, whose death would leave
+every offloaded model call waiting while the worker looks healthy). `is_alive` is fresh when
+the file was touched within `HEALTH_MAX_AGE`. A Redis outage touches nothing here, so it never
+restarts a pod: readiness is `/healthz`'s business. Processes of one kind sharing a folder
+share the file (any live one keeps it fresh); in a container each process has its own.
 """
 
 from __future__ import annotations
@@ -24,6 +26,38 @@ from harness.state_dir import state_dir
 log = logging.getLogger(__name__)
 
 PROCESSES = ("worker", "scheduler", "sidecar")
+
+_required_lock = threading.Lock()
+_required: dict[str, Callable[[], bool]] = {}
+
+
+def require_alive(what: str, alive: Callable[[], bool]) -> None:
+    """From now on this process is alive, for every `LivenessFile` it keeps, only while
+    `alive()` is true as well (one that raises counts as false): a part it cannot work
+    without, such as a thread of its own. `what` names it in the warning when it is not;
+    requiring the same `what` again replaces the check."""
+    with _required_lock:
+        _required[what] = alive
+
+
+def lift(what: str) -> None:
+    """No longer require `what` (for a part stopped on purpose, and tests). Idempotent."""
+    with _required_lock:
+        _required.pop(what, None)
+
+
+def not_alive() -> list[str]:
+    """The required parts (`require_alive`) that are not alive now, by name. Never raises."""
+    with _required_lock:
+        required = list(_required.items())
+    return [what for what, alive in required if not _holds(alive)]
+
+
+def _holds(check: Callable[[], bool]) -> bool:
+    try:
+        return bool(check())
+    except Exception:  # a check that cannot tell says "not alive"
+        return False
 
 
 def health_file(settings: Settings, process: str) -> Path:
@@ -60,9 +94,10 @@ class Pulse:
 
 
 class LivenessFile:
-    """A daemon thread touching `path` every `interval` seconds while `check()` is true, from
-    `start` to `stop` (which removes the file: a stopped process is not alive). A failed touch
-    (a full disk) is logged and tried again; a raising check counts as false."""
+    """A daemon thread touching `path` every `interval` seconds while `check()` is true and
+    every part the process requires is alive (`require_alive`), from `start` to `stop` (which
+    removes the file: a stopped process is not alive). A failed touch (a full disk) is logged
+    and tried again; a raising check counts as false."""
 
     def __init__(
         self, path: Path, interval: float, check: Callable[[], bool] = lambda: True
@@ -87,12 +122,13 @@ class LivenessFile:
             self._touch()
 
     def _touch(self) -> None:
-        try:
-            alive = self._check()
-        except Exception:  # a check that cannot tell says "not alive"
-            alive = False
-        if not alive:
+        if not _holds(self._check):
             log.warning("liveness: %s not touched, the process's loop is stalled", self.path.name)
+            return
+        dead = not_alive()
+        if dead:
+            parts = ", ".join(dead)
+            log.warning("liveness: %s not touched, %s not alive", self.path.name, parts)
             return
         try:
             self.path.touch()

@@ -12,6 +12,9 @@ toolbox.py     every configured server, as a dynamic tool source for the registr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from harness.lazy_names import lazy_names
 from harness.mcp.config import CONFIG_FILE, ServerConfig, load_config
 from harness.mcp.location import (
     adoption_advice,
@@ -19,7 +22,9 @@ from harness.mcp.location import (
     config_path,
     ignored_workspace_file,
 )
-from harness.mcp.toolbox import McpToolbox
+
+if TYPE_CHECKING:
+    from harness.mcp.toolbox import McpToolbox
 
 __all__ = [
     "CONFIG_FILE",
@@ -31,3 +36,7 @@ __all__ = [
     "ignored_workspace_file",
     "load_config",
 ]
+
+# The toolbox (with the tools' and the servers' modules, ~50 ms) only where servers are used:
+# reading the configuration (`harness doctor`, `harness agents`) does not import it.
+__getattr__ = lazy_names(__name__, {"McpToolbox": "toolbox"})

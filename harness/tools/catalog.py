@@ -49,6 +49,12 @@ ToolFactory: TypeAlias = Callable[[ToolSettings], Iterable[Tool[Any]]]
 """The tools a plug-in adds to a registry built with these settings. May raise: the plug-in's
 tools are then left out of that registry, with one log line."""
 
+BUILTIN = "builtin"
+"""The entry point of the built-in tools (`harness.tools.builtin`), this project's own."""
+BUILTIN_NAMES = ("read", "write", "edit", "ls", "find", "grep", "web_fetch")
+"""The built-in tools' names in the order they are offered, bash after them where the shell is
+allowed: what `tool_names_for` lists without importing them (a test holds it to the tools)."""
+
 _lock = threading.Lock()
 _factories: dict[str, ToolFactory] | None = None
 
@@ -91,3 +97,24 @@ def tools_for(settings: ToolSettings) -> list[Tool[Any]]:
                 continue
             tools[tool.name] = tool
     return list(tools.values())
+
+
+def tool_names_for(settings: ToolSettings) -> list[str]:
+    """The names of the tools `tools_for(settings)` offers, in the same order, without
+    importing the built-in ones (`harness agents` lists them, ~40 ms to import): their names
+    are `BUILTIN_NAMES`; every other plug-in is loaded and its tools built, as `tools_for`
+    does. Never raises for a plug-in's fault."""
+    names = [*BUILTIN_NAMES, *(("bash",) if settings.allow_shell else ())]
+    others = [ep for ep in plugins.declared(plugins.TOOLS) if ep.name != BUILTIN]
+    for plugin in plugins.load(plugins.TOOLS, others, callable, "a tool factory"):
+        try:
+            made = list(cast(ToolFactory, plugin.value)(settings))
+        except Exception as exc:  # left out, as `tools_for` leaves it out
+            log.error("%s plug-in %r failed: %s: %s", plugins.TOOLS, plugin.name, _kind(exc), exc)
+            continue
+        names += [tool.name for tool in made if tool.name not in names]
+    return names
+
+
+def _kind(exc: Exception) -> str:
+    return type(exc).__name__

@@ -6,10 +6,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
@@ -17,16 +15,6 @@ from harness.fleet.liveness import LivenessFile, Pulse, health_file, liveness_fo
 from harness.runtime import Runtime
 from harness.runtime.scheduler import run_scheduler
 from harness.settings import get_settings
-
-
-@pytest.fixture
-def health_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.setenv("HEALTH_DIR", str(tmp_path / "health"))
-    monkeypatch.setenv("HEALTH_MAX_AGE", "30")
-    monkeypatch.setenv("AGENT_WORKSPACE", str(tmp_path / "workspace"))
-    get_settings.cache_clear()
-    yield tmp_path / "health"
-    get_settings.cache_clear()
 
 
 def _probe(process: str) -> int:

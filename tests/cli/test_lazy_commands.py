@@ -264,3 +264,34 @@ def test_doctor_offline_loads_no_agent_dependencies(tmp_path: Path) -> None:
     loaded = _loaded_by(["doctor", "--offline"], ("harness.agent.deps",), tmp_path)
     # Then the agent's dependencies (model factory, search index, MCP) were not imported
     assert loaded == [], f"`harness doctor --offline` imported {loaded}"
+
+
+def test_doctor_offline_loads_no_channel_sdk_nor_channel(tmp_path: Path) -> None:
+    # Given a fresh interpreter, and the built-in channels' plug-ins installed
+    # When `harness doctor --offline` runs every plug-in's checks
+    watched = ("slack_sdk", "markdown_it", "channels.slack.channel", "channels.telegram.channel")
+    loaded = _loaded_by(["doctor", "--offline"], watched, tmp_path)
+    # Then neither the Slack SDK, the Markdown parser nor a channel was imported: the plug-ins
+    # import their channel only to build one, and Slack's checks its SDK only to call Slack
+    assert loaded == [], f"`harness doctor --offline` imported {loaded}"
+
+
+def test_agents_loads_no_agent_dependencies(redis_url: str, tmp_path: Path) -> None:
+    # Given a fresh interpreter and a Redis that answers
+    # When `harness agents` lists every agent and its tools
+    watched = ("harness.agent.deps", "harness.agent.tool_sets", "harness.tools.builtin")
+    loaded = _loaded_by(["agents"], watched, tmp_path, redis_url)
+    # Then it imported no tool and built no registry (their names are in
+    # harness.agent.tool_names), nor what runs an agent (model providers, MCP, sessions)
+    assert loaded == [], f"`harness agents` imported {loaded}"
+
+
+def test_commands_reaching_redis_load_no_opentelemetry_metrics_sdk(
+    redis_url: str, tmp_path: Path
+) -> None:
+    # Given a fresh interpreter where the OpenTelemetry SDK is installed (the `otel` extra)
+    pytest.importorskip("opentelemetry.sdk.metrics")
+    # When a command that reads Redis runs against it
+    loaded = _loaded_by(["networks"], ("redis", "opentelemetry.sdk.metrics"), tmp_path, redis_url)
+    # Then redis-py was imported without the metrics SDK it only looks for (~40 ms)
+    assert loaded == ["redis"], f"`harness networks` imported {loaded}"
