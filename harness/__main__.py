@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 
-from harness.runtime.redis_import import refuse_redis_metrics_sdk
 from harness.version import DISTRIBUTION, installed_version
 
 
@@ -17,7 +16,6 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:
         print(f"{DISTRIBUTION} {installed_version()}")
         return
-    refuse_redis_metrics_sdk()  # ~40 ms off every command that reaches Redis
     # Imported here, not above, so that `--version` does not pay for it.
     from harness.cli import main as run_cli
 

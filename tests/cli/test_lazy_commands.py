@@ -284,14 +284,3 @@ def test_agents_loads_no_agent_dependencies(redis_url: str, tmp_path: Path) -> N
     # Then it imported no tool and built no registry (their names are in
     # harness.agent.tool_names), nor what runs an agent (model providers, MCP, sessions)
     assert loaded == [], f"`harness agents` imported {loaded}"
-
-
-def test_commands_reaching_redis_load_no_opentelemetry_metrics_sdk(
-    redis_url: str, tmp_path: Path
-) -> None:
-    # Given a fresh interpreter where the OpenTelemetry SDK is installed (the `otel` extra)
-    pytest.importorskip("opentelemetry.sdk.metrics")
-    # When a command that reads Redis runs against it
-    loaded = _loaded_by(["networks"], ("redis", "opentelemetry.sdk.metrics"), tmp_path, redis_url)
-    # Then redis-py was imported without the metrics SDK it only looks for (~40 ms)
-    assert loaded == ["redis"], f"`harness networks` imported {loaded}"
