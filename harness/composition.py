@@ -29,7 +29,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from harness import shared_lock
-from harness.fleet.liveness import require_alive
+from harness.fleet.liveness import lift, require_alive
 from harness.observe.json_logs import configure_logging
 from harness.runtime import assembly, get_runtime
 from harness.settings import Settings, get_settings
@@ -137,6 +137,11 @@ def _gateway_note(settings: Settings) -> str | None:
     return f"model gateway ({settings.model_gateway_concurrency} calls at once)"
 
 
+def _stop_gateway(gateway: ModelGateway) -> None:
+    lift(MODEL_GATEWAY)
+    gateway.stop()
+
+
 def start_model_gateway(settings: Settings) -> ModelGateway | None:
     """With `MODEL_CALLS=gateway`, start this worker process's model gateway
     (`harness.agent.gateway`): an event loop thread making the model calls runs park on, at
@@ -155,8 +160,9 @@ def start_model_gateway(settings: Settings) -> ModelGateway | None:
     gateway = ModelGateway(get_runtime(), settings, concurrency=concurrency)
     gateway.start()
     require_alive(MODEL_GATEWAY, gateway.alive)
-    # a stopping worker hands its calls in flight back, as it hands back its runs
-    worker_shutdown.connect(lambda **_: gateway.stop(), weak=False)
+    # a stopping worker hands its calls in flight back, as it hands back its runs; a gateway
+    # stopped on purpose is no reason to call the worker dead
+    worker_shutdown.connect(lambda **_: _stop_gateway(gateway), weak=False)
     log.info("model gateway started: at most %d model calls at once", concurrency)
     return gateway
 

@@ -99,3 +99,26 @@ def test_inline_model_calls_start_no_gateway_and_require_none(
     keeper.start()
     assert _probe() == 0
     keeper.stop()
+
+
+def test_a_worker_shutting_down_stops_its_gateway_without_calling_itself_dead(
+    health_dir: Path, worker_gateway: ModelGateway, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a worker keeping its liveness file, touching it often
+    from celery.signals import worker_shutdown
+
+    from harness.fleet.liveness import not_alive
+
+    caplog.set_level(logging.WARNING, logger="harness.fleet.liveness")
+    keeper = LivenessFile(health_file(get_settings(), "worker"), interval=0.01)
+    keeper.start()
+    try:
+        # When the worker shuts down (Celery's signal), which stops its gateway on purpose
+        worker_shutdown.send(sender=None)
+        wait_until(lambda: not worker_gateway.alive(), "the gateway to stop")
+        # Then nothing required is missing, and no "not alive" warning is logged
+        assert not_alive() == []
+        keeper.stop()
+        assert "not alive" not in caplog.text, caplog.text
+    finally:
+        keeper.stop()
