@@ -81,6 +81,7 @@ class SizeResult:
     load_after: float
     cpu_ms_per_turn: float = float("nan")
     cpu_ms_per_turn_by_process: dict[str, float] = field(default_factory=dict)
+    rss_peak_by_process: dict[str, float] = field(default_factory=dict)
 
 
 def measure(
@@ -137,6 +138,7 @@ def measure(
         rss_peak_mb=round(rss.peak, 1),
         pss_idle_mb=round(idle_pss, 1),
         rss_idle_by_process={name: round(mb, 1) for name, mb in idle.items()},
+        rss_peak_by_process={name: round(mb, 1) for name, mb in rss.peak_by_process.items()},
         model_requests=len(answers),
         load_before=round(load_before, 1),
         load_after=round(os.getloadavg()[0], 1),

@@ -95,19 +95,26 @@ def fleet_rss_mb(*pids: int) -> float:
 
 
 class RssSampler:
-    """Samples `fleet_rss_mb(*pids)` every `SAMPLE_S` in a thread of its own; `peak` is the
-    largest sample so far."""
+    """Samples the fleet's RSS every `SAMPLE_S` in a thread of its own; `peak` is the largest
+    sum so far and `peak_by_process` each process's share in that sample (MB)."""
 
     def __init__(self, *pids: int) -> None:
         self.pids = pids
         self.peak = 0.0
+        self.peak_by_process: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, fleet_rss_mb(*self.pids))
+            self._sample()
             self._stop.wait(SAMPLE_S)
+
+    def _sample(self) -> None:
+        by_process = fleet_rss_by_process(*self.pids)
+        total = sum(by_process.values())
+        if total > self.peak:
+            self.peak, self.peak_by_process = total, by_process
 
     def __enter__(self) -> RssSampler:
         self._thread.start()
@@ -116,7 +123,7 @@ class RssSampler:
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, fleet_rss_mb(*self.pids))
+        self._sample()
 
 
 @dataclass(frozen=True)
