@@ -4,6 +4,7 @@ kept away from the user's own."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +28,16 @@ def _own_fleet_records(
     """Every test keeps its fleet records (`harness.fleet.fleets`) in a folder of its own, never the
     user's `~/.local/state/harness`."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the suite and what it starts, however it was started. A suite run in
+    the background by a non-interactive shell (`bash .ci/run &`) inherits SIGINT ignored, and
+    so would every process it starts (an ignored signal stays ignored across exec): the tests
+    that stop `harness up` or `tee` with Ctrl-C would wait for nothing. Python's own handler
+    here means children start with the default action, as from a terminal."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -27,6 +27,7 @@ import redis
 import redis.asyncio
 import redis.exceptions
 import redis.sentinel
+from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
@@ -119,7 +120,10 @@ def _clients(with_async: bool) -> tuple[redis.Redis, redis.asyncio.Redis | None]
         return sync, None
     aclient = redis.asyncio.Redis(
         connection_pool=redis.asyncio.ConnectionPool(
-            connection_class=FailingAsyncConnection, decode_responses=True, retry=no_retry
+            connection_class=FailingAsyncConnection,
+            decode_responses=True,
+            # redis-py 8.2 warns (an error here) when an async pool is given a sync Retry
+            retry=AsyncRetry(NoBackoff(), 0),
         )
     )
     return sync, aclient

@@ -192,6 +192,14 @@ _FORM = (b"content-type", b"application/x-www-form-urlencoded")
         body=b"{}",
     )
 )
+# An empty chat key (issue 33's session, a fresh machine's CI):
+@example(
+    sent=Fuzzed(
+        path="/dashboard/conversations/",
+        headers=((b"authorization", f"Bearer {API_KEY}".encode()),),
+        credentialed=True,
+    )
+)
 def test_every_route_answers_any_request_below_500_and_publishes_only_when_credentialed(
     web: Web, sent: Fuzzed
 ) -> None:

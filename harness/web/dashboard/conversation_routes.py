@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 from sse_starlette import EventSourceResponse
 
@@ -36,6 +36,7 @@ async def chat_live(request: Request, context: Ctx, session_key: str) -> EventSo
     a reconnecting browser misses nothing), with `: ping` comments while it is quiet. Runs
     until the client goes away."""
     require(request, context)
+    _known_form(session_key)
     root = state_dir(context.settings)
 
     def current() -> str:
@@ -50,7 +51,14 @@ def chat_page(request: Request, context: Ctx, session_key: str) -> HTMLResponse:
     """One chat's transcript: messages, replies, tool calls folded with their arguments and
     results, approvals asked and answered; it updates itself over `.../live`."""
     require(request, context)
+    _known_form(session_key)
     found = conversations.transcript(
         context.runtime_factory(), state_dir(context.settings), session_key
     )
     return page("conversation.html", transcript=found)
+
+
+def _known_form(session_key: str) -> None:
+    """Answer 404 for a chat key no chat can have (empty: `/dashboard/conversations/`)."""
+    if not session_key:
+        raise HTTPException(status_code=404, detail="no such conversation")
