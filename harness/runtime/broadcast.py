@@ -48,7 +48,7 @@ class Subscription:
 
     def __init__(self, client: redis.Redis, channel: str, *, pattern: bool = False) -> None:
         self.channel = channel
-        self._pubsub: Any = client.pubsub()  # type: ignore[no-untyped-call]
+        self._pubsub: Any = client.pubsub()  # type: ignore[no-untyped-call, unused-ignore]
         self._kinds = ("psubscribe", "pmessage") if pattern else ("subscribe", "message")
         try:
             with redis_errors("subscribe to a pub/sub channel"):

@@ -88,12 +88,12 @@ class SentinelTarget:
 
     def sync_client(self) -> redis.Redis:
         """A blocking client of the current master (decoded strings)."""
-        manager = redis.sentinel.Sentinel(  # type: ignore[no-untyped-call]
+        manager = redis.sentinel.Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
             list(self.sentinels), sentinel_kwargs=self._sentinel_kwargs(),
             password=self.password, socket_connect_timeout=5, health_check_interval=30,
             **self._tls_kwargs(),
         )  # fmt: skip
-        client: redis.Redis = manager.master_for(  # type: ignore[no-untyped-call]
+        client: redis.Redis = manager.master_for(  # type: ignore[no-untyped-call, unused-ignore]
             self.master, connection_pool_class=_SentinelPool, decode_responses=True
         )
         return client
@@ -101,7 +101,7 @@ class SentinelTarget:
     def async_client(self, max_connections: int, timeout: float) -> AsyncRedis:
         """An async client of the current master whose pool holds at most `max_connections`;
         a request beyond them waits up to `timeout` seconds for one, as `async_pool` does."""
-        manager = redis.asyncio.sentinel.Sentinel(  # type: ignore[no-untyped-call]
+        manager = redis.asyncio.sentinel.Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
             list(self.sentinels), sentinel_kwargs=self._sentinel_kwargs(),
             password=self.password, socket_connect_timeout=5, health_check_interval=30,
             **self._tls_kwargs(),
@@ -131,12 +131,12 @@ class SentinelTarget:
     def master_address(self) -> tuple[str, int]:
         """Where the Sentinels say the master is now. Raises `BusUnavailableError` when no
         Sentinel answers or none knows the master."""
-        manager = redis.sentinel.Sentinel(  # type: ignore[no-untyped-call]
+        manager = redis.sentinel.Sentinel(  # type: ignore[no-untyped-call, unused-ignore]
             list(self.sentinels), sentinel_kwargs=self._sentinel_kwargs()
         )
         try:  # MasterNotFoundError is a RedisError
             with redis_errors(f"find master {self.master!r} through the Sentinels"):
-                host, port = manager.discover_master(self.master)  # type: ignore[no-untyped-call]
+                host, port = manager.discover_master(self.master)  # type: ignore[no-untyped-call, unused-ignore]
         finally:
             for sentinel in manager.sentinels:
                 sentinel.close()
