@@ -13,6 +13,7 @@ after its model call, maybe in another process) neither publishes nor acknowledg
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +23,8 @@ from harness.events import MessageReceived, ReplyTarget
 from harness.records.redelivery import redeliver_chat
 from harness.runtime import Context
 from harness.settings import DmPolicy
+
+log = logging.getLogger(__name__)
 
 
 def arrive(
@@ -72,4 +75,8 @@ def _acknowledged(ctx: Context, data: MessageReceived, policy: DmPolicy, keep_al
         channel_meta=data.channel_meta,
         session_key=data.session_key,
     )
-    return chat.acknowledge(ctx.runtime, ctx.run_id, reply, keep_alive=keep_alive)
+    try:
+        return chat.acknowledge(ctx.runtime, ctx.run_id, reply, keep_alive=keep_alive)
+    except Exception:  # the seam must not raise; a plug-in's bug must not fail the turn
+        log.warning("acknowledging the message failed", exc_info=True)
+        return False
