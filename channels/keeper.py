@@ -136,10 +136,7 @@ class AcknowledgementKeeper:
                 self._in_flight += 1
                 return self._once(what)
             kept = self._kept.get(what)
-            if kept is None:
-                continue
-            if kept.busy:  # its previous call is still on the platform: skip this beat
-                self._push(now + kept.every, what)
+            if kept is None or kept.busy:  # over, or its call in flight will schedule it
                 continue
             kept.busy = True
             self._in_flight += 1
