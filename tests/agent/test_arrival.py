@@ -18,13 +18,15 @@ from channels.telegram.channel import TelegramChannel
 from channels.telegram.settings import TelegramSettings
 from harness.agent import platforms
 from harness.agent.chat_commands.handler import chat_command
+from harness.agent.deps import build_deps, set_agent_deps
+from harness.agent.gateway import ModelGateway
 from harness.events import MESSAGE_HANDLER, MESSAGE_RECEIVED, REPLY_READY
 from harness.records.stores import redis_records
 from harness.records.undelivered import UndeliveredReply
 from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
-from tests.agent.conftest import AgentRig
+from tests.agent.conftest import AgentRig, make_settings
 from tests.fakes.model_server import Reply
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
@@ -176,3 +178,36 @@ def test_arrival_a_chat_command_redelivers_without_typing(
     assert texts[0] == "the old answer" and len(texts) == 2, texts
     assert typing_count(telegram_api) == 0
     assert agent.model.requests == []
+
+
+def test_arrival_a_message_steered_into_a_live_turn_is_acknowledged_and_redelivers(
+    agent: AgentRig, clock: ManualClock, telegram: TelegramChannel, telegram_api: FakeTelegramApi
+) -> None:
+    # Given a turn parked on its offloaded model call, typing shown
+    keeper = use_keeper(AcknowledgementKeeper(clock=clock, threaded=False))
+    settings = make_settings(
+        agent.workspace, agent.model, model_calls="gateway", stream_replies=False
+    )
+    set_agent_deps(build_deps(settings))
+    agent.runtime.call_servers.clear()  # no gateway yet: the call waits
+    agent.model.script(Reply.answer("Coffee, then."), Reply.answer("Tea it is."))
+    first = say(agent.runtime, "make coffee")
+    drain(agent.runtime)
+    keeper.run_due()
+    assert typing_count(telegram_api) == 1
+    # When a reply is given up on meanwhile and another message is steered into the turn
+    give_up_on(agent.runtime, "the old answer")
+    second = say(agent.runtime, "actually, make it tea")
+    drain(agent.runtime)
+    steered = agent.runtime.ledger.run(run_id_for(MESSAGE_HANDLER, second))
+    assert steered is not None and steered.status == "steered", steered
+    agent.runtime.call_servers.append(ModelGateway(agent.runtime, settings).serve_due)
+    drain(agent.runtime)
+    keeper.run_due()
+    # Then the turn acknowledged it once when it took it (its own typing goes on), and the
+    # old reply went out before the answer to it (after what the turn had said already)
+    turn = agent.runtime.ledger.run(run_id_for(MESSAGE_HANDLER, first))
+    assert turn is not None and turn.status == "completed", turn
+    assert typing_count(telegram_api) == 2
+    texts = [m["text"] for m in telegram_api.messages]
+    assert texts == ["Coffee, then.", "the old answer", "Tea it is."], texts
