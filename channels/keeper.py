@@ -18,10 +18,10 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ class AcknowledgementKeeper:
         self._due: list[tuple[float, int, str | Callable[[], None]]] = []
         self._order = itertools.count()
         self._in_flight = 0
-        self._pool: ThreadPoolExecutor | None = None
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
     def keep(
@@ -183,16 +183,17 @@ class AcknowledgementKeeper:
             self._lock.notify_all()
 
     def _start(self) -> None:
-        """Start the scheduling thread and the senders on first use. Under the lock."""
+        """Start the scheduling thread and the senders on first use. Under the lock. All are
+        daemon threads: a stopping worker never waits for a platform call of theirs."""
         if not self._threaded or self._thread is not None:
             return
-        self._pool = ThreadPoolExecutor(self._senders, thread_name_prefix="acknowledge")
+        for n in range(self._senders):
+            name = f"acknowledge-send-{n}"
+            threading.Thread(target=self._send_forever, name=name, daemon=True).start()
         self._thread = threading.Thread(target=self._schedule, name="acknowledge", daemon=True)
         self._thread.start()
 
     def _schedule(self) -> None:
-        pool = self._pool
-        assert pool is not None
         while True:
             with self._lock:
                 job = self._take(self._clock())
@@ -200,7 +201,11 @@ class AcknowledgementKeeper:
                     wait = self._due[0][0] - self._clock() if self._due else None
                     self._lock.wait(wait)
                     continue
-            pool.submit(job)
+            self._jobs.put(job)
+
+    def _send_forever(self) -> None:
+        while True:
+            self._jobs.get()()
 
 
 def _quietly(call: Callable[[], object], default: object = None) -> object:

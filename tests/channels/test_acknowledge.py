@@ -205,7 +205,7 @@ def test_keeper_survives_a_failing_platform_and_a_failing_ledger(clock: ManualCl
     assert keeper.kept() == set()
 
 
-def test_keeper_sends_on_its_own_thread(telegram: TelegramChannel) -> None:
+def test_keeper_sends_on_its_own_thread() -> None:
     # Given a threaded keeper and a platform call that waits for a moment
     keeper = AcknowledgementKeeper()
     release = threading.Event()
