@@ -153,6 +153,7 @@ def test_e2e_telegram_stranger_gets_a_pairing_code_then_is_served_once_approved(
     fleet.post("/webhooks/telegram", json=payloads.tg_private_text(20001), headers=TELEGRAM_HEADERS)
     drain(runtime)
     # Then they got one message with a code, no typing, and the model was never called
+    assert process_keeper().settle(), "the keeper must settle"
     (sent,) = telegram_api.messages
     code = re.search(r"harness pair approve ([A-Z2-9]{6})", sent["text"])
     assert code is not None, sent["text"]
