@@ -54,10 +54,11 @@ def acknowledge(
 
 
 def run_is_live(runtime: Runtime, run_id: str) -> bool:
-    """Whether the ledger still holds run `run_id` as not over (see `TURN_OVER`). Raises
-    `BusUnavailableError` when Redis fails."""
-    record = runtime.ledger.run(run_id)
-    return record is not None and record.status not in TURN_OVER
+    """Whether the ledger still holds run `run_id` as not over (see `TURN_OVER`): its status
+    alone, read every few seconds per live turn. Raises `BusUnavailableError` when Redis
+    fails."""
+    (status,) = runtime.run_index.statuses([run_id])
+    return status is not None and status not in TURN_OVER
 
 
 @function(id=ACKNOWLEDGE, trigger=event(INVOKE_EVENT), retries=0)

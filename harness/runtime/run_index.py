@@ -61,6 +61,16 @@ class RunIndex:
                 )
         return found
 
+    @on_bus("read run statuses")
+    def statuses(self, run_ids: Sequence[str]) -> list[str | None]:
+        """The status of each of `run_ids` (a `RunStatus`), or None for a run unknown or past
+        its retention: one field each, one round trip, for who asks often whether runs are
+        over without wanting their records."""
+        pipe = self.redis.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.hget(self.keys.run(run_id), "status")
+        return [None if status is None else str(status) for status in pipe.execute()]
+
     @on_bus("read step attempts")
     def step_tries(self, run_ids: Sequence[str]) -> list[int]:
         """For each of `run_ids`, the most tries one of its steps took (0 when none is
