@@ -19,7 +19,7 @@ from typing import Any
 
 from channels.base import Channel, RefreshingChannel
 from channels.keeper import AcknowledgementKeeper
-from harness.events import ReplyTarget
+from harness.events import APPROVAL_ANSWERED, ReplyTarget
 from harness.runtime import Context, Runtime, event, function
 from harness.runtime.functions import INVOKE_EVENT
 
@@ -54,11 +54,16 @@ def acknowledge(
 
 
 def run_is_live(runtime: Runtime, run_id: str) -> bool:
-    """Whether the ledger still holds run `run_id` as not over (see `TURN_OVER`): its status
-    alone, read every few seconds per live turn. Raises `BusUnavailableError` when Redis
-    fails."""
-    (status,) = runtime.run_index.statuses([run_id])
-    return status is not None and status not in TURN_OVER
+    """Whether run `run_id` is still at work on its answer: not over (see `TURN_OVER`) and not
+    waiting for a person's approval (`agent.approval.answered`), when typing would say the
+    agent writes while it waits for them. A run parked on its offloaded model call, a retry's
+    backoff or a sub-agent is at work. Its status and awaited event alone, read every few
+    seconds per live turn. Raises `BusUnavailableError` when Redis fails."""
+    (found,) = runtime.run_index.statuses([run_id])
+    if found is None:
+        return False
+    status, waits_for = found
+    return status not in TURN_OVER and not (status == "waiting" and waits_for == APPROVAL_ANSWERED)
 
 
 @function(id=ACKNOWLEDGE, trigger=event(INVOKE_EVENT), retries=0)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from channels import registry as channel_registry
-from channels.acknowledge import ACKNOWLEDGE, ACKNOWLEDGE_FOR_S
+from channels.acknowledge import ACKNOWLEDGE, ACKNOWLEDGE_FOR_S, run_is_live
 from channels.agent_seam import ChannelPlatforms
 from channels.handlers import FUNCTIONS
 from channels.keeper import AcknowledgementKeeper
@@ -23,7 +23,7 @@ from channels.telegram.channel import TelegramChannel
 from harness.agent import platforms
 from harness.agent.arrival import arrive
 from harness.agent.handlers import HANDLE_MESSAGE
-from harness.events import MESSAGE_RECEIVED, REPLY_READY, MessageReceived
+from harness.events import APPROVAL_ANSWERED, MESSAGE_RECEIVED, REPLY_READY, MessageReceived
 from harness.records.stores import redis_records
 from harness.records.undelivered import UndeliveredReply
 from harness.runtime import Context, Runtime, event, function, publish, run_id_for, set_runtime
@@ -354,3 +354,24 @@ def test_acknowledge_a_run_parked_before_the_upgrade_finishes(
     publish(message("telegram", {"chat_id": "1111111"}, "m2"), runtime=runtime)
     drain(runtime)
     assert runtime.ledger.run(run_id_for(ACKNOWLEDGE, "m2")) is None
+
+
+def test_acknowledge_a_turn_waiting_for_an_approval_is_not_at_work(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a run waiting for an event of its own and one waiting for a person's approval
+    @function(id="waits", trigger=event("test/waits"), registry=registry)
+    def waits(ctx: Context) -> None:
+        ctx.step.wait_for_event("w", event=str(ctx.event.data["for"]), timeout="1h")
+
+    runtime.register_functions()
+    busy = publish({"name": "test/waits", "data": {"for": GO}}, runtime=runtime).run_ids[0]
+    asking = publish(
+        {"name": "test/waits", "data": {"for": APPROVAL_ANSWERED}}, runtime=runtime
+    ).run_ids[0]
+    drain(runtime)
+    # Then the first is at work (typing goes on), the one waiting for the person is not,
+    # and neither is a run nobody made
+    assert run_is_live(runtime, busy)
+    assert not run_is_live(runtime, asking)
+    assert not run_is_live(runtime, "r-nobody")

@@ -230,5 +230,6 @@ def test_run_index_statuses_reads_each_runs_status_and_none_for_an_unknown_one(
     drain(runtime)
     # When their statuses are read with a run nobody made
     statuses = runtime.run_index.statuses([old_id, napping, "r-nobody"])
-    # Then each is the ledger's, and the unknown run has none
-    assert statuses == ["failed", "sleeping", None]
+    # Then each is the ledger's (with the event a waiting run waits for), and the unknown
+    # run has none
+    assert statuses == [("failed", ""), ("sleeping", ""), None]
