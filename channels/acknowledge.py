@@ -1,107 +1,74 @@
-"""`acknowledge-message`: first send again the chat's replies that delivery gave up on, then
-show the user their message arrived (typing / :eyes:), refreshed on channels whose
-acknowledgement fades until the agent's turn replies or ends.
+"""Showing a person their message arrived: typing on Telegram, :eyes: on Slack.
 
-The redelivery is a step of this run rather than a run of its own, so a turn needs one Celery
-task fewer. Best effort: a failure here is logged, never told to the user. The agent's turn is found
-by its run id, `run_id_for(MESSAGE_HANDLER, message event id)`, with the handler's function
-id taken from the message contract in `harness.events`, so channels never import the agent.
+The agent's turn asks for it (`harness.agent.arrival`, through `ChannelPlatforms.acknowledge`)
+once it knows the sender is served; the process's keeper (`channels.keeper`) makes the platform
+call off the turn's thread and, on a channel whose acknowledgement fades
+(`RefreshingChannel`), repeats it every `acknowledge_every` seconds while the agent's run is
+live in the ledger (not completed, failed, cancelled or steered), for at most
+`ACKNOWLEDGE_FOR_S`. Best effort: a failure is logged, never told to the user, and never fails
+the turn. The replies delivery gave up on go out again as the turn's first step
+(`harness.records.redelivery`), no longer here.
+
+`acknowledge-message` was the run that did this for every message; it stays registered,
+triggered by nothing, so that a run of it parked before an upgrade finishes at its next wake.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from channels.base import RefreshingChannel
-from channels.registry import channel_or_none
-from harness.access import may_serve
-from harness.addresses import Asker
-from harness.events import (
-    MESSAGE_HANDLER,
-    MESSAGE_RECEIVED,
-    REPLY_READY,
-    Destination,
-    MessageReceived,
-    ReplyReady,
-)
-from harness.records.redelivery import redeliver_chat
-from harness.runtime import Context, Runtime, event, function, run_id_for
-from harness.settings import get_settings
+from channels.base import Channel, RefreshingChannel
+from channels.keeper import AcknowledgementKeeper
+from harness.events import APPROVAL_ANSWERED, ReplyTarget
+from harness.runtime import Context, Runtime, event, function
+from harness.runtime.functions import INVOKE_EVENT
 
 ACKNOWLEDGE = "acknowledge-message"
 ACKNOWLEDGE_FOR_S = 600.0
-"""How long a fading acknowledgement (typing) is kept alive for one message at most."""
-_TURN_OVER = frozenset({"completed", "failed", "cancelled", "steered"})
+"""How long a fading acknowledgement (typing) is kept alive for one turn at most."""
+TURN_OVER = frozenset({"completed", "failed", "cancelled", "steered"})
+"""Run statuses after which a turn shows no more typing."""
 
 
-@function(id=ACKNOWLEDGE, trigger=event(MESSAGE_RECEIVED), retries=3)
-def acknowledge_message(ctx: Context) -> dict[str, Any]:
-    """Publish a redelivery (through `send-reply`, so in order) for every reply of the
-    message's chat that delivery gave up on, for every message, whatever its channel or
-    sender; then show the user their message arrived and, on a channel whose acknowledgement
-    fades (`RefreshingChannel`), repeat it every `acknowledge_every` seconds until the agent's
-    run for this message has replied or ended, for at most `ACKNOWLEDGE_FOR_S`.
-
-    The result's `redelivered` lists the redelivery event ids. A retry publishes the same ids,
-    which the bus ignores; the acknowledgement itself is best effort."""
-    data = MessageReceived.from_event(ctx.event)
-    chat_id = data.destination.chat_id
-    redelivered = ctx.step.run("redeliver", redeliver_chat, ctx.runtime, data.channel, chat_id)
-    channel = channel_or_none(data.channel)
-    if channel is None:
-        return {"acknowledged": False, "redelivered": redelivered}
-    asker = data.channel_meta.asker
-    if asker is not None and not ctx.step.run("may-serve", _may_serve, ctx.runtime, asker):
-        # a stranger sees nothing but the pairing code
-        return {"acknowledged": False, "redelivered": redelivered}
-    ctx.step.run(
-        "acknowledge", _acknowledge, data.channel, data.destination, data.channel_meta.platform
+def acknowledge(
+    keeper: AcknowledgementKeeper,
+    channel: Channel,
+    runtime: Runtime,
+    run_id: str,
+    reply: ReplyTarget,
+    *,
+    keep_alive: bool,
+) -> None:
+    """Have `keeper` show on `channel` that the message `reply` answers arrived; with
+    `keep_alive`, on a `RefreshingChannel`, repeated while run `run_id` is live on `runtime`
+    (one repeat per run in this process, however often it is asked). Never raises."""
+    meta = reply.channel_meta.platform
+    every = channel.acknowledge_every if isinstance(channel, RefreshingChannel) else None
+    keeper.keep(
+        run_id,
+        lambda: channel.acknowledge(reply.destination, meta),
+        every=every if keep_alive else None,
+        live=lambda: run_is_live(runtime, run_id),
+        for_s=ACKNOWLEDGE_FOR_S,
     )
-    if not isinstance(channel, RefreshingChannel):
-        return {"acknowledged": True, "refreshes": 0, "redelivered": redelivered}
-    # The agent's run for this message: its function id is part of the message contract.
-    agent_run = run_id_for(MESSAGE_HANDLER, ctx.event.id)
-    every = channel.acknowledge_every
-    refreshes = 0
-    for _ in range(int(ACKNOWLEDGE_FOR_S // every)):
-        reply = ctx.step.wait_for_event(
-            "reply", event=REPLY_READY, match="data.destination.chat_id", timeout=every
-        )
-        if reply is not None and ReplyReady.from_event(reply).run_id == agent_run:
-            break
-        # Another turn's reply in this chat, or none yet: refresh while our turn is live. The
-        # ledger also covers a reply published before this run first waited.
-        if not ctx.step.run(
-            "refresh",
-            _refresh,
-            ctx.runtime,
-            agent_run,
-            data.channel,
-            data.destination,
-            data.channel_meta.platform,
-        ):
-            break
-        refreshes += 1
-    return {"acknowledged": True, "refreshes": refreshes, "redelivered": redelivered}
 
 
-def _may_serve(runtime: Runtime, asker: Asker) -> bool:
-    return may_serve(runtime, get_settings().dm_policy, asker)
-
-
-def _acknowledge(name: str, destination: Destination, meta: Mapping[str, Any]) -> None:
-    channel = channel_or_none(name)
-    if channel is not None:
-        channel.acknowledge(destination, meta)
-
-
-def _refresh(
-    runtime: Runtime, agent_run: str, name: str, destination: Destination, meta: Mapping[str, Any]
-) -> bool:
-    """Acknowledge again if the agent's run is still live; False when the turn is over."""
-    record = runtime.ledger.run(agent_run)
-    if record is None or record.status in _TURN_OVER:
+def run_is_live(runtime: Runtime, run_id: str) -> bool:
+    """Whether run `run_id` is still at work on its answer: not over (see `TURN_OVER`) and not
+    waiting for a person's approval (`agent.approval.answered`), when typing would say the
+    agent writes while it waits for them. A run parked on its offloaded model call, a retry's
+    backoff or a sub-agent is at work. Its status and awaited event alone, read every few
+    seconds per live turn. Raises `BusUnavailableError` when Redis fails."""
+    (found,) = runtime.run_index.statuses([run_id])
+    if found is None:
         return False
-    _acknowledge(name, destination, meta)
-    return True
+    status, waits_for = found
+    return status not in TURN_OVER and not (status == "waiting" and waits_for == APPROVAL_ANSWERED)
+
+
+@function(id=ACKNOWLEDGE, trigger=event(INVOKE_EVENT), retries=0)
+def acknowledge_message(ctx: Context) -> dict[str, Any]:
+    """Retired: triggered by nothing (an invocation by id, which nothing makes). A run of it
+    parked before the upgrade, waiting for its turn's reply, finishes here when it wakes; its
+    turn's typing is the turn's own now."""
+    return {"acknowledged": False, "retired": True}

@@ -1,8 +1,9 @@
 """The contract every chat platform implements, and the values that cross it.
 
 A channel is used in three places: the web route that receives a platform's webhook
-(`verify`, then `transform`), the bus step that posts a reply (`send_reply`), and the bus
-steps around a turn (`acknowledge`, `complete`). All methods are synchronous and thread-safe.
+(`verify`, then `transform`), the bus step that posts a reply (`send_reply`), and around a
+turn (`acknowledge`, from the acknowledgement keeper's threads; `complete`, once the reply is
+posted). All methods are synchronous and thread-safe.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ answer, across crashes and retries.
 A platform that keeps failing is retried with backoff (honouring `retry_after`) for
 `DELIVERY_RETRY_FOR`; then the reply is recorded as undelivered (`records.undelivered`) and the
 run fails with `DeliveryGaveUp`, which frees the chat's next reply. The undelivered reply goes
-out when the person writes next (`channels.acknowledge`) or through `harness runs redeliver`.
+out when the person writes next (`harness.agent.arrival`) or through `harness runs redeliver`.
 
 Notices (failure, reconsider) are published as `agent.reply.ready` too, so they are delivered,
 retried and deduplicated here like any reply.

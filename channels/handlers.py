@@ -4,9 +4,6 @@ Each function finds its channel in `channels.registry` by the event's `channel` 
 knows a platform. Events of channels that are not registered (the terminal `cli`, the HTTP API)
 are skipped: their clients read replies from the events stream.
 
-    agent.message.received  -> acknowledge-message     replies given up on go out again first,
-                                                       then typing / :eyes:, refreshed until
-                                                       the reply
     agent.reply.ready       -> send-reply              post the chunks once each, then complete
     agent.file.ready        -> send-reply              post a file the agent sends, once, in
                                                        order with the chat's replies
@@ -16,6 +13,9 @@ are skipped: their clients read replies from the events stream.
     agent.approval.given    -> answer-approval         first allowed answer wins (see approvals)
     agent.approval.closed   -> close-approval          the request shows it expired / was cancelled
     function.cancelled      -> cancel-approval         a cancelled turn's request is closed
+
+`acknowledge-message` is registered too, triggered by nothing: a run of it parked before the
+acknowledgement became part of the turn (`channels.acknowledge`) finishes when it wakes.
 """
 
 from __future__ import annotations

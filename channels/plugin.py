@@ -13,14 +13,15 @@ group; the entry point's name is the channel's name (the `channel` field of its 
 
 Everything else comes with the `Channel` it creates (`channels.base`): `verify` and `transform`
 serve its webhook at `POST /webhooks/<name>` (and `transform_interaction` at
-`/webhooks/<name>/interactions`, see `channels.approvals.InteractiveChannel`); `send_reply`,
-`acknowledge` and `complete` are called by the channel functions on the bus
-(`channels.handlers`); a `ResumablePollingChannel` in polling mode is polled by `harness poll`
-and `harness up`. A platform that receives messages some other way (Slack's Socket Mode)
-provides a `listener`. Two optional hooks serve the commands that set a platform up:
-`checks` adds the channel's lines to `harness doctor`, `unconfigured_report` is what
-`harness setup <name>` prints before the channel has its credentials. The built-in channels
-are declared the same way, in this project's pyproject.toml.
+`/webhooks/<name>/interactions`, see `channels.approvals.InteractiveChannel`); `send_reply`
+and `complete` are called by the channel functions on the bus (`channels.handlers`),
+`acknowledge` by the turn's acknowledgement keeper (`channels.acknowledge`); a
+`ResumablePollingChannel` in polling mode is polled by `harness poll` and `harness up`. A
+platform that receives messages some other way (Slack's Socket Mode) provides a `listener`.
+Two optional hooks serve the commands that set a platform up: `checks` adds the channel's
+lines to `harness doctor`, `unconfigured_report` is what `harness setup <name>` prints before
+the channel has its credentials. The built-in channels are declared the same way, in this
+project's pyproject.toml.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.agent.approvals.deferral import settle_deferred
 from harness.agent.approvals.hook import ApprovalHook
+from harness.agent.arrival import arrive
 from harness.agent.budget_gate import gated_think
 from harness.agent.chat_entry import admitted, bound_target
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
@@ -74,10 +75,12 @@ NOT_CONFIGURED_REPLY = (
 )
 def handle_message(ctx: Context) -> dict[str, Any]:
     """Answer a chat message as the agent bound to the chat (`roster.bindings`; the default
-    agent when none is): load its session, run the loop, publish `agent.reply.ready`. A chat
-    bound to a network has the network answer instead (`networks.chat`)."""
+    agent when none is): send its chat's undelivered replies again and show the person the
+    message arrived (`arrival`), load its session, run the loop, publish `agent.reply.ready`.
+    A chat bound to a network has the network answer instead (`networks.chat`)."""
     deps = agent_deps()
     data = MessageReceived.from_event(ctx.event)
+    arrive(ctx, data, deps.settings.dm_policy)
     if not admitted(ctx, data, deps.settings.dm_policy):
         return {"reply": None, "iterations": 0, "served": False}
     target = ReplyTarget(

@@ -1,9 +1,10 @@
 """What a chat turn needs from the chat platforms, without knowing any of them.
 
-The agent draws a streamed draft of its answer and fetches the files people send through
-this seam; the process that assembles the fleet plugs the channels in (`install`, called by
-`harness.composition.plug_in_channels` in the worker and web processes). With nothing
-installed (the terminal chat, `harness chat`), there is no draft and files cannot be fetched.
+The agent shows a person their message arrived, draws a streamed draft of its answer and
+fetches the files people send through this seam; the process that assembles the fleet plugs
+the channels in (`install`, called by `harness.composition.plug_in_channels` in the worker
+and web processes). With nothing installed (the terminal chat, `harness chat`), nothing is
+acknowledged, there is no draft and files cannot be fetched.
 `harness.agent` never imports `channels` (tests/test_import_graph.py holds it to that).
 
     platforms = installed()
@@ -59,6 +60,16 @@ class FileRefused(HarnessError):
 
 class ChatPlatforms(Protocol):
     """The chat platforms, as the agent sees them."""
+
+    def acknowledge(
+        self, runtime: Runtime, run_id: str, reply: ReplyTarget, *, keep_alive: bool
+    ) -> bool:
+        """Show the person the message `reply` answers arrived (typing, a reaction), soon and
+        off the caller's thread; with `keep_alive`, an acknowledgement that fades is repeated
+        while run `run_id` is live in `runtime`'s ledger (once per run in a process, however
+        often asked). False when `reply`'s channel is not a platform here. Never raises,
+        never waits on the platform."""
+        ...
 
     def open_draft(
         self, runtime: Runtime, run_id: str, reply: ReplyTarget, stream_default: bool

@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
+from harness.agent.arrival import arrived_meanwhile
 from harness.agent.compaction import (
     apply_compaction,
     needs_compaction,
@@ -425,8 +426,10 @@ class DurableTurn:
         inbox = [*self.arrived, *self.ctx.step.take_inbox()]
         self.arrived.clear()
         settings, workspace = self.deps.settings, self.deps.workspace
+        taken = [MessageReceived.from_event(e) for e in inbox]
+        arrived_meanwhile(self.ctx, taken, settings.dm_policy)
         messages = []
-        for data in (MessageReceived.from_event(e) for e in inbox):
+        for data in taken:
             self.speaker = speaker_of(data) or self.speaker  # a later note is about them
             if data.attachments:  # files sent mid-turn are fetched too, never dropped
                 said = steering_message(receive(self.ctx, data, settings, workspace))

@@ -1,6 +1,6 @@
 """Delivering a reply again after `send-reply` gave up on it: publish its redelivery event,
-then forget it. Used when the person writes next (`acknowledge-message`) and by
-`harness runs redeliver`."""
+then forget it. Used when the person writes next (the first step of the turn or chat command,
+`harness.agent.arrival`) and by `harness runs redeliver`."""
 
 from __future__ import annotations
 

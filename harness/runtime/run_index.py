@@ -61,6 +61,19 @@ class RunIndex:
                 )
         return found
 
+    @on_bus("read run statuses")
+    def statuses(self, run_ids: Sequence[str]) -> list[tuple[str, str] | None]:
+        """For each of `run_ids`, its status (a `RunStatus`) and the event a waiting run waits
+        for ("" when none), or None for a run unknown or past its retention: two fields each,
+        one round trip, for who asks often whether runs are over without their records."""
+        pipe = self.redis.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.hmget(self.keys.run(run_id), "status", "wait_event")
+        return [
+            None if status is None else (str(status), str(waits_for or ""))
+            for status, waits_for in pipe.execute()
+        ]
+
     @on_bus("read step attempts")
     def step_tries(self, run_ids: Sequence[str]) -> list[int]:
         """For each of `run_ids`, the most tries one of its steps took (0 when none is

@@ -174,6 +174,11 @@ class _Drafts:
     ) -> _Drafts:
         return self
 
+    def acknowledge(
+        self, runtime: Runtime, run_id: str, reply: ReplyTarget, *, keep_alive: bool
+    ) -> bool:
+        return False
+
     def show(self, text: str) -> None:
         self.shown.append(text)
 
@@ -187,6 +192,7 @@ class _Drafts:
 def test_an_offloaded_calls_text_streams_to_the_draft(agent: AgentRig) -> None:
     # Given a chat platform that draws drafts, and the gateway path
     drafts = _Drafts()
+    before = platforms.installed()
     platforms.install(drafts)  # type: ignore[arg-type]
     try:
         settings = _on_gateway(agent)
@@ -195,7 +201,7 @@ def test_an_offloaded_calls_text_streams_to_the_draft(agent: AgentRig) -> None:
         # When a message is answered
         agent.say("count")
     finally:
-        platforms.install(None)
+        platforms.install(before)
     # Then the draft grew piece by piece while the gateway streamed the answer
     answer = "One two three four five six."
     assert drafts.shown[-1] == answer and agent.replies() == [answer]

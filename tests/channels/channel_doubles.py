@@ -11,9 +11,20 @@ from channels import registry as channel_registry
 from channels.base import Channel, ChunkSent
 from channels.handlers import FUNCTIONS
 from channels.telegram.channel import TelegramChannel
-from harness.events import Destination
-from harness.runtime import Runtime, set_runtime
+from harness.agent.arrival import arrive
+from harness.events import MESSAGE_HANDLER, MESSAGE_RECEIVED, Destination, MessageReceived
+from harness.runtime import Context, Runtime, event, function, set_runtime
 from harness.runtime.functions import FunctionRegistry
+
+
+def arriving_turn(registry: FunctionRegistry) -> None:
+    """Register on `registry` a stand-in for the agent's turn that only arrives as the real
+    one does first (`harness.agent.arrival`: the chat's undelivered replies again, the
+    acknowledgement) and ends."""
+
+    @function(id=MESSAGE_HANDLER, trigger=event(MESSAGE_RECEIVED), registry=registry)
+    def turn(ctx: Context) -> None:
+        arrive(ctx, MessageReceived.from_event(ctx.event), "pairing")
 
 
 def use_channels(**channels: Channel) -> None:

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from channels import registry as channel_registry
 from channels.delivery import SEND_REPLY
 from channels.handlers import FUNCTIONS
+from channels.keeper import process_keeper
 from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
 from harness.agent.deps import build_deps, set_agent_deps
@@ -33,6 +34,18 @@ from tests.fakes.slack_api import FakeSlackApi
 from tests.fakes.telegram_api import FakeTelegramApi
 
 ANSWER = "The hour of the pearl is **now**."
+
+
+def answer_once_acknowledged(model_server: ModelServer) -> None:
+    """Have the model answer `ANSWER` once the process's keeper sent what it had to (the
+    acknowledgement goes out beside the turn, on the keeper's threads), so what the
+    platform saw does not depend on which thread ran first."""
+
+    def answer(api: str, body: object) -> Reply:
+        assert process_keeper().settle(), "the keeper must settle"
+        return Reply.answer(ANSWER)
+
+    model_server.respond_with(answer)
 
 
 @pytest.fixture
@@ -78,7 +91,7 @@ def test_e2e_telegram_forum_topic_turn_is_answered_in_the_topic(
     telegram_api: FakeTelegramApi,
 ) -> None:
     # Given a model that answers at once
-    model_server.script(Reply.answer(ANSWER))
+    answer_once_acknowledged(model_server)
     update = payloads.tg_forum_topic()
     # When Telegram delivers a message in a forum topic and the fleet runs
     response = fleet.post("/webhooks/telegram", json=update, headers=TELEGRAM_HEADERS)
@@ -108,7 +121,7 @@ def test_e2e_slack_mention_is_answered_in_its_thread(
     model_server: ModelServer,
     slack_api: FakeSlackApi,
 ) -> None:
-    model_server.script(Reply.answer(ANSWER))
+    answer_once_acknowledged(model_server)
     payload = payloads.slack_app_mention()
     body = json.dumps(payload).encode()
     headers = {**slack_signed(body), "Content-Type": "application/json"}
@@ -140,6 +153,7 @@ def test_e2e_telegram_stranger_gets_a_pairing_code_then_is_served_once_approved(
     fleet.post("/webhooks/telegram", json=payloads.tg_private_text(20001), headers=TELEGRAM_HEADERS)
     drain(runtime)
     # Then they got one message with a code, no typing, and the model was never called
+    assert process_keeper().settle(), "the keeper must settle"
     (sent,) = telegram_api.messages
     code = re.search(r"harness pair approve ([A-Z2-9]{6})", sent["text"])
     assert code is not None, sent["text"]

@@ -20,7 +20,7 @@ from harness.runtime import Runtime, publish, run_id_for
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.testing import drain
 from harness.settings import get_settings
-from tests.channels.channel_doubles import channel_bus
+from tests.channels.channel_doubles import arriving_turn, channel_bus
 from tests.fakes.telegram_api import FakeTelegramApi
 from tests.runtime_fixtures import ManualClock
 
@@ -35,9 +35,11 @@ def bus(
     telegram: TelegramChannel,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Runtime]:
-    """The channel functions on a runtime, Telegram on the fake, two minutes of retries."""
+    """The channel functions and a turn that only arrives (its first step redelivers) on a
+    runtime, Telegram on the fake, two minutes of retries."""
     monkeypatch.setenv("DELIVERY_RETRY_FOR", "2m")
     get_settings.cache_clear()
+    arriving_turn(registry)
     yield from channel_bus(runtime, registry, telegram=telegram)
     get_settings.cache_clear()
 

@@ -213,3 +213,23 @@ def test_step_tries_of_a_run_recorded_without_them_are_read_from_its_journal(
     runtime.redis.hdel(runtime.keys.run(run_id), "step_tries")
     # When the index is asked for its step tries / Then its journal answers
     assert runtime.run_index.step_tries([run_id, "r-unknown"]) == [3, 0]
+
+
+def test_run_index_statuses_reads_each_runs_status_and_none_for_an_unknown_one(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given one run that failed and one still sleeping
+    old_id = _old_failed_run_then_newer_ones(runtime, registry, clock, newer=0)
+
+    @function(id="napper", trigger=event("app/nap"), registry=registry)
+    def napper(ctx: Context) -> None:
+        ctx.step.sleep("nap", 60)
+
+    runtime.register_functions()
+    napping = publish({"name": "app/nap", "data": {}}, runtime=runtime).run_ids[0]
+    drain(runtime)
+    # When their statuses are read with a run nobody made
+    statuses = runtime.run_index.statuses([old_id, napping, "r-nobody"])
+    # Then each is the ledger's (with the event a waiting run waits for), and the unknown
+    # run has none
+    assert statuses == [("failed", ""), ("sleeping", ""), None]

@@ -19,9 +19,10 @@ from tests.web.dashboard_client import dashboard_client, live_lines, one, soup
 REPLY = "Here is the weather for tomorrow"
 
 
-def _chat_fleet(registry: FunctionRegistry) -> None:
-    """A turn that publishes its reply, the delivery and acknowledgement of a message, and a
-    heartbeat, under the function ids the fleet uses."""
+def _chat_fleet(registry: FunctionRegistry, *, acknowledged: bool = False) -> None:
+    """A turn that publishes its reply, the reply's delivery and a heartbeat, under the
+    function ids the fleet uses; with `acknowledged`, an `acknowledge-message` run for each
+    message too, as fleets made before the turn acknowledged its message itself started."""
 
     @function(id="agent-handle-message", trigger=event("agent.message.received"), registry=registry)
     def turn(ctx: Context) -> dict[str, object]:
@@ -34,9 +35,13 @@ def _chat_fleet(registry: FunctionRegistry) -> None:
     def deliver(ctx: Context) -> dict[str, object]:
         return {"posted": ["m1"]}
 
-    @function(id="acknowledge-message", trigger=event("agent.message.received"), registry=registry)
-    def acknowledge(ctx: Context) -> None:
-        return None
+    if acknowledged:
+
+        @function(
+            id="acknowledge-message", trigger=event("agent.message.received"), registry=registry
+        )
+        def acknowledge(ctx: Context) -> None:
+            return None
 
     @function(id="sidecar-heartbeat", trigger=event("app/tick"), registry=registry)
     def heartbeat(ctx: Context) -> None:
@@ -55,7 +60,7 @@ def _message(runtime: Runtime) -> str:
 def test_run_list_folds_plumbing_under_the_message_run(
     runtime: Runtime, registry: FunctionRegistry
 ) -> None:
-    # Given a message answered by a turn, acknowledged and delivered, and a heartbeat
+    # Given a message answered by a turn and delivered, and a heartbeat
     _chat_fleet(registry)
     runtime.register_functions()
     turn_id = _message(runtime)
@@ -67,6 +72,22 @@ def test_run_list_folds_plumbing_under_the_message_run(
     (row,) = rows
     assert REPLY in one(row, "td.summary").get_text(), row
     folded = sorted(a.get_text() for a in row.select("details.plumbing li a"))
+    assert folded == ["send-reply"], folded
+
+
+def test_run_list_folds_an_acknowledge_run_from_before_the_upgrade_under_its_message(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a message that also started an `acknowledge-message` run (an older fleet's)
+    _chat_fleet(registry, acknowledged=True)
+    runtime.register_functions()
+    turn_id = _message(runtime)
+    # When the run list is opened
+    page = soup(dashboard_client(runtime), "/dashboard")
+    # Then that run is folded under the message's turn with the delivery
+    rows = page.select("#run-rows tr[data-run]")
+    assert [row["data-run"] for row in rows] == [turn_id], [r.get_text(" ") for r in rows]
+    folded = sorted(a.get_text() for a in rows[0].select("details.plumbing li a"))
     assert folded == ["acknowledge-message", "send-reply"], folded
 
 
@@ -81,9 +102,7 @@ def test_run_list_shows_plumbing_as_rows_when_asked(
     page = soup(dashboard_client(runtime), "/dashboard?plumbing=1")
     # Then every run is a row, the heartbeat too, and the toggle offers to fold them again
     functions = sorted(row.select("td")[1].get_text() for row in page.select("#run-rows tr"))
-    assert functions == [
-        "acknowledge-message", "agent-handle-message", "send-reply", "sidecar-heartbeat",
-    ], functions  # fmt: skip
+    assert functions == ["agent-handle-message", "send-reply", "sidecar-heartbeat"], functions
     assert "Fold" in one(page, "#plumbing-toggle").get_text()
 
 
@@ -156,7 +175,7 @@ def test_plumbing_names_are_the_ids_of_the_functions_they_copy() -> None:
 def test_run_list_stream_sends_the_folded_rows(
     runtime: Runtime, registry: FunctionRegistry
 ) -> None:
-    # Given a message answered, acknowledged and delivered
+    # Given a message answered and delivered
     _chat_fleet(registry)
     runtime.register_functions()
     turn_id = _message(runtime)
@@ -165,4 +184,4 @@ def test_run_list_stream_sends_the_folded_rows(
     # Then the rows it carries are the folded ones: the turn, its plumbing under it
     rows = BeautifulSoup(json.loads(data.removeprefix("data: "))["html"], "html.parser")
     assert [row["data-run"] for row in rows.select("tr[data-run]")] == [turn_id], rows
-    assert len(rows.select("details.plumbing li")) == 2, rows
+    assert len(rows.select("details.plumbing li")) == 1, rows

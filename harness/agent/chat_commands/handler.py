@@ -5,7 +5,9 @@ It is triggered by the same `agent.message.received` as the chat's turn, with th
 predicate (`IS_COMMAND`), so the event is accepted once and exactly one of the two runs. It
 has no singleton: a command never queues behind, steers into or cancels the chat's running
 turn by arriving, so `/stop` reaches the turn it stops and `/status` answers while a turn
-works. The sender meets the same `DM_POLICY` gate first (a stranger gets the pairing code,
+works. Like a turn, it first sends the chat's undelivered replies again (`arrival`), but
+shows no typing: the answer comes without a model call. The sender meets the same
+`DM_POLICY` gate next (a stranger gets the pairing code,
 nothing else). Each effect is one durable step, so a retried run neither archives twice nor
 answers twice.
 """
@@ -18,6 +20,7 @@ from datetime import UTC, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from harness.agent.arrival import arrive
 from harness.agent.chat_commands.conversation import (
     clear_today_notes,
     fresh_session,
@@ -61,6 +64,8 @@ def chat_command(ctx: Context) -> dict[str, Any]:
     deps = agent_deps()
     data = MessageReceived.from_event(ctx.event)
     name = data.command or "help"
+    # the chat's undelivered replies first, as for a turn; no typing: the answer is at hand
+    arrive(ctx, data, deps.settings.dm_policy, acknowledge=False)
     if not admitted(ctx, data, deps.settings.dm_policy):
         return {"command": name, "served": False}
     target = ReplyTarget(

@@ -1,7 +1,8 @@
 """Which rows the run list shows: the runs people care about, with the plumbing folded in.
 
-One chat message starts several runs: the turn (`agent-handle-message`), the acknowledgement
-(`acknowledge-message`), the delivery of each reply (`send-reply`), approval messages; and
+One chat message starts several runs: the turn (`agent-handle-message`), the delivery of each
+reply (`send-reply`), approval messages (and, on a fleet from before the turn acknowledged its
+message itself, `acknowledge-message`, whose old runs still fold under their message); and
 heartbeats tick on their own. Listed flat they bury the turns. Here each plumbing run is
 folded under the run it serves (the message's turn, the run whose reply or approval it
 carries, the run whose failure it reports); plumbing serving nothing on the page (a
@@ -47,7 +48,8 @@ PLUMBING = frozenset(
 (importing their modules would register their functions); a test checks each against the
 constant it copies."""
 SCAN_FACTOR = 4
-"""How many runs are read per row wanted: plumbing takes about three runs per message."""
+"""How many runs are read per row wanted: a message takes about two runs (its turn, its
+reply's delivery), more with approvals, notices and heartbeats between."""
 SUMMARY_CHARS = 160
 
 
