@@ -34,7 +34,7 @@ from harness.llm.guard import check_base_url
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.settings import DEFAULT_BASE_URLS, DEFAULT_MODELS
-from harness.llm.streaming import StreamCancelled, events, parse_arguments
+from harness.llm.streaming import StreamCancelled, events, parse_arguments, take_event
 from harness.llm.tool_choice import check_tool_choice
 from harness.llm.types import (
     AssistantTurn,
@@ -232,12 +232,7 @@ class _TurnBuilder:
     def feed(self, event: object) -> None:
         """Take one event. Raises `ValueError` for an event not of its type's shape; event
         types it does not know (`ping`, `content_block_stop`, future ones) are ignored."""
-        try:
-            text = self._take(event)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"unexpected event {str(event)[:200]!r}") from exc
-        if text and self._on_text is not None:  # outside the try: the sink's errors are its own
-            self._on_text(text)
+        take_event(self._take, event, self._on_text)
 
     def _take(self, event: Any) -> str | None:
         """Apply `event`; returns the text it adds, if any."""

@@ -46,7 +46,7 @@ from harness.llm.openai_wire import (
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.settings import DEFAULT_BASE_URLS, DEFAULT_MODELS
-from harness.llm.streaming import StreamCancelled, events, parse_arguments
+from harness.llm.streaming import StreamCancelled, events, parse_arguments, take_event
 from harness.llm.token_field import MaxTokensField, TokenField
 from harness.llm.tool_choice import check_tool_choice
 from harness.llm.types import (
@@ -317,12 +317,7 @@ class _TurnBuilder:
     def feed(self, chunk: object) -> None:
         """Take one chunk, as decoded JSON. Raises `ValueError` for a chunk not of a chunk's
         shape; fields it does not know are ignored."""
-        try:
-            text = self._take(chunk)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"unexpected chunk {str(chunk)[:200]!r}") from exc
-        if text and self.on_text is not None:  # outside the try: the sink's errors are its own
-            self.on_text(text)
+        take_event(self._take, chunk, self.on_text)
 
     def _take(self, chunk: Any) -> str | None:
         """Apply `chunk`; returns the text it adds, if any."""

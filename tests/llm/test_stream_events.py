@@ -35,6 +35,14 @@ def _call(provider: ModelProvider, path: str, pieces: list[str] | None = None) -
     return asyncio.run(provider.complete_async(system="s", messages=HELLO, on_text=sink))
 
 
+def _assert_hello_tea(pieces: list[str], turn: AssistantTurn, model: str) -> None:
+    """The three pieces of "Hello, tea" reached `on_text` in order and make a finished turn
+    answered by `model`."""
+    assert pieces == ["Hel", "lo, ", "tea"], f"text pieces out of order or lost: {pieces}"
+    assert turn.text == "Hello, tea" and turn.stop_reason == "end", turn
+    assert turn.model == model
+
+
 def _event(kind: str, data: dict[str, Any]) -> bytes:
     return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
 
@@ -100,9 +108,7 @@ def test_anthropic_stream_with_comments_pings_and_split_events_is_assembled(
     # When the provider reads it
     turn = _call(anthropic_provider, path, pieces)
     # Then the text arrived in order, and the usage, stop reason and model are the stream's
-    assert pieces == ["Hel", "lo, ", "tea"], f"text pieces out of order or lost: {pieces}"
-    assert turn.text == "Hello, tea" and turn.stop_reason == "end"
-    assert turn.model == "claude-served"
+    _assert_hello_tea(pieces, turn, "claude-served")
     usage = turn.usage
     assert (usage.input_tokens, usage.output_tokens) == (11, 7)
     assert (usage.cache_read_tokens, usage.cache_write_tokens) == (5, 3)
@@ -137,9 +143,7 @@ def test_openai_stream_with_comments_and_split_chunks_is_assembled(
     # When the provider reads it
     turn = _call(openai_provider, path, pieces)
     # Then the text arrived in order and the cached tokens are not counted as input
-    assert pieces == ["Hel", "lo, ", "tea"], f"text pieces out of order or lost: {pieces}"
-    assert turn.text == "Hello, tea" and turn.stop_reason == "end"
-    assert turn.model == "gpt-served"
+    _assert_hello_tea(pieces, turn, "gpt-served")
     assert (turn.usage.input_tokens, turn.usage.output_tokens) == (12, 4)
     assert turn.usage.cache_read_tokens == 8
 
