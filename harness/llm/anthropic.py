@@ -4,18 +4,21 @@ Requests always stream; the SDK never retries (`max_retries=0`), the caller's du
 does. The request body, with its cache breakpoints, is rendered by
 `harness.llm.anthropic_wire`; this module sends it, assembles the streamed reply into an
 `AssistantTurn` and translates the SDK's errors into ours (`classify_error`).
+
+The stream is read as plain dicts (`Stream[object]`): the SDK still sends the request, decodes
+the SSE, skips pings and raises an in-stream `error` event as `APIStatusError`, but builds no
+pydantic model per event, which cost most of a long answer's CPU (see docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anthropic
 import httpx2
 from anthropic.types import Message as WireMessageModel
-from anthropic.types import RawMessageStreamEvent
 
 from harness.llm.anthropic_wire import PROVIDER, request_body
 from harness.llm.errors import (
@@ -31,7 +34,7 @@ from harness.llm.guard import check_base_url
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.settings import DEFAULT_BASE_URLS, DEFAULT_MODELS
-from harness.llm.streaming import StreamCancelled, events, parse_arguments
+from harness.llm.streaming import StreamCancelled, events, parse_arguments, take_event
 from harness.llm.tool_choice import check_tool_choice
 from harness.llm.types import (
     AssistantTurn,
@@ -114,7 +117,7 @@ class AnthropicProvider:
         """See `ModelProvider.complete`."""
         body = self._body(system, messages, tools, max_tokens, tool_choice)
 
-        def open_stream() -> anthropic.Stream[RawMessageStreamEvent]:
+        def open_stream() -> anthropic.Stream[object]:
             # The body is rendered here, not by `messages.create`: the SDK would copy and encode
             # the whole history again on every call.
             return self._client.post(
@@ -122,7 +125,7 @@ class AnthropicProvider:
                 cast_to=WireMessageModel,
                 content=body,
                 stream=True,
-                stream_cls=anthropic.Stream[RawMessageStreamEvent],
+                stream_cls=anthropic.Stream[object],  # events as dicts
             )
 
         builder = _TurnBuilder(self._model, on_text)
@@ -157,7 +160,7 @@ class AnthropicProvider:
                 cast_to=WireMessageModel,
                 content=body,
                 stream=True,
-                stream_cls=anthropic.AsyncStream[RawMessageStreamEvent],
+                stream_cls=anthropic.AsyncStream[object],  # events as dicts
             )
             try:
                 async for event in stream:
@@ -169,7 +172,7 @@ class AnthropicProvider:
         return builder.finish()
 
     def _failure(self, exc: Exception) -> ModelError:
-        if isinstance(exc, ValueError):  # an event that does not decode or validate
+        if isinstance(exc, ValueError):  # an event that is not JSON or not of its type's shape
             return TransientModelError(
                 f"anthropic sent a malformed stream: {exc}", provider=PROVIDER
             )
@@ -215,7 +218,7 @@ class AnthropicProvider:
 
 
 class _TurnBuilder:
-    """Assembles an `AssistantTurn` from raw stream events."""
+    """Assembles an `AssistantTurn` from raw stream events, as decoded JSON."""
 
     def __init__(self, model: str, on_text: TextSink | None = None) -> None:
         self._on_text = on_text
@@ -226,25 +229,35 @@ class _TurnBuilder:
         self._stop_reason: str | None = None
         self._stopped = False
 
-    def feed(self, event: RawMessageStreamEvent) -> None:
-        if event.type == "message_start":
-            self._model = event.message.model or self._model
-            self._take_usage(event.message.usage.model_dump())
-        elif event.type == "content_block_start":
-            block = event.content_block.model_dump(exclude_none=True)
+    def feed(self, event: object) -> None:
+        """Take one event. Raises `ValueError` for an event not of its type's shape; event
+        types it does not know (`ping`, `content_block_stop`, future ones) are ignored."""
+        take_event(self._take, event, self._on_text)
+
+    def _take(self, event: Any) -> str | None:
+        """Apply `event`; returns the text it adds, if any."""
+        kind = event["type"]
+        if kind == "message_start":
+            message = event["message"]
+            self._model = message.get("model") or self._model
+            self._take_usage(message.get("usage") or {})
+        elif kind == "content_block_start":
+            # None fields dropped, as the SDK's models dumped them: reasoning is echoed as kept
+            block = {k: v for k, v in event["content_block"].items() if v is not None}
             if block["type"] == "tool_use":
                 block["partial_json"] = ""
-            self._blocks[event.index] = block
-        elif event.type == "content_block_delta":
-            delta = event.delta.model_dump()
-            self._apply_delta(self._blocks.get(event.index), delta)
-            if self._on_text is not None and delta.get("type") == "text_delta" and delta["text"]:
-                self._on_text(delta["text"])
-        elif event.type == "message_delta":
-            self._stop_reason = event.delta.stop_reason or self._stop_reason
-            self._take_usage(event.usage.model_dump())
-        elif event.type == "message_stop":
+            self._blocks[event["index"]] = block
+        elif kind == "content_block_delta":
+            delta = event["delta"]
+            self._apply_delta(self._blocks.get(event["index"]), delta)
+            if delta.get("type") == "text_delta":
+                return str(delta["text"])
+        elif kind == "message_delta":
+            self._stop_reason = event["delta"].get("stop_reason") or self._stop_reason
+            self._take_usage(event.get("usage") or {})
+        elif kind == "message_stop":
             self._stopped = True
+        return None
 
     @staticmethod
     def _apply_delta(block: dict[str, Any] | None, delta: dict[str, Any]) -> None:
@@ -260,7 +273,7 @@ class _TurnBuilder:
         elif kind == "signature_delta":
             block["signature"] = delta["signature"]
 
-    def _take_usage(self, usage: dict[str, Any]) -> None:
+    def _take_usage(self, usage: Mapping[str, Any]) -> None:
         for key in (
             "input_tokens",
             "output_tokens",

@@ -4,20 +4,24 @@
 Requests always stream with `include_usage`; the SDK never retries (`max_retries=0`).
 System blocks are joined into one system message, stable text first, so that the
 provider's automatic prefix caching can reuse it.
+
+The stream is read as plain dicts: the SDK's streaming response (`with_streaming_response`)
+parsed as `Stream[object]` still sends the request, raises HTTP errors, decodes the SSE, stops
+at `[DONE]` and raises an in-stream error object as `APIError`, but builds no pydantic
+`ChatCompletionChunk` per chunk, which cost most of a long answer's CPU (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
 import openai
 from openai.types.chat import (
-    ChatCompletionChunk,
     ChatCompletionFunctionToolParam,
     ChatCompletionMessageParam,
     ChatCompletionToolChoiceOptionParam,
@@ -42,7 +46,7 @@ from harness.llm.openai_wire import (
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.settings import DEFAULT_BASE_URLS, DEFAULT_MODELS
-from harness.llm.streaming import StreamCancelled, events, parse_arguments
+from harness.llm.streaming import StreamCancelled, events, parse_arguments, take_event
 from harness.llm.token_field import MaxTokensField, TokenField
 from harness.llm.tool_choice import check_tool_choice
 from harness.llm.types import (
@@ -204,11 +208,13 @@ class OpenAIProvider:
         """Read one streamed completion; lets `openai.BadRequestError` through for the
         caller's field fallback and classifies every other failure."""
 
-        def open_stream() -> openai.Stream[ChatCompletionChunk]:
-            stream: openai.Stream[ChatCompletionChunk] = self._client.chat.completions.create(
+        def open_stream() -> openai.Stream[object]:
+            manager = self._client.chat.completions.with_streaming_response.create(
                 **self._create_args(wire, field, limit)
             )
-            return stream
+            # Closing the stream closes this response, which is all leaving `manager` does.
+            stream: openai.Stream[object] = manager.__enter__().parse(to=openai.Stream[object])
+            return stream  # chunks as dicts
 
         builder = _TurnBuilder(self._model, on_text)
         try:
@@ -230,14 +236,15 @@ class OpenAIProvider:
             self._aclient = openai.AsyncOpenAI(**self._client_args)
         builder = _TurnBuilder(self._model, on_text)
         try:
-            stream: openai.AsyncStream[
-                ChatCompletionChunk
-            ] = await self._aclient.chat.completions.create(**self._create_args(wire, field, limit))
-            try:
-                async for chunk in stream:
-                    builder.feed(chunk)
-            finally:
-                await stream.close()
+            args = self._create_args(wire, field, limit)
+            streaming = self._aclient.chat.completions.with_streaming_response
+            async with streaming.create(**args) as response:
+                stream = await response.parse(to=openai.AsyncStream[object])  # chunks as dicts
+                try:
+                    async for chunk in stream:
+                        builder.feed(chunk)
+                finally:
+                    await stream.close()
         except openai.BadRequestError:
             raise
         except (openai.APIError, httpx2.HTTPError, ValueError) as exc:
@@ -245,7 +252,7 @@ class OpenAIProvider:
         return builder
 
     def _failure(self, exc: Exception) -> ModelError:
-        if isinstance(exc, ValueError):  # a chunk that does not decode or validate
+        if isinstance(exc, ValueError):  # a chunk that is not JSON or not of a chunk's shape
             return TransientModelError(f"openai sent a malformed stream: {exc}", provider=PROVIDER)
         return classify_error(exc, self._secret)
 
@@ -279,10 +286,10 @@ class _Wire:
     choice: ChatCompletionToolChoiceOptionParam | None
 
 
-def _cache_n(chunk: ChatCompletionChunk) -> int:
+def _cache_n(chunk: Mapping[str, Any]) -> int:
     """Prompt tokens read from the cache as llama.cpp's server reports them when its usage
     has no `prompt_tokens_details`: `timings.cache_n` on the same (last) chunk; else 0."""
-    timings = (chunk.model_extra or {}).get("timings")
+    timings = chunk.get("timings")
     cache_n = timings.get("cache_n") if isinstance(timings, dict) else None
     return cache_n if isinstance(cache_n, int) and cache_n > 0 else 0
 
@@ -307,30 +314,42 @@ class _TurnBuilder:
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
 
-    def feed(self, chunk: ChatCompletionChunk) -> None:
-        self.model = chunk.model or self.model
-        if chunk.usage is not None:
-            details = chunk.usage.prompt_tokens_details
-            cached = (details.cached_tokens or 0) if details is not None else _cache_n(chunk)
+    def feed(self, chunk: object) -> None:
+        """Take one chunk, as decoded JSON. Raises `ValueError` for a chunk not of a chunk's
+        shape; fields it does not know are ignored."""
+        take_event(self._take, chunk, self.on_text)
+
+    def _take(self, chunk: Any) -> str | None:
+        """Apply `chunk`; returns the text it adds, if any."""
+        self.model = chunk.get("model") or self.model
+        usage = chunk.get("usage")
+        if usage is not None:
+            details = usage.get("prompt_tokens_details")
+            cached = (details.get("cached_tokens") or 0) if details is not None else _cache_n(chunk)
             self.usage = Usage(
-                input_tokens=max(chunk.usage.prompt_tokens - cached, 0),
-                output_tokens=chunk.usage.completion_tokens,
+                input_tokens=max((usage.get("prompt_tokens") or 0) - cached, 0),
+                output_tokens=usage.get("completion_tokens") or 0,
                 cache_read_tokens=cached,
             )
-        for choice in chunk.choices:
-            if choice.index != 0:
+        text: str | None = None
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
                 continue
-            if choice.delta.content:
-                self.text.append(choice.delta.content)
-                if self.on_text is not None:
-                    self.on_text(choice.delta.content)
-            for piece in choice.delta.tool_calls or ():
-                call = self._call_for(getattr(piece, "index", None), piece.id or "")
-                call.id = call.id or (piece.id or "")
-                if piece.function is not None:
-                    call.name = call.name or (piece.function.name or "")
-                    call.arguments += piece.function.arguments or ""
-            self.finish_reason = choice.finish_reason or self.finish_reason
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            if content:
+                text = str(content)
+                self.text.append(text)
+            for piece in delta.get("tool_calls") or ():
+                piece_id = piece.get("id") or ""
+                call = self._call_for(piece.get("index"), piece_id)
+                call.id = call.id or piece_id
+                function = piece.get("function")
+                if function is not None:
+                    call.name = call.name or (function.get("name") or "")
+                    call.arguments += function.get("arguments") or ""
+            self.finish_reason = choice.get("finish_reason") or self.finish_reason
+        return text
 
     def _call_for(self, index: int | None, call_id: str) -> _PendingCall:
         """The call a fragment belongs to, whatever the server's chunking: a known id wins,

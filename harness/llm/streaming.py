@@ -1,4 +1,5 @@
-"""Reading an SDK event stream so that a `threading.Event` can abort it mid-flight.
+"""Reading an SDK event stream so that a `threading.Event` can abort it mid-flight, and
+taking its events as decoded JSON (`take_event`).
 
 A blocking socket read cannot be interrupted from the thread that is blocked in it, so when
 a cancel event is given the SDK call and its iteration run on a helper thread that hands
@@ -16,6 +17,8 @@ import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
+
+from harness.llm.provider import TextSink
 
 E = TypeVar("E")
 E_co = TypeVar("E_co", covariant=True)
@@ -141,3 +144,17 @@ def parse_arguments(raw: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def take_event(take: Callable[[Any], str | None], event: object, on_text: TextSink | None) -> None:
+    """Apply one streamed event, as decoded JSON, with `take` (which returns the answer text
+    the event adds, if any), then hand that text to `on_text`. Raises `ValueError` when
+    `take` finds the event not of its type's shape (a missing key, a wrong type), so that a
+    provider calls it a malformed stream as it does an event that is not JSON; an error of
+    `on_text` itself propagates unchanged."""
+    try:
+        text = take(event)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"unexpected event {str(event)[:200]!r}") from exc
+    if text and on_text is not None:
+        on_text(text)

@@ -88,6 +88,14 @@ class Reply:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     frames: tuple[dict[str, Any], ...] | None = None
+    raw: tuple[bytes, ...] | None = None
+
+    @classmethod
+    def sse(cls, *pieces: bytes, **options: Any) -> Reply:
+        """Either API: stream these bytes verbatim, each piece written and flushed on its own
+        (with `pace=` between them, so that an event split over two pieces arrives in two
+        reads): comments, pings, odd line ends or broken events, as a client must take them."""
+        return cls(raw=pieces, **options)
 
     @classmethod
     def recorded(cls, *frames: dict[str, Any]) -> Reply:
@@ -356,7 +364,9 @@ class _Handler(BaseHTTPRequestHandler):
             )
         model = str(body.get("model", ""))
         render = anthropic_events if api == "anthropic" else openai_events
-        if reply.frames is not None:
+        if reply.raw is not None:
+            self._stream(iter(reply.raw), reply)
+        elif reply.frames is not None:
             self._stream(recorded_events(reply.frames), reply)
         elif body.get("stream"):
             self._stream(render(reply, model, body, fake), reply)
