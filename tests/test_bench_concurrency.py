@@ -21,7 +21,7 @@ SIZE_FIELDS = {
     "chats", "answered", "failures", "last_answer_s", "latency_p50_s", "latency_p95_s",
     "floor_s", "ratio", "rss_idle_mb", "rss_peak_mb", "pss_idle_mb", "rss_idle_by_process",
     "model_requests", "load_before", "load_after", "cpu_ms_per_turn",
-    "cpu_ms_per_turn_by_process",
+    "cpu_ms_per_turn_by_process", "rss_peak_by_process",
 }  # fmt: skip
 
 
@@ -85,6 +85,10 @@ def test_a_small_run_answers_every_chat_and_writes_json_and_svg(tmp_path: Path) 
     assert size["floor_s"] > 0 and size["rss_peak_mb"] > 0 and size["rss_idle_mb"] > 0, size
     workers = [name for name in size["rss_idle_by_process"] if name.endswith("cli worker")]
     assert len(workers) == 2, f"expected the worker of each of two hosts, got {workers}"
+    # And the peak's sample is kept by process, adding up to the peak
+    peak_parts = size["rss_peak_by_process"]
+    assert any(name.endswith("cli worker") for name in peak_parts), peak_parts
+    assert abs(sum(peak_parts.values()) - size["rss_peak_mb"]) < 1.0, size
     # And the fleet's CPU per turn is counted, by process
     assert size["cpu_ms_per_turn"] > 0, size
     assert any("worker" in name for name in size["cpu_ms_per_turn_by_process"]), size
