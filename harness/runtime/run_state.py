@@ -136,7 +136,12 @@ class RunState:
         counters `counts` (`harness.runtime.step_counters`) and its `tries` (its `n`; 0 for a
         step that is not tried), and keep `entry` (default: the record parsed) as this
         execution's copy of it. Raises `LeaseLost` when the fence refuses the write; a cancel
-        request that came back with it is noted, not raised."""
+        request that came back with it is noted, not raised. An execution already told its
+        lease is lost (`request_stop(lost=True)`: handed back, or refused before) writes
+        nothing: its step may have ended early because it was told to stop, and the hand-back's
+        release may not have reached Redis's fence yet."""
+        if self.lease_lost:
+            raise LeaseLost()
         ok, cancel = self.runtime.ledger.commit_step(
             self.run_id, self.epoch, key, record, counts, tries
         )
@@ -151,7 +156,10 @@ class RunState:
         """Park the run at step `key` (`kind`: sleep, wait, invoke, retry) until `wake_at_ms`
         or what `kw` names wakes it. Returns 1 when parked (the journal is kept for the
         resume; this execution must end) or 2 when what it waits for had already happened;
-        raises `LeaseLost` when the fence refuses."""
+        raises `LeaseLost` when the fence refuses or this execution was told its lease is
+        lost (see `commit`)."""
+        if self.lease_lost:
+            raise LeaseLost()
         out, version = self.runtime.ledger.suspend(
             self.run_id,
             self.epoch,

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
+
+import pytest
 
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.executor import advance
@@ -180,3 +183,53 @@ def test_a_late_renewal_is_made_at_the_step_boundary_and_the_run_goes_on(
     # Then the tool step started on a lease renewed at the boundary, and the run completed
     assert outcome == "completed"
     assert lease_ends == [runtime.now_ms() + int(runtime.lease_ttl * 1000)], lease_ends
+
+
+def test_a_step_that_ends_because_its_run_was_handed_back_is_not_recorded(
+    runtime: Runtime, registry: FunctionRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a run whose step ends early when its execution is told to stop, and a hand-back
+    # whose release reaches Redis only after that step has returned (the race a loaded
+    # machine makes: the execution is told before the fence moves)
+    started, returned = threading.Event(), threading.Event()
+
+    def slow(ctx: Context) -> str:
+        if not started.is_set():
+            started.set()
+            ctx.cancelled.wait(30)
+            returned.set()
+            return "interrupted"
+        return "done"
+
+    @function(id="slow", trigger=event("app/go"), registry=registry)
+    def handler(ctx: Context) -> list[str]:
+        return [ctx.step.run("first", lambda: "one"), ctx.step.run("second", slow, ctx)]
+
+    release = runtime.ledger.release
+
+    def late_release(*args: Any, **kwargs: Any) -> Any:
+        returned.wait(10)
+        time.sleep(0.2)  # the stopped step's commit, if it were made, lands first
+        return release(*args, **kwargs)
+
+    monkeypatch.setattr(runtime.ledger, "release", late_release)
+    runtime.register_functions()
+    kicker = runtime.kicker
+    assert isinstance(kicker, RecordingKicker)
+    run_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
+    kick = kicker.pending.popleft()
+    outcome: list[str] = []
+    worker = threading.Thread(target=lambda: outcome.append(advance(runtime, run_id, kick.seq)))
+    worker.start()
+    assert started.wait(10), "the slow step never started"
+    # When the worker hands its runs back
+    assert hand_back(runtime) == 1
+    worker.join(10)
+    # Then the stopped execution recorded nothing of its step, and the next one runs it
+    assert outcome == ["lease-lost"]
+    assert "second:0" not in runtime.ledger.journal(run_id)
+    other = Runtime(redis=runtime.redis, kicker=RecordingKicker(), registry=registry)
+    other.kicker.pending.append(kicker.pending.pop())  # type: ignore[attr-defined]
+    assert drain(other)[-1] == (run_id, "completed")
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.result == ["one", "done"]
