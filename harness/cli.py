@@ -8,6 +8,7 @@ Redis errors and usage errors into one line on stderr and quiets typer's type la
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ from harness.version import DISTRIBUTION, installed_version
 if TYPE_CHECKING:
     from harness.events import Event
     from harness.fleet.liveness import Pulse
+    from harness.runtime.scheduler import SchedulerThread
     from harness.settings import Settings
 
 
@@ -199,6 +201,14 @@ def worker(
             "(docs/engine.md).",
         ),
     ] = False,
+    with_scheduler: Annotated[
+        bool,
+        typer.Option(
+            "--with-scheduler",
+            help="Also run the scheduler, on a thread of this process (what `harness up` does "
+            "on one host): one process fewer.",
+        ),
+    ] = False,
 ) -> None:
     """Run a worker that advances runs of the loaded functions."""
     from harness.composition import run_worker
@@ -207,21 +217,38 @@ def worker(
     _setup_logging(says_when_up=True)
     settings = get_settings()
     extra = [m for item in functions or [] for m in item.split(",") if m]
-    if engine:
-        with _liveness("worker"):
-            _run_engine_worker(settings, extra, concurrency, queues)
-        return
-    with _liveness("worker"):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_liveness("worker"))
+        scheduler = _scheduler_thread(stack, settings) if with_scheduler else None
+        if engine:
+            _run_engine_worker(settings, extra, concurrency, queues, scheduler)
+            return
         run_worker(
             settings,
             function_modules(settings, extra),
             concurrency or settings.worker_concurrency,
             [q for q in queues.split(",") if q],
+            scheduler,
         )
 
 
+def _scheduler_thread(stack: contextlib.ExitStack, settings: Settings) -> SchedulerThread:
+    """The scheduler a worker runs on a thread (`--with-scheduler`), its liveness file kept
+    fresh by its passes for as long as `stack` is open."""
+    from harness.fleet.liveness import Pulse
+    from harness.runtime.scheduler import SchedulerThread
+
+    pulse = Pulse()
+    stack.enter_context(_liveness("scheduler", pulse))
+    return SchedulerThread(settings.harness_reaper_interval, pulse.beat)
+
+
 def _run_engine_worker(
-    settings: Settings, modules: list[str], concurrency: int | None, queues: str
+    settings: Settings,
+    modules: list[str],
+    concurrency: int | None,
+    queues: str,
+    scheduler: SchedulerThread | None = None,
 ) -> None:
     from harness.runtime import assembly
     from harness.runtime import worker as engine_worker
@@ -234,6 +261,7 @@ def _run_engine_worker(
         modules,
         concurrency or settings.worker_concurrency,
         [q for q in queues.split(",") if q],
+        scheduler=scheduler,
     )
 
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from harness.agent.gateway import ModelGateway
     from harness.runtime.instance import Runtime
+    from harness.runtime.scheduler import SchedulerThread
 
 log = logging.getLogger(__name__)
 
@@ -115,13 +116,22 @@ def plug_in_channels() -> list[str]:
     return loaded
 
 
-def run_worker(settings: Settings, modules: list[str], concurrency: int, queues: list[str]) -> None:
+def run_worker(
+    settings: Settings,
+    modules: list[str],
+    concurrency: int,
+    queues: list[str],
+    scheduler: SchedulerThread | None = None,
+) -> None:
     """`harness.runtime.worker.run_worker` as a fleet worker: the channels are plugged in when
-    it starts, as in `celery_app`'s workers. Blocks."""
+    it starts, as in `celery_app`'s workers; with a `scheduler`, it runs on a thread too.
+    Blocks."""
     from harness.runtime import worker
 
     use_fleet()
-    worker.run_worker(settings, modules, concurrency, queues, prepare=_prepare_worker)
+    worker.run_worker(
+        settings, modules, concurrency, queues, prepare=_prepare_worker, scheduler=scheduler
+    )
 
 
 def _prepare_worker() -> str | None:

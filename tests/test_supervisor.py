@@ -24,6 +24,7 @@ from harness.fleet.supervisor import (
     procfile_processes,
     ready_line,
     run_fleet,
+    scheduler_on_worker,
 )
 from harness.settings import Settings, get_settings
 from harness.state_dir import redis_url_file
@@ -150,6 +151,21 @@ def test_default_processes_run_this_python_on_the_cli_in_place_of_their_shell() 
     processes = default_processes()
     assert list(processes) == ["web", "worker", "scheduler", "sidecar"]
     assert processes["worker"] == f"exec {shlex.quote(sys.executable)} -m harness.cli worker"
+
+
+def test_the_fleets_own_scheduler_runs_on_its_worker_and_other_commands_are_left_alone() -> None:
+    # Given the fleet's own processes
+    processes = default_processes()
+    # When the scheduler is put on the worker
+    folded = scheduler_on_worker(processes)
+    # Then there is no scheduler process, and the worker runs it on a thread
+    assert list(folded) == ["web", "worker", "sidecar"]
+    assert folded["worker"] == f"{processes['worker']} --with-scheduler"
+    # And a worker chosen alone (`--only worker`), or a Procfile's commands, stay as written
+    alone = {"worker": processes["worker"]}
+    assert scheduler_on_worker(alone) == alone
+    procfile = {"worker": "harness worker", "scheduler": "harness scheduler"}
+    assert scheduler_on_worker(procfile) == procfile
 
 
 def test_default_processes_leave_out_the_sidecar_when_it_is_disabled(

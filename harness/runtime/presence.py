@@ -32,25 +32,37 @@ class Member:
     last_beat_ms: int
 
 
+def member_id(runtime: Runtime, role: str, *, beside: bool = False) -> str:
+    """The id under which this process is present in `role`: `runtime.worker_id`, or with
+    `beside` (a role the process plays beside its main one, e.g. the scheduler a worker runs
+    on a thread) `<worker_id>/<role>`, so each role counts once."""
+    return f"{runtime.worker_id}/{role}" if beside else runtime.worker_id
+
+
 @on_bus("record this process as alive")
-def beat(runtime: Runtime, role: str, queues: tuple[str, ...] = ()) -> None:
-    """Record that this process (`runtime.worker_id`) is alive now. Raises
-    `BusUnavailableError` on Redis errors."""
+def beat(
+    runtime: Runtime, role: str, queues: tuple[str, ...] = (), member: str | None = None
+) -> None:
+    """Record that this process is alive now in `role`, as `member` (default
+    `runtime.worker_id`). Raises `BusUnavailableError` on Redis errors."""
     now = runtime.now_ms()
+    member = member or runtime.worker_id
     info = json.dumps({"role": role, "queues": list(queues)})
     pipe = runtime.redis.pipeline(transaction=False)
-    pipe.zadd(runtime.keys.presence, {runtime.worker_id: now})
-    pipe.hset(runtime.keys.presence_info, runtime.worker_id, info)
+    pipe.zadd(runtime.keys.presence, {member: now})
+    pipe.hset(runtime.keys.presence_info, member, info)
     pipe.zremrangebyscore(runtime.keys.presence, "-inf", now - 6 * _ttl_ms())
     pipe.execute()
 
 
-def leave(runtime: Runtime) -> None:
-    """Remove this process from the presence set (on a clean shutdown). Never raises."""
+def leave(runtime: Runtime, member: str | None = None) -> None:
+    """Remove `member` (default: this process, `runtime.worker_id`) from the presence set (on
+    a clean shutdown). Never raises."""
+    member = member or runtime.worker_id
     try:
         pipe = runtime.redis.pipeline(transaction=False)
-        pipe.zrem(runtime.keys.presence, runtime.worker_id)
-        pipe.hdel(runtime.keys.presence_info, runtime.worker_id)
+        pipe.zrem(runtime.keys.presence, member)
+        pipe.hdel(runtime.keys.presence_info, member)
         pipe.execute()
     except Exception as exc:  # best effort: the entry expires by itself
         log.debug("could not leave the presence set: %s", exc)
@@ -90,10 +102,10 @@ def _members(
     entries: list[tuple[str, float]], infos: list[str | None], role: str | None
 ) -> list[Member]:
     members = []
-    for (member_id, score), raw in zip(entries, infos, strict=True):
+    for (entry_id, score), raw in zip(entries, infos, strict=True):
         info = json.loads(raw) if raw else {}
         member = Member(
-            id=str(member_id),
+            id=str(entry_id),
             role=str(info.get("role", "")),
             queues=tuple(info.get("queues", ())),
             last_beat_ms=int(score),
@@ -105,7 +117,8 @@ def _members(
 
 class Heartbeat:
     """A daemon thread that calls `beat` every `interval` seconds until `stop()`. A failed beat
-    is logged and retried at the next interval; it never stops the thread."""
+    is logged and retried at the next interval; it never stops the thread. `beside`: the role
+    is played beside the process's main one (`member_id`)."""
 
     def __init__(
         self,
@@ -113,8 +126,11 @@ class Heartbeat:
         role: str,
         queues: tuple[str, ...] = (),
         interval: float = PRESENCE_INTERVAL_S,
+        *,
+        beside: bool = False,
     ) -> None:
         self._runtime, self._role, self._queues, self._interval = runtime, role, queues, interval
+        self._member = member_id(runtime, role, beside=beside)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="presence", daemon=True)
 
@@ -126,7 +142,7 @@ class Heartbeat:
     def stop(self) -> None:
         """Stop beating and leave the presence set."""
         self._stop.set()
-        leave(self._runtime)
+        leave(self._runtime, self._member)
 
     def _loop(self) -> None:
         while not self._stop.wait(self._interval):
@@ -134,7 +150,7 @@ class Heartbeat:
 
     def _beat(self) -> None:
         try:
-            beat(self._runtime, self._role, self._queues)
+            beat(self._runtime, self._role, self._queues, self._member)
         except Exception as exc:  # Redis down: the next beat retries
             log.warning("presence beat failed: %s", type(exc).__name__)
 

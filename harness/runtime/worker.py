@@ -23,7 +23,7 @@ from harness.runtime.celery_app import app
 from harness.runtime.kicker import build_deferred
 from harness.runtime.module_loader import load_function_modules
 from harness.runtime.presence import Heartbeat
-from harness.runtime.scheduler import run_scheduler
+from harness.runtime.scheduler import SchedulerThread, run_scheduler
 from harness.runtime.settings import EngineSettings
 
 log = logging.getLogger(__name__)
@@ -37,11 +37,13 @@ class WorkerStart:
     it consumes (`queues`, else the ones Celery was told: `-Q`, or the default queue), and
     freeze the start-up heap. Gossip and mingle are turned off (the ledger, not the workers,
     decides who runs what). What `prepare` returns, when a string, is added to the worker's
-    one line once it consumes (`model gateway (256 calls at once)`)."""
+    one line once it consumes (`model gateway (256 calls at once)`). With a `scheduler`, the
+    worker also runs the scheduler loop on a thread from then on, until it shuts down."""
 
     modules: tuple[str, ...]
     queues: tuple[str, ...] = ()
     prepare: Callable[[], object] | None = None
+    scheduler: SchedulerThread | None = None
 
 
 _start: WorkerStart | None = None
@@ -64,13 +66,15 @@ def run_worker(
     concurrency: int,
     queues: list[str],
     prepare: Callable[[], object] | None = None,
+    scheduler: SchedulerThread | None = None,
 ) -> None:
     """Run a Celery worker (threads, `harness.runtime.worker_pool`) advancing runs of the
-    loaded functions, started as `WorkerStart(modules, queues, prepare)` says. Blocks.
+    loaded functions, started as `WorkerStart(modules, queues, prepare, scheduler)` says.
+    Blocks.
 
     Raises what stopped the worker's start (`ConfigurationError` naming a module that cannot
     be loaded, `BusUnavailableError`)."""
-    start_workers_with(WorkerStart(tuple(modules), tuple(queues), prepare))
+    start_workers_with(WorkerStart(tuple(modules), tuple(queues), prepare, scheduler))
     try:
         _consume(settings, concurrency, queues)
     except SystemExit as exc:
@@ -107,6 +111,9 @@ def _on_worker_init(sender: Any, **_: object) -> None:
         _ready_line += f", {note}"
     _heartbeat = Heartbeat(runtime, "worker", start.queues or _consumed_queues(sender))
     _heartbeat.start()
+    if start.scheduler is not None:
+        start.scheduler.start(runtime)
+        _ready_line += f", {start.scheduler.note}"
     freeze_startup_heap()
 
 
@@ -119,8 +126,11 @@ def _on_worker_ready(**_: object) -> None:
 
 @worker_shutdown.connect  # type: ignore[untyped-decorator]
 def _on_worker_shutdown(**_: object) -> None:
-    """Leave the presence set when the worker stops."""
+    """Stop the worker's scheduler thread, if it runs one, and leave the presence set when
+    the worker stops."""
     global _heartbeat
+    if _start is not None and _start.scheduler is not None:
+        _start.scheduler.stop()
     heartbeat, _heartbeat = _heartbeat, None
     if heartbeat is not None:
         heartbeat.stop()

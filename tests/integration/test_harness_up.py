@@ -113,6 +113,10 @@ def test_harness_up_from_a_copied_env_example_answers_a_message_sent_from_anothe
     assert password and password not in up.output()
     # And the runtime's data is beside the workspace, not in it
     assert not (up.project / "workspace" / ".harness").exists()
+    # And the scheduler runs on a thread of the worker, alive for a liveness probe
+    assert "scheduler every 1s" in up.output()
+    probe = _cli("health", "--process", "scheduler", cwd=up.project)
+    assert probe.returncode == 0, f"{probe.stdout}\n{probe.stderr}\n{up.output()}"
 
 
 def test_listeners_that_cannot_connect_keep_retrying_while_the_fleet_serves(up: Up) -> None:

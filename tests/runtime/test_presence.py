@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+
 from harness.runtime import Runtime
 from harness.runtime.presence import PRESENCE_TTL_S, Heartbeat, beat, leave, live_members
+from harness.runtime.scheduler import SchedulerThread
 from tests.runtime_fixtures import ManualClock
 
 
@@ -40,3 +43,27 @@ def test_presence_heartbeat_beats_at_start_and_leaves_at_stop(runtime: Runtime) 
     assert [m.role for m in live_members(runtime)] == ["worker"]
     heartbeat.stop()
     assert live_members(runtime) == []
+
+
+def test_a_scheduler_on_a_workers_thread_counts_as_a_scheduler_beside_the_worker(
+    runtime: Runtime,
+) -> None:
+    # Given a worker that beats, and a scheduler started on a thread of the same process
+    worker = Heartbeat(runtime, "worker", interval=3600)
+    worker.start()
+    passes = threading.Semaphore(0)
+    scheduler = SchedulerThread(0.01, passes.release)
+    scheduler.start(runtime)
+    try:
+        # When it has made passes
+        assert passes.acquire(timeout=30) and passes.acquire(timeout=30)
+        # Then the process is live once as a worker and once as a scheduler
+        roles = {m.id: m.role for m in live_members(runtime)}
+        assert roles == {runtime.worker_id: "worker", f"{runtime.worker_id}/scheduler": "scheduler"}
+        # And its passes are the scheduler's (its heartbeat, which the dashboard reads)
+        assert runtime.redis.hget(runtime.keys.scheduler_heartbeat(), runtime.worker_id)
+    finally:
+        scheduler.stop()
+    # When it stops, the scheduler leaves and the worker stays
+    assert [m.role for m in live_members(runtime)] == ["worker"]
+    worker.stop()
