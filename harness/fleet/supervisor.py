@@ -76,6 +76,18 @@ def _own_command(name: str) -> str:
     return f"exec {shlex.quote(sys.executable)} -m harness.cli {name}"
 
 
+def _complete_workspace(workspace: Path) -> None:
+    """Create or complete the workspace (`ensure_workspace`, which a worker does again at its
+    first turn) before any process starts: on a fresh one the sidecar's first load then has
+    the shipped example, rather than reloading for it (a validation and a spare executor,
+    about 90 MB for a while) just as the first message is answered. A workspace that cannot
+    be written is left for the worker to report."""
+    from harness.agent.workspace import default_shipped_skills, default_template, ensure_workspace
+
+    with contextlib.suppress(OSError):
+        ensure_workspace(workspace, default_template(), default_shipped_skills())
+
+
 def scheduler_on_worker(processes: dict[str, str]) -> dict[str, str]:
     """`processes` with the `scheduler` run on a thread of the `worker` (`harness worker
     --with-scheduler`) when both are the fleet's own commands (`default_processes`): one
@@ -202,6 +214,7 @@ def run_fleet(
                     folder=str(Path.cwd().resolve()),
                 )
             )
+        _complete_workspace(workspace)
         for name, command in processes.items():
             manager.add(name, command, env)
         watcher = threading.Thread(

@@ -3,6 +3,7 @@ unchanged, a model key, and channels that cannot connect."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 import subprocess
@@ -113,6 +114,12 @@ def test_harness_up_from_a_copied_env_example_answers_a_message_sent_from_anothe
     assert password and password not in up.output()
     # And the runtime's data is beside the workspace, not in it
     assert not (up.project / "workspace" / ".harness").exists()
+    # And the sidecar's first load had the workspace's shipped example (`harness up` completed
+    # the workspace first, so the first message caused no reload)
+    wait_until(lambda: "sidecar ready" in up.output(), what=f"sidecar\n{up.output()}")
+    loaded = re.search(r"sidecar ready: watching .*?, (\d+) function\(s\)", up.output())
+    assert loaded is not None and loaded[1] == "1", up.output()
+    assert up.output().count("validated functions/") <= 1, up.output()
     # And the scheduler runs on a thread of the worker, alive for a liveness probe
     assert "scheduler every 1s" in up.output()
     probe = _cli("health", "--process", "scheduler", cwd=up.project)
