@@ -25,13 +25,7 @@ from zoneinfo import ZoneInfo
 from pydantic import ValidationError
 
 from harness.agent.arrival import arrived_meanwhile
-from harness.agent.compaction import (
-    apply_compaction,
-    needs_compaction,
-    plan_compaction,
-    render_for_summary,
-)
-from harness.agent.compaction_calls import flush_memory, summarize
+from harness.agent.compaction_calls import compacted, compaction_due, summarize
 from harness.agent.delegation import (
     DELEGATE_TIMEOUT,
     DELEGATION_TOOLS,
@@ -206,7 +200,7 @@ class DurableTurn:
             history = store.messages(key, upto=count) or [Message.user(fallback_text)]
             read.append(history)
             configured = self.profile.provider is not None
-            return {"count": count, "compact": configured and self._compaction_due(history)}
+            return {"count": count, "compact": configured and compaction_due(self, history)}
 
         recorded = self.ctx.step.run("history", opened)
         if isinstance(recorded, int):  # the length alone, from an earlier version
@@ -230,44 +224,21 @@ class DurableTurn:
         if not self.session_key or self.profile.provider is None:
             return conversation
         if forced or self._first_check is None:
-            decide = partial(self._compaction_due, conversation, forced)  # no args: no preview
+            decide = partial(compaction_due, self, conversation, forced)  # no args: no preview
             due = self.ctx.step.run("compaction-check", decide)
         else:  # the first decision of this conversation, made in its "history" step
             due, self._first_check = self._first_check, None
         if not due:
             return conversation
-        self._unsent_system = None  # the memory flush below may change what it shows
-        plan = plan_compaction(conversation)
-        if not plan.old:  # decided on the history alone: what steering added is all recent
-            return conversation
-        flush_memory(self, plan.old)
-        summary = self.summarize(render_for_summary(plan.old))
-        if summary is None:  # a budget is used up: the next think stops the turn
-            return conversation
-        store, key, run_id = self.sessions, self.session_key, self.ctx.run_id
-        idem = f"compaction:{run_id}:{self._seq}"
+        self._unsent_system = None  # the memory flush may change what it shows
+        return compacted(self, conversation, key=f"compaction:{self.ctx.run_id}:{self._seq}")
 
-        def apply() -> int:
-            apply_compaction(store, key, summary, plan, run_id=run_id, key=idem)
-            return store.count(key)
-
-        count = self.ctx.step.run("compact", apply)
-        log.info("run %s compacted session %s", run_id, key)
-        return store.messages(key, upto=count)
-
-    def _compaction_due(self, conversation: list[Message], forced: bool = False) -> bool:
-        """Whether to compact `conversation` before the next think; call inside the step that
-        records the decision. Builds the prompt that think will send, to size it."""
-        # sized here, not before the step: a replay that finds the decision recorded builds
-        # no prompt (the resumed think it precedes may need none either)
+    def prompt_chars(self) -> int:
+        """The size of the system prompt this execution sends next: built, and kept for the
+        next think, when none was built yet (`_unsent_system`)."""
         if not self._system_chars:
             self._unsent_system = self.system()
-        due = forced or needs_compaction(
-            conversation,
-            context_tokens=self.deps.settings.agent_context_tokens,
-            system_chars=self._system_chars,
-        )
-        return due and bool(plan_compaction(conversation).old)
+        return self._system_chars
 
     def extras(self) -> dict[str, object]:
         """What this turn's tools get beside their arguments (`ToolContext.extras`)."""

@@ -101,9 +101,7 @@ class Claim:
     (`missing`, `terminal`, `busy`, `pending`, `steered`, `suspended`, `throttled`).
     `journal` is the whole journal when `journal_complete`; otherwise only the records written
     since the version the claimant said it holds (none or one). `journal_version` is the
-    journal's version now. `started_ms` is when the run was first claimed (ms): the same for
-    every attempt and execution of the run.
-    """
+    journal's version now; `started_ms` when the run was first claimed (ms, every attempt)."""
 
     state: str
     epoch: str = ""
