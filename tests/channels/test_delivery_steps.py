@@ -16,6 +16,7 @@ from channels.slack.channel import SlackChannel
 from channels.telegram.channel import TelegramChannel
 from harness.events import REPLY_READY, Destination
 from harness.runtime import Runtime, publish, run_id_for
+from harness.runtime.ledger import RunRecord
 from harness.runtime.testing import drain
 from tests.channels.channel_doubles import use_channels
 from tests.fakes.slack_api import FakeSlackApi
@@ -61,6 +62,15 @@ def _reply(response: str, event_id: str, channel: str = "slack") -> dict[str, An
     return {"name": REPLY_READY, "id": event_id, "data": data}
 
 
+def _assert_completed(bus: Runtime, slack_api: FakeSlackApi, reply_id: str) -> RunRecord:
+    """Reply `reply_id`'s delivery completed and :eyes: became :white_check_mark:."""
+    done = (MESSAGE["chat_id"], MESSAGE["message_id"], "white_check_mark")
+    assert slack_api.reactions == {done}, f"got {slack_api.reactions}"
+    run = bus.ledger.run(run_id_for(SEND_REPLY, reply_id))
+    assert run is not None and run.status == "completed", f"got {run}"
+    return run
+
+
 def test_a_reply_is_delivered_in_one_recorded_step(
     bus: Runtime, telegram: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
@@ -96,10 +106,7 @@ def test_a_crash_between_the_posts_and_the_completion_posts_nothing_twice(
     drain(bus)
     # Then each chunk is in the thread once, and :eyes: became :white_check_mark:
     assert len(slack_api.messages) == 3, f"posted again: {slack_api.messages}"
-    done = (MESSAGE["chat_id"], MESSAGE["message_id"], "white_check_mark")
-    assert slack_api.reactions == {done}, f"got {slack_api.reactions}"
-    run = bus.ledger.run(run_id_for(SEND_REPLY, "reply-7"))
-    assert run is not None and run.status == "completed", f"got {run}"
+    _assert_completed(bus, slack_api, "reply-7")
 
 
 def test_a_delivery_an_earlier_version_left_after_its_send_completes_without_posting(
@@ -127,8 +134,5 @@ def test_a_delivery_an_earlier_version_left_after_its_send_completes_without_pos
     drain(bus)
     # Then nothing was posted again, the turn is marked complete, and the run completed
     assert [m["text"] for m in slack_api.messages] == ["It is done."]
-    done = (MESSAGE["chat_id"], MESSAGE["message_id"], "white_check_mark")
-    assert slack_api.reactions == {done}, f"got {slack_api.reactions}"
-    run = bus.ledger.run(run_id)
-    assert run is not None and run.status == "completed", f"got {run}"
+    run = _assert_completed(bus, slack_api, "reply-8")
     assert run.result == {"posted": posted}
