@@ -1,12 +1,14 @@
 """`send-reply`: post `agent.reply.ready` on its channel, each chunk once across retries, then
-mark the turn complete; and post `agent.file.ready` (a file the agent sends), once.
+mark the turn complete, in one durable step; and post `agent.file.ready` (a file the agent
+sends), once.
 
 Replies and files of one chat go out one at a time, in the order they were published
 (`DELIVERY_ORDER`): a file the agent sends before it answers reaches the person before the
 answer, across crashes and retries.
 A platform that keeps failing is retried with backoff (honouring `retry_after`) for
-`DELIVERY_RETRY_FOR`; then the reply is recorded as undelivered (`records.undelivered`) and the
-run fails with `DeliveryGaveUp`, which frees the chat's next reply. The undelivered reply goes
+`DELIVERY_RETRY_FOR` after the run's first attempt began; then the reply is recorded as
+undelivered (`records.undelivered`) and the run fails with `DeliveryGaveUp`, which frees the
+chat's next reply. The undelivered reply goes
 out when the person writes next (`harness.agent.arrival`) or through `harness runs redeliver`.
 
 Notices (failure, reconsider) are published as `agent.reply.ready` too, so they are delivered,
@@ -35,6 +37,8 @@ from harness.settings import get_settings
 log = logging.getLogger(__name__)
 
 SEND_REPLY = "send-reply"
+DELIVER_STEP = "deliver"
+"""The one step of a reply's delivery: its chunks posted, then the turn marked complete."""
 DELIVERY_ATTEMPTS = 1_000
 """Retries are bounded by time (`DELIVERY_RETRY_FOR`), not by count: the backoff doubles up to
 five minutes, so this many attempts is never reached before the deadline."""
@@ -105,10 +109,12 @@ def send_reply(ctx: Context) -> dict[str, Any]:
     if channel is None:
         return {"posted": []}
     reply_id = str(data.channel_meta.platform.get(REDELIVERS) or ctx.event.id)
-    deadline_ms = ctx.step.run("deadline", _deadline, ctx.runtime)
-    attempt = _Attempt(ctx.runtime, ctx.run_id, reply_id, deadline_ms)
-    posted = ctx.step.run("send", _deliver, attempt, data, ctx.event.model_dump(mode="json"))
-    ctx.step.run("complete", _complete, attempt, data)
+    attempt = _Attempt(ctx.runtime, ctx.run_id, reply_id, _deadline(ctx))
+    raw_event = ctx.event.model_dump(mode="json")
+    # One step posts and completes: a retry after a crash between the two posts nothing again
+    # (`DeliveryLog`) and completes, which is idempotent. Not named "send": a run an earlier
+    # version left with "send" recorded and "complete" not must still complete here.
+    posted = ctx.step.run(DELIVER_STEP, _deliver_and_complete, attempt, data, raw_event)
     return {"posted": posted}
 
 
@@ -116,8 +122,7 @@ def _send_file(ctx: Context) -> dict[str, Any]:
     data = FileReady.from_event(ctx.event)
     if channel_or_none(data.channel) is None:
         return {"posted": []}
-    deadline_ms = ctx.step.run("deadline", _deadline, ctx.runtime)
-    attempt = _Attempt(ctx.runtime, ctx.run_id, ctx.event.id, deadline_ms)
+    attempt = _Attempt(ctx.runtime, ctx.run_id, ctx.event.id, _deadline(ctx))
     posted = ctx.step.run("send-file", _deliver_file, attempt, data)
     return {"posted": [posted]}
 
@@ -137,10 +142,11 @@ def _deliver_file(attempt: _Attempt, data: FileReady) -> str:
         ) from exc
 
 
-def _deadline(runtime: Runtime) -> int:
-    """When to stop retrying, ms since the epoch; recorded once, at the first attempt."""
+def _deadline(ctx: Context) -> int:
+    """When to stop retrying, ms since the epoch: `DELIVERY_RETRY_FOR` after the run's first
+    attempt began (`Context.started_ms`, the same on every attempt), so it needs no step."""
     retry_for = parse_duration(get_settings().delivery_retry_for)
-    return runtime.now_ms() + int(retry_for * 1000)
+    return (ctx.started_ms or ctx.runtime.now_ms()) + int(retry_for * 1000)
 
 
 class _Attempt:
@@ -155,6 +161,16 @@ class _Attempt:
     def overdue(self) -> bool:
         """True once `DELIVERY_RETRY_FOR` has passed since the first attempt."""
         return self.runtime.now_ms() >= self.deadline_ms
+
+
+def _deliver_and_complete(
+    attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any]
+) -> list[str]:
+    """Post the reply's chunks not posted yet, then mark the turn complete; the posted
+    message ids in chunk order. Safe to run again after any crash (see `send_reply`)."""
+    posted = _deliver(attempt, data, raw_event)
+    _complete(attempt, data)
+    return posted
 
 
 def _deliver(attempt: _Attempt, data: ReplyReady, raw_event: dict[str, Any]) -> list[str]:
@@ -256,7 +272,9 @@ def _give_up(
 
 
 def _complete(attempt: _Attempt, data: ReplyReady) -> None:
-    """Mark the turn done on the platform. Cosmetic: retried until the deadline, then left."""
+    """Mark the turn done on the platform. Cosmetic: retried (its step, the posts skipped as
+    already made) until the deadline, then left. Idempotent: `Channel.complete` may run again
+    after a crash (Slack's :white_check_mark: already there is a logged no-op)."""
     channel = channel_or_none(data.channel)
     if channel is None:
         return

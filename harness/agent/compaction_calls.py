@@ -1,6 +1,8 @@
-"""The model calls around compaction: the summary of the older conversation and the silent
-memory flush before it (`memory.flush`), each a durable step behind the turn's budget guard
-(`DurableTurn.guard`), so they are checked and counted as every other model call is.
+"""Compacting a turn's conversation: whether it is due (`compaction_due`, for the step that
+records the decision) and the compaction itself (`compacted`): the silent memory flush
+(`memory.flush`), the summary of the older conversation, each a durable step behind the
+turn's budget guard (`DurableTurn.guard`), so they are checked and counted as every other
+model call is, and the session rewritten in a step.
 
 When a budget is used up the guard makes no call: the summary is None (the caller leaves the
 conversation as it is, and the turn's next `think` stops with the budget's message) and the
@@ -13,7 +15,13 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from harness.agent.compaction import SUMMARY_PROMPT
+from harness.agent.compaction import (
+    SUMMARY_PROMPT,
+    apply_compaction,
+    needs_compaction,
+    plan_compaction,
+    render_for_summary,
+)
 from harness.agent.memory.flush import FLUSH_PROMPT, flush_request, remember_calls, remember_spec
 from harness.agent.memory.notes import memory_context
 from harness.errors import StepFailedError
@@ -24,6 +32,42 @@ if TYPE_CHECKING:
     from harness.agent.turn import DurableTurn
 
 log = logging.getLogger(__name__)
+
+
+def compaction_due(turn: DurableTurn, conversation: list[Message], forced: bool = False) -> bool:
+    """Whether to compact `conversation` before the turn's next think (always when `forced`,
+    if it has an older part); call inside the step that records the decision. Sizes the
+    prompt that think will send (`DurableTurn.prompt_chars`): in the step, so a replay that
+    finds the decision recorded builds none."""
+    due = forced or needs_compaction(
+        conversation,
+        context_tokens=turn.deps.settings.agent_context_tokens,
+        system_chars=turn.prompt_chars(),
+    )
+    return due and bool(plan_compaction(conversation).old)
+
+
+def compacted(turn: DurableTurn, conversation: list[Message], *, key: str) -> list[Message]:
+    """`conversation` with its older part summarised into the turn's session (the memory
+    flushed first; the rewrite a "compact" step, idempotent by `key`); as it is when it has
+    no older part or a budget is used up (the next think stops the turn)."""
+    plan = plan_compaction(conversation)
+    if not plan.old:  # decided on the history alone: what steering added is all recent
+        return conversation
+    flush_memory(turn, plan.old)
+    summary = turn.summarize(render_for_summary(plan.old))
+    if summary is None:
+        return conversation
+    store, session, run_id = turn.sessions, turn.session_key, turn.ctx.run_id
+    assert session is not None, "only a turn with a session compacts"
+
+    def apply() -> int:
+        apply_compaction(store, session, summary, plan, run_id=run_id, key=key)
+        return store.count(session)
+
+    count = turn.ctx.step.run("compact", apply)
+    log.info("run %s compacted session %s", run_id, session)
+    return store.messages(session, upto=count)
 
 
 def summarize(turn: DurableTurn, transcript: str, step: str = "summarize") -> str | None:

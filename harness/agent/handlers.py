@@ -14,9 +14,9 @@ from harness.agent.approvals.deferral import settle_deferred
 from harness.agent.approvals.hook import ApprovalHook
 from harness.agent.arrival import arrive
 from harness.agent.budget_gate import gated_think
-from harness.agent.chat_entry import admitted, bound_target
+from harness.agent.chat_entry import admitted, bound_turn
 from harness.agent.delegation import SUBAGENT_EVENT, SUBAGENT_FUNCTION
-from harness.agent.deps import AgentDeps, agent_deps
+from harness.agent.deps import agent_deps
 from harness.agent.drafting import live_turn
 from harness.agent.hooks import HookChain
 from harness.agent.live_text import LiveText
@@ -27,7 +27,7 @@ from harness.agent.networks.chat import network_turn
 from harness.agent.networks.state import SharedStateTools
 from harness.agent.proactive import Source, send_reply
 from harness.agent.rate_gate import within_rate
-from harness.agent.roster.profile import AgentProfile, default_profile, run_profile
+from harness.agent.roster.profile import run_profile
 from harness.agent.speakers import person_of, person_subject
 from harness.agent.status_hook import StatusLine
 from harness.agent.streaming_hook import StreamedText
@@ -98,16 +98,17 @@ def handle_message(ctx: Context) -> dict[str, Any]:
     if received is not None and received.message is None:
         return {"reply": received.notice, "iterations": 0}
     first = received.message if received is not None else None
-    bound = bound_target(ctx, deps, data)
+    bound = bound_turn(ctx, deps, data)
     # a function's own session answers into a person's chat: what it says joins that chat
     source = _system_source(data)
-    if bound.is_network:
+    if bound.target.is_network:
+        name = bound.target.name
         text = first.text if first is not None else data.message
         post = partial(send_reply, ctx, target=target, source=source)
-        reply, ran = network_turn(ctx, deps, bound.name, data, text, ask_in=target, post=post)
+        reply, ran = network_turn(ctx, deps, name, data, text, ask_in=target, post=post)
         send_reply(ctx, reply, target, source=source)
-        return {"reply": reply, "iterations": ran, "network": bound.name}
-    profile = _bound_profile(ctx, deps, bound.name)
+        return {"reply": reply, "iterations": ran, "network": name}
+    profile = bound.profile(ctx, deps)
     with live_turn(ctx, deps.settings, target) as live:
         turn = DurableTurn(
             ctx,
@@ -118,6 +119,7 @@ def handle_message(ctx: Context) -> dict[str, Any]:
             reply=target,
             hooks=_watchers(ctx, data.session_key, live),
             profile=profile,
+            delegates=bound.delegates,
         )
         reply, iterations = _answer(turn, data, first)
     send_reply(ctx, reply, turn.reply, source=source)
@@ -134,17 +136,6 @@ def _children_cost(turn: DurableTurn) -> dict[str, float]:
     """`children_cost_usd` for the run's output, when the turn's delegations spent any."""
     spent = turn.named.children_cost_usd
     return {"children_cost_usd": round(spent, 6)} if spent else {}
-
-
-def _bound_profile(ctx: Context, deps: AgentDeps, name: str) -> AgentProfile:
-    """The profile of agent `name`, read in a durable step (`run_profile`); the default
-    agent's when the one bound does not exist (with a warning: the message is answered all
-    the same)."""
-    profile = run_profile(ctx, deps, name)
-    if profile is None:
-        log.warning("message bound to agent %r, which does not exist: the default answers", name)
-        return default_profile(deps)
-    return profile
 
 
 def _watchers(ctx: Context, session_key: str | None, live: LiveText | None) -> HookChain:

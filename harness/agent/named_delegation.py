@@ -42,7 +42,10 @@ from harness.events import SubagentTask
 from harness.llm.types import ToolCall, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
+    from harness.agent.roster.load import Roster
+    from harness.agent.roster.profile import AgentProfile
     from harness.agent.turn import DurableTurn
+    from harness.tools.base import ToolRegistry
 
 MAX_DEPTH = 4
 """How deep named delegations may nest (a ring of agents that call each other stops here)."""
@@ -55,7 +58,11 @@ class NamedDelegation:
     """The named agents one turn may delegate to, and the calls to them. `depth` is how many
     named delegations led to this turn's run."""
 
-    def __init__(self, turn: DurableTurn, depth: int = 0) -> None:
+    def __init__(
+        self, turn: DurableTurn, depth: int = 0, agents: dict[str, str] | None = None
+    ) -> None:
+        """`agents`: the agents it may call as a step of the run already read them (the chat
+        turn's "route"); None to read them when first needed, in a step of their own."""
         self.turn = turn
         self.depth = depth
         self.prefix = turn.deps.settings.agent_delegate_prefix
@@ -63,7 +70,7 @@ class NamedDelegation:
         """What the children this run waited for or saw finish cost (their own children's
         included), by the price table."""
         self.tasks = BackgroundTasks(turn, self)
-        self._agents: dict[str, str] | None = None
+        self._agents = agents
         self._counted: set[str] = set()
 
     # -- what is offered ---------------------------------------------------------------
@@ -75,24 +82,13 @@ class NamedDelegation:
 
     def _read_agents(self) -> dict[str, str]:
         turn = self.turn
-        spec = turn.profile.spec
-        if spec is not None:
-            wanted: tuple[str, ...] | None = spec.delegates
-        elif turn.registry.get("delegate_task") is not None:
-            wanted = None  # the chat's agent: every named agent
-        else:
-            wanted = ()  # an anonymous sub-agent delegates no further
-        if wanted == () or self.depth >= MAX_DEPTH:
+        wanted = agents_wanted(turn.profile, turn.registry, self.depth)
+        if wanted == ():
             return {}
         workspace, me = turn.deps.workspace, turn.profile.name
-
-        def read() -> dict[str, str]:
-            roster = load_roster(workspace)
-            names = roster.names() if wanted is None else wanted
-            found = {name: roster.get(name) for name in names if name != me}
-            return {name: agent.description for name, agent in found.items() if agent}
-
-        agents: dict[str, str] = turn.ctx.step.run("roster", read)
+        agents: dict[str, str] = turn.ctx.step.run(
+            "roster", lambda: agents_found(load_roster(workspace), wanted, me)
+        )
         return agents
 
     def specs(self) -> list[ToolSpec]:
@@ -249,3 +245,24 @@ def _error(call: ToolCall, text: str) -> ToolResult:
 
 
 __all__ = ["MAX_DEPTH", "NamedDelegation"]
+
+
+def agents_wanted(
+    profile: AgentProfile, registry: ToolRegistry, depth: int
+) -> tuple[str, ...] | None:
+    """The named agents a turn of `profile` offered `registry`, `depth` named delegations
+    deep, may call: a named agent its `delegates`; the chat's agent (offered `delegate_task`)
+    every one (None); an anonymous sub-agent, or a turn `MAX_DEPTH` deep, none (`()`)."""
+    if depth >= MAX_DEPTH:
+        return ()
+    if profile.spec is not None:
+        return profile.spec.delegates
+    return None if registry.get("delegate_task") is not None else ()
+
+
+def agents_found(roster: Roster, wanted: tuple[str, ...] | None, me: str) -> dict[str, str]:
+    """Name: description of each agent of `wanted` (None: every one) that `roster` holds,
+    agent `me` left out."""
+    names = roster.names() if wanted is None else wanted
+    found = {name: roster.get(name) for name in names if name != me}
+    return {name: agent.description for name, agent in found.items() if agent}

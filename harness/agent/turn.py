@@ -3,7 +3,8 @@
 Thinking is `step.run("think")`, each tool call `step.run("tool")`, steering
 `step.take_inbox()`, a synchronous delegation `step.invoke`. Every decision that depends on
 the session file (the history's length, whether to compact) is a step too, so a replay sees
-exactly what the first execution saw even after the file changed. Writes to the session are
+exactly what the first execution saw even after the file changed; the history's length and
+the first decision to compact it are one step. Writes to the session are
 idempotent appends keyed by run and sequence number.
 
 What happens around the calls is not decided here but by hooks (`harness.agent.hooks`): the
@@ -17,19 +18,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from pydantic import ValidationError
 
 from harness.agent.arrival import arrived_meanwhile
-from harness.agent.compaction import (
-    apply_compaction,
-    needs_compaction,
-    plan_compaction,
-    render_for_summary,
-)
-from harness.agent.compaction_calls import flush_memory, summarize
+from harness.agent.compaction_calls import compacted, compaction_due, summarize
 from harness.agent.delegation import (
     DELEGATE_TIMEOUT,
     DELEGATION_TOOLS,
@@ -85,7 +81,9 @@ def _unguarded(call: Callable[[], AssistantTurn]) -> AssistantTurn | None:
 
 class DurableTurn:
     """The loop's `think`, `act`, `steer`, `record` and `compact`, bound to one run.
-    `hooks` are told when a model or tool call really starts (inside its step)."""
+    `hooks` are told when a model or tool call really starts (inside its step). `delegates`
+    are the named agents it may call as a step of the run already read them (the chat turn's
+    "route"); None to read them in a "roster" step when first needed."""
 
     def __init__(
         self,
@@ -100,6 +98,7 @@ class DurableTurn:
         ask_in: ReplyTarget | None = None,
         profile: AgentProfile | None = None,
         depth: int = 0,
+        delegates: dict[str, str] | None = None,
     ) -> None:
         self.ctx = ctx
         # which agent this turn is: its model, limits and instructions (the default agent's
@@ -118,6 +117,9 @@ class DurableTurn:
         # The prompt `compact` built to size the first call, handed to that call (see `system`)
         self._unsent_system: list[SystemBlock] | None = None
         self.arrived: list[Event] = []  # messages taken while an approval waited, for `steer`
+        # whether to compact before the first think, as the "history" step decided; None once
+        # used, or when a "compaction-check" step decides it (a run an earlier version began)
+        self._first_check: bool | None = None
         # a named agent's transcript and memory in this chat are its own (`for_agent`)
         named = self.profile.name if self.profile.spec is not None else None
         self.sessions = deps.sessions.for_agent(named) if named else deps.sessions
@@ -127,8 +129,9 @@ class DurableTurn:
         self.transcript = self.sessions.path_for(session_key) if session_key else None
         # the outside content this turn has read: its tool steps write it, approval reads it
         self.taint = Taint(deps.workspace)
-        # the named agents it may call (`depth`: named delegations above this run), and spend
-        self.named = NamedDelegation(self, depth)
+        # the named agents it may call (`depth`: named delegations above this run; `delegates`:
+        # as a step already read them, else read when first needed), and what they spend
+        self.named = NamedDelegation(self, depth, delegates)
         # the budget check around a model call made outside `think` (a summary, the memory
         # flush): `budget_gate.gated_think` sets it; None back means a budget is used up
         self.guard: Guard = _unguarded
@@ -182,13 +185,31 @@ class DurableTurn:
             self.sessions.append_once(self.session_key, line, key=f"event:{event.id}")
 
     def load_history(self, fallback_text: str) -> list[Message]:
-        """The conversation so far, as the first execution of this run saw it."""
+        """The conversation so far, as the first execution of this run saw it. Its length and
+        whether to compact it before the first think are one step ("history"), which a
+        replay reads back; a length recorded alone (by an earlier version) leaves that first
+        decision to its own "compaction-check" step, as then."""
         if not self.session_key:
             return [Message.user(fallback_text)]
         store, key = self.sessions, self.session_key
-        count = self.ctx.step.run("history", store.count, key)
-        history = store.messages(key, upto=count)
-        return history or [Message.user(fallback_text)]
+        self.named.agents()  # the prompt sized in the step lists them: read in no step's function
+        read: list[list[Message]] = []
+
+        def opened() -> dict[str, Any]:
+            count = store.count(key)
+            history = store.messages(key, upto=count) or [Message.user(fallback_text)]
+            read.append(history)
+            configured = self.profile.provider is not None
+            return {"count": count, "compact": configured and compaction_due(self, history)}
+
+        recorded = self.ctx.step.run("history", opened)
+        if isinstance(recorded, int):  # the length alone, from an earlier version
+            count, self._first_check = recorded, None
+        else:
+            count, self._first_check = int(recorded["count"]), bool(recorded["compact"])
+        if read:  # this execution read it in the step
+            return read[0]
+        return store.messages(key, upto=count) or [Message.user(fallback_text)]
 
     def record(self, message: Message) -> None:
         """Append a message of this run to the session (idempotent across replays)."""
@@ -202,38 +223,22 @@ class DurableTurn:
         `forced` after an overflow); returns the conversation to continue with."""
         if not self.session_key or self.profile.provider is None:
             return conversation
-        settings = self.deps.settings
-
-        def decide() -> bool:
-            # sized here, not before the step: a replay that finds the decision recorded
-            # builds no prompt (the resumed think it precedes may need none either)
-            if not self._system_chars:
-                self._unsent_system = self.system()
-            due = forced or needs_compaction(
-                conversation,
-                context_tokens=settings.agent_context_tokens,
-                system_chars=self._system_chars,
-            )
-            return due and bool(plan_compaction(conversation).old)
-
-        if not self.ctx.step.run("compaction-check", decide):
+        if forced or self._first_check is None:
+            decide = partial(compaction_due, self, conversation, forced)  # no args: no preview
+            due = self.ctx.step.run("compaction-check", decide)
+        else:  # the first decision of this conversation, made in its "history" step
+            due, self._first_check = self._first_check, None
+        if not due:
             return conversation
-        self._unsent_system = None  # the memory flush below may change what it shows
-        plan = plan_compaction(conversation)
-        flush_memory(self, plan.old)
-        summary = self.summarize(render_for_summary(plan.old))
-        if summary is None:  # a budget is used up: the next think stops the turn
-            return conversation
-        store, key, run_id = self.sessions, self.session_key, self.ctx.run_id
-        idem = f"compaction:{run_id}:{self._seq}"
+        self._unsent_system = None  # the memory flush may change what it shows
+        return compacted(self, conversation, key=f"compaction:{self.ctx.run_id}:{self._seq}")
 
-        def apply() -> int:
-            apply_compaction(store, key, summary, plan, run_id=run_id, key=idem)
-            return store.count(key)
-
-        count = self.ctx.step.run("compact", apply)
-        log.info("run %s compacted session %s", run_id, key)
-        return store.messages(key, upto=count)
+    def prompt_chars(self) -> int:
+        """The size of the system prompt this execution sends next: built, and kept for the
+        next think, when none was built yet (`_unsent_system`)."""
+        if not self._system_chars:
+            self._unsent_system = self.system()
+        return self._system_chars
 
     def extras(self) -> dict[str, object]:
         """What this turn's tools get beside their arguments (`ToolContext.extras`)."""

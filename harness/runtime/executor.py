@@ -79,6 +79,7 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
         attempt=claim.attempt,
         run_attempt=claim.attempt,
         lease_until_ms=now + ttl_ms,
+        started_ms=claim.started_ms,
     )
     if claim.cancel:
         state.request_stop(cancel=claim.cancel)

@@ -101,8 +101,7 @@ class Claim:
     (`missing`, `terminal`, `busy`, `pending`, `steered`, `suspended`, `throttled`).
     `journal` is the whole journal when `journal_complete`; otherwise only the records written
     since the version the claimant said it holds (none or one). `journal_version` is the
-    journal's version now.
-    """
+    journal's version now; `started_ms` when the run was first claimed (ms, every attempt)."""
 
     state: str
     epoch: str = ""
@@ -113,6 +112,7 @@ class Claim:
     journal: dict[str, dict[str, Any]] | None = None
     journal_complete: bool = True
     journal_version: int = 0
+    started_ms: int = 0
     kicks: tuple[Kick, ...] = ()
 
 
@@ -285,6 +285,7 @@ class Ledger:
             journal=journal,
             journal_complete=str(out[7]) == "full",
             journal_version=int(out[8]),
+            started_ms=int(out[9] or 0),
         )
 
     @on_bus("renew the run's lease")

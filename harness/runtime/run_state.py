@@ -68,6 +68,8 @@ class RunState:
     # when the lease runs out as far as this execution knows (ms by the runtime's clock: its
     # claim's or last renewal's time plus the TTL); 0 when unknown, then never checked
     lease_until_ms: int = 0
+    # when the run was first claimed (ms), the same for every attempt; 0 when unknown
+    started_ms: int = 0
 
     def request_stop(self, *, cancel: str = "", lost: bool = False) -> None:
         """Note a cancel request or a lost lease and wake anything watching `abort`."""

@@ -311,6 +311,13 @@ class Context:
         self._state.check_stop()
 
     @property
+    def started_ms(self) -> int:
+        """When the run's first attempt began (ms since the epoch, by the runtime's clock):
+        the same on every attempt, replay and resume of the run, so a deadline counted from it
+        needs no step of its own. 0 only for a state built outside the executor."""
+        return self._state.started_ms
+
+    @property
     def attempt(self) -> int:
         """0 on the first try of the current unit of work (a step, or the handler), then 1, 2..."""
         return self._state.attempt

@@ -398,3 +398,27 @@ def test_a_retry_budget_ends_the_step_once_spent(
     record = runtime.ledger.run(run_id)
     assert record is not None and record.status == "failed" and "overloaded" in record.error
     assert 2 < len(calls) < 12, calls
+
+
+def test_started_ms_is_when_the_first_attempt_began_on_every_attempt(
+    runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
+) -> None:
+    # Given a function that notes `started_ms` on each attempt, and fails its first
+    seen: list[tuple[int, int]] = []
+
+    @function(id="clocked", trigger=event("app/go"), retries=2, registry=registry)
+    def clocked(ctx: Context) -> None:
+        seen.append((ctx.started_ms, ctx.runtime.now_ms()))
+        if len(seen) == 1:
+            raise ConnectionError("transient")
+
+    first_ms = runtime.now_ms()
+    run_id = _start(runtime)
+    # When it runs, fails, and is tried again a minute later
+    drain(runtime)
+    clock.advance(60)
+    drain(runtime)
+    # Then both attempts saw the first attempt's start, not their own
+    assert [started for started, _ in seen] == [first_ms, first_ms], f"got {seen}"
+    assert seen[1][1] >= first_ms + 60_000, "the second attempt ran a minute later"
+    assert runtime.ledger.run(run_id).status == "completed"  # type: ignore[union-attr]

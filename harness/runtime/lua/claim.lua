@@ -73,4 +73,5 @@ else
   journal = redis.call('HGETALL', jk(id))
 end
 return {'ok', tostring(epoch), redis.call('HGET', r, 'function_id'), redis.call('HGET', r, 'event'),
-  redis.call('HGET', r, 'attempt'), redis.call('HGET', r, 'cancel') or '', journal, mode, jver}
+  redis.call('HGET', r, 'attempt'), redis.call('HGET', r, 'cancel') or '', journal, mode, jver,
+  redis.call('HGET', r, 'started_at')}
