@@ -30,9 +30,11 @@ from harness.agent.memory.notes import memory_context
 from harness.agent.skills import load_skills, skills_index
 from harness.llm.types import SystemBlock
 from harness.workspace_files import read_optional_text
+from harness.workspace_memo import Memo, files_stamp
 
 IDENTITY_FILES = ("SOUL.md", "IDENTITY.md")
 USER_FILE = "USER.md"
+PROMPT_FILES = (*IDENTITY_FILES, USER_FILE)
 
 SKILLS_INTRO = (
     "Skills are instructions for specific jobs. Before you do a job a skill covers, read its "
@@ -135,7 +137,17 @@ def _section(title: str, body: str) -> str:
     return f"## {title}\n\n{body}" if body else ""
 
 
+_prompt_files: Memo[dict[str, str]] = Memo(max_entries=16)
+
+
 def _read(workspace: Path, name: str) -> str:
     """A prompt file's text; a link (or hard link) is skipped with a warning, never followed:
-    `IDENTITY.md -> ../.env` would put the operator's secrets in every request."""
-    return read_optional_text(workspace, name, "prompt file")
+    `IDENTITY.md -> ../.env` would put the operator's secrets in every request. The prompt
+    files are read again only when one of them changed (`harness.workspace_memo`)."""
+    return _prompt_files.get(
+        workspace, files_stamp(workspace, PROMPT_FILES), lambda: _read_all(workspace)
+    )[name]
+
+
+def _read_all(workspace: Path) -> dict[str, str]:
+    return {name: read_optional_text(workspace, name, "prompt file") for name in PROMPT_FILES}
