@@ -286,7 +286,7 @@ def _walk(root: Path, folders: tuple[str, ...], *, create: bool) -> int:
             inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
         except OSError as exc:
             try:
-                _raise_if_link(exc, fd, name, root, PurePosixPath(*folders[: index + 1]))
+                _raise_if_link(exc, fd, name, root, "/".join(folders[: index + 1]))
             finally:
                 os.close(fd)
             raise
