@@ -64,11 +64,11 @@ def test_memo_file_replaced_with_same_size_and_mtime_is_read_again(
     _read(memo, reads)
     # When it is replaced by a file of the same size given the old modification time
     old = os.stat(workspace / "USER.md")
-    (workspace / "new.tmp").write_text("The user is Alan.")
+    (workspace / "new.tmp").write_text("The user is Alice.")
     os.utime(workspace / "new.tmp", ns=(old.st_atime_ns, old.st_mtime_ns))
     os.replace(workspace / "new.tmp", workspace / "USER.md")
     # Then the next value is the new text (a (path, mtime, size) key would have missed it)
-    assert _read(memo, reads) == "The user is Alan."
+    assert _read(memo, reads) == "The user is Alice."
 
 
 def test_memo_file_written_in_place_is_read_again(
