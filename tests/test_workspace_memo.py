@@ -195,7 +195,9 @@ def test_memo_keeps_at_most_max_entries_dropping_the_least_recent(
     assert loads == ["a", "b", "c", "b"]
 
 
-def test_memo_keeps_nothing_when_load_raises(layout: tuple[Path, Path], settled_files: None) -> None:
+def test_memo_keeps_nothing_when_load_raises(
+    layout: tuple[Path, Path], settled_files: None
+) -> None:
     # Given a loader that fails
     workspace, _ = layout
     memo: Memo[str] = Memo()
