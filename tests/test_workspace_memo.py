@@ -24,95 +24,86 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
     return workspace, outside
 
 
-class Reads:
-    """A loader of one optional file that counts how often it really read."""
+class UserFile:
+    """USER.md of a workspace read through its own memo, counting the real reads."""
 
-    def __init__(self, root: Path, relative: str) -> None:
-        self.root, self.relative, self.count = root, relative, 0
+    def __init__(self, workspace: Path) -> None:
+        self.workspace, self.reads = workspace, 0
+        self.memo: Memo[str] = Memo()
 
-    def __call__(self) -> str:
-        self.count += 1
-        return read_optional_text(self.root, self.relative)
+    def value(self) -> str:
+        stamp = files_stamp(self.workspace, ["USER.md"])
+        return self.memo.get("USER.md", stamp, self._read)
+
+    def _read(self) -> str:
+        self.reads += 1
+        return read_optional_text(self.workspace, "USER.md")
 
 
-def _read(memo: Memo[str], reads: Reads) -> str:
-    stamp = files_stamp(reads.root, [reads.relative])
-    return memo.get(reads.relative, stamp, reads)
+@pytest.fixture
+def user(layout: tuple[Path, Path]) -> UserFile:
+    """The workspace's USER.md behind a memo of its own."""
+    return UserFile(layout[0])
 
 
-def test_memo_unchanged_settled_file_is_read_once(
-    layout: tuple[Path, Path], settled_files: None
-) -> None:
+def test_memo_unchanged_settled_file_is_read_once(user: UserFile, settled_files: None) -> None:
     # Given a memo and an unchanged file
-    workspace, _ = layout
-    memo: Memo[str] = Memo()
-    reads = Reads(workspace, "USER.md")
     # When its value is asked for three times
-    values = [_read(memo, reads) for _ in range(3)]
+    values = [user.value() for _ in range(3)]
     # Then the file was read once and every answer is its text
     assert values == ["The user is Grace."] * 3
-    assert reads.count == 1, f"expected one read of an unchanged file, got {reads.count}"
+    assert user.reads == 1, f"expected one read of an unchanged file, got {user.reads}"
 
 
 def test_memo_file_replaced_with_same_size_and_mtime_is_read_again(
-    layout: tuple[Path, Path], settled_files: None
+    user: UserFile, settled_files: None
 ) -> None:
     # Given the value of USER.md, kept
-    workspace, _ = layout
-    memo: Memo[str] = Memo()
-    reads = Reads(workspace, "USER.md")
-    _read(memo, reads)
+    user.value()
     # When it is replaced by a file of the same size given the old modification time
-    old = os.stat(workspace / "USER.md")
-    (workspace / "new.tmp").write_text("The user is Alice.")
-    os.utime(workspace / "new.tmp", ns=(old.st_atime_ns, old.st_mtime_ns))
-    os.replace(workspace / "new.tmp", workspace / "USER.md")
+    old = os.stat(user.workspace / "USER.md")
+    (user.workspace / "new.tmp").write_text("The user is Alice.")
+    os.utime(user.workspace / "new.tmp", ns=(old.st_atime_ns, old.st_mtime_ns))
+    os.replace(user.workspace / "new.tmp", user.workspace / "USER.md")
     # Then the next value is the new text (a (path, mtime, size) key would have missed it)
-    assert _read(memo, reads) == "The user is Alice."
+    assert user.value() == "The user is Alice."
 
 
-def test_memo_file_written_in_place_is_read_again(
-    layout: tuple[Path, Path], settled_files: None
-) -> None:
+def test_memo_file_written_in_place_is_read_again(user: UserFile, settled_files: None) -> None:
     # Given the value of USER.md, kept
-    workspace, _ = layout
-    memo: Memo[str] = Memo()
-    reads = Reads(workspace, "USER.md")
-    _read(memo, reads)
+    user.value()
     # When the agent appends to it, as its previous tool call would
-    with open(workspace / "USER.md", "a") as handle:
+    with open(user.workspace / "USER.md", "a") as handle:
         handle.write(" She likes tea.")
     # Then the next value has the appended text
-    assert _read(memo, reads) == "The user is Grace. She likes tea."
+    assert user.value() == "The user is Grace. She likes tea."
 
 
-def test_memo_just_written_file_is_read_every_time(layout: tuple[Path, Path]) -> None:
+def test_memo_just_written_file_is_read_every_time(user: UserFile) -> None:
     # Given a file written this instant (its change time within `SETTLE_NS` of now)
-    workspace, _ = layout
-    memo: Memo[str] = Memo()
-    reads = Reads(workspace, "USER.md")
     # When its value is asked for twice
-    _read(memo, reads)
-    _read(memo, reads)
+    user.value()
+    user.value()
     # Then both read it: a second write in the same clock tick could leave the same stamp
-    assert reads.count == 2, "a file changed within the settle time must not be kept"
-    assert len(memo) == 0
+    assert user.reads == 2, "a file changed within the settle time must not be kept"
+    assert len(user.memo) == 0
 
 
 def test_memo_file_replaced_by_a_link_out_is_refused_as_before(
-    layout: tuple[Path, Path], settled_files: None, caplog: pytest.LogCaptureFixture
+    layout: tuple[Path, Path],
+    user: UserFile,
+    settled_files: None,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     # Given the value of USER.md, kept
     workspace, outside = layout
-    memo: Memo[str] = Memo()
-    reads = Reads(workspace, "USER.md")
-    _read(memo, reads)
+    user.value()
     # When USER.md becomes a link to the outside secret
     (workspace / "USER.md").unlink()
     (workspace / "USER.md").symlink_to(outside / "secret.txt")
     # Then it gives no stamp, so the loader runs and refuses the link with its warning
     assert files_stamp(workspace, ["USER.md"]) is None
-    assert _read(memo, reads) == ""
+    assert user.value() == ""
     assert "symbolic link" in caplog.text
 
 
