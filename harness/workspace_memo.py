@@ -102,8 +102,8 @@ def folder_stamp(root: Path, relative: str = "") -> Stamp | None:
     a hard-linked file or a special file, or a link is on the way."""
     now = time.time_ns()
     try:
-        with folder_fd(root, relative) as fd, os.scandir(fd) as found:
-            entries = sorted((e.name, _entry_id(e)) for e in found)
+        with folder_fd(root, relative) as fd:
+            entries = _listing(fd)
     except (FileNotFoundError, NotADirectoryError):
         return Stamp((MISSING,), settled=True)
     except (_Unstampable, UnsafePathError):
@@ -172,6 +172,16 @@ def _file_id(name: str, folder: int) -> FileId:
     except (FileNotFoundError, NotADirectoryError):
         return MISSING
     return _identity(info)
+
+
+def _listing(folder: int) -> list[tuple[str, FileId]]:
+    """The folder's entries with their identities, sorted by name. Raises `_Unstampable`
+    also for an entry removed while it is listed: the next stamp will see the folder still."""
+    with os.scandir(folder) as found:
+        try:
+            return sorted((e.name, _entry_id(e)) for e in found)
+        except OSError:
+            raise _Unstampable from None
 
 
 def _entry_id(entry: os.DirEntry[str]) -> FileId:
