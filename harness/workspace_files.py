@@ -59,10 +59,10 @@ def parts_of(relative: str | os.PathLike[str]) -> tuple[str, ...]:
     """The components of `relative` (`.` and empty ones dropped). Raises `UnsafePathError`
     for an absolute path or one with `..`."""
     text = os.fspath(relative)
-    path = PurePosixPath(text)
-    if path.is_absolute():
+    if text.startswith("/"):
         raise UnsafePathError(f"{text!r} is not a path relative to the workspace")
-    parts = tuple(p for p in path.parts if p not in ("", "."))
+    # what PurePosixPath(text).parts gives, without building one: this runs for every open
+    parts = tuple(p for p in text.split("/") if p not in ("", "."))
     if ".." in parts:
         raise UnsafePathError(f"{text!r} goes up with '..'; only paths below it can be used")
     return parts
@@ -159,7 +159,7 @@ def write_replace(root: Path, relative: str | os.PathLike[str], data: bytes) -> 
     *folders, name = parts_of(relative) or ("",)
     if not name:
         raise UnsafePathError(f"{os.fspath(relative)!r} names no file")
-    with folder_fd(root, PurePosixPath(*folders) if folders else "", create=True) as parent:
+    with folder_fd(root, "/".join(folders), create=True) as parent:
         try:
             old = os.stat(name, dir_fd=parent, follow_symlinks=False)
             mode: int | None = stat.S_IMODE(old.st_mode) if stat.S_ISREG(old.st_mode) else None
@@ -191,7 +191,7 @@ def create_exclusively(root: Path, relative: str | os.PathLike[str], data: bytes
     *folders, name = parts_of(relative) or ("",)
     if not name:
         raise UnsafePathError(f"{os.fspath(relative)!r} names no file")
-    with folder_fd(root, PurePosixPath(*folders) if folders else "", create=True) as parent:
+    with folder_fd(root, "/".join(folders), create=True) as parent:
         temp = f".{name}.{secrets.token_hex(4)}.tmp"
         fd = os.open(
             temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=parent
@@ -243,7 +243,7 @@ def lstat(root: Path, relative: str | os.PathLike[str]) -> os.stat_result | None
     a link; None when it does not exist. Raises `UnsafePathError` for a link on the way."""
     *folders, name = parts_of(relative) or ("",)
     try:
-        with folder_fd(root, PurePosixPath(*folders) if folders else "") as parent:
+        with folder_fd(root, "/".join(folders)) as parent:
             if not name:
                 return os.fstat(parent)
             return os.stat(name, dir_fd=parent, follow_symlinks=False)
@@ -255,7 +255,7 @@ def unlink(root: Path, relative: str | os.PathLike[str]) -> None:
     """Remove the file (or link) `root/relative`; nothing when it does not exist."""
     *folders, name = parts_of(relative) or ("",)
     try:
-        with folder_fd(root, PurePosixPath(*folders) if folders else "") as parent:
+        with folder_fd(root, "/".join(folders)) as parent:
             os.unlink(name, dir_fd=parent)
     except FileNotFoundError:
         return
@@ -286,7 +286,7 @@ def _walk(root: Path, folders: tuple[str, ...], *, create: bool) -> int:
             inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
         except OSError as exc:
             try:
-                _raise_if_link(exc, fd, name, root, PurePosixPath(*folders[: index + 1]))
+                _raise_if_link(exc, fd, name, root, "/".join(folders[: index + 1]))
             finally:
                 os.close(fd)
             raise

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import workspace_memo
 from harness.composition import plug_in_channels
 from harness.settings import get_settings
 
@@ -58,3 +59,12 @@ def health_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     get_settings.cache_clear()
     yield tmp_path / "health"
     get_settings.cache_clear()
+
+
+@pytest.fixture
+def settled_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workspace files count as settled at once (`harness.workspace_memo.SETTLE_NS` 0), so
+    a value made from a file the test just wrote is kept, as it is for a file some seconds
+    old. A test under it changes a file in a way its stamp shows within one clock tick (a new
+    size, a new inode), which is what such a test is about."""
+    monkeypatch.setattr(workspace_memo, "SETTLE_NS", 0)

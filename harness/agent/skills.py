@@ -18,7 +18,6 @@ with the same file name.
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,11 +25,13 @@ import yaml
 
 from harness.agent.front_matter import split_front_matter
 from harness.agent.workspace import SHIPPED_SKILLS_DIR
-from harness.workspace_files import UnsafePathError, files_in, lstat, read_bytes
+from harness.workspace_files import UnsafePathError, files_in, read_bytes
+from harness.workspace_memo import Memo, folder_stamp, joined
 
 logger = logging.getLogger(__name__)
 
 USER_SKILLS_DIR = Path("skills")
+_FOLDERS = (SHIPPED_SKILLS_DIR, USER_SKILLS_DIR)
 
 
 @dataclass(frozen=True)
@@ -52,50 +53,35 @@ def load_skills(workspace: Path) -> list[Skill]:
     broken user skill then does not hide the shipped one). Whitespace runs in the name and
     description are collapsed so that each skill stays on one index line. A skill file that
     is a link, or a skills folder that is one, is skipped with a warning, never followed.
+    The folders are read and parsed again only when one of their files changed
+    (`harness.workspace_memo`).
     """
+    stamp = joined(*(folder_stamp(workspace, folder.as_posix()) for folder in _FOLDERS))
+    return list(_loaded.get(workspace, stamp, lambda: _load(workspace)))
+
+
+_loaded: Memo[tuple[Skill, ...]] = Memo(max_entries=16)
+
+
+def _load(workspace: Path) -> tuple[Skill, ...]:
     by_file: dict[str, Skill] = {}
-    for folder in (SHIPPED_SKILLS_DIR, USER_SKILLS_DIR):
+    for folder in _FOLDERS:
         try:
             names = [name for name in files_in(workspace, folder) if name.endswith(".md")]
         except UnsafePathError as exc:
             logger.warning("skills in %s skipped: %s", folder.as_posix(), exc)
             continue
         for name in names:
-            skill = _parse_cached(workspace, (folder / name).as_posix())
+            skill = _parse(workspace, (folder / name).as_posix())
             if skill is not None:
                 by_file[name] = skill
-    return sorted(by_file.values(), key=lambda s: (s.name, s.path))
+    return tuple(sorted(by_file.values(), key=lambda s: (s.name, s.path)))
 
 
 def skills_index(skills: list[Skill]) -> str:
     """Return one line per skill, `- name: description (read skills/...)`, in the given order;
     the empty string for no skills."""
     return "\n".join(f"- {s.name}: {s.description} (read {s.path})" for s in skills)
-
-
-_cache: dict[tuple[str, int, int], Skill | None] = {}
-_cache_lock = threading.Lock()
-
-
-def _parse_cached(workspace: Path, relative: str) -> Skill | None:
-    """`_parse`, remembered per (path, mtime, size): the prompt is built before every model
-    call, and parsing YAML each time was most of the harness's own time per iteration."""
-    try:
-        stat = lstat(workspace, relative)
-    except OSError:
-        stat = None
-    if stat is None:
-        return _parse(workspace, relative)
-    key = (str(workspace / relative), stat.st_mtime_ns, stat.st_size)
-    with _cache_lock:
-        if key in _cache:
-            return _cache[key]
-    skill = _parse(workspace, relative)
-    with _cache_lock:
-        if len(_cache) > 1000:
-            _cache.clear()
-        _cache[key] = skill
-    return skill
 
 
 def _parse(workspace: Path, relative: str) -> Skill | None:

@@ -30,9 +30,11 @@ from harness.agent.memory.notes import memory_context
 from harness.agent.skills import load_skills, skills_index
 from harness.llm.types import SystemBlock
 from harness.workspace_files import read_optional_text
+from harness.workspace_memo import Memo, files_stamp
 
 IDENTITY_FILES = ("SOUL.md", "IDENTITY.md")
 USER_FILE = "USER.md"
+PROMPT_FILES = (*IDENTITY_FILES, USER_FILE)
 
 SKILLS_INTRO = (
     "Skills are instructions for specific jobs. Before you do a job a skill covers, read its "
@@ -79,9 +81,11 @@ def build_system_prompt(
     agents this agent may call, one per line) ends the Delegation section.
     """
     local = _localize(now, tz_name)
+    # a named agent's instructions replace the prompt files, which are then not read
+    files = _prompt_files(workspace) if instructions is None else dict.fromkeys(PROMPT_FILES, "")
     stable = [
-        _identity(workspace, agent_name, instructions),
-        _section("About the User", _read(workspace, USER_FILE) if instructions is None else ""),
+        _identity(files, agent_name, instructions),
+        _section("About the User", files[USER_FILE]),
         _section("Memory", memory_context(memory_root or workspace, local)),
         _skills(workspace),
         tool_guidelines.strip(),
@@ -110,10 +114,10 @@ def _localize(now: datetime, tz_name: str) -> datetime:
     return now.astimezone(zone)
 
 
-def _identity(workspace: Path, agent_name: str, instructions: str | None) -> str:
+def _identity(files: dict[str, str], agent_name: str, instructions: str | None) -> str:
     if instructions is not None:
         return "\n\n".join(p for p in (f"You are {agent_name}.", instructions.strip()) if p)
-    parts = [text for text in (_read(workspace, name) for name in IDENTITY_FILES) if text]
+    parts = [text for text in (files[name] for name in IDENTITY_FILES) if text]
     return "\n\n".join([f"You are {agent_name}.", *parts])
 
 
@@ -135,7 +139,16 @@ def _section(title: str, body: str) -> str:
     return f"## {title}\n\n{body}" if body else ""
 
 
-def _read(workspace: Path, name: str) -> str:
-    """A prompt file's text; a link (or hard link) is skipped with a warning, never followed:
-    `IDENTITY.md -> ../.env` would put the operator's secrets in every request."""
-    return read_optional_text(workspace, name, "prompt file")
+_texts: Memo[dict[str, str]] = Memo(max_entries=16)
+
+
+def _prompt_files(workspace: Path) -> dict[str, str]:
+    """Each prompt file's text by name ("" when missing). A link (or hard link) is skipped
+    with a warning, never followed: `IDENTITY.md -> ../.env` would put the operator's secrets
+    in every request. Read again only when one of them changed (`harness.workspace_memo`)."""
+    stamp = files_stamp(workspace, PROMPT_FILES)
+    return _texts.get(workspace, stamp, lambda: _read_all(workspace))
+
+
+def _read_all(workspace: Path) -> dict[str, str]:
+    return {name: read_optional_text(workspace, name, "prompt file") for name in PROMPT_FILES}

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+import yaml
 
 from harness.agent.skills import Skill, load_skills, skills_index
 from harness.agent.workspace import default_shipped_skills, default_template, ensure_workspace
@@ -158,3 +159,59 @@ def test_function_skills_say_to_test_run_what_you_write() -> None:
         assert "function_run" in text and "runs_show" in text
     assert "only means the file imported" in durable
     assert "does not mean the handler works" in managing
+
+
+def test_load_skills_unchanged_folders_are_not_parsed_again(
+    tmp_path: Path, settled_files: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given two skills, loaded once, and YAML's parser counting its calls from then on
+    _skill(tmp_path / "skills" / "shipped", "memory.md", "memory", "shipped")
+    _skill(tmp_path / "skills", "mine.md", "mine", "the user's")
+    first = load_skills(tmp_path)
+    parses: list[str] = []
+    real = yaml.safe_load
+
+    def counting(stream: Any) -> Any:
+        parses.append(str(stream))
+        return real(stream)
+
+    monkeypatch.setattr(yaml, "safe_load", counting)
+    # When they are loaded again, as every turn's prompt does
+    again = load_skills(tmp_path)
+    # Then nothing was parsed, and the skills are the same
+    assert again == first
+    assert parses == [], f"an unchanged skills folder was parsed again: {parses}"
+
+
+def test_load_skills_sees_a_skill_changed_between_turns(
+    tmp_path: Path, settled_files: None
+) -> None:
+    # Given a skill, loaded
+    _skill(tmp_path / "skills", "mine.md", "mine", "old text")
+    load_skills(tmp_path)
+    # When the agent rewrites it (same size), and adds another
+    _skill(tmp_path / "skills", "mine.md", "mine", "new text")
+    _skill(tmp_path / "skills", "more.md", "more", "added")
+    # Then the next load has both as they are now
+    assert [(s.name, s.description) for s in load_skills(tmp_path)] == [
+        ("mine", "new text"),
+        ("more", "added"),
+    ]
+
+
+def test_load_skills_a_skill_replaced_by_a_link_is_skipped_as_before(
+    tmp_path: Path, settled_files: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a skill, loaded, and outside the workspace a file that looks like one
+    workspace = tmp_path / "ws"
+    _skill(workspace / "skills", "mine.md", "mine", "mine")
+    _skill(tmp_path / "outside", "secret.md", "secret", "SECRET")
+    load_skills(workspace)
+    # When the skill becomes a link to that file
+    (workspace / "skills" / "mine.md").unlink()
+    (workspace / "skills" / "mine.md").symlink_to(tmp_path / "outside" / "secret.md")
+    # Then it is left out with the warning, at every load
+    assert load_skills(workspace) == []
+    assert load_skills(workspace) == []
+    warned = [r for r in caplog.records if "skills/mine.md skipped" in r.getMessage()]
+    assert len(warned) == 2, caplog.text

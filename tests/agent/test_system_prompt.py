@@ -131,3 +131,33 @@ def test_build_system_prompt_rejects_a_naive_time_or_unknown_zone(workspace: Pat
         build_system_prompt(
             workspace, agent_name="A", channel="c", now=MORNING, tool_guidelines="", tz_name="Nope"
         )
+
+
+def test_build_system_prompt_sees_files_changed_between_calls(
+    workspace: Path, settled_files: None
+) -> None:
+    # Given a prompt built (its files then kept as read)
+    _build(workspace, MORNING)
+    # When the agent rewrites USER.md and remembers a note, as tool calls of its turn would
+    (workspace / "USER.md").write_text("The user is Grace Hopper.\n")
+    append_note(workspace, "Grace's cat is called Bug.", MORNING.astimezone(ZoneInfo(TZ)))
+    # Then the next call's prompt shows both
+    text = "\n".join(b.text for b in _build(workspace, MORNING))
+    assert "The user is Grace Hopper." in text
+    assert "Grace's cat is called Bug." in text
+
+
+def test_build_system_prompt_identity_replaced_by_a_link_out_is_left_out(
+    workspace: Path, tmp_path: Path, settled_files: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a prompt built with IDENTITY.md, and a secret outside the workspace
+    (tmp_path / "secret.env").write_text("API_KEY=SECRET\n")
+    assert "Your name is Ada." in _build(workspace, MORNING)[0].text
+    # When IDENTITY.md becomes a link to the secret
+    (workspace / "IDENTITY.md").unlink()
+    (workspace / "IDENTITY.md").symlink_to(tmp_path / "secret.env")
+    # Then the next prompt shows neither the old text nor the secret, and says why
+    identity = _build(workspace, MORNING)[0].text
+    assert "SECRET" not in identity
+    assert "Your name is Ada." not in identity
+    assert "IDENTITY.md skipped" in caplog.text

@@ -23,6 +23,7 @@ from pathlib import Path
 from harness.file_writes import wrote
 from harness.shared_lock import locked
 from harness.workspace_files import open_fd, read_optional_text
+from harness.workspace_memo import Memo, files_stamp
 
 MEMORY_FILE = "MEMORY.md"
 MEMORY_DIR = "memory"
@@ -32,7 +33,7 @@ CUT_MARKER = "[... older memory cut to fit ...]\n"
 
 def log_path(workspace: Path, day: date) -> Path:
     """Return the path of the daily log for `day`: `workspace/memory/YYYY-MM-DD.md`."""
-    return workspace / MEMORY_DIR / f"{day.isoformat()}.md"
+    return workspace / _log_name(day)
 
 
 def append_note(workspace: Path, note: str, now: datetime) -> Path:
@@ -88,17 +89,29 @@ def memory_context(workspace: Path, now: datetime, cap: int = DEFAULT_CAP) -> st
     today = now.date()
     yesterday = today - timedelta(days=1)
     parts = [
-        ("Long-term memory", workspace / MEMORY_FILE),
-        (f"Yesterday's log, {yesterday.isoformat()}", log_path(workspace, yesterday)),
-        (f"Today's log, {today.isoformat()}", log_path(workspace, today)),
+        ("Long-term memory", MEMORY_FILE),
+        (f"Yesterday's log, {yesterday.isoformat()}", _log_name(yesterday)),
+        (f"Today's log, {today.isoformat()}", _log_name(today)),
     ]
-    sections = []
-    for title, path in parts:
-        relative = path.relative_to(workspace).as_posix()
-        body = read_optional_text(workspace, relative, "memory file")
-        if body:
-            sections.append(f"### {title} ({relative})\n\n{body}")
-    return _keep_newest("\n\n".join(sections), cap)
+
+    def read() -> str:
+        sections = []
+        for title, relative in parts:
+            body = read_optional_text(workspace, relative, "memory file")
+            if body:
+                sections.append(f"### {title} ({relative})\n\n{body}")
+        return _keep_newest("\n\n".join(sections), cap)
+
+    # read again only when one of the files changed (a memory root per chat: bounded)
+    stamp = files_stamp(workspace, [relative for _, relative in parts])
+    return _contexts.get((workspace, today, cap), stamp, read)
+
+
+_contexts: Memo[str] = Memo(max_entries=64)
+
+
+def _log_name(day: date) -> str:
+    return f"{MEMORY_DIR}/{day.isoformat()}.md"
 
 
 def _keep_newest(text: str, cap: int) -> str:

@@ -6,7 +6,7 @@ does not declare (`workspace/agents/<name>/AGENT.md`), is left out and reported 
 `NetworkLoadError` naming the file and the line at fault. A declared network is checked with
 the same rules (`declared.check_declared`); a name declared twice (a file and a `@network`)
 loads neither, and the error names both places. Files are read without following links
-(`harness.workspace_files`).
+(`harness.workspace_files`), and parsed again only when they changed (`harness.workspace_memo`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from harness.agent.roster import Roster, load_roster
 from harness.runtime import Runtime
 from harness.runtime.function_sources import FILE_SOURCE, Declaration, declarations
 from harness.workspace_files import UnsafePathError, entries
+from harness.workspace_memo import Memo, files_stamp
 
 NETWORKS_DIR = PurePosixPath("networks")
 SUFFIX = ".md"
@@ -79,7 +80,7 @@ def load_networks(
         if kind != "file":
             errors.append(NetworkLoadError(path, 1, f"not a regular file ({kind}): not read"))
             continue
-        parsed = parse_network(workspace, filename.removesuffix(SUFFIX), path, roster)
+        parsed = _parsed_network(workspace, filename.removesuffix(SUFFIX), path, roster)
         if isinstance(parsed, NetworkSpec):
             networks[parsed.name] = parsed
         else:
@@ -125,6 +126,19 @@ def parse_declared(declaration: Declaration, roster: Roster) -> NetworkSpec | Ne
     for loc, message in unknown_references(checked):
         return NetworkLoadError(path, line, f"{'.'.join(map(str, loc))}: {message}")
     return checked
+
+
+_parsed: Memo[NetworkSpec | NetworkLoadError] = Memo(max_entries=256)
+
+
+def _parsed_network(
+    workspace: Path, name: str, path: str, roster: Roster
+) -> NetworkSpec | NetworkLoadError:
+    """`parse_network`, again only when the file changed or the roster's names did (the
+    check that its agents exist reads only those)."""
+    key = (workspace, path, tuple(roster.names()))
+    stamp = files_stamp(workspace, [path])
+    return _parsed.get(key, stamp, lambda: parse_network(workspace, name, path, roster))
 
 
 def parse_network(

@@ -3,13 +3,13 @@
 Never raises for a bad file: an agent that does not parse is left out and reported as an
 `AgentLoadError` naming the file and the line (`harness agents` prints them; the default
 agent's prompt notes them, as it does a function's load errors). Files are read without
-following links (`harness.workspace_files`), and parsed once per (path, mtime, size).
+following links (`harness.workspace_files`), and parsed again only when they changed
+(`harness.workspace_memo`).
 """
 
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from harness.agent.front_matter import FileProblem, WorkspaceFileError, read_front_matter
 from harness.agent.roster.spec import AgentSpec
 from harness.workspace_files import UnsafePathError, entries, lstat
+from harness.workspace_memo import Memo, files_stamp
 
 AGENTS_DIR = PurePosixPath("agents")
 AGENT_FILE = "AGENT.md"
@@ -66,27 +67,20 @@ def load_roster(workspace: Path) -> Roster:
     return Roster(agents=agents, errors=tuple(errors))
 
 
-_cache: dict[tuple[str, int, int], AgentSpec | AgentLoadError | None] = {}
-_cache_lock = threading.Lock()
+_parsed: Memo[AgentSpec | AgentLoadError] = Memo(max_entries=256)
 
 
 def _parse_cached(workspace: Path, name: str, path: str) -> AgentSpec | AgentLoadError | None:
-    try:
-        stat = lstat(workspace, path)
-    except OSError as exc:
-        return AgentLoadError(path, 1, f"cannot read it: {exc}")
-    if stat is None:
+    stamp = files_stamp(workspace, [path])
+    if stamp is not None and not stamp.exists:
         return None  # a folder without AGENT.md: not an agent (yet)
-    key = (str(workspace / path), stat.st_mtime_ns, stat.st_size)
-    with _cache_lock:
-        if key in _cache:
-            return _cache[key]
-    parsed = parse_agent(workspace, name, path)
-    with _cache_lock:
-        if len(_cache) > 1000:
-            _cache.clear()
-        _cache[key] = parsed
-    return parsed
+    if stamp is None:  # a link on the way, or no plain file: read as ever, refused below
+        try:
+            if lstat(workspace, path) is None:
+                return None
+        except OSError as exc:
+            return AgentLoadError(path, 1, f"cannot read it: {exc}")
+    return _parsed.get((workspace, path), stamp, lambda: parse_agent(workspace, name, path))
 
 
 def parse_agent(workspace: Path, name: str, path: str) -> AgentSpec | AgentLoadError:
