@@ -171,7 +171,8 @@ class AcknowledgementKeeper:
                 if not first and kept.lasts is not None and late > kept.lasts:
                     # faded long ago: showing it now is late anyway, and the call would add
                     # to the backlog that made it late; the schedule goes on from its next slot
-                    go_on, next_due = True, due + kept.every * (late // kept.every + 1)
+                    missed = late // kept.every if kept.every > 0 else 0
+                    go_on, next_due = True, due + kept.every * (missed + 1)
                 # the first call shows the message arrived; each repeat asks the turn first
                 elif first or _quietly(kept.live, default=False):
                     _quietly(kept.send)
