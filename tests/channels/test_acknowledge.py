@@ -210,14 +210,21 @@ def test_keeper_counts_the_next_repeat_from_the_start_of_a_slow_call(
     assert sent[1] - sent[0] == 4
 
 
-def test_keeper_skips_a_repeat_later_than_the_acknowledgement_lasts(clock: ManualClock) -> None:
-    # Given a key repeated every 4 s whose acknowledgement lasts 5 s, shown at 0
+def kept_every_4s_lasting_5s(clock: ManualClock) -> tuple[AcknowledgementKeeper, list[float]]:
+    """A threadless keeper on `clock` repeating "run-1" every 4 s, each showing for 5 s, and
+    the seconds (from now) at which it sent."""
     keeper = AcknowledgementKeeper(clock=clock, threaded=False)
     sent: list[float] = []
     start = clock()
     keeper.keep(
         "run-1", lambda: sent.append(clock() - start), every=4, live=lambda: True, for_s=60, lasts=5
     )
+    return keeper, sent
+
+
+def test_keeper_skips_a_repeat_later_than_the_acknowledgement_lasts(clock: ManualClock) -> None:
+    # Given a key repeated every 4 s whose acknowledgement lasts 5 s, shown at 0
+    keeper, sent = kept_every_4s_lasting_5s(clock)
     keeper.run_due()
     # When the keeper next looks at 10 s (the repeat due at 4 s is 6 s late)
     clock.advance(10)
@@ -232,12 +239,7 @@ def test_keeper_skips_a_repeat_later_than_the_acknowledgement_lasts(clock: Manua
 
 def test_keeper_sends_a_repeat_late_by_less_than_it_lasts(clock: ManualClock) -> None:
     # Given a key repeated every 4 s whose acknowledgement lasts 5 s, shown at 0
-    keeper = AcknowledgementKeeper(clock=clock, threaded=False)
-    sent: list[float] = []
-    start = clock()
-    keeper.keep(
-        "run-1", lambda: sent.append(clock() - start), every=4, live=lambda: True, for_s=60, lasts=5
-    )
+    keeper, sent = kept_every_4s_lasting_5s(clock)
     keeper.run_due()
     # When the keeper next looks at 8 s (the repeat due at 4 s is 4 s late)
     clock.advance(8)
@@ -251,12 +253,7 @@ def test_keeper_sends_a_repeat_late_by_less_than_it_lasts(clock: ManualClock) ->
 
 def test_keeper_sends_the_first_acknowledgement_however_late(clock: ManualClock) -> None:
     # Given a key handed over to a keeper that looks only 10 s later
-    keeper = AcknowledgementKeeper(clock=clock, threaded=False)
-    sent: list[float] = []
-    start = clock()
-    keeper.keep(
-        "run-1", lambda: sent.append(clock() - start), every=4, live=lambda: True, for_s=60, lasts=5
-    )
+    keeper, sent = kept_every_4s_lasting_5s(clock)
     clock.advance(10)
     # When it looks
     keeper.run_due()
