@@ -13,7 +13,7 @@ from many threads reuses connections.
   thread: the least a Python thread can do per call. Measured in the same run, alternating
   with the calls, so the ratio holds on a busy machine.
 
-Usage: python -m bench.telegram_calls [--threads 16] [--calls 50] [--rounds 3] [--json FILE]
+Usage: python -m bench.telegram_calls [--threads 1,16,64] [--calls 50] [--rounds 3] [--json FILE]
 """
 
 from __future__ import annotations
