@@ -37,6 +37,8 @@ from channels.media.fetch import fetch_bounded
 from channels.telegram.settings import DEFAULT_BASE_URL
 
 _TOKEN_IN_PATH = re.compile(r"/bot[^/\s]+/")
+_BOT_API_URL = re.compile(r"/bot\d+:[^/\s]+/")
+"""A Bot API request's path (`/bot<id>:<secret>/`), as opposed to any URL with "/bot" in it."""
 _PLATFORM = "telegram"
 log = logging.getLogger(__name__)
 
@@ -64,7 +66,8 @@ class _RedactTokenFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple) and any("/bot" in str(a) for a in record.args):
-            if record.levelno < logging.WARNING and not log.isEnabledFor(logging.DEBUG):
+            quiet = record.levelno < logging.WARNING and not log.isEnabledFor(logging.DEBUG)
+            if quiet and any(_BOT_API_URL.search(str(a)) for a in record.args):
                 return False
             record.args = tuple(redact(str(a)) if "/bot" in str(a) else a for a in record.args)
         return True

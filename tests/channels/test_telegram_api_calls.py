@@ -80,3 +80,18 @@ def test_telegram_api_request_lines_are_logged_only_at_debug(
     # Then httpx2's line per call shows only at DEBUG, with the token redacted
     assert at_info == [], f"no request line expected at INFO, got {at_info}"
     assert len(at_debug) == 1 and "/bot<token>/sendChatAction" in at_debug[0], at_debug
+
+
+def test_telegram_api_other_request_lines_with_bot_in_the_url_are_still_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Given the log at INFO and a request line of another client whose URL has "/bot" in it
+    caplog.set_level(logging.INFO)
+    url = "https://example.com/bottles/list"
+    # When httpx2 logs it
+    logging.getLogger("httpx2").info(
+        'HTTP Request: %s %s "%s %d %s"', "GET", url, "HTTP/1.1", 200, "OK"
+    )
+    # Then it is kept (redacted as a token-like path may be): only the Bot API's lines go
+    kept = [r.getMessage() for r in caplog.records if "example.com" in r.getMessage()]
+    assert len(kept) == 1, "a request line that is not the Bot API's must stay in the log"
