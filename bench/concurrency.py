@@ -18,7 +18,9 @@ to one fleet, and the model takes a fixed time to answer each.
   its `reply`), p50 and p95; the fleet's RSS, summed over `harness up` and every process it
   started (`/proc/<pid>/status` VmRSS, sampled every 0.2 s), idle before the sends and at its
   peak; the CPU time each fleet process spent from the first send to the last answer
-  (`/proc/<pid>/stat`), per turn, which a busy machine slows but does not inflate.
+  (`/proc/<pid>/stat`), per turn, which a busy machine slows but does not inflate; the Bot
+  API calls per turn by method, and the TCP connections the fake Bot API accepted per turn
+  (it keeps connections alive, as api.telegram.org does).
   **Floor:** the model's delay as the fake measured its own answers in the same run (median
   per request, from its first byte read to its last byte written).
 
@@ -82,6 +84,8 @@ class SizeResult:
     cpu_ms_per_turn: float = float("nan")
     cpu_ms_per_turn_by_process: dict[str, float] = field(default_factory=dict)
     rss_peak_by_process: dict[str, float] = field(default_factory=dict)
+    bot_api_calls_per_turn: dict[str, float] = field(default_factory=dict)
+    bot_api_connections_per_turn: float = float("nan")
 
 
 def measure(
@@ -98,7 +102,7 @@ def measure(
     load_before = os.getloadavg()[0]
     with (
         ModelServer() as model,
-        FakeTelegramApi() as telegram,
+        FakeTelegramApi(keep_alive=True) as telegram,
         tempfile.TemporaryDirectory(prefix="bench-conc-") as tmp,
     ):
         model.respond_with(lambda api, body: Reply.answer("ok", delay=delay))
@@ -117,9 +121,12 @@ def measure(
             idle_pss = fleet_pss_mb(*fleet.pids)
             before = len(model.answer_seconds)
             cpu_before = fleet_cpu_by_process(*fleet.pids)
+            calls_before, connections_before = len(telegram.calls), telegram.connections
             with RssSampler(*fleet.pids) as rss:
                 result = wave(range(FIRST_CHAT, FIRST_CHAT + count))
             cpu = _cpu_ms_per_turn(cpu_before, fleet_cpu_by_process(*fleet.pids), count)
+            methods = Counter(call.method for call in telegram.calls[calls_before:])
+            connections = telegram.connections - connections_before
             answers = model.answer_seconds[before:]
     last, outcomes = result.last_answer_s, result.outcomes
     done = [o.latency for o in outcomes if o.latency is not None]
@@ -144,6 +151,8 @@ def measure(
         load_after=round(os.getloadavg()[0], 1),
         cpu_ms_per_turn=round(sum(cpu.values()), 1),
         cpu_ms_per_turn_by_process=cpu,
+        bot_api_calls_per_turn={m: round(n / count, 2) for m, n in methods.most_common()},
+        bot_api_connections_per_turn=round(connections / count, 2),
     )
 
 

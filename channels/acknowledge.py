@@ -5,8 +5,9 @@ once it knows the sender is served; the process's keeper (`channels.keeper`) mak
 call off the turn's thread and, on a channel whose acknowledgement fades
 (`RefreshingChannel`), repeats it every `acknowledge_every` seconds while the agent's run is
 live in the ledger (not completed, failed, cancelled or steered), for at most
-`ACKNOWLEDGE_FOR_S`. Best effort: a failure is logged, never told to the user, and never fails
-the turn. The replies delivery gave up on go out again as the turn's first step
+`ACKNOWLEDGE_FOR_S`, skipping a repeat that would come later than one lasts
+(`acknowledge_lasts`). Best effort: a failure is logged, never told to the user, and never
+fails the turn. The replies delivery gave up on go out again as the turn's first step
 (`harness.records.redelivery`), no longer here.
 
 `acknowledge-message` was the run that did this for every message; it stays registered,
@@ -43,13 +44,16 @@ def acknowledge(
     `keep_alive`, on a `RefreshingChannel`, repeated while run `run_id` is live on `runtime`
     (one repeat per run in this process, however often it is asked). Never raises."""
     meta = reply.channel_meta.platform
-    every = channel.acknowledge_every if isinstance(channel, RefreshingChannel) else None
+    every = lasts = None
+    if isinstance(channel, RefreshingChannel):
+        every, lasts = channel.acknowledge_every, channel.acknowledge_lasts
     keeper.keep(
         run_id,
         lambda: channel.acknowledge(reply.destination, meta),
         every=every if keep_alive else None,
         live=lambda: run_is_live(runtime, run_id),
         for_s=ACKNOWLEDGE_FOR_S,
+        lasts=lasts,
     )
 
 

@@ -152,7 +152,14 @@ class RefreshingChannel(Channel, Protocol):
 
     @property
     def acknowledge_every(self) -> float:
-        """Seconds between two `acknowledge` calls while a turn is in progress."""
+        """Seconds between the starts of two `acknowledge` calls while a turn is in progress:
+        a little under `acknowledge_lasts`, the margin covering the call's own time."""
+        ...
+
+    @property
+    def acknowledge_lasts(self) -> float:
+        """Seconds one `acknowledge` shows for; a repeat already this late is not worth
+        sending (`channels.keeper`)."""
         ...
 
 

@@ -4,7 +4,12 @@ thread, and repeats an acknowledgement that fades (Telegram's typing) while the 
 A turn hands its acknowledgement over (`keep`) and goes on at once: the platform call is made
 by one of a few sender threads, so a slow or failing platform never slows a turn or fails it.
 A fading acknowledgement is repeated every `every` seconds for as long as the turn's `live()`
-says (its run in the ledger, asked before each repeat), and never past its deadline. One keeper
+says (its run in the ledger, asked before each repeat), and never past its deadline. The
+`every` is counted from the moment the previous call started, not from its answer, so a slow
+platform stretches no gap: a channel can set it just under what one acknowledgement `lasts`.
+A repeat the keeper takes more than `lasts` seconds after it was due (its senders fell behind:
+the indicator has faded already) is skipped, not sent late: its key's next repeat is due at the
+next `every` of its schedule, and a backlog sheds calls instead of growing with them. One keeper
 per process (`process_keeper`): a turn that parks for its model call and resumes in another
 process stays with the keeper that started it, and a key already kept here is never repeated
 twice. Nothing is durable: a crash ends the repeats, which is all typing is worth.
@@ -33,12 +38,14 @@ seconds each, while a slow call holds only its own thread."""
 
 @dataclass
 class _Kept:
-    """A key whose acknowledgement is repeated: how to send it, how often, until when."""
+    """A key whose acknowledgement is repeated: how to send it, how often, until when, and
+    how long one lasts (None: a late repeat is still sent)."""
 
     send: Callable[[], None]
     every: float
     live: Callable[[], bool]
     until: float
+    lasts: float | None = None
     busy: bool = False
     sent: bool = False
 
@@ -75,18 +82,21 @@ class AcknowledgementKeeper:
         every: float | None,
         live: Callable[[], bool],
         for_s: float,
+        lasts: float | None = None,
     ) -> bool:
         """Call `send` once, soon, off this thread; with `every`, call it again every `every`
-        seconds while `live()` is true (asked before each repeat; False or an exception ends
-        the repeats), for at most `for_s` seconds. A `key` repeated already is not repeated a
-        second time: `send` is then called once only. Returns whether `key` is repeated from
-        now on by this call. Never raises, never blocks on `send` or `live`."""
+        seconds (from the start of the previous call) while `live()` is true (asked before
+        each repeat; False or an exception ends the repeats), for at most `for_s` seconds. A
+        repeat taken more than `lasts` seconds after it was due is skipped (see the module). A
+        `key` repeated already is not repeated a second time: `send` is then called once only.
+        Returns whether `key` is repeated from now on by this call. Never raises, never blocks
+        on `send` or `live`."""
         now = self._clock()
         with self._lock:
             repeats = every is not None and key not in self._kept
             if repeats:
                 assert every is not None
-                self._kept[key] = _Kept(send, every, live, until=now + for_s)
+                self._kept[key] = _Kept(send, every, live, until=now + for_s, lasts=lasts)
                 self._push(now, key)
             else:
                 self._push(now, send)
@@ -131,7 +141,7 @@ class AcknowledgementKeeper:
         """The next job due by `now`, its work counted in flight; None when none is due.
         Under the lock."""
         while self._due and self._due[0][0] <= now:
-            _, _, what = heapq.heappop(self._due)
+            due, _, what = heapq.heappop(self._due)
             if not isinstance(what, str):
                 self._in_flight += 1
                 return self._once(what)
@@ -140,7 +150,7 @@ class AcknowledgementKeeper:
                 continue
             kept.busy = True
             self._in_flight += 1
-            return self._repeat(what, kept, first=not kept.sent)
+            return self._repeat(what, kept, due, first=not kept.sent)
         return None
 
     def _once(self, send: Callable[[], None]) -> Callable[[], None]:
@@ -152,24 +162,30 @@ class AcknowledgementKeeper:
 
         return job
 
-    def _repeat(self, key: str, kept: _Kept, *, first: bool) -> Callable[[], None]:
+    def _repeat(self, key: str, kept: _Kept, due: float, *, first: bool) -> Callable[[], None]:
         def job() -> None:
-            go_on = False
+            started = self._clock()
+            go_on, next_due = False, started + kept.every
             try:
+                late = started - due
+                if not first and kept.lasts is not None and late > kept.lasts:
+                    # faded long ago: showing it now is late anyway, and the call would add
+                    # to the backlog that made it late; the schedule goes on from its next slot
+                    missed = late // kept.every if kept.every > 0 else 0
+                    go_on, next_due = True, due + kept.every * (missed + 1)
                 # the first call shows the message arrived; each repeat asks the turn first
-                if first or _quietly(kept.live, default=False):
+                elif first or _quietly(kept.live, default=False):
                     _quietly(kept.send)
                     go_on = True
             finally:
-                self._after_repeat(key, kept, go_on)
+                self._after_repeat(key, kept, go_on, next_due)
 
         return job
 
-    def _after_repeat(self, key: str, kept: _Kept, go_on: bool) -> None:
+    def _after_repeat(self, key: str, kept: _Kept, go_on: bool, due: float) -> None:
         with self._lock:
             kept.busy = False
             kept.sent = True
-            due = self._clock() + kept.every
             if go_on and due <= kept.until:
                 self._push(due, key)
             elif self._kept.get(key) is kept:

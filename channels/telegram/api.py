@@ -3,6 +3,12 @@
 Every call is `POST <base>/bot<token>/<method>` with a JSON body. Failures become
 `channels.errors` exceptions here. The token is part of the URL path, so it is redacted from
 every error message, and from httpx2's request log through a logging filter.
+
+A worker calls from many threads at once (the acknowledgement keeper's senders, one draft
+writer per streamed turn, deliveries), several calls a turn: one client keeps enough
+connections alive for such a burst (`POOL_CONNECTIONS`) so that calls do not open new ones,
+each method's URL is parsed once, and httpx2's "HTTP Request" line per call is left out of
+the log below DEBUG (a failed call is logged by its caller as a `PlatformError`).
 """
 
 from __future__ import annotations
@@ -31,8 +37,19 @@ from channels.media.fetch import fetch_bounded
 from channels.telegram.settings import DEFAULT_BASE_URL
 
 _TOKEN_IN_PATH = re.compile(r"/bot[^/\s]+/")
+_BOT_API_URL = re.compile(r"/bot\d+:[^/\s]+/")
+"""A Bot API request's path (`/bot<id>:<secret>/`), as opposed to any URL with "/bot" in it."""
 _PLATFORM = "telegram"
 log = logging.getLogger(__name__)
+
+POOL_CONNECTIONS = 100
+"""Connections one client keeps open to the Bot API, idle ones included. httpx2 keeps 20 idle
+by default: a burst from more threads than that (a wave of turns, each with its draft writer)
+closed the extra ones after each call and opened new ones for the next (TCP, and TLS to
+api.telegram.org)."""
+KEEP_ALIVE_S = 30.0
+"""How long an idle connection is kept: longer than the gaps between a live turn's calls
+(typing every few seconds, a draft each second)."""
 
 
 def redact(text: str, token: str | None = None) -> str:
@@ -43,10 +60,15 @@ def redact(text: str, token: str | None = None) -> str:
 
 
 class _RedactTokenFilter(logging.Filter):
-    """Rewrites httpx2's "HTTP Request: POST <url>" records so the token never reaches a log."""
+    """Rewrites httpx2's "HTTP Request: POST <url>" records so the token never reaches a log,
+    and drops those below WARNING unless this module logs at DEBUG: one line per Bot API call,
+    several per turn, that the log's reader does not need."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple) and any("/bot" in str(a) for a in record.args):
+            quiet = record.levelno < logging.WARNING and not log.isEnabledFor(logging.DEBUG)
+            if quiet and any(_BOT_API_URL.search(str(a)) for a in record.args):
+                return False
             record.args = tuple(redact(str(a)) if "/bot" in str(a) else a for a in record.args)
         return True
 
@@ -77,9 +99,14 @@ class TelegramApi:
         self._timeout = timeout
         self.fast_timeout = fast_timeout
         self._max_rate_limit_wait = max_rate_limit_wait
-        self._client = httpx2.Client(
-            base_url=f"{base_url.rstrip('/')}/bot{token}/", timeout=timeout, transport=transport
+        self._base = f"{base_url.rstrip('/')}/bot{token}/"
+        self._urls: dict[str, httpx2.URL] = {}
+        limits = httpx2.Limits(
+            max_connections=POOL_CONNECTIONS,
+            max_keepalive_connections=POOL_CONNECTIONS,
+            keepalive_expiry=KEEP_ALIVE_S,
         )
+        self._client = httpx2.Client(timeout=timeout, transport=transport, limits=limits)
 
     @property
     def bot_id(self) -> str:
@@ -116,14 +143,13 @@ class TelegramApi:
         timeout: float | None,
         files: Mapping[str, tuple[str, bytes, str]] | None = None,
     ) -> dict[str, Any]:
+        url, limit = self._url(method), timeout or self._timeout
         try:
             if files:  # multipart: objects travel as JSON strings, like the Bot API expects
                 form = {k: v if isinstance(v, str) else _json(v) for k, v in body.items()}
-                response = self._client.post(
-                    method, data=form, files=files, timeout=timeout or self._timeout
-                )
+                response = self._client.post(url, data=form, files=files, timeout=limit)
             else:
-                response = self._client.post(method, json=body, timeout=timeout or self._timeout)
+                response = self._client.post(url, json=body, timeout=limit)
         except httpx2.TimeoutException:
             raise PlatformUnavailable(_PLATFORM, method, "request timed out") from None
         except httpx2.HTTPError as exc:
@@ -136,6 +162,13 @@ class TelegramApi:
         if isinstance(payload, dict) and payload.get("ok") is True:
             return payload
         raise _error(method, response.status_code, payload, self._token)
+
+    def _url(self, method: str) -> httpx2.URL:
+        """`method`'s URL, parsed once (httpx2 parses a URL string on every request)."""
+        url = self._urls.get(method)
+        if url is None:  # a race makes the same URL twice: harmless
+            url = self._urls[method] = httpx2.URL(self._base + method)
+        return url
 
     def get_me(self) -> dict[str, Any]:
         """The bot's own User object."""

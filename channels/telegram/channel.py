@@ -42,7 +42,10 @@ class TelegramChannel:
     `channels.base.PollingChannel`. Thread-safe."""
 
     name = CHANNEL
-    acknowledge_every = 4.0  # "typing…" fades after about five seconds (RefreshingChannel)
+    # RefreshingChannel: "typing…" is "set for 5 seconds or less" (Bot API, sendChatAction);
+    # refreshed half a second before it fades, the margin for the call's own time
+    acknowledge_lasts = 5.0
+    acknowledge_every = 4.5
 
     def __init__(self, settings: TelegramSettings, api: TelegramApi | None = None) -> None:
         if settings.telegram_bot_token is None:

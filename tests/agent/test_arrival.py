@@ -140,8 +140,8 @@ def test_arrival_typing_stops_once_the_turn_is_over(
     assert typing_count(telegram_api) == 1
     run = agent.runtime.ledger.run(run_id_for(MESSAGE_HANDLER, event_id))
     assert run is not None and run.status == "completed", run
-    # When 4 s pass
-    clock.advance(4)
+    # When its refresh time passes
+    clock.advance(telegram.acknowledge_every)
     keeper.run_due()
     # Then no typing follows the answer, and the keeper let the turn go
     assert typing_count(telegram_api) == 1

@@ -1,9 +1,9 @@
 """A message's acknowledgement, as the turn's first step (`harness.agent.arrival`) shows it
 through the channels (`channels.acknowledge`, `channels.keeper`): Telegram's typing at once and
-every 4 s while the turn is live (never longer than ten minutes), Slack's :eyes: once, nothing
-for a stranger, and no `acknowledge-message` run. The turn here is a stand-in that arrives as
-the agent's does and answers when `test/go` is published; the keeper is driven by the test's
-clock (`run_due`), so every count is exact."""
+every `acknowledge_every` (4.5 s) while the turn is live (never longer than ten minutes),
+Slack's :eyes: once, nothing for a stranger, and no `acknowledge-message` run. The turn here is
+a stand-in that arrives as the agent's does and answers when `test/go` is published; the keeper
+is driven by the test's clock (`run_due`), so every count is exact."""
 
 from __future__ import annotations
 
@@ -128,18 +128,19 @@ def test_acknowledge_telegram_typing_is_refreshed_while_the_turn_is_live(
     # Then "typing" is shown at once, in the topic
     assert typing_count(telegram_api) == 1
     assert telegram_api.calls_to("sendChatAction")[0].params["message_thread_id"] == 42
-    # When 4 s pass twice, it is shown again each time, with no run woken for it
+    # When its refresh time passes twice, it is shown again each time, with no run woken
+    every = telegram.acknowledge_every
     for expected in (2, 3):
-        clock.advance(4)
+        clock.advance(every)
         run_all(bus, keeper)
         assert typing_count(telegram_api) == expected
     assert [r.function_id for r in bus.ledger.recent(20)] == [HANDLE_MESSAGE]
     # When the turn replies and ends, the refreshing stops
     publish({"name": GO}, runtime=bus)
     drain(bus)
-    clock.advance(4)
+    clock.advance(every)
     run_all(bus, keeper)
-    clock.advance(4)
+    clock.advance(every)
     run_all(bus, keeper)
     assert typing_count(telegram_api) == 3
     assert keeper.kept() == set(), "the keeper must drop a turn that is over"
@@ -168,7 +169,7 @@ def test_acknowledge_a_turn_resumed_elsewhere_is_kept_by_the_keeper_that_started
     # Then that process shows nothing and keeps nothing: the first keeper refreshes alone
     assert elsewhere.kept() == set()
     assert typing_count(telegram_api) == 1
-    clock.advance(3)
+    clock.advance(telegram.acknowledge_every - 1)
     keeper.run_due()
     assert typing_count(telegram_api) == 2
     assert keeper.kept() == {run_id_for(HANDLE_MESSAGE, "m1")}
@@ -186,6 +187,78 @@ def test_keeper_repeats_a_key_kept_twice_once(clock: ManualClock) -> None:
     keeper.run_due()
     # Then the second ask was shown once, and only the first is repeated
     assert sent == ["first", "again", "first"]
+
+
+def test_keeper_counts_the_next_repeat_from_the_start_of_a_slow_call(
+    clock: ManualClock,
+) -> None:
+    # Given a key repeated every 4 s whose platform call takes 1 s
+    keeper = AcknowledgementKeeper(clock=clock, threaded=False)
+    sent: list[float] = []
+
+    def slow_send() -> None:
+        sent.append(clock())
+        clock.advance(1)
+
+    keeper.keep("run-1", slow_send, every=4, live=lambda: True, for_s=60, lasts=5)
+    keeper.run_due()
+    # When 4 s have passed since the first call started
+    clock.advance(3)
+    keeper.run_due()
+    # Then it is repeated then, not 4 s after the slow call answered
+    assert len(sent) == 2, f"expected a repeat 4 s after the first call started, got {sent}"
+    assert sent[1] - sent[0] == 4
+
+
+def kept_every_4s_lasting_5s(clock: ManualClock) -> tuple[AcknowledgementKeeper, list[float]]:
+    """A threadless keeper on `clock` repeating "run-1" every 4 s, each showing for 5 s, and
+    the seconds (from now) at which it sent."""
+    keeper = AcknowledgementKeeper(clock=clock, threaded=False)
+    sent: list[float] = []
+    start = clock()
+    keeper.keep(
+        "run-1", lambda: sent.append(clock() - start), every=4, live=lambda: True, for_s=60, lasts=5
+    )
+    return keeper, sent
+
+
+def test_keeper_skips_a_repeat_later_than_the_acknowledgement_lasts(clock: ManualClock) -> None:
+    # Given a key repeated every 4 s whose acknowledgement lasts 5 s, shown at 0
+    keeper, sent = kept_every_4s_lasting_5s(clock)
+    keeper.run_due()
+    # When the keeper next looks at 10 s (the repeat due at 4 s is 6 s late)
+    clock.advance(10)
+    keeper.run_due()
+    # Then nothing is sent late, and the next repeat comes at the next slot, 12 s
+    assert sent == [0], f"a repeat later than it lasts must be skipped, got {sent}"
+    clock.advance(2)
+    keeper.run_due()
+    assert sent == [0, 12]
+    assert keeper.kept() == {"run-1"}
+
+
+def test_keeper_sends_a_repeat_late_by_less_than_it_lasts(clock: ManualClock) -> None:
+    # Given a key repeated every 4 s whose acknowledgement lasts 5 s, shown at 0
+    keeper, sent = kept_every_4s_lasting_5s(clock)
+    keeper.run_due()
+    # When the keeper next looks at 8 s (the repeat due at 4 s is 4 s late)
+    clock.advance(8)
+    keeper.run_due()
+    # Then it is sent then, and the next one 4 s after it
+    assert sent == [0, 8]
+    clock.advance(4)
+    keeper.run_due()
+    assert sent == [0, 8, 12]
+
+
+def test_keeper_sends_the_first_acknowledgement_however_late(clock: ManualClock) -> None:
+    # Given a key handed over to a keeper that looks only 10 s later
+    keeper, sent = kept_every_4s_lasting_5s(clock)
+    clock.advance(10)
+    # When it looks
+    keeper.run_due()
+    # Then the message's arrival is still shown: only repeats are skipped
+    assert sent == [10]
 
 
 def test_keeper_survives_a_failing_platform_and_a_failing_ledger(clock: ManualClock) -> None:
@@ -236,11 +309,12 @@ def test_acknowledge_gives_up_after_ten_minutes(
     publish(message("telegram", {"chat_id": "1111111"}), runtime=bus)
     run_all(bus, keeper)
     # When much more than ten minutes pass
-    for _ in range(int(ACKNOWLEDGE_FOR_S // 4) + 20):
-        clock.advance(4)
+    every = telegram.acknowledge_every
+    for _ in range(int(ACKNOWLEDGE_FOR_S // every) + 20):
+        clock.advance(every)
         run_all(bus, keeper)
     # Then typing was refreshed for ten minutes and then no more
-    refreshes = int(ACKNOWLEDGE_FOR_S // telegram.acknowledge_every)
+    refreshes = int(ACKNOWLEDGE_FOR_S // every)
     assert typing_count(telegram_api) == 1 + refreshes
     assert keeper.kept() == set()
 

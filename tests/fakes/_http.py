@@ -3,13 +3,17 @@
 `FakeHttpServer` is a real HTTP server on 127.0.0.1 (a free port) serving from a daemon
 thread. It records every call and keeps a queue of scripted failures; a subclass answers
 each request in `respond` and keeps its own state behind `self._lock`, a `threading.Condition`
-so that long polls can wait on it.
+so that long polls can wait on it. With `keep_alive` it speaks HTTP/1.1 and keeps a client's
+connection open between requests, as the real platform APIs do (else HTTP/1.0: one connection
+per request); `connections` counts the connections accepted, so a test or a benchmark can see
+whether a client reuses them. `stop()` closes the connections still open.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import socket
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -43,12 +47,15 @@ class FakeHttpServer(Generic[CallT]):
     Subclasses implement `respond`; they call `_record` once per API call and script
     failures with `_queue_failures`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_alive: bool = False) -> None:
         self._lock = threading.Condition()
+        self._keep_alive = keep_alive
+        self._connections = 0
+        self._open: set[socket.socket] = set()
         self._calls: list[CallT] = []
         self._failures: list[Failure] = []
         self._random_failure: tuple[float, Failure, random.Random] | None = None
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -66,9 +73,17 @@ class FakeHttpServer(Generic[CallT]):
         return self
 
     def stop(self) -> None:
-        """Stop serving and release the port."""
+        """Stop serving, close the connections still open (a kept-alive client then sees the
+        server gone, as after a real outage) and release the port."""
         self._server.shutdown()
         self._server.server_close()
+        with self._lock:
+            still_open, self._open = set(self._open), set()
+        for connection in still_open:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # closed by the client meanwhile
         self._thread.join(timeout=5)
 
     def __enter__(self) -> Self:
@@ -82,6 +97,12 @@ class FakeHttpServer(Generic[CallT]):
         """Every request received, in order, failed ones included."""
         with self._lock:
             return list(self._calls)
+
+    @property
+    def connections(self) -> int:
+        """How many TCP connections the server accepted so far."""
+        with self._lock:
+            return self._connections
 
     def calls_to(self, method: str) -> list[CallT]:
         """The recorded requests to one method, e.g. "chat.postMessage" or "sendMessage"."""
@@ -139,8 +160,31 @@ def read_params(
     return params, form
 
 
+class _Server(ThreadingHTTPServer):
+    # a burst of clients connecting at once (a fleet's threads) must not overflow the listen
+    # queue: socketserver's default of 5 resets the connections past it
+    request_queue_size = 256
+
+
 def _handler_for(fake: FakeHttpServer[Any]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if fake._keep_alive else "HTTP/1.0"
+
+        def setup(self) -> None:
+            super().setup()
+            # a reply's headers and body are two writes: without this, Nagle holds the body
+            # back until the client's delayed ACK (tens of ms) on a kept-alive connection;
+            # web servers (nginx's tcp_nodelay) set it for the same reason
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with fake._lock:
+                fake._connections += 1
+                fake._open.add(self.connection)
+
+        def finish(self) -> None:
+            with fake._lock:
+                fake._open.discard(self.connection)
+            super().finish()
+
         def _serve(self) -> None:
             status, headers, body = fake.respond(self)
             self.send_response(status)

@@ -12,7 +12,9 @@ text ("message is not modified") and enforces an edit rate limit per chat (an ed
 `draft_id`, 1-4,096 characters), kept per (chat, draft) until a message is sent to the chat;
 with `drafts_supported` False it answers 404 like a Bot API server that predates it. Every
 call is recorded; `fail_next` scripts failures and `fail_at_random` makes a share of calls
-fail.
+fail. With `keep_alive` it speaks HTTP/1.1 and keeps connections open between calls like
+api.telegram.org (the benchmarks use it; tests default to a connection per call, so that a
+client a test does not close leaves no socket behind); `connections` counts those accepted.
 """
 
 from __future__ import annotations
@@ -136,8 +138,14 @@ _COMMAND = re.compile(r"[a-z0-9_]{1,32}")
 class FakeTelegramApi(FakeHttpServer[Call]):
     """The fake server. Use as a context manager or call `start()` / `stop()`."""
 
-    def __init__(self, token: str = DEFAULT_TOKEN, bot_username: str = "harness_test_bot") -> None:
-        super().__init__()
+    def __init__(
+        self,
+        token: str = DEFAULT_TOKEN,
+        bot_username: str = "harness_test_bot",
+        *,
+        keep_alive: bool = False,
+    ) -> None:
+        super().__init__(keep_alive=keep_alive)
         self.token = token
         self.bot_username = bot_username
         self.edit_every = 1.0
