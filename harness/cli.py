@@ -31,7 +31,7 @@ from harness.version import DISTRIBUTION, installed_version
 if TYPE_CHECKING:
     from harness.events import Event
     from harness.fleet.liveness import Pulse
-    from harness.runtime.scheduler import SchedulerThread
+    from harness.runtime.worker import Companion
     from harness.settings import Settings
 
 
@@ -209,6 +209,14 @@ def worker(
             "on one host): one process fewer.",
         ),
     ] = False,
+    with_sidecar: Annotated[
+        bool,
+        typer.Option(
+            "--with-sidecar",
+            help="Also supervise the agent's functions (the sidecar), on a thread of this "
+            "process (what `harness up` does on one host): one process fewer.",
+        ),
+    ] = False,
 ) -> None:
     """Run a worker that advances runs of the loaded functions."""
     from harness.composition import run_worker
@@ -219,20 +227,24 @@ def worker(
     extra = [m for item in functions or [] for m in item.split(",") if m]
     with contextlib.ExitStack() as stack:
         stack.enter_context(_liveness("worker"))
-        scheduler = _scheduler_thread(stack, settings) if with_scheduler else None
+        companions: list[Companion] = []
+        if with_scheduler:
+            companions.append(_scheduler_thread(stack, settings))
+        if with_sidecar:
+            companions.append(_sidecar_thread(stack, settings))
         if engine:
-            _run_engine_worker(settings, extra, concurrency, queues, scheduler)
+            _run_engine_worker(settings, extra, concurrency, queues, tuple(companions))
             return
         run_worker(
             settings,
             function_modules(settings, extra),
             concurrency or settings.worker_concurrency,
             [q for q in queues.split(",") if q],
-            scheduler,
+            tuple(companions),
         )
 
 
-def _scheduler_thread(stack: contextlib.ExitStack, settings: Settings) -> SchedulerThread:
+def _scheduler_thread(stack: contextlib.ExitStack, settings: Settings) -> Companion:
     """The scheduler a worker runs on a thread (`--with-scheduler`), its liveness file kept
     fresh by its passes for as long as `stack` is open."""
     from harness.fleet.liveness import Pulse
@@ -243,12 +255,24 @@ def _scheduler_thread(stack: contextlib.ExitStack, settings: Settings) -> Schedu
     return SchedulerThread(settings.harness_reaper_interval, pulse.beat)
 
 
+def _sidecar_thread(stack: contextlib.ExitStack, settings: Settings) -> Companion:
+    """The sidecar a worker supervises on a thread (`--with-sidecar`), its liveness file kept
+    fresh for as long as `stack` is open; under a quiet start its routine lines wait for its
+    own `sidecar ready` line, as in a process of its own."""
+    from harness.runtime.banner import GATE
+    from harness.sidecar.supervisor import SidecarThread
+
+    GATE.hold_part("harness.sidecar")
+    stack.enter_context(_liveness("sidecar"))
+    return SidecarThread(settings)
+
+
 def _run_engine_worker(
     settings: Settings,
     modules: list[str],
     concurrency: int | None,
     queues: str,
-    scheduler: SchedulerThread | None = None,
+    companions: tuple[Companion, ...] = (),
 ) -> None:
     from harness.runtime import assembly
     from harness.runtime import worker as engine_worker
@@ -261,7 +285,7 @@ def _run_engine_worker(
         modules,
         concurrency or settings.worker_concurrency,
         [q for q in queues.split(",") if q],
-        scheduler=scheduler,
+        companions=companions,
     )
 
 

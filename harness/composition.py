@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from harness.agent.gateway import ModelGateway
     from harness.runtime.instance import Runtime
-    from harness.runtime.scheduler import SchedulerThread
+    from harness.runtime.worker import Companion
 
 log = logging.getLogger(__name__)
 
@@ -121,16 +121,16 @@ def run_worker(
     modules: list[str],
     concurrency: int,
     queues: list[str],
-    scheduler: SchedulerThread | None = None,
+    companions: tuple[Companion, ...] = (),
 ) -> None:
     """`harness.runtime.worker.run_worker` as a fleet worker: the channels are plugged in when
-    it starts, as in `celery_app`'s workers; with a `scheduler`, it runs on a thread too.
+    it starts, as in `celery_app`'s workers; its `companions` run on threads beside it.
     Blocks."""
     from harness.runtime import worker
 
     use_fleet()
     worker.run_worker(
-        settings, modules, concurrency, queues, prepare=_prepare_worker, scheduler=scheduler
+        settings, modules, concurrency, queues, prepare=_prepare_worker, companions=companions
     )
 
 

@@ -20,11 +20,11 @@ from redis.retry import Retry
 from harness.errors import ConfigurationError
 from harness.fleet.embedded_redis import free_port
 from harness.fleet.supervisor import (
+    beside_the_worker,
     default_processes,
     procfile_processes,
     ready_line,
     run_fleet,
-    scheduler_on_worker,
 )
 from harness.settings import Settings, get_settings
 from harness.state_dir import redis_url_file
@@ -153,19 +153,25 @@ def test_default_processes_run_this_python_on_the_cli_in_place_of_their_shell() 
     assert processes["worker"] == f"exec {shlex.quote(sys.executable)} -m harness.cli worker"
 
 
-def test_the_fleets_own_scheduler_runs_on_its_worker_and_other_commands_are_left_alone() -> None:
+def test_the_fleets_own_scheduler_and_sidecar_run_on_its_worker_other_commands_as_written() -> None:
     # Given the fleet's own processes
     processes = default_processes()
-    # When the scheduler is put on the worker
-    folded = scheduler_on_worker(processes)
-    # Then there is no scheduler process, and the worker runs it on a thread
-    assert list(folded) == ["web", "worker", "sidecar"]
-    assert folded["worker"] == f"{processes['worker']} --with-scheduler"
-    # And a worker chosen alone (`--only worker`), or a Procfile's commands, stay as written
-    alone = {"worker": processes["worker"]}
-    assert scheduler_on_worker(alone) == alone
-    procfile = {"worker": "harness worker", "scheduler": "harness scheduler"}
-    assert scheduler_on_worker(procfile) == procfile
+    # When the scheduler and the sidecar are put beside the worker
+    folded = beside_the_worker(processes)
+    # Then neither is a process of its own: the worker runs both on threads
+    assert list(folded) == ["web", "worker"]
+    assert folded["worker"] == f"{processes['worker']} --with-scheduler --with-sidecar"
+    # And a worker chosen with one of them runs that one only
+    some = {"worker": processes["worker"], "sidecar": processes["sidecar"]}
+    assert beside_the_worker(some) == {"worker": f"{processes['worker']} --with-sidecar"}
+    # And a worker chosen alone (`--only worker`), either one without the worker, or a
+    # Procfile's commands, stay as written
+    for kept in (
+        {"worker": processes["worker"]},
+        {"scheduler": processes["scheduler"], "sidecar": processes["sidecar"]},
+        {"worker": "harness worker", "scheduler": "harness scheduler"},
+    ):
+        assert beside_the_worker(kept) == kept
 
 
 def test_default_processes_leave_out_the_sidecar_when_it_is_disabled(

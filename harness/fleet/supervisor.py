@@ -9,8 +9,8 @@ when it is not.
 Restart policy: `harness.fleet.process_manager` runs the processes and, when one exits, on Ctrl-C /
 SIGTERM, or when our output's reader goes away, stops the others (each with everything it
 started; a second Ctrl-C kills at once); the embedded Redis is stopped last, and its death
-stops the fleet too. So web, worker and scheduler are essential (on one host the scheduler runs
-on a thread of the worker, `scheduler_on_worker`). Channel listeners (`harness
+stops the fleet too. So web, worker and scheduler are essential (on one host the scheduler and
+the sidecar run on threads of the worker, `beside_the_worker`). Channel listeners (`harness
 poll <channel> --restart`) never exit on a platform failure: they restart themselves
 in-process with backoff (`harness.fleet.restarts`), so a bad token or an unreachable platform leaves
 the fleet serving. Once `/readyz` answers 200 from our own web process (it echoes this
@@ -88,17 +88,23 @@ def _complete_workspace(workspace: Path) -> None:
         ensure_workspace(workspace, default_template(), default_shipped_skills())
 
 
-def scheduler_on_worker(processes: dict[str, str]) -> dict[str, str]:
-    """`processes` with the `scheduler` run on a thread of the `worker` (`harness worker
-    --with-scheduler`) when both are the fleet's own commands (`default_processes`): one
-    interpreter, about 60 MB, fewer on one host, and one start fewer. A Procfile's commands,
-    or either one alone (`--only`), are left as they are."""
+BESIDE_THE_WORKER = {"scheduler": "--with-scheduler", "sidecar": "--with-sidecar"}
+"""The fleet's processes a worker can run on threads of its own instead (`beside_the_worker`)."""
+
+
+def beside_the_worker(processes: dict[str, str]) -> dict[str, str]:
+    """`processes` with the `scheduler` and the `sidecar` run on threads of the `worker`
+    (`harness worker --with-scheduler --with-sidecar`) when each is the fleet's own command
+    (`default_processes`), like the worker: one interpreter, about 60 MB, and one start fewer
+    for each. A Procfile's commands, or a worker chosen without them (`--only`), are left as
+    they are; so is either one chosen without the worker."""
     if processes.get("worker") != _own_command("worker"):
         return processes
-    if processes.get("scheduler") != _own_command("scheduler"):
+    beside = [n for n in BESIDE_THE_WORKER if processes.get(n) == _own_command(n)]
+    if not beside:
         return processes
-    folded = {name: command for name, command in processes.items() if name != "scheduler"}
-    folded["worker"] = f"{processes['worker']} --with-scheduler"
+    folded = {name: command for name, command in processes.items() if name not in beside}
+    folded["worker"] = " ".join([processes["worker"], *(BESIDE_THE_WORKER[n] for n in beside)])
     return folded
 
 
@@ -126,7 +132,8 @@ def run_fleet(
     quiet: bool = False,
 ) -> int:
     """Run `processes` (default: `default_processes()`) until one exits or a signal arrives,
-    the scheduler on the worker's thread when both are the fleet's own (`scheduler_on_worker`).
+    the scheduler and the sidecar on the worker's threads when they are the fleet's own
+    (`beside_the_worker`).
 
     When a `web` process is among them, its port (`settings.host`:`settings.port`) must be
     free: else `ConfigurationError` naming PORT is raised before anything starts; so is one when
@@ -148,7 +155,7 @@ def run_fleet(
     Redis died). On return no process it started runs. Must run in the main thread (it
     handles signals); restores the previous signal handlers on return.
     """
-    processes = scheduler_on_worker(default_processes() if processes is None else processes)
+    processes = beside_the_worker(default_processes() if processes is None else processes)
     if not processes:
         raise ConfigurationError("no processes to run")
     if "web" in processes:
@@ -200,6 +207,7 @@ def run_fleet(
             manager.announce(
                 f"embedded Redis on {redact_url(embedded.url)}, data in {embedded.data_dir}"
             )
+        _complete_workspace(workspace)  # while quiet, its routine lines are held back
         GATE.open()
         if quiet and os.geteuid() == 0 and {"worker", "sidecar"} & processes.keys():
             manager.announce(ROOT_WARNING)  # in place of each Celery worker's 9 lines
@@ -214,7 +222,6 @@ def run_fleet(
                     folder=str(Path.cwd().resolve()),
                 )
             )
-        _complete_workspace(workspace)
         for name, command in processes.items():
             manager.add(name, command, env)
         watcher = threading.Thread(

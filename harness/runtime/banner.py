@@ -68,13 +68,17 @@ def start_celery_worker(app: Celery, **options: Any) -> None:
 class StartUpGate(logging.Filter):
     """Until armed, lets every record through. Once armed (`hold`), lets through records at
     WARNING and above, and `say_up`'s line, which opens it; once open, everything but the
-    start-up-only lines (`START_UP_ONLY`, Celery's "ready."). Thread-safe enough: two flags,
-    each only ever set."""
+    start-up-only lines (`START_UP_ONLY`, Celery's "ready."). A part that starts on its own
+    beside the process (`hold_part`: the sidecar on a worker's thread) is held until its own
+    `say_up`, whether or not the process said its line. Thread-safe enough: flags and sets
+    that are only ever added to."""
 
     def __init__(self) -> None:
         super().__init__()
         self.armed = False
         self.opened = False
+        self._parts: set[str] = set()
+        self._opened_parts: set[str] = set()
 
     def hold(self) -> None:
         """Hold routine records back from now until `open`."""
@@ -84,6 +88,23 @@ class StartUpGate(logging.Filter):
         """Let routine records through again. Idempotent."""
         self.opened = True
 
+    def hold_part(self, prefix: str) -> None:
+        """Hold the routine records of the loggers under `prefix` (a dotted name) until a
+        `say_up` of one of them (`said_up`). Only matters once the gate is armed."""
+        self._parts.add(prefix)
+
+    def said_up(self, logger_name: str) -> None:
+        """`say_up` was called on `logger_name`: open its part, or the gate when it is in
+        none."""
+        part = self._part(logger_name)
+        if part is None:
+            self.open()
+        else:
+            self._opened_parts.add(part)
+
+    def _part(self, name: str) -> str | None:
+        return next((p for p in self._parts if name == p or name.startswith(f"{p}.")), None)
+
     def filter(self, record: logging.LogRecord) -> bool:
         """Whether `record` prints."""
         if not self.armed or record.levelno >= logging.WARNING or getattr(record, _UP, False):
@@ -91,7 +112,9 @@ class StartUpGate(logging.Filter):
         start_up_only = getattr(record, _START_UP, False) or (
             record.levelno == logging.INFO and record.name in _CELERY_START_UP
         )
-        return self.opened and not start_up_only
+        part = self._part(record.name) if self._parts else None
+        opened = self.opened if part is None else part in self._opened_parts
+        return opened and not start_up_only
 
 
 GATE = StartUpGate()
@@ -113,6 +136,7 @@ def hold_start_up_lines() -> None:
 
 def say_up(logger: logging.Logger, message: str, *args: object) -> None:
     """Log the process's one line saying it is up (INFO; it passes `GATE`), then let its
-    routine records through again. Safe to call more than once (each call logs)."""
+    routine records through again (only its part's, for a logger of a part held on its own:
+    `StartUpGate.hold_part`). Safe to call more than once (each call logs)."""
     logger.info(message, *args, extra={_UP: True})
-    GATE.open()
+    GATE.said_up(logger.name)

@@ -11,7 +11,7 @@ import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from celery.signals import worker_init, worker_ready, worker_shutdown
 
@@ -20,10 +20,11 @@ from harness.fleet.heap import freeze_startup_heap
 from harness.runtime.assembly import get_runtime
 from harness.runtime.banner import say_up, start_celery_worker
 from harness.runtime.celery_app import app
+from harness.runtime.instance import Runtime
 from harness.runtime.kicker import build_deferred
 from harness.runtime.module_loader import load_function_modules
 from harness.runtime.presence import Heartbeat
-from harness.runtime.scheduler import SchedulerThread, run_scheduler
+from harness.runtime.scheduler import run_scheduler
 from harness.runtime.settings import EngineSettings
 
 log = logging.getLogger(__name__)
@@ -37,13 +38,29 @@ class WorkerStart:
     it consumes (`queues`, else the ones Celery was told: `-Q`, or the default queue), and
     freeze the start-up heap. Gossip and mingle are turned off (the ledger, not the workers,
     decides who runs what). What `prepare` returns, when a string, is added to the worker's
-    one line once it consumes (`model gateway (256 calls at once)`). With a `scheduler`, the
-    worker also runs the scheduler loop on a thread from then on, until it shuts down."""
+    one line once it consumes (`model gateway (256 calls at once)`). Its `companions` are
+    started then too (the scheduler's loop, the sidecar's supervisor, each on a thread of
+    its own), each adding its `note` to that line, and stopped when the worker shuts down."""
 
     modules: tuple[str, ...]
     queues: tuple[str, ...] = ()
     prepare: Callable[[], object] | None = None
-    scheduler: SchedulerThread | None = None
+    companions: tuple[Companion, ...] = ()
+
+
+class Companion(Protocol):
+    """Work a worker process runs beside its own on one host, in place of a process of its
+    own (`harness worker --with-scheduler --with-sidecar`, as `harness up` starts it)."""
+
+    @property
+    def note(self) -> str | None:
+        """What the worker's start-up line adds about it, if anything."""
+
+    def start(self, runtime: Runtime) -> None:
+        """Start, on a thread of its own, once the worker's runtime is ready."""
+
+    def stop(self) -> None:
+        """Stop and wait for the thread (bounded). Safe when never started."""
 
 
 _start: WorkerStart | None = None
@@ -66,15 +83,15 @@ def run_worker(
     concurrency: int,
     queues: list[str],
     prepare: Callable[[], object] | None = None,
-    scheduler: SchedulerThread | None = None,
+    companions: tuple[Companion, ...] = (),
 ) -> None:
     """Run a Celery worker (threads, `harness.runtime.worker_pool`) advancing runs of the
-    loaded functions, started as `WorkerStart(modules, queues, prepare, scheduler)` says.
+    loaded functions, started as `WorkerStart(modules, queues, prepare, companions)` says.
     Blocks.
 
     Raises what stopped the worker's start (`ConfigurationError` naming a module that cannot
     be loaded, `BusUnavailableError`)."""
-    start_workers_with(WorkerStart(tuple(modules), tuple(queues), prepare, scheduler))
+    start_workers_with(WorkerStart(tuple(modules), tuple(queues), prepare, companions))
     try:
         _consume(settings, concurrency, queues)
     except SystemExit as exc:
@@ -111,9 +128,10 @@ def _on_worker_init(sender: Any, **_: object) -> None:
         _ready_line += f", {note}"
     _heartbeat = Heartbeat(runtime, "worker", start.queues or _consumed_queues(sender))
     _heartbeat.start()
-    if start.scheduler is not None:
-        start.scheduler.start(runtime)
-        _ready_line += f", {start.scheduler.note}"
+    for companion in start.companions:
+        companion.start(runtime)
+        if companion.note:
+            _ready_line += f", {companion.note}"
     freeze_startup_heap()
 
 
@@ -126,11 +144,11 @@ def _on_worker_ready(**_: object) -> None:
 
 @worker_shutdown.connect  # type: ignore[untyped-decorator]
 def _on_worker_shutdown(**_: object) -> None:
-    """Stop the worker's scheduler thread, if it runs one, and leave the presence set when
-    the worker stops."""
+    """Stop the worker's companions, if it runs any, and leave the presence set when the
+    worker stops."""
     global _heartbeat
-    if _start is not None and _start.scheduler is not None:
-        _start.scheduler.stop()
+    for companion in _start.companions if _start is not None else ():
+        companion.stop()
     heartbeat, _heartbeat = _heartbeat, None
     if heartbeat is not None:
         heartbeat.stop()

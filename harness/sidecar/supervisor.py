@@ -306,6 +306,36 @@ def _stop_child(child: subprocess.Popen[bytes], grace: float) -> None:
             continue
 
 
+class SidecarThread:
+    """The sidecar's supervisor (`serve`) on a thread of a worker process
+    (`harness worker --with-sidecar`, as `harness up` starts it on one host): one interpreter,
+    about 60 MB, fewer. What it starts (the validator, the sandboxed executor and its host) are
+    processes as under `harness sidecar`; the supervisor never imports the agent's files
+    either way. A `Companion` of the worker (`harness.runtime.worker`)."""
+
+    note: str | None = None  # it says its own line once the functions load
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, runtime: object) -> None:
+        """Start supervising (the worker's runtime is not needed: the sidecar finds Redis
+        as its process would)."""
+        self._thread = threading.Thread(
+            target=serve, args=(self._settings, self._stop), name="sidecar", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self, timeout: float = FINAL_GRACE_S + 10.0) -> None:
+        """Stop supervising: its child is stopped as `harness sidecar`'s is on SIGTERM; wait
+        for that at most `timeout` seconds. Safe when never started, and twice."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
 def run_sidecar(settings: Settings) -> None:
     """The `harness sidecar` process: `serve` until SIGINT or SIGTERM."""
     stop = threading.Event()

@@ -120,10 +120,12 @@ def test_harness_up_from_a_copied_env_example_answers_a_message_sent_from_anothe
     loaded = re.search(r"sidecar ready: watching .*?, (\d+) function\(s\)", up.output())
     assert loaded is not None and loaded[1] == "1", up.output()
     assert up.output().count("validated functions/") <= 1, up.output()
-    # And the scheduler runs on a thread of the worker, alive for a liveness probe
-    assert "scheduler every 1s" in up.output()
-    probe = _cli("health", "--process", "scheduler", cwd=up.project)
-    assert probe.returncode == 0, f"{probe.stdout}\n{probe.stderr}\n{up.output()}"
+    # And the scheduler runs on a thread of the worker
+    # And so does the sidecar's supervisor: no process of their own, both alive for a probe
+    assert "scheduler every 1s" in up.output() and "sidecar |" not in up.output()
+    for part in ("scheduler", "sidecar"):
+        probe = _cli("health", "--process", part, cwd=up.project)
+        assert probe.returncode == 0, f"{part}: {probe.stdout}\n{probe.stderr}\n{up.output()}"
 
 
 def test_listeners_that_cannot_connect_keep_retrying_while_the_fleet_serves(up: Up) -> None:

@@ -71,7 +71,11 @@ def test_harness_up_says_one_line_per_process_before_ready(tmp_path: Path) -> No
     for match in parsed:
         assert match is not None
         by_name.setdefault(match[1], []).append(match[2])
-    # And each process said at most one line, the fleet only its Redis (and root) lines
+    # And each process said at most one line (the worker one more, for the sidecar it runs
+    # on a thread), the fleet only its Redis (and root) lines
+    worker = by_name.pop("worker", [])
+    own = [line for line in worker if "sidecar ready: " not in line]
+    assert len(own) <= 1 and len(worker) - len(own) <= 1, f"expected a worker line:\n{output}"
     for name in PROCESSES:
         assert len(by_name.pop(name, [])) <= 1, f"expected at most one {name} line:\n{output}"
     system = by_name.pop("system", [])

@@ -38,3 +38,31 @@ def test_a_held_gate_prints_warnings_and_the_up_line_then_opens() -> None:
     assert gate.filter(_record(logging.INFO))
     assert not gate.filter(_record(logging.INFO, **START_UP_ONLY))
     assert not gate.filter(_record(logging.INFO, "celery.apps.worker")), "Celery's `ready.`"
+
+
+def test_a_part_held_on_its_own_waits_for_its_own_up_line() -> None:
+    # Given a held gate, and the sidecar's loggers held as a part of their own (a worker that
+    # supervises the sidecar on a thread)
+    gate = StartUpGate()
+    gate.hold()
+    gate.hold_part("harness.sidecar")
+    # When the worker says it is up
+    gate.said_up("harness.runtime.worker")
+    # Then the worker's routine lines print, the sidecar's still wait (its warnings do not)
+    assert gate.filter(_record(logging.INFO, "harness.runtime.worker"))
+    assert not gate.filter(_record(logging.INFO, "harness.sidecar.supervisor"))
+    assert gate.filter(_record(logging.WARNING, "harness.sidecar"))
+    assert gate.filter(_record(logging.INFO, "harness.sidecarish")), "not under the prefix"
+    # When the sidecar says it is up
+    gate.said_up("harness.sidecar")
+    # Then its routine lines print too
+    assert gate.filter(_record(logging.INFO, "harness.sidecar.supervisor"))
+
+
+def test_a_part_that_says_it_is_up_first_does_not_open_the_process() -> None:
+    gate = StartUpGate()
+    gate.hold()
+    gate.hold_part("harness.sidecar")
+    gate.said_up("harness.sidecar")
+    assert gate.filter(_record(logging.INFO, "harness.sidecar"))
+    assert not gate.filter(_record(logging.INFO, "harness.runtime.worker"))
