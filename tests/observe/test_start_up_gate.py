@@ -43,9 +43,7 @@ def test_a_held_gate_prints_warnings_and_the_up_line_then_opens() -> None:
 def test_a_part_held_on_its_own_waits_for_its_own_up_line() -> None:
     # Given a held gate, and the sidecar's loggers held as a part of their own (a worker that
     # supervises the sidecar on a thread)
-    gate = StartUpGate()
-    gate.hold()
-    gate.hold_part("harness.sidecar")
+    gate = _held_with_the_sidecar()
     # When the worker says it is up
     gate.said_up("harness.runtime.worker")
     # Then the worker's routine lines print, the sidecar's still wait (its warnings do not)
@@ -60,9 +58,14 @@ def test_a_part_held_on_its_own_waits_for_its_own_up_line() -> None:
 
 
 def test_a_part_that_says_it_is_up_first_does_not_open_the_process() -> None:
-    gate = StartUpGate()
-    gate.hold()
-    gate.hold_part("harness.sidecar")
+    gate = _held_with_the_sidecar()
     gate.said_up("harness.sidecar")
     assert gate.filter(_record(logging.INFO, "harness.sidecar"))
     assert not gate.filter(_record(logging.INFO, "harness.runtime.worker"))
+
+
+def _held_with_the_sidecar() -> StartUpGate:
+    gate = StartUpGate()
+    gate.hold()
+    gate.hold_part("harness.sidecar")
+    return gate
