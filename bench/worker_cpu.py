@@ -3,8 +3,8 @@
 agent's main calls by thread CPU and each thread's CPU over a window of the wave.
 
 Each row is a label's CPU in the window (ms), its calls, the ms a call, and the ms a turn
-(the window's total over the turns it saw: the `agent-handle-message` executions, two a
-turn with an offloaded model call, over two). Thread rows say which thread spent it: the
+(the window's total over the turns it saw: the `agent-handle-message` executions over two,
+as a turn with an offloaded model call runs twice, before and after the call). Thread rows say which thread spent it: the
 pool's (steps, records, Celery's tracing of each kick), the Celery consumer's
 (`MainThread`), the model gateway's loop, the acknowledgement keeper's senders.
 
@@ -42,7 +42,7 @@ def main() -> None:
         subprocess.run(command, cwd=ROOT, env=env, check=True)
         found = json.loads(out.read_text())
     calls = found["calls"]
-    turns = calls.get("a function's execution", {}).get("calls", 0) / 2 or 1
+    turns = calls.get("an execution of agent-handle-message", {}).get("calls", 0) / 2 or 1
     print(f"window {found['seconds']} s, about {turns:.0f} turns")
     print("| label | ms | calls | ms a call | ms a turn |\n|---|---|---|---|---|")
     for label, row in sorted(calls.items(), key=lambda kv: -kv[1]["ms"]):

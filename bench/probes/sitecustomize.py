@@ -25,9 +25,10 @@ from collections.abc import Callable
 from typing import Any
 
 TARGETS: tuple[tuple[str, str, str], ...] = (
-    # (module, attribute path, label); a `{arg2}` label takes the call's third argument
+    # (module, attribute path, label); `{arg2}` in a label is the call's third argument,
+    # `{fn}` the id of its first (a function)
     ("harness.runtime.celery_app", "advance", "a kick's run (advance)"),
-    ("harness.runtime.functions", "Function.__call__", "a function's execution"),
+    ("harness.runtime.functions", "Function.__call__", "an execution of {fn}"),
     ("harness.runtime.run_step", "RunSteps._run_once", "step {arg2} (with its record)"),
     ("harness.runtime.run_step", "RunSteps._record", "a step's record"),
     ("harness.runtime.ledger", "Ledger.claim", "ledger claim"),
@@ -74,7 +75,8 @@ class _Probe:
             try:
                 return original(*args, **kwargs)
             finally:
-                shown = label.format(arg1=_arg(args, 1), arg2=_arg(args, 2))
+                fn = getattr(args[0], "id", "?") if args else "?"
+                shown = label.format(arg1=_arg(args, 1), arg2=_arg(args, 2), fn=fn)
                 with self._lock:
                     entry = self.spent[shown]
                     entry[0] += time.thread_time() - started
