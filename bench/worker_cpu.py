@@ -4,9 +4,9 @@ agent's main calls by thread CPU and each thread's CPU over a window of the wave
 
 Each row is a label's CPU in the window (ms), its calls, the ms a call, and the ms a turn
 (the window's total over the turns it saw: the `agent-handle-message` executions over two,
-as a turn with an offloaded model call runs twice, before and after the call). Thread rows say which thread spent it: the
-pool's (steps, records, Celery's tracing of each kick), the Celery consumer's
-(`MainThread`), the model gateway's loop, the acknowledgement keeper's senders.
+as a turn with an offloaded model call runs twice, before and after the call). Thread rows
+say which thread spent it: the pool's (steps, records, Celery's tracing of each kick), the
+Celery consumer's (`MainThread`), the model gateway's loop, the keeper's senders.
 
 Usage: python -m bench.worker_cpu [--chats 400] [--delay 0.01] [--start 4] [--seconds 16]
 """
