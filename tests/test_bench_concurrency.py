@@ -21,7 +21,8 @@ SIZE_FIELDS = {
     "chats", "answered", "failures", "last_answer_s", "latency_p50_s", "latency_p95_s",
     "floor_s", "ratio", "rss_idle_mb", "rss_peak_mb", "pss_idle_mb", "rss_idle_by_process",
     "model_requests", "load_before", "load_after", "cpu_ms_per_turn",
-    "cpu_ms_per_turn_by_process", "rss_peak_by_process",
+    "cpu_ms_per_turn_by_process", "rss_peak_by_process", "bot_api_calls_per_turn",
+    "bot_api_connections_per_turn",
 }  # fmt: skip
 
 
@@ -82,6 +83,9 @@ def test_a_small_run_answers_every_chat_and_writes_json_and_svg(tmp_path: Path) 
     assert set(size) == SIZE_FIELDS, sorted(set(size) ^ SIZE_FIELDS)
     assert (size["chats"], size["answered"], size["failures"]) == (4, 4, {}), size
     assert size["model_requests"] >= 4, "expected one model call per chat at least"
+    # And the Bot API's calls are counted per turn: each chat's answer is one sendMessage
+    assert size["bot_api_calls_per_turn"]["sendMessage"] >= 1, size["bot_api_calls_per_turn"]
+    assert size["bot_api_connections_per_turn"] >= 0, size
     assert size["floor_s"] > 0 and size["rss_peak_mb"] > 0 and size["rss_idle_mb"] > 0, size
     workers = [name for name in size["rss_idle_by_process"] if name.endswith("cli worker")]
     assert len(workers) == 2, f"expected the worker of each of two hosts, got {workers}"
