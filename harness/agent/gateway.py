@@ -42,6 +42,7 @@ from typing import Any, Protocol
 
 from harness.agent.drafting import open_live
 from harness.agent.model_calls import MODEL_SERVICE, ModelCallRequest, outcome_of
+from harness.errors import BusUnavailableError
 from harness.llm.factory import build_named
 from harness.llm.provider import AsyncModelProvider, ModelProvider
 from harness.llm.types import AssistantTurn
@@ -259,7 +260,12 @@ class ModelGateway:
     async def _guarded(self, work: Awaitable[None]) -> None:
         try:
             await work
-        except Exception:  # Redis away: the calls wait there, or for another gateway
+        except BusUnavailableError as exc:  # Redis away: the calls wait there, or elsewhere
+            self.failed += 1
+            log.warning("the model gateway's round trip failed (%s); trying again in a second",
+                        exc)  # fmt: skip
+            await self._unless_stopped(asyncio.sleep(1.0))
+        except Exception:  # not Redis: a fault of ours, with its traceback
             self.failed += 1
             log.exception("the model gateway's round trip failed; trying again in a second")
             await self._unless_stopped(asyncio.sleep(1.0))
@@ -383,7 +389,11 @@ class ModelGateway:
             ok, kicks = await board.settle(
                 taken.call_id, taken.token, outcome, self.runtime.now_ms(), template
             )
-        except Exception:  # the lease runs out and the call is made again: at most once more
+        except BusUnavailableError as exc:  # the lease runs out: the call is made once more
+            log.warning("the outcome of model call %s could not be recorded: %s",
+                        taken.call_id, exc)  # fmt: skip
+            return
+        except Exception:  # the same, for a fault of ours (with its traceback)
             log.exception("the outcome of model call %s could not be recorded", taken.call_id)
             return
         if not ok:

@@ -44,6 +44,10 @@ app.conf.update(
     accept_content=["json"],
     task_ignore_result=True,
     task_acks_late=False,
+    # Celery 6's default, set now: after a lost broker connection it cancels the running
+    # tasks that ack late, which a kick never is (above), so it cancels nothing here; left
+    # unset, every reconnect prints a deprecation notice of ten lines into the worker's log
+    worker_cancel_long_running_tasks_on_connection_loss=True,
     worker_prefetch_multiplier=1,
     worker_disable_prefetch=True,
     broker_connection_retry_on_startup=True,

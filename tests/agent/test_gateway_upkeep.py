@@ -3,8 +3,11 @@ does not answer."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
+
+import pytest
 
 from harness.agent.gateway import ModelGateway
 from harness.agent.model_calls import MODEL_SERVICE, ModelCallRequest
@@ -36,9 +39,13 @@ def test_a_stopped_gateway_closes_its_providers_sync_clients_too(
 
 
 def test_a_gateway_serving_until_idle_rides_out_a_redis_that_does_not_answer(
-    unreachable_runtime: Runtime, model_server: ModelServer, tmp_path: Path
+    unreachable_runtime: Runtime,
+    model_server: ModelServer,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     # Given a gateway on a Redis that does not answer, serving until idle on a thread
+    caplog.set_level(logging.WARNING, logger="harness.agent.gateway")
     settings = make_settings(tmp_path / "workspace", model_server, model_calls="gateway")
     gateway = ModelGateway(unreachable_runtime, settings)
     raised: list[BaseException] = []
@@ -58,6 +65,14 @@ def test_a_gateway_serving_until_idle_rides_out_a_redis_that_does_not_answer(
     # Then serve did not raise: it logged and went round again until stopped
     assert raised == [], f"serve raised {raised!r}"
     assert not thread.is_alive()
+    # And each failure is one warning saying why, not an error with a traceback: a Redis
+    # outage is the operator's known condition, not a fault of the gateway
+    failures = [r for r in caplog.records if "round trip failed" in r.getMessage()]
+    assert failures, caplog.text
+    assert all(r.levelno == logging.WARNING and r.exc_info is None for r in failures), [
+        (r.levelname, r.exc_info) for r in failures
+    ]
+    assert "could not" in failures[0].getMessage(), failures[0].getMessage()
 
 
 def test_a_serving_gateway_beats_and_one_that_stops_is_gone_at_once(
