@@ -118,9 +118,7 @@ def webhook_requests(redis_server: EmbeddedRedis, requests: int, concurrency: in
         raise RuntimeError(f"{failed} of {requests} webhook requests were not answered 200")
     with redis.Redis.from_url(redis_server.url) as check:
         check.delete(floor_apps.UPDATES)
-    return WebhookCost(
-        (after[0] - before[0]) / requests, (after[1] - before[1]) / requests
-    )
+    return WebhookCost((after[0] - before[0]) / requests, (after[1] - before[1]) / requests)
 
 
 def _wait_for_http(url: str, process: subprocess.Popen[str]) -> None:
@@ -155,7 +153,8 @@ def celery_round(redis_server: EmbeddedRedis, tasks: int) -> TaskCost:
     app.conf.broker_url = redis_server.url
     redis_pid = _redis_pid(redis_server)
     try:
-        with redis.Redis.from_url(redis_server.url) as client:
+        # the wait for a batch's end outlasts redis-py's default socket timeout
+        with redis.Redis.from_url(redis_server.url, socket_timeout=START_TIMEOUT_S + 5) as client:
 
             def batch() -> float:
                 """Send the batch and wait for its end; the sender's CPU in ms."""
@@ -175,9 +174,7 @@ def celery_round(redis_server: EmbeddedRedis, tasks: int) -> TaskCost:
     finally:
         stop_groups([worker], timeout=10)
         app.pool.force_close_all()
-    return TaskCost(
-        (after[0] - before[0]) / tasks, sender / tasks, (after[1] - before[1]) / tasks
-    )
+    return TaskCost((after[0] - before[0]) / tasks, sender / tasks, (after[1] - before[1]) / tasks)
 
 
 @dataclass(frozen=True)

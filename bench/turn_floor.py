@@ -152,9 +152,12 @@ def report(figures: dict[str, Any]) -> str:
     if harness:
         by_process = ", ".join(f"{k} {v}" for k, v in harness["cpu_ms_per_turn_by_process"].items())
         lines.append(f"| Harness today ({by_process}) | | | | {harness['cpu_ms_per_turn']:.1f} |")
-    cores, model_s = figures["cpus"], figures["model_s"]
-    lines += ["", f"| chats at once | aim | CPU a turn may cost on {cores} cores | bound from "
-              f"the floor | bound from Harness | (model {model_s:g} s) |", "|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        f"On {figures['cpus']} cores, the model answering in {figures['model_s']:g} s:",
+        "| chats at once | aim | CPU a turn may cost | bound from the floor | from Harness |",
+        "|---|---|---|---|---|",
+    ]
     for row in figures["bounds"]:
         theirs = (
             f"{row['harness_bound_s']:.1f} s ({row['harness_ratio']:.2f}x)"
@@ -163,7 +166,7 @@ def report(figures: dict[str, Any]) -> str:
         )
         lines.append(
             f"| {row['chats']} | {row['aim_ratio']}x | {row['budget_ms_per_turn']:.1f} ms "
-            f"| {row['floor_bound_s']:.1f} s ({row['floor_ratio']:.2f}x) | {theirs} | |"
+            f"| {row['floor_bound_s']:.1f} s ({row['floor_ratio']:.2f}x) | {theirs} |"
         )
     lines.append(f"\nload {figures['load_before']} → {figures['load_after']}")
     return "\n".join(lines)
