@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 import redis
 from celery import Celery
 from fastapi import FastAPI, Request, Response
+from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
 
 REDIS_URL = os.environ.get("FLOOR_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -36,9 +37,12 @@ EMPTY_TASK, DONE_TASK = "floor.empty", "floor.done"
 
 @asynccontextmanager
 async def _redis(app: FastAPI) -> AsyncIterator[None]:
-    app.state.redis = AsyncRedis.from_url(REDIS_URL)
+    # a blocking pool, as Harness's kicker has: a request waits for a connection rather than
+    # failing when more are in flight than the pool holds
+    pool = BlockingConnectionPool.from_url(REDIS_URL, max_connections=64, timeout=30)
+    app.state.redis = AsyncRedis(connection_pool=pool)
     yield
-    await app.state.redis.aclose()
+    await app.state.redis.aclose(close_connection_pool=True)
 
 
 webhook = FastAPI(lifespan=_redis)

@@ -89,11 +89,13 @@ def _line(stream: IO[str] | None, expected: str) -> str:
 
 def webhook_requests(redis_server: EmbeddedRedis, requests: int, concurrency: int) -> WebhookCost:
     """`requests` POSTs of a Telegram update to the bare webhook, at most `concurrency` at
-    once from a client process, after `concurrency` more to open its connections."""
+    once from a client process, after `concurrency` more to open its connections. The server
+    keeps idle connections 120 s (uvicorn's default 5 s closed some under a loaded machine's
+    warm-up, racing the client's next request on them)."""
     port = free_port()
     server = _spawn(
         [sys.executable, "-m", "uvicorn", "bench.floor_apps:webhook", "--port", str(port),
-         "--no-access-log", "--log-level", "warning"],
+         "--no-access-log", "--log-level", "warning", "--timeout-keep-alive", "120"],
         redis_server.url,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/webhook"

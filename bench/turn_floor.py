@@ -5,11 +5,13 @@ code, against what Harness spends per turn, and the bound on answering N chats i
   to Redis (`bench.floor_apps.webhook`), under a concurrent load from a client in another
   process; a Celery task round on the Redis broker, an empty task executed by a worker with
   `-P threads` and Harness's Celery settings (`bench.floor_apps.tasks`); one streamed model
-  call through the official Anthropic SDK's async client, many concurrent on one loop; one
-  Bot API `sendMessage` through httpx2 (the SDKs' httpx) on kept-alive connections, many
-  concurrent on one loop; and the Redis server's CPU for the webhook's command and for the
-  Celery messages of a task round. Redis is `redis-server` with the append-only file on, as
-  `harness up` runs it.
+  call through the official Anthropic SDK's async client, `--concurrency` at once on one loop
+  (a 3 s model holds a connection per chat); one Bot API `sendMessage` through httpx2 (the
+  SDKs' httpx) on kept-alive connections, `--send-at-once` at once on one loop (httpx2's pool
+  scans every connection it holds on each request, so a call costs more the more it holds:
+  a pool of 20 carries 200 calls a second of a Bot API answering in 0.1 s); and the Redis
+  server's CPU for the webhook's command and for the Celery messages of a task round. Redis
+  is `redis-server` with the append-only file on, as `harness up` runs it.
 - **Measured:** each server process's CPU (the web process, the Celery worker, Redis) from
   `/proc/<pid>/task/*/schedstat` (nanoseconds, every thread) before and after the batch,
   divided by the batch; this process's CPU (`time.process_time`) for the callers (the model
@@ -25,7 +27,8 @@ code, against what Harness spends per turn, and the bound on answering N chats i
   the model's wait and spread over every core.
 
 Usage: python -m bench.turn_floor [--requests 2000] [--tasks 2000] [--calls 1000]
-       [--concurrency 200] [--model-s 3] [--no-harness] [--json FILE]
+       [--concurrency 200] [--send-at-once 20] [--model-s 3] [--chats 200] [--no-harness]
+       [--json FILE]
 """
 
 from __future__ import annotations
@@ -69,15 +72,19 @@ class Part:
     per_turn: int
 
 
-def measure_parts(requests: int, tasks: int, calls: int, concurrency: int) -> list[Part]:
-    """Every part, measured alone in this order on one fresh Redis (see the module)."""
+def measure_parts(
+    requests: int, tasks: int, calls: int, concurrency: int, send_at_once: int
+) -> list[Part]:
+    """Every part, measured alone in this order on one fresh Redis (see the module); the
+    webhook's requests and the model calls `concurrency` at once, the `sendMessage` calls
+    `send_at_once`."""
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
         with EmbeddedRedis(Path(tmp) / "redis", persist=True) as redis_server:
             web = webhook_requests(redis_server, requests, concurrency)
             celery = celery_round(redis_server, tasks)
     with running_fakes() as fakes:
         model = model_calls(fakes, calls, concurrency)
-        send = send_messages(fakes, calls, concurrency)
+        send = send_messages(fakes, calls, send_at_once)
     return [
         Part("webhook", "web (uvicorn + FastAPI)", "request", web.server_ms, requests, 1),
         Part("redis for the webhook", "redis-server", "request", web.redis_ms, requests, 1),
@@ -177,14 +184,19 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000, help="webhook requests")
     parser.add_argument("--tasks", type=int, default=2000, help="Celery task rounds")
     parser.add_argument("--calls", type=int, default=1000, help="model and sendMessage calls")
-    parser.add_argument("--concurrency", type=int, default=200, help="requests or calls at once")
+    parser.add_argument(
+        "--concurrency", type=int, default=200, help="requests, model calls at once"
+    )
+    parser.add_argument("--send-at-once", type=int, default=20, help="sendMessage calls at once")
     parser.add_argument("--model-s", type=float, default=3.0, help="the model's time of the aim")
     parser.add_argument("--chats", type=int, default=200, help="bench.concurrency's size")
     parser.add_argument("--no-harness", action="store_true", help="skip bench.concurrency")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
-    parts = measure_parts(args.requests, args.tasks, args.calls, args.concurrency)
+    parts = measure_parts(
+        args.requests, args.tasks, args.calls, args.concurrency, args.send_at_once
+    )
     harness = None if args.no_harness else harness_per_turn(args.chats)
     floor = sum(p.ms * p.per_turn for p in parts)
     cores = os.cpu_count() or 1
@@ -193,6 +205,7 @@ def main() -> None:
         "cpus": cores,
         "model_s": args.model_s,
         "concurrency": args.concurrency,
+        "send_at_once": args.send_at_once,
         "tasks_per_turn": TASKS_PER_TURN,
         "parts": [asdict(p) for p in parts],
         "floor_ms_per_turn": round(floor, 3),
