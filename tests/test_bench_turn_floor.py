@@ -47,7 +47,8 @@ def test_a_tiny_run_measures_every_part_and_writes_the_floor(tmp_path: Path) -> 
     out = tmp_path / "floor.json"
     done = subprocess.run(
         [sys.executable, "-m", "bench.turn_floor", "--requests", "40", "--tasks", "40",
-         "--calls", "20", "--concurrency", "10", "--send-at-once", "5", "--no-harness", "--json", str(out)],
+         "--calls", "20", "--concurrency", "10", "--send-at-once", "5", "--no-harness",
+         "--json", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
