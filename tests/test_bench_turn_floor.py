@@ -11,13 +11,29 @@ from pathlib import Path
 
 import pytest
 
+from bench.floor_apps import tasks
 from bench.turn_floor import bound_s, bounds
+from harness.runtime.celery_app import app as harness_celery
 
 ROOT = Path(__file__).resolve().parents[1]
 PARTS = {
     "webhook", "redis for the webhook", "task round: worker", "task round: sender",
     "redis for the task round", "model call", "sendMessage",
 }  # fmt: skip
+
+
+def test_the_floor_celery_app_has_harness_celery_settings_but_celery_own_pool() -> None:
+    # Given the settings Harness gives its Celery app (its pool is its own, not Celery's)
+    names = (
+        "task_serializer", "accept_content", "task_ignore_result", "task_acks_late",
+        "worker_prefetch_multiplier", "worker_disable_prefetch", "task_default_queue",
+    )  # fmt: skip
+    # When the floor's bare app is read
+    ours = {name: tasks.conf[name] for name in names}
+    theirs = {name: harness_celery.conf[name] for name in names}
+    # Then it sends and takes tasks as Harness does, but on a queue of its own
+    assert ours.pop("task_default_queue") != theirs.pop("task_default_queue")
+    assert ours == theirs, "the floor's Celery settings drifted from Harness's"
 
 
 def test_the_bound_is_the_model_time_until_the_cpu_of_the_turns_exceeds_it() -> None:
