@@ -46,11 +46,15 @@ def test_the_bound_is_the_model_time_until_the_cpu_of_the_turns_exceeds_it() -> 
 
 
 def test_the_budget_of_an_aim_is_the_cpu_a_turn_may_cost_to_meet_it_exactly() -> None:
-    # Given the floor and Harness each costing exactly the budget of the 200 chats' aim
-    [at_200, at_1000] = bounds(45.0, 45.0, cores=2, model_s=3.0)
+    # Given the floor and Harness each costing exactly the budget of the 200 chats' aim, 30 ms
+    # of Harness's in its worker process
+    harness = {"cpu_ms_per_turn": 45.0, "cpu_ms_per_turn_by_process": {"7 cli worker": 30.0}}
+    [at_200, at_1000] = bounds(45.0, harness, cores=2, model_s=3.0)
     # Then 200 chats are bound at the aim (1.5x) and the budget is 45 ms a turn
     assert at_200["budget_ms_per_turn"] == 45.0, at_200
     assert at_200["floor_ratio"] == at_200["harness_ratio"] == 1.5, at_200
+    # But not with one worker process: its 30 ms a turn run on one core, 6 s for 200 turns
+    assert at_200["harness_one_worker_bound_s"] == 6.0, at_200
     # And 1,000 chats may cost 12 ms a turn; at 45 ms they take 22.5 s, 7.5x the model
     assert at_1000["budget_ms_per_turn"] == 12.0, at_1000
     assert at_1000["floor_bound_s"] == 22.5 and at_1000["floor_ratio"] == 7.5, at_1000
