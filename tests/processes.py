@@ -6,9 +6,10 @@ import os
 import signal
 import subprocess
 from collections.abc import Iterable
+from typing import Any
 
 
-def stop_groups(procs: Iterable[subprocess.Popen[bytes]], timeout: float) -> None:
+def stop_groups(procs: Iterable[subprocess.Popen[Any]], timeout: float) -> None:
     """SIGTERM the process group of each process still running, then wait up to `timeout`
     seconds for each; a group still running after that gets SIGKILL. Every process has ended
     when this returns."""
