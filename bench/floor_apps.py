@@ -65,7 +65,7 @@ tasks.conf.update(
     accept_content=["json"],
     task_ignore_result=True,
     task_acks_late=False,
-    worker_cancel_long_running_tasks_on_connection_loss=True,  # as Harness sets it on main
+    worker_cancel_long_running_tasks_on_connection_loss=True,
     worker_prefetch_multiplier=1,
     worker_disable_prefetch=True,
     broker_connection_retry_on_startup=True,

@@ -27,6 +27,7 @@ def test_the_floor_celery_app_has_harness_celery_settings_but_celery_own_pool() 
     names = (
         "task_serializer", "accept_content", "task_ignore_result", "task_acks_late",
         "worker_prefetch_multiplier", "worker_disable_prefetch", "task_default_queue",
+        "worker_cancel_long_running_tasks_on_connection_loss",
     )  # fmt: skip
     # When the floor's bare app is read
     ours = {name: tasks.conf[name] for name in names}
