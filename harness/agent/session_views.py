@@ -159,6 +159,8 @@ class Views:
             os.close(fd)
 
     def _keep(self, path: Path, view: View) -> None:
+        if view.size > self.max_bytes:
+            return  # one session over the whole bound would push out every other
         self._kept[path] = view
         self._bytes += view.size
         while self._kept and (len(self._kept) > self.max_views or self._bytes > self.max_bytes):
