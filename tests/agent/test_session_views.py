@@ -13,9 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from harness.agent.deps import agent_deps, build_deps, set_agent_deps
+from harness.agent.gateway import ModelGateway
 from harness.agent.session import CompactionLine, SessionLine, SessionStore
 from harness.agent.session_views import VIEWS, Views
 from harness.llm.types import Message
+from harness.runtime.testing import drain
+from tests.agent.conftest import AgentRig, make_settings
+from tests.fakes.model_server import Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREADABLE = b'{"kind": "message", "message": {"role": "nobody"}}\n'
@@ -186,3 +191,35 @@ def test_session_views_keep_at_most_their_bound(tmp_path: Path) -> None:
     # Then two are kept: the large one is not, the least recently used is dropped
     assert len(views) == 2
     assert len(VIEWS) <= VIEWS.max_views
+
+
+def test_a_turns_resume_parses_no_line_its_first_execution_did(
+    agent: AgentRig, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given the gateway path and a chat whose session holds an unreadable line
+    settings = make_settings(agent.workspace, agent.model, model_calls="gateway")
+    set_agent_deps(build_deps(settings))
+    agent.runtime.call_servers.clear()
+    store = agent_deps().sessions
+    _with_an_unreadable_line(store, "chat-1")
+    caplog.set_level(logging.WARNING, logger="harness.agent.session")
+    agent.model.script(Reply.answer("Hello again."))
+    # When a message's turn parks on its model call (its first execution)
+    run_id = agent.say("hi")
+    record = agent.runtime.ledger.run(run_id)
+    assert record is not None and record.status == "waiting", record
+    # And a hundred other chats' turns read their sessions meanwhile
+    for n in range(100):
+        store.append(f"other-{n}", [SessionLine(message=Message.user("hi"))])
+        store.messages(f"other-{n}")
+    # And another writer appends to the session meanwhile
+    elsewhere = SessionLine(message=Message.assistant("meanwhile"), proactive=True)
+    with store.path_for("chat-1").open("ab") as f:
+        f.write(elsewhere.model_dump_json().encode() + b"\n")
+    # And the turn resumes with the model's answer (its second execution)
+    assert ModelGateway(agent.runtime, settings).serve_due() == 1
+    drain(agent.runtime)
+    # Then it answered, and the session was parsed once before its new lines
+    assert agent.replies() == ["Hello again."]
+    assert _parses(caplog) == 1, "a turn's execution parsed the session again"
+    assert _texts(store, "chat-1") == ["one", "two", "hi", "meanwhile", "Hello again."]
