@@ -40,6 +40,16 @@ def _with_an_unreadable_line(store: SessionStore, key: str) -> Path:
     return path
 
 
+def _read_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> SessionStore:
+    """A store whose session "chat" (`_with_an_unreadable_line`) was read once, warnings
+    captured from then on."""
+    store = SessionStore(tmp_path)
+    _with_an_unreadable_line(store, "chat")
+    caplog.set_level(logging.WARNING, logger="harness.agent.session")
+    store.load("chat")
+    return store
+
+
 def _parses(caplog: pytest.LogCaptureFixture) -> int:
     return sum("skipping unreadable line" in r.getMessage() for r in caplog.records)
 
@@ -67,10 +77,7 @@ def test_session_view_takes_its_own_append_without_parsing_the_file_again(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Given a session read once
-    store = SessionStore(tmp_path)
-    _with_an_unreadable_line(store, "chat")
-    caplog.set_level(logging.WARNING, logger="harness.agent.session")
-    store.load("chat")
+    store = _read_once(tmp_path, caplog)
     # When this process appends to it, once plainly and once by key, and reads it
     store.append("chat", [SessionLine(message=Message.assistant("three"))])
     written = store.append_once("chat", SessionLine(message=Message.user("four")), key="k4")
@@ -84,10 +91,7 @@ def test_session_view_sees_an_append_by_another_process(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Given a session this process read
-    store = SessionStore(tmp_path)
-    _with_an_unreadable_line(store, "chat")
-    caplog.set_level(logging.WARNING, logger="harness.agent.session")
-    store.load("chat")
+    store = _read_once(tmp_path, caplog)
     # When another process keeps a proactive message in it (as a sub-agent's answer is kept)
     script = (
         "import sys; from pathlib import Path\n"
