@@ -22,7 +22,6 @@ session's length and a turn's second execution parses nothing the first already 
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import re
 import shutil
@@ -47,8 +46,6 @@ __all__ = [
     "messages_of",
     "summary_message",
 ]
-
-log = logging.getLogger(__name__)
 
 SUMMARY_HEADER = "[Conversation summary]\n"
 COVERED_IDEM_LIMIT = 1000
