@@ -119,6 +119,22 @@ def joined(*stamps: Stamp | None) -> Stamp | None:
     return Stamp(tuple(s.identity for s in present), all(s.settled for s in present))
 
 
+def file_identity(info: os.stat_result) -> FileId | None:
+    """The identity a stamp gives the file `info` (an `lstat` or `fstat`) describes:
+    (device, inode, size, mtime_ns, ctime_ns); None when it is not plainly a file (not a
+    regular file, or one with more than one hard link), whose values are never kept."""
+    try:
+        return _identity(info)
+    except _Unstampable:
+        return None
+
+
+def settled_at(identity: FileId, now_ns: int) -> bool:
+    """True when the file of `identity` last changed `SETTLE_NS` or more before `now_ns`
+    (`time.time_ns()`): a value made from it may be kept on its identity alone."""
+    return _settled([identity], now_ns)
+
+
 class Memo(Generic[T]):
     """Values loaded from files, by key, kept while the files' stamp is the same; at most
     `max_entries`, the least recently used dropped first. Thread-safe; `load` runs outside

@@ -13,85 +13,45 @@ holds across the hosts sharing the state folder (`HARNESS_SHARED_ROOT` set), els
 exclusive `flock` on `<file>.lock` for writers and a shared one for readers, which serialises
 threads and processes on one machine only.
 
-A store keeps the parsed lines of the sessions it read last (`_View`), and on each read parses
-only the bytes appended since, so the cost of a turn does not grow with the session's length.
+The process keeps the parsed lines of the sessions it read or wrote last
+(`harness.agent.session_views`), used again while a file is what it was and brought up to
+date by parsing only the bytes appended since, so the cost of a turn does not grow with the
+session's length and a turn's second execution parses nothing the first already did.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import re
 import shutil
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-
+from harness.agent.session_lines import LINE_ADAPTER, CompactionLine, Line, SessionLine
+from harness.agent.session_views import VIEWS, View
 from harness.file_writes import wrote
 from harness.llm.types import Message
 from harness.shared_lock import locked
 
-log = logging.getLogger(__name__)
+__all__ = [
+    "LINE_ADAPTER",
+    "CompactionLine",
+    "Line",
+    "SessionLine",
+    "SessionStore",
+    "messages_of",
+    "summary_message",
+]
 
 SUMMARY_HEADER = "[Conversation summary]\n"
 COVERED_IDEM_LIMIT = 1000
-VIEWS_KEPT = 64  # sessions whose parsed lines a store keeps
 AGENTS_DIR = "agents"  # under sessions/: a folder per named agent
 NETWORKS_DIR = "networks"  # under sessions/: a folder per network a chat is bound to
 _AGENT_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-class _Line(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    ts: AwareDatetime = Field(default_factory=_now)
-    run_id: str | None = None
-    meta: dict[str, Any] = Field(default_factory=dict)
-
-
-class SessionLine(_Line):
-    """One message of the conversation as stored.
-
-    `event_id` is the bus event a user message came from; `run_id` the run that wrote the line;
-    `meta["idem"]`, when set, is the idempotency key `SessionStore.append_once` checks.
-    `proactive` marks an assistant message the agent sent into the chat outside the chat's own
-    turn (a sub-agent's answer, a scheduled turn's message: `harness.agent.proactive`), and
-    `source` says which. Lines written before these fields existed read as not proactive.
-    """
-
-    kind: Literal["message"] = "message"
-    message: Message
-    event_id: str | None = None
-    proactive: bool = False
-    source: str | None = None
-
-
-class CompactionLine(_Line):
-    """A checkpoint: `summary` stands for every line before it.
-
-    `covered_idem` keeps the idempotency keys of the message lines the summary replaced (the
-    latest `COVERED_IDEM_LIMIT`), so `append_once` still refuses a message compacted away.
-    """
-
-    kind: Literal["compaction"] = "compaction"
-    summary: str = Field(min_length=1)
-    covered_idem: tuple[str, ...] = ()
-
-
-Line = Annotated[SessionLine | CompactionLine, Field(discriminator="kind")]
-LINE_ADAPTER: TypeAdapter[SessionLine | CompactionLine] = TypeAdapter(Line)
 
 
 def summary_message(summary: str) -> Message:
@@ -148,28 +108,6 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-@dataclass
-class _View:
-    """The parsed lines of one session file (inode `inode`) up to byte `size`, with the index of
-    its latest checkpoint (-1: none) and its idempotency keys."""
-
-    inode: int = -1
-    size: int = 0
-    lines: list[SessionLine | CompactionLine] = field(default_factory=list)
-    checkpoint: int = -1
-    idem: set[str] = field(default_factory=set)
-
-    def extend(self, lines: Sequence[SessionLine | CompactionLine]) -> None:
-        """Add lines read past `size`, noting their idempotency keys and checkpoints."""
-        for line in lines:
-            if line.meta.get("idem"):
-                self.idem.add(str(line.meta["idem"]))
-            if isinstance(line, CompactionLine):
-                self.idem.update(line.covered_idem)
-                self.checkpoint = len(self.lines)
-            self.lines.append(line)
-
-
 class SessionStore:
     """Session files under `<root>/sessions/` (a named agent's: see `for_agent`). Safe to share
     between threads and processes.
@@ -181,15 +119,14 @@ class SessionStore:
     def __init__(self, root: Path, *, folder: Path | None = None) -> None:
         self.dir = folder or root / "sessions"
         self.archive_dir = self.dir / "archive"
-        self._views: OrderedDict[Path, _View] = OrderedDict()
-        self._views_lock = threading.Lock()
+        self._scopes_lock = threading.Lock()
         self._scopes: dict[Path, SessionStore] = {}
 
     def for_agent(self, name: str) -> SessionStore:
         """The store of named agent `name`'s conversations, `sessions/agents/<name>/`: its
         conversation in a chat is its own, under the chat's session key. The default agent's
-        stay directly in `sessions/`. One store per name, so its parsed views are kept;
-        Raises `ValueError` for a name that is not an agent's (`roster.spec.NAME_PATTERN`)."""
+        stay directly in `sessions/`. One store per name. Raises `ValueError` for a name that
+        is not an agent's (`roster.spec.NAME_PATTERN`)."""
         return self._scoped(AGENTS_DIR, name)
 
     def for_network(self, name: str) -> SessionStore:
@@ -202,7 +139,7 @@ class SessionStore:
         if not _AGENT_NAME.fullmatch(name):
             raise ValueError(f"not an agent's or a network's name: {name!r}")
         folder = self.dir / kind / name
-        with self._views_lock:
+        with self._scopes_lock:
             store = self._scopes.get(folder)
             if store is None:
                 store = SessionStore(self.dir, folder=folder)
@@ -246,15 +183,14 @@ class SessionStore:
         start = view.checkpoint if 0 <= view.checkpoint < end else 0
         return messages_of(view.lines[start:end])
 
-    def _current(self, session_key: str) -> _View:
-        """The session's view, brought up to date under a shared lock (a snapshot: callers
-        must not change it)."""
+    def _current(self, session_key: str) -> View:
+        """The session's lines as the file is now, read under a shared lock (a snapshot:
+        callers may keep it)."""
         path = self.path_for(session_key)
         if not path.exists():
-            return _View()
+            return View()
         with self._locked(path, exclusive=False):
-            view = self._refresh(path)
-            return _View(view.inode, view.size, list(view.lines), view.checkpoint)
+            return VIEWS.snapshot(path)
 
     def append(self, session_key: str, lines: Sequence[SessionLine | CompactionLine]) -> None:
         """Append `lines` atomically: all of them, contiguous, in one write, fsynced.
@@ -278,30 +214,10 @@ class SessionStore:
         """
         path = self.path_for(session_key)
         with self._locked(path, exclusive=True):
-            if key in self._refresh(path).idem:
+            if VIEWS.holds_key(path, key):
                 return False
             self._append(path, [line.model_copy(update={"meta": {**line.meta, "idem": key}})])
             return True
-
-    def _refresh(self, path: Path) -> _View:
-        """The view of `path`, after parsing whatever was appended since the last look (the
-        whole file when it was replaced or truncated). Call with the file's lock held."""
-        with self._views_lock:
-            try:
-                stat = path.stat()
-            except FileNotFoundError:
-                self._views.pop(path, None)
-                return _View()
-            view = self._views.pop(path, None)
-            if view is None or view.inode != stat.st_ino or stat.st_size < view.size:
-                view = _View(inode=stat.st_ino)
-            if stat.st_size > view.size:
-                view.extend(self._read(path, offset=view.size))
-                view.size = stat.st_size
-            self._views[path] = view
-            while len(self._views) > VIEWS_KEPT:
-                self._views.popitem(last=False)
-            return view
 
     def replace(
         self, session_key: str, lines: Sequence[SessionLine | CompactionLine]
@@ -331,7 +247,7 @@ class SessionStore:
         """
         path = self.path_for(session_key)
         with self._locked(path, exclusive=True):
-            new = change(list(self._refresh(path).lines))
+            new = change(VIEWS.snapshot(path).lines)
             if new is None:
                 return False
             self._rewrite(path, new)
@@ -347,36 +263,18 @@ class SessionStore:
         finally:
             os.close(fd)
 
-    def _read(self, path: Path, offset: int = 0) -> list[SessionLine | CompactionLine]:
-        try:
-            with path.open("rb") as f:
-                f.seek(offset)
-                raw = f.read()
-        except FileNotFoundError:
-            return []
-        lines: list[SessionLine | CompactionLine] = []
-        for number, chunk in enumerate(raw.split(b"\n"), start=1):
-            if not chunk.strip():
-                continue
-            try:
-                lines.append(LINE_ADAPTER.validate_json(chunk))
-            except ValidationError as exc:
-                log.warning(
-                    "session %s: skipping unreadable line %d (%d bytes): %s",
-                    path.name, number, len(chunk), exc.errors()[0]["msg"],
-                )  # fmt: skip
-        return lines
-
     def _append(self, path: Path, lines: Sequence[SessionLine | CompactionLine]) -> None:
         data = b"".join(line.model_dump_json().encode() + b"\n" for line in lines)
         created = not path.exists()
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(path, flags, 0o644)
         try:
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
+            before = os.fstat(fd)
+            if before.st_size and os.pread(fd, 1, before.st_size - 1) != b"\n":
                 data = b"\n" + data
             _write_all(fd, data)
             os.fsync(fd)
+            VIEWS.appended(path, fd, before, data)
         finally:
             os.close(fd)
         if created:
@@ -394,6 +292,7 @@ class SessionStore:
         finally:
             os.close(fd)
         os.replace(temp, path)
+        VIEWS.forget(path)
         _fsync_dir(self.dir)
         for changed in (path, archived):
             if changed is not None:
@@ -402,7 +301,7 @@ class SessionStore:
 
     def _archive(self, path: Path) -> Path:
         self.archive_dir.mkdir(parents=True, exist_ok=True)
-        stamp = _now().strftime("%Y%m%dT%H%M%S%fZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         target = self.archive_dir / f"{path.stem}-{stamp}.jsonl"
         n = 1
         while target.exists():
