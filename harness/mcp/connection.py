@@ -209,6 +209,8 @@ class ServerConnection:
                 daemon=True,
             )
             self._thread.start()
+        if not self.config.url and self._errlog is None:
+            self._errlog = open(os.devnull, "w")  # the stdio server's stderr; closed by close()
         self._state, self._stale = "starting", False
         ready: Future[list[RemoteTool]] = Future()
         self._serving = asyncio.run_coroutine_threadsafe(self._serve(ready), self._loop)
@@ -319,8 +321,7 @@ class ServerConnection:
         params = StdioServerParameters(
             command=config.command or "", args=list(config.args), env=config.env
         )
-        if self._errlog is None:
-            self._errlog = open(os.devnull, "w")  # closed by close()
+        assert self._errlog is not None, "`_start` opens it before serving a stdio server"
         yield stdio_client(params, errlog=self._errlog)
 
     def _failed(self, reason: str) -> None:
