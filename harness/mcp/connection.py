@@ -28,10 +28,10 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import suppress
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeVar
 
@@ -209,6 +209,8 @@ class ServerConnection:
                 daemon=True,
             )
             self._thread.start()
+        if not self.config.url and self._errlog is None:
+            self._errlog = open(os.devnull, "w")  # the stdio server's stderr; closed by close()
         self._state, self._stale = "starting", False
         ready: Future[list[RemoteTool]] = Future()
         self._serving = asyncio.run_coroutine_threadsafe(self._serve(ready), self._loop)
@@ -234,7 +236,10 @@ class ServerConnection:
         self._stop = stop
         own: Client | None = None
         try:
-            async with Client(self._transport(), message_handler=self._on_message) as client:
+            async with (
+                self._transport() as transport,
+                Client(transport, message_handler=self._on_message) as client,
+            ):
                 tools = await _list(client)
                 self._client = own = client
                 watcher = self._watch(client)
@@ -300,20 +305,24 @@ class ServerConnection:
         self._tools = tools
         logger.info("MCP server %s: tool list changed, %d tools", self.config.name, len(tools))
 
-    def _transport(self) -> Any:
+    @asynccontextmanager
+    async def _transport(self) -> AsyncIterator[Any]:
+        """The SDK transport to hand to its `Client`. For HTTP, this owns the `httpx2` client
+        and closes it on leaving: the SDK closes only a client it made itself, so without this
+        its pooled keep-alive connections stayed open until the garbage collector found them."""
         from mcp.client.stdio import StdioServerParameters, stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
         config = self.config
         if config.url:
-            http = httpx2.AsyncClient(headers=config.headers, timeout=config.timeout)
-            return streamable_http_client(config.url, http_client=http)
+            async with httpx2.AsyncClient(headers=config.headers, timeout=config.timeout) as http:
+                yield streamable_http_client(config.url, http_client=http)
+            return
         params = StdioServerParameters(
             command=config.command or "", args=list(config.args), env=config.env
         )
-        if self._errlog is None:
-            self._errlog = open(os.devnull, "w")  # closed by close()
-        return stdio_client(params, errlog=self._errlog)
+        assert self._errlog is not None, "`_start` opens it before serving a stdio server"
+        yield stdio_client(params, errlog=self._errlog)
 
     def _failed(self, reason: str) -> None:
         with self._lock:

@@ -26,7 +26,9 @@ Scope = dict[str, Any]
 class HttpMcpServer:
     """Start with `with HttpMcpServer(token) as server:`; `url` is its MCP endpoint,
     `requests` counts every HTTP request and `rejected` those refused for a missing or wrong
-    token."""
+    token. `open_connections` counts the TCP connections open now: the server never closes an
+    idle keep-alive connection itself (uvicorn's 5 s default is lifted), so one a client leaves
+    open stays counted until the client closes it."""
 
     def __init__(self, token: str) -> None:
         self.token = token
@@ -36,11 +38,20 @@ class HttpMcpServer:
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}/mcp"
-        config = uvicorn.Config(self._guarded(self.mcp.streamable_http_app()), log_level="error")
+        config = uvicorn.Config(
+            self._guarded(self.mcp.streamable_http_app()),
+            log_level="error",
+            timeout_keep_alive=3600,
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
         )
+
+    @property
+    def open_connections(self) -> int:
+        """The TCP connections the server holds open now."""
+        return len(self._server.server_state.connections)
 
     def __enter__(self) -> HttpMcpServer:
         self._thread.start()
