@@ -49,11 +49,12 @@ def compaction_due(turn: DurableTurn, conversation: list[Message], forced: bool 
 
 def compacted(turn: DurableTurn, conversation: list[Message], *, key: str) -> list[Message]:
     """`conversation` with its older part summarised into the turn's session (the memory
-    flushed first; the rewrite a "compact" step, idempotent by `key`); as it is when it has
-    no older part or a budget is used up (the next think stops the turn)."""
+    flushed first; the rewrite a "compact" step, idempotent by `key`); as it is when a budget
+    is used up (the next think stops the turn). Call it only where a recorded decision says
+    compaction is due: it takes the same steps on every execution of the run, although a
+    replay after the rewrite finds no older part left (the steps' records answer for it);
+    returning early there would shift every later step onto another's record."""
     plan = plan_compaction(conversation)
-    if not plan.old:  # decided on the history alone: what steering added is all recent
-        return conversation
     flush_memory(turn, plan.old)
     summary = turn.summarize(render_for_summary(plan.old))
     if summary is None:

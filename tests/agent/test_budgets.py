@@ -301,3 +301,29 @@ def test_compaction_summary_is_not_made_once_the_budget_is_used_up(
     assert len(agent.model.requests) == 1
     assert "is used up" in agent.replies()[-1]
     assert not any(isinstance(line, CompactionLine) for line in agent.deps.sessions.load("chat-1"))
+
+
+def test_a_turn_that_compacted_and_retried_its_think_counts_each_call_once(
+    agent: AgentRig, priced: None, clock: ManualClock
+) -> None:
+    # Given a $10.00 chat budget, a session due for compaction, and a model that fails the
+    # think after the memory flush and the summary were made (the run is retried: a replay
+    # after the session was rewritten, which has no older part left to plan from)
+    configure(agent, budget_daily_usd_per_chat=10.0, agent_context_tokens=40_000)
+    _long_history(agent)
+    agent.model.script(
+        Reply.answer("nothing to remember", **CALL),  # the memory flush
+        Reply.answer("## Goal\nsummary", **CALL),  # the summary
+        Reply.error(500, "boom"),
+        Reply.answer("Fine.", **CALL),
+    )
+    # When the user writes and the retry comes round
+    agent.say("hello again")
+    for _ in range(4):
+        clock.advance(30)
+        drain(agent.runtime)
+    # Then the replay took the compaction's steps again, from their records, so the answer's
+    # spend went to a step of its own: three calls made, three counted
+    assert agent.replies() == ["Fine."]
+    (chat,) = spend_store(agent.runtime).read(today(agent.runtime), [("chat", "chat-1")])
+    assert chat.usd == 3.0, chat
