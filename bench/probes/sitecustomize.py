@@ -40,6 +40,11 @@ TARGETS: tuple[tuple[str, str, str], ...] = (
     ("harness.agent.turn", "DurableTurn.system", "turn: system prompt"),
     ("harness.agent.model_calls", "ModelCallRequest.model_validate_json", "gateway: parse request"),
     ("harness.llm.anthropic", "AnthropicProvider._body", "gateway: render body"),
+    ("harness.agent.gateway", "open_live", "gateway: open the draft"),
+    ("harness.agent.live_text", "LiveText.on_text", "live text: a streamed piece"),
+    ("harness.agent.progress", "publish", "live text: publish progress"),
+    ("channels.draft_writer", "DraftWriter.close", "draft writer: close"),
+    ("harness.agent.gateway", "outcome_of", "gateway: the outcome"),
     ("channels.telegram.api", "TelegramApi._post", "telegram {arg1}"),
 )
 

@@ -41,9 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.agent.drafting import open_live
-from harness.agent.model_calls import MODEL_SERVICE, ModelCallRequest, outcome_of
+from harness.agent.model_calls import MODEL_SERVICE, CallHead, ModelCallRequest, outcome_of
 from harness.llm.factory import build_named
-from harness.llm.provider import AsyncModelProvider, ModelProvider
+from harness.llm.provider import AsyncModelProvider, ModelProvider, PreparedModelProvider
 from harness.llm.types import AssistantTurn
 from harness.runtime.calls import GATEWAY_BEAT_S, KEEP, AsyncCallBoard, CallBoard, TakenCall
 from harness.runtime.instance import Runtime
@@ -369,8 +369,7 @@ class ModelGateway:
         self.made += 1
         result: AssistantTurn | BaseException
         try:
-            request = ModelCallRequest.model_validate_json(taken.request)
-            result = await self._complete(request)
+            result = await self._complete(taken.request)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # every failure is the call's outcome: the run decides
@@ -390,15 +389,19 @@ class ModelGateway:
             log.info("model call %s was answered elsewhere; this answer is dropped", taken.call_id)
         kick_all(self.runtime.kicker, kicks)
 
-    async def _complete(self, request: ModelCallRequest) -> AssistantTurn:
-        provider = self._provider(request)
+    async def _complete(self, recorded: str) -> AssistantTurn:
+        """Make the call the run recorded (`recorded`, a `ModelCallRequest`'s JSON): its
+        `wire` sent as is when it has one, else rendered from the request."""
+        head = CallHead.model_validate_json(recorded)
+        provider = self._provider(head)
         live, draft, on_text = None, None, None
-        if (target := request.draft) is not None:
-            live, draft = open_live(
-                self.runtime, request.run_id, target.reply, target.stream_default
-            )
+        if (target := head.draft) is not None:
+            live, draft = open_live(self.runtime, head.run_id, target.reply, target.stream_default)
             on_text = live.begin(target.think, target.attempt)
         try:
+            if head.wire is not None and isinstance(provider, PreparedModelProvider):
+                return await provider.send_async(head.wire, on_text=on_text)
+            request = ModelCallRequest.model_validate_json(recorded)
             return await provider.complete_async(
                 system=request.system,
                 messages=request.messages,
@@ -414,7 +417,7 @@ class ModelGateway:
                 with contextlib.suppress(Exception):
                     draft.close()
 
-    def _provider(self, request: ModelCallRequest) -> AsyncModelProvider:
+    def _provider(self, request: CallHead) -> AsyncModelProvider:
         key = (request.provider, request.model, request.temperature)
         found = self._providers.get(key)
         if found is None:

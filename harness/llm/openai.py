@@ -13,6 +13,7 @@ at `[DONE]` and raises an in-stream error object as `APIError`, but builds no py
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
@@ -45,6 +46,7 @@ from harness.llm.openai_wire import (
 )
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
+from harness.llm.request_log import quiet_requests_to
 from harness.llm.settings import DEFAULT_BASE_URLS, DEFAULT_MODELS
 from harness.llm.streaming import StreamCancelled, events, parse_arguments, take_event
 from harness.llm.token_field import MaxTokensField, TokenField
@@ -93,6 +95,7 @@ class OpenAIProvider:
     ) -> None:
         url = base_url or DEFAULT_BASE_URL
         check_base_url(url)
+        quiet_requests_to(url)
         self._model = model
         self._max_tokens = max_tokens
         self._temperature = temperature  # None: the server's default (not sent)
@@ -151,7 +154,32 @@ class OpenAIProvider:
         """`complete` on the SDK's async client, for an event loop (`AsyncModelProvider`);
         cancelling the awaiting task abandons the stream."""
         wire = self._wire(system, messages, tools, tool_choice)
+        return await self._send_async(wire, max_tokens or self._max_tokens, on_text)
+
+    def prepare(
+        self,
+        *,
+        system: SystemPrompt,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        tool_choice: str | None = None,
+    ) -> str:
+        """See `PreparedModelProvider.prepare`: the wire messages, tools, tool choice and
+        output-token limit as JSON (the key goes in a header; the limit's field is chosen
+        when sent, as the server takes it)."""
+        wire = self._wire(system, messages, tools, tool_choice)
         limit = max_tokens or self._max_tokens
+        prepared = {"messages": wire.messages, "tools": wire.tools, "choice": wire.choice}
+        return json.dumps(prepared | {"limit": limit})
+
+    async def send_async(self, prepared: str, *, on_text: TextSink | None = None) -> AssistantTurn:
+        """See `PreparedModelProvider.send_async`."""
+        found = json.loads(prepared)
+        wire = _Wire(found["messages"], found["tools"], found["choice"])
+        return await self._send_async(wire, int(found["limit"]), on_text)
+
+    async def _send_async(self, wire: _Wire, limit: int, on_text: TextSink | None) -> AssistantTurn:
         sent = self._token_field.current()
         try:
             return (await self._stream_async(wire, sent, limit, on_text)).finish()
