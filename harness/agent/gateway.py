@@ -4,8 +4,9 @@ A run's think step parks on its model call (`harness.agent.model_calls`) and fre
 thread. A gateway, an asyncio loop on a thread of each worker process (`start`), takes due
 calls from Redis under a lease (`harness.runtime.calls`), at most `concurrency` at once (the
 rest wait in Redis: a call queues, never fails, for want of a slot), makes each on the
-SDK's async client, streams its text to the run's draft as a worker would, and records the
-outcome once, which resumes the run on any worker.
+SDK's async client, sending the request the run's worker rendered (`CallHead.wire`), streams
+its text to the run's draft as a worker would (what came since the last tick, once per tick:
+`LiveText.flush`), and records the outcome once, which resumes the run on any worker.
 
 Woken, not polling: parking a call pushes a wake token, and a gateway with room waits on
 those (`AsyncCallBoard.wait`, one blocking read), so a new call is taken within a round trip,
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.agent.drafting import open_live
+from harness.agent.live_text import LiveText
 from harness.agent.model_calls import MODEL_SERVICE, CallHead, ModelCallRequest, outcome_of
 from harness.llm.factory import build_named
 from harness.llm.provider import AsyncModelProvider, ModelProvider, PreparedModelProvider
@@ -141,6 +143,7 @@ class ModelGateway:
     peak: int = 0
     failed: int = 0
     _inflight: dict[str, _InFlight] = field(default_factory=dict)
+    _live: set[LiveText] = field(default_factory=set)  # the calls' streaming texts
     _providers: dict[tuple[str, str, float | None], AsyncModelProvider] = field(
         default_factory=dict
     )
@@ -309,6 +312,8 @@ class ModelGateway:
         return free if self._room is None else min(free, self._room)
 
     async def _tick(self, board: _Board) -> None:
+        for live in list(self._live):  # the text streamed since the last tick, passed on
+            live.flush()
         if self._inflight and time.monotonic() >= self._renew_at:
             self._renew_at = time.monotonic() + self.renew_s
             held = [(call_id, flight.token) for call_id, flight in self._inflight.items()]
@@ -396,8 +401,11 @@ class ModelGateway:
         provider = self._provider(head)
         live, draft, on_text = None, None, None
         if (target := head.draft) is not None:
-            live, draft = open_live(self.runtime, head.run_id, target.reply, target.stream_default)
+            live, draft = open_live(
+                self.runtime, head.run_id, target.reply, target.stream_default, deferred=True
+            )
             on_text = live.begin(target.think, target.attempt)
+            self._live.add(live)
         try:
             if head.wire is not None and isinstance(provider, PreparedModelProvider):
                 return await provider.send_async(head.wire, on_text=on_text)
@@ -412,6 +420,7 @@ class ModelGateway:
             )
         finally:
             if live is not None:
+                self._live.discard(live)
                 live.end()
             if draft is not None:  # the resumed run opens the same draft and goes on with it
                 with contextlib.suppress(Exception):

@@ -9,6 +9,10 @@ two ways, neither durable and neither allowed to slow the model down:
 - to a `DraftSink`, the chat platform's draft writer (`channels.drafts`), on every piece: the
   sink keeps only the latest text and edits the platform message at its own pace.
 
+A `deferred` live text (the model gateway's: one loop streams every call of its process) only
+keeps each piece; `flush`, on the gateway's tick, passes on what came since the last one, so
+a token costs an append, not a draft update and a wake of its writer.
+
 Each message names the run's think step (counted from 1 in the turn) and the step's attempt,
 so a retried step starts a fresh text instead of appending to the failed one.
 """
@@ -53,8 +57,11 @@ class LiveText:
         publish: Publish | None = None,
         sink: DraftSink | None = None,
         interval: float = PUBLISH_EVERY_S,
+        deferred: bool = False,
     ) -> None:
         self.run_id = run_id
+        self._deferred = deferred
+        self._pieces: list[str] = []  # deferred: taken, not passed on yet
         self._publish = publish
         self._sink = sink
         self._interval = interval
@@ -71,12 +78,32 @@ class LiveText:
         with self._lock:
             self._step, self._attempt, self._text, self._published = step, attempt, "", ""
             self._last = 0.0
+            self._pieces.clear()
         return self.on_text
 
     def on_text(self, piece: str) -> None:
-        """One streamed piece of the answer. Must not raise: a failing listener is logged."""
+        """One streamed piece of the answer (deferred: kept for `flush`). Must not raise: a
+        failing listener is logged."""
         with self._lock:
+            if self._deferred:
+                self._pieces.append(piece)
+                return
             self._text += piece
+        self._pass_on()
+
+    def flush(self) -> None:
+        """Deferred: pass on the pieces taken since the last flush, as `on_text` does at once
+        when not deferred; nothing when none came. Must not raise."""
+        with self._lock:
+            if not self._pieces:
+                return
+            self._text += "".join(self._pieces)
+            self._pieces.clear()
+        self._pass_on()
+
+    def _pass_on(self) -> None:
+        """Show the text so far, and publish it when the interval has passed."""
+        with self._lock:
             text = self._text
             due = time.monotonic() - self._last >= self._interval
         self._show(text)
@@ -84,7 +111,9 @@ class LiveText:
             self._send(text)
 
     def end(self) -> None:
-        """The step finished or failed: publish the text not yet published."""
+        """The step finished or failed: pass on the pieces not yet passed on, and publish
+        the text not yet published."""
+        self.flush()
         with self._lock:
             text, pending = self._text, self._text != self._published
         if pending:
