@@ -41,8 +41,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.agent.drafting import open_live
-from harness.agent.live_text import LiveText
+from harness.agent.gateway_texts import StreamedTexts
 from harness.agent.model_calls import MODEL_SERVICE, CallHead, ModelCallRequest, outcome_of
 from harness.llm.factory import build_named
 from harness.llm.provider import AsyncModelProvider, ModelProvider, PreparedModelProvider
@@ -143,7 +142,6 @@ class ModelGateway:
     peak: int = 0
     failed: int = 0
     _inflight: dict[str, _InFlight] = field(default_factory=dict)
-    _live: set[LiveText] = field(default_factory=set)  # the calls' streaming texts
     _providers: dict[tuple[str, str, float | None], AsyncModelProvider] = field(
         default_factory=dict
     )
@@ -159,6 +157,7 @@ class ModelGateway:
 
     def __post_init__(self) -> None:
         self.owner = self.owner or f"gateway:{self.runtime.new_owner()}"
+        self._texts = StreamedTexts(self.runtime)
 
     @property
     def lease_ms(self) -> int:
@@ -312,8 +311,7 @@ class ModelGateway:
         return free if self._room is None else min(free, self._room)
 
     async def _tick(self, board: _Board) -> None:
-        for live in list(self._live):  # the text streamed since the last tick, passed on
-            live.flush()
+        self._texts.pass_on()  # what the calls streamed since the last tick
         if self._inflight and time.monotonic() >= self._renew_at:
             self._renew_at = time.monotonic() + self.renew_s
             held = [(call_id, flight.token) for call_id, flight in self._inflight.items()]
@@ -399,14 +397,7 @@ class ModelGateway:
         `wire` sent as is when it has one, else rendered from the request."""
         head = CallHead.model_validate_json(recorded)
         provider = self._provider(head)
-        live, draft, on_text = None, None, None
-        if (target := head.draft) is not None:
-            live, draft = open_live(
-                self.runtime, head.run_id, target.reply, target.stream_default, deferred=True
-            )
-            on_text = live.begin(target.think, target.attempt)
-            self._live.add(live)
-        try:
+        with self._texts.streaming(head.run_id, head.draft) as on_text:
             if head.wire is not None and isinstance(provider, PreparedModelProvider):
                 return await provider.send_async(head.wire, on_text=on_text)
             request = ModelCallRequest.model_validate_json(recorded)
@@ -418,13 +409,6 @@ class ModelGateway:
                 on_text=on_text,
                 tool_choice=request.tool_choice,
             )
-        finally:
-            if live is not None:
-                self._live.discard(live)
-                live.end()
-            if draft is not None:  # the resumed run opens the same draft and goes on with it
-                with contextlib.suppress(Exception):
-                    draft.close()
 
     def _provider(self, request: CallHead) -> AsyncModelProvider:
         key = (request.provider, request.model, request.temperature)

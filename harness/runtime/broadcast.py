@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -30,6 +31,14 @@ class Broadcast:
         """Send `message` to the current subscribers of `channel` (none is fine)."""
         with redis_errors("publish to a pub/sub channel"):
             self._redis.publish(channel, message)
+
+    def publish_all(self, messages: Sequence[tuple[str, str]]) -> None:
+        """`publish` each (channel, message), in order, in one round trip."""
+        with redis_errors("publish to pub/sub channels"):
+            pipe = self._redis.pipeline(transaction=False)
+            for channel, message in messages:
+                pipe.publish(channel, message)
+            pipe.execute()
 
     def subscribe(self, channel: str) -> Subscription:
         """A subscription to `channel` that sees everything published after this returns
