@@ -44,7 +44,9 @@ def test_a_prepared_call_sends_what_complete_async_sends(
     assert direct.text == sent.text == "".join(pieces) == "Green tea."
 
 
-def test_a_prepared_request_holds_no_key(provider: ModelProvider, model_server: ModelServer) -> None:
+def test_a_prepared_request_holds_no_key(
+    provider: ModelProvider, model_server: ModelServer
+) -> None:
     prepared = _prepared(provider).prepare(system="s", messages=[Message.user("x")])
     assert model_server.api_key not in prepared
 
