@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -32,7 +31,7 @@ class Broadcast:
         with redis_errors("publish to a pub/sub channel"):
             self._redis.publish(channel, message)
 
-    def publish_all(self, messages: Sequence[tuple[str, str]]) -> None:
+    def publish_all(self, messages: list[tuple[str, str]]) -> None:
         """`publish` each (channel, message), in order, in one round trip."""
         with redis_errors("publish to pub/sub channels"):
             pipe = self._redis.pipeline(transaction=False)
