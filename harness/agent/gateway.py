@@ -397,7 +397,7 @@ class ModelGateway:
         `wire` sent as is when it has one, else rendered from the request."""
         head = CallHead.model_validate_json(recorded)
         provider = self._provider(head)
-        with self._texts.streaming(head.run_id, head.draft) as on_text:
+        async with self._texts.streaming(head.run_id, head.draft) as on_text:
             if head.wire is not None and isinstance(provider, PreparedModelProvider):
                 return await provider.send_async(head.wire, on_text=on_text)
             request = ModelCallRequest.model_validate_json(recorded)

@@ -8,8 +8,9 @@ makes every call of the process, not a draft update, a wake of its writer and a 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 
 from harness.agent import progress
 from harness.agent.drafting import open_live
@@ -26,11 +27,15 @@ class StreamedTexts:
         self._runtime = runtime
         self._live: dict[LiveText, str] = {}  # each call's text: its session key ("" none)
 
-    @contextlib.contextmanager
-    def streaming(self, run_id: str, target: DraftTarget | None) -> Iterator[TextSink | None]:
+    @contextlib.asynccontextmanager
+    async def streaming(
+        self, run_id: str, target: DraftTarget | None
+    ) -> AsyncIterator[TextSink | None]:
         """The `on_text` of run `run_id`'s call while in the block (None when `target` is:
         the call does not stream). Leaving it passes on the rest of the text and closes the
-        draft: the resumed run opens the same draft and goes on with it."""
+        draft, on a thread of the loop's executor (closing waits for a platform call in
+        flight, which must not stall every other call): the resumed run opens the same
+        draft and goes on with it."""
         if target is None:
             yield None
             return
@@ -45,7 +50,7 @@ class StreamedTexts:
             live.end()
             if draft is not None:
                 with contextlib.suppress(Exception):
-                    draft.close()
+                    await asyncio.to_thread(draft.close)
 
     def pass_on(self) -> None:
         """Show the text each call streamed since the last time, and publish the messages
