@@ -18,10 +18,9 @@ recorded form of the call (and what the gateway renders from when `wire` is abse
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from pydantic import BaseModel
@@ -116,7 +115,7 @@ def request_for(
     blocks = [b for b in blocks if b.text.strip()]
     wire = None
     if isinstance(provider, PreparedModelProvider):
-        with contextlib.suppress(ValueError):  # the gateway fails the call, as it did before
+        with suppress(ValueError):  # the gateway fails the call, as it did before
             wire = provider.prepare(
                 system=blocks, messages=messages, tools=tools, tool_choice=choice
             )
