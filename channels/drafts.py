@@ -20,7 +20,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from channels.base import Channel
 from harness.events import Destination
-from harness.records.stores import Records, redis_records
+from harness.records.drafts import RedisDraftRecords
+from harness.records.stores import Records
 from harness.runtime import Runtime
 
 
@@ -84,7 +85,13 @@ class DraftLog:
 
     def __init__(self, runtime: Runtime, run_id: str, records: Records | None = None) -> None:
         self._runtime = runtime
-        self._records = (records or redis_records(runtime)).drafts
+        # only the draft store: building every store (`redis_records`) registers their
+        # scripts, a cost the model gateway paid for each call it streams
+        self._records = (
+            records.drafts
+            if records is not None
+            else RedisDraftRecords(runtime.redis, runtime.keys)
+        )
         self._run_id = run_id
         self.key = f"draft:{run_id}"  # names the run's preview, the same at every retry
 

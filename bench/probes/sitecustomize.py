@@ -39,7 +39,14 @@ TARGETS: tuple[tuple[str, str, str], ...] = (
     ("harness.agent.turn", "DurableTurn.load_history", "turn: load history"),
     ("harness.agent.turn", "DurableTurn.system", "turn: system prompt"),
     ("harness.agent.model_calls", "ModelCallRequest.model_validate_json", "gateway: parse request"),
-    ("harness.llm.anthropic", "AnthropicProvider._body", "gateway: render body"),
+    ("harness.agent.model_calls", "CallHead.model_validate_json", "gateway: read the call's head"),
+    # the worker's `prepare` since the gateway sends what it rendered; the gateway's before
+    ("harness.llm.anthropic", "AnthropicProvider._body", "render the body"),
+    ("harness.agent.gateway_texts", "open_live", "gateway: open the draft"),
+    ("harness.agent.live_text", "LiveText.on_text", "live text: a streamed piece"),
+    ("harness.agent.progress", "publish", "live text: publish progress"),
+    ("channels.draft_writer", "DraftWriter.close", "draft writer: close"),
+    ("harness.agent.gateway", "outcome_of", "gateway: the outcome"),
     ("channels.telegram.api", "TelegramApi._post", "telegram {arg1}"),
 )
 

@@ -52,14 +52,20 @@ def live_turn(
 
 
 def open_live(
-    runtime: Runtime, run_id: str, reply: ReplyTarget, stream_default: bool
+    runtime: Runtime,
+    run_id: str,
+    reply: ReplyTarget,
+    stream_default: bool,
+    *,
+    deferred: bool = False,
 ) -> tuple[LiveText, platforms.Draft | None]:
-    """Run `run_id`'s live text towards `reply`, and the platform draft it draws (None when
-    the channel does not stream): what `live_turn` opens, and the model gateway too, which
-    finds the same draft (by run) while it streams an offloaded call. Close the draft."""
+    """Run `run_id`'s live text towards `reply` (`deferred`: see `LiveText`), and the
+    platform draft it draws (None when the channel does not stream): what `live_turn` opens,
+    and the model gateway too, which finds the same draft (by run) while it streams an
+    offloaded call. Close the draft."""
     publish = None
     if reply.session_key:
         publish = functools.partial(progress.publish, runtime, reply.session_key)
     chat = platforms.installed()
     writer = None if chat is None else chat.open_draft(runtime, run_id, reply, stream_default)
-    return LiveText(run_id, publish=publish, sink=writer), writer
+    return LiveText(run_id, publish=publish, sink=writer, deferred=deferred), writer

@@ -4,8 +4,9 @@ A run's think step parks on its model call (`harness.agent.model_calls`) and fre
 thread. A gateway, an asyncio loop on a thread of each worker process (`start`), takes due
 calls from Redis under a lease (`harness.runtime.calls`), at most `concurrency` at once (the
 rest wait in Redis: a call queues, never fails, for want of a slot), makes each on the
-SDK's async client, streams its text to the run's draft as a worker would, and records the
-outcome once, which resumes the run on any worker.
+SDK's async client, sending the request the run's worker rendered (`CallHead.wire`), streams
+its text to the run's draft as a worker would (what came since the last tick, once per tick:
+`LiveText.flush`), and records the outcome once, which resumes the run on any worker.
 
 Woken, not polling: parking a call pushes a wake token, and a gateway with room waits on
 those (`AsyncCallBoard.wait`, one blocking read), so a new call is taken within a round trip,
@@ -40,11 +41,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.agent.drafting import open_live
-from harness.agent.model_calls import MODEL_SERVICE, ModelCallRequest, outcome_of
+from harness.agent.gateway_texts import StreamedTexts
+from harness.agent.model_calls import MODEL_SERVICE, CallHead, ModelCallRequest, outcome_of
 from harness.errors import BusUnavailableError
 from harness.llm.factory import build_named
-from harness.llm.provider import AsyncModelProvider, ModelProvider
+from harness.llm.provider import AsyncModelProvider, ModelProvider, PreparedModelProvider
 from harness.llm.types import AssistantTurn
 from harness.runtime.calls import GATEWAY_BEAT_S, KEEP, AsyncCallBoard, CallBoard, TakenCall
 from harness.runtime.instance import Runtime
@@ -157,6 +158,7 @@ class ModelGateway:
 
     def __post_init__(self) -> None:
         self.owner = self.owner or f"gateway:{self.runtime.new_owner()}"
+        self._texts = StreamedTexts(self.runtime)
 
     @property
     def lease_ms(self) -> int:
@@ -315,6 +317,7 @@ class ModelGateway:
         return free if self._room is None else min(free, self._room)
 
     async def _tick(self, board: _Board) -> None:
+        self._texts.pass_on()  # what the calls streamed since the last tick
         if self._inflight and time.monotonic() >= self._renew_at:
             self._renew_at = time.monotonic() + self.renew_s
             held = [(call_id, flight.token) for call_id, flight in self._inflight.items()]
@@ -375,8 +378,7 @@ class ModelGateway:
         self.made += 1
         result: AssistantTurn | BaseException
         try:
-            request = ModelCallRequest.model_validate_json(taken.request)
-            result = await self._complete(request)
+            result = await self._complete(taken.request)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # every failure is the call's outcome: the run decides
@@ -400,15 +402,15 @@ class ModelGateway:
             log.info("model call %s was answered elsewhere; this answer is dropped", taken.call_id)
         kick_all(self.runtime.kicker, kicks)
 
-    async def _complete(self, request: ModelCallRequest) -> AssistantTurn:
-        provider = self._provider(request)
-        live, draft, on_text = None, None, None
-        if (target := request.draft) is not None:
-            live, draft = open_live(
-                self.runtime, request.run_id, target.reply, target.stream_default
-            )
-            on_text = live.begin(target.think, target.attempt)
-        try:
+    async def _complete(self, recorded: str) -> AssistantTurn:
+        """Make the call the run recorded (`recorded`, a `ModelCallRequest`'s JSON): its
+        `wire` sent as is when it has one, else rendered from the request."""
+        head = CallHead.model_validate_json(recorded)
+        provider = self._provider(head)
+        async with self._texts.streaming(head.run_id, head.draft) as on_text:
+            if head.wire is not None and isinstance(provider, PreparedModelProvider):
+                return await provider.send_async(head.wire, on_text=on_text)
+            request = ModelCallRequest.model_validate_json(recorded)
             return await provider.complete_async(
                 system=request.system,
                 messages=request.messages,
@@ -417,14 +419,8 @@ class ModelGateway:
                 on_text=on_text,
                 tool_choice=request.tool_choice,
             )
-        finally:
-            if live is not None:
-                live.end()
-            if draft is not None:  # the resumed run opens the same draft and goes on with it
-                with contextlib.suppress(Exception):
-                    draft.close()
 
-    def _provider(self, request: ModelCallRequest) -> AsyncModelProvider:
+    def _provider(self, request: CallHead) -> AsyncModelProvider:
         key = (request.provider, request.model, request.temperature)
         found = self._providers.get(key)
         if found is None:

@@ -9,6 +9,11 @@ two ways, neither durable and neither allowed to slow the model down:
 - to a `DraftSink`, the chat platform's draft writer (`channels.drafts`), on every piece: the
   sink keeps only the latest text and edits the platform message at its own pace.
 
+A `deferred` live text (the model gateway's: one loop streams every call of its process) only
+keeps each piece; `flush`, on the gateway's tick, shows what came since the last one and
+hands back the message due, which the gateway publishes with the other calls' in one round
+trip: a token costs an append, not a draft update, a wake of its writer and a publish.
+
 Each message names the run's think step (counted from 1 in the turn) and the step's attempt,
 so a retried step starts a fresh text instead of appending to the failed one.
 """
@@ -53,8 +58,11 @@ class LiveText:
         publish: Publish | None = None,
         sink: DraftSink | None = None,
         interval: float = PUBLISH_EVERY_S,
+        deferred: bool = False,
     ) -> None:
         self.run_id = run_id
+        self._deferred = deferred
+        self._pieces: list[str] = []  # deferred: taken, not passed on yet
         self._publish = publish
         self._sink = sink
         self._interval = interval
@@ -71,20 +79,49 @@ class LiveText:
         with self._lock:
             self._step, self._attempt, self._text, self._published = step, attempt, "", ""
             self._last = 0.0
+            self._pieces.clear()
         return self.on_text
 
     def on_text(self, piece: str) -> None:
-        """One streamed piece of the answer. Must not raise: a failing listener is logged."""
+        """One streamed piece of the answer (deferred: kept for `flush`). Must not raise: a
+        failing listener is logged."""
         with self._lock:
+            if self._deferred:
+                self._pieces.append(piece)
+                return
             self._text += piece
-            text = self._text
-            due = time.monotonic() - self._last >= self._interval
+        self._pass_on()
+
+    def flush(self) -> progress.Progress | None:
+        """Deferred: show the pieces taken since the last flush, and return the `writing`
+        message due (the interval has passed), for the caller to publish with the other
+        calls' in one round trip; None when none came or none is due. Must not raise."""
+        with self._lock:
+            if not self._pieces:
+                return None
+            self._text += "".join(self._pieces)
+            self._pieces.clear()
+        text, due = self._take()
+        self._show(text)
+        return self._sent(text) if due else None
+
+    def _pass_on(self) -> None:
+        """Show the text so far, and publish it when the interval has passed."""
+        text, due = self._take()
         self._show(text)
         if due:
             self._send(text)
 
+    def _take(self) -> tuple[str, bool]:
+        with self._lock:
+            return self._text, time.monotonic() - self._last >= self._interval
+
     def end(self) -> None:
-        """The step finished or failed: publish the text not yet published."""
+        """The step finished or failed: pass on the pieces not yet passed on, and publish
+        the text not yet published."""
+        message = self.flush()
+        if message is not None and self._publish is not None:
+            self._publish(message)
         with self._lock:
             text, pending = self._text, self._text != self._published
         if pending:
@@ -104,15 +141,18 @@ class LiveText:
             log.exception("the draft of run %s could not take new text", self.run_id)
 
     def _send(self, text: str) -> None:
+        message = self._sent(text)
+        if self._publish is not None:
+            self._publish(message)
+
+    def _sent(self, text: str) -> progress.Progress:
+        """`text` recorded as published now: its `writing` message."""
         with self._lock:
             self._published, self._last = text, time.monotonic()
             step, attempt = self._step, self._attempt
-        if self._publish is None:
-            return
-        message = progress.Progress(
+        return progress.Progress(
             run_id=self.run_id, state=progress.WRITING, text=text, step=step, attempt=attempt
         )
-        self._publish(message)
 
 
 class TextDeltas:

@@ -8,13 +8,19 @@ the step's retry rules apply as they do inline). The request carries all the gat
 to make the same call: the model (wire API, name, temperature, output-token limit, never a
 credential: the gateway's own settings hold those) and the request itself, and where the text
 streams. A field added later has a default, so a request parked by an older worker still loads.
+
+The worker also renders the request as its wire API takes it (`wire`, by the provider's
+`prepare`; the client adds the key when it sends), so the gateway reads only the call's head
+(`CallHead`) and sends that text as is: no parse of the history into models, no second
+rendering, on the one loop that makes every call of the process. The neutral fields stay the
+recorded form of the call (and what the gateway renders from when `wire` is absent).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from pydantic import BaseModel
@@ -27,7 +33,7 @@ from harness.llm.errors import (
     PermanentModelError,
     TransientModelError,
 )
-from harness.llm.provider import ModelProvider, TextSink
+from harness.llm.provider import ModelProvider, PreparedModelProvider, TextSink
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolSpec
 from harness.runtime.steps import Context, Step
 
@@ -62,6 +68,22 @@ class ModelCallRequest(BaseModel, frozen=True):
     tools: list[ToolSpec]
     tool_choice: str | None = None
     draft: DraftTarget | None = None
+    wire: str | None = None
+
+
+class CallHead(BaseModel, frozen=True):
+    """What the gateway reads of a `ModelCallRequest` (the same JSON, the history skipped):
+    whose model to call, where the text streams, and `wire`, the request rendered by the
+    run's provider (`PreparedModelProvider.prepare`), sent as is. `wire` None: a provider
+    that cannot prepare, a request it could not render (the gateway's rendering raises the
+    same error as the call's outcome) or one parked before the field."""
+
+    run_id: str
+    provider: str
+    model: str
+    temperature: float | None = None
+    draft: DraftTarget | None = None
+    wire: str | None = None
 
 
 def draft_for(
@@ -90,17 +112,25 @@ def request_for(
     the run (`Suspended`) the first time. Only inside a `run` step's function."""
     system, messages, tools, choice = call
     blocks = [SystemBlock(text=system)] if isinstance(system, str) else list(system)
+    blocks = [b for b in blocks if b.text.strip()]
+    wire = None
+    if isinstance(provider, PreparedModelProvider):
+        with suppress(ValueError):  # the gateway fails the call, as it did before
+            wire = provider.prepare(
+                system=blocks, messages=messages, tools=tools, tool_choice=choice
+            )
     request = ModelCallRequest(
         run_id=run_id,
         provider=provider.name,
         model=provider.model,
         temperature=getattr(provider, "temperature", None),
         max_tokens=getattr(provider, "max_tokens", None),
-        system=[b for b in blocks if b.text.strip()],
+        system=blocks,
         messages=list(messages),
         tools=list(tools),
         tool_choice=choice,
         draft=draft,
+        wire=wire,
     )
     return answer_of(step.offload(MODEL_SERVICE, request.model_dump_json()))
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -95,6 +95,17 @@ def publish(runtime: Runtime, session_key: str, message: Progress) -> None:
         runtime.broadcast.publish(channel_name(runtime, session_key), message.model_dump_json())
     except Exception as exc:
         log.warning("progress of run %s not published: %s", message.run_id, type(exc).__name__)
+
+
+def publish_all(runtime: Runtime, messages: Sequence[tuple[str, Progress]]) -> None:
+    """`publish` each (session key, message) in one round trip (the model gateway's tick).
+    Must not raise."""
+    try:
+        runtime.broadcast.publish_all(
+            [(channel_name(runtime, key), message.model_dump_json()) for key, message in messages]
+        )
+    except Exception as exc:
+        log.warning("progress of %d runs not published: %s", len(messages), type(exc).__name__)
 
 
 def report_step(

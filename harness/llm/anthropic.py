@@ -33,6 +33,7 @@ from harness.llm.errors import (
 from harness.llm.guard import check_base_url
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
+from harness.llm.request_log import quiet_requests_to
 from harness.llm.settings import DEFAULT_BASE_URLS, DEFAULT_MODELS
 from harness.llm.streaming import StreamCancelled, events, parse_arguments, take_event
 from harness.llm.tool_choice import check_tool_choice
@@ -83,6 +84,7 @@ class AnthropicProvider:
     ) -> None:
         url = base_url or DEFAULT_BASE_URL
         check_base_url(url)
+        quiet_requests_to(url)
         self._model = model
         self._max_tokens = max_tokens
         self._temperature = temperature  # None: the API's default (not sent)
@@ -151,6 +153,26 @@ class AnthropicProvider:
         """`complete` on the SDK's async client, for an event loop (`AsyncModelProvider`);
         cancelling the awaiting task abandons the stream."""
         body = self._body(system, messages, tools, max_tokens, tool_choice)
+        return await self._send_async(body, on_text)
+
+    def prepare(
+        self,
+        *,
+        system: SystemPrompt,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        tool_choice: str | None = None,
+    ) -> str:
+        """See `PreparedModelProvider.prepare`: the Messages API body (the key goes in a
+        header)."""
+        return self._body(system, messages, tools, max_tokens, tool_choice).decode()
+
+    async def send_async(self, prepared: str, *, on_text: TextSink | None = None) -> AssistantTurn:
+        """See `PreparedModelProvider.send_async`."""
+        return await self._send_async(prepared.encode(), on_text)
+
+    async def _send_async(self, body: bytes, on_text: TextSink | None) -> AssistantTurn:
         if self._aclient is None:
             self._aclient = anthropic.AsyncAnthropic(**self._client_args)
         builder = _TurnBuilder(self._model, on_text)

@@ -13,10 +13,10 @@ at `[DONE]` and raises an in-stream error object as `APIError`, but builds no py
 
 from __future__ import annotations
 
+import json
 import threading
-import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -37,39 +37,29 @@ from harness.llm.errors import (
     retry_after_seconds,
 )
 from harness.llm.guard import check_base_url
+from harness.llm.openai_turn import PROVIDER, TurnBuilder
 from harness.llm.openai_wire import (
     append_volatile,
     convert_messages,
     convert_tool_choice,
     convert_tools,
 )
-from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
+from harness.llm.request_log import quiet_requests_to
 from harness.llm.settings import DEFAULT_BASE_URLS, DEFAULT_MODELS
-from harness.llm.streaming import StreamCancelled, events, parse_arguments, take_event
+from harness.llm.streaming import StreamCancelled, events
 from harness.llm.token_field import MaxTokensField, TokenField
 from harness.llm.tool_choice import check_tool_choice
 from harness.llm.types import (
     AssistantTurn,
     Message,
-    StopReason,
-    ToolCall,
     ToolSpec,
-    Usage,
 )
 
-PROVIDER = "openai"
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 DEFAULT_BASE_URL = DEFAULT_BASE_URLS[PROVIDER]
 DEFAULT_MODEL = DEFAULT_MODELS[PROVIDER]
 _NO_KEY = "no-key-configured"  # local OpenAI-compatible servers ignore the key
-_FINISH_REASONS: dict[str, StopReason] = {
-    "stop": "end",
-    "content_filter": "end",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
-}
 _OVERFLOW_HINTS = ("context_length_exceeded", "maximum context length", "context window")
 
 
@@ -93,6 +83,7 @@ class OpenAIProvider:
     ) -> None:
         url = base_url or DEFAULT_BASE_URL
         check_base_url(url)
+        quiet_requests_to(url)
         self._model = model
         self._max_tokens = max_tokens
         self._temperature = temperature  # None: the server's default (not sent)
@@ -151,7 +142,32 @@ class OpenAIProvider:
         """`complete` on the SDK's async client, for an event loop (`AsyncModelProvider`);
         cancelling the awaiting task abandons the stream."""
         wire = self._wire(system, messages, tools, tool_choice)
+        return await self._send_async(wire, max_tokens or self._max_tokens, on_text)
+
+    def prepare(
+        self,
+        *,
+        system: SystemPrompt,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        tool_choice: str | None = None,
+    ) -> str:
+        """See `PreparedModelProvider.prepare`: the wire messages, tools, tool choice and
+        output-token limit as JSON (the key goes in a header; the limit's field is chosen
+        when sent, as the server takes it)."""
+        wire = self._wire(system, messages, tools, tool_choice)
         limit = max_tokens or self._max_tokens
+        prepared = {"messages": wire.messages, "tools": wire.tools, "choice": wire.choice}
+        return json.dumps(prepared | {"limit": limit})
+
+    async def send_async(self, prepared: str, *, on_text: TextSink | None = None) -> AssistantTurn:
+        """See `PreparedModelProvider.send_async`."""
+        found = json.loads(prepared)
+        wire = _Wire(found["messages"], found["tools"], found["choice"])
+        return await self._send_async(wire, int(found["limit"]), on_text)
+
+    async def _send_async(self, wire: _Wire, limit: int, on_text: TextSink | None) -> AssistantTurn:
         sent = self._token_field.current()
         try:
             return (await self._stream_async(wire, sent, limit, on_text)).finish()
@@ -204,7 +220,7 @@ class OpenAIProvider:
         limit: int,
         cancel: threading.Event | None,
         on_text: TextSink | None = None,
-    ) -> _TurnBuilder:
+    ) -> TurnBuilder:
         """Read one streamed completion; lets `openai.BadRequestError` through for the
         caller's field fallback and classifies every other failure."""
 
@@ -216,7 +232,7 @@ class OpenAIProvider:
             stream: openai.Stream[object] = manager.__enter__().parse(to=openai.Stream[object])
             return stream  # chunks as dicts
 
-        builder = _TurnBuilder(self._model, on_text)
+        builder = TurnBuilder(self._model, on_text)
         try:
             for chunk in events(open_stream, cancel):
                 builder.feed(chunk)
@@ -230,11 +246,11 @@ class OpenAIProvider:
 
     async def _stream_async(
         self, wire: _Wire, field: MaxTokensField, limit: int, on_text: TextSink | None
-    ) -> _TurnBuilder:
+    ) -> TurnBuilder:
         """`_stream` on the async client."""
         if self._aclient is None:
             self._aclient = openai.AsyncOpenAI(**self._client_args)
-        builder = _TurnBuilder(self._model, on_text)
+        builder = TurnBuilder(self._model, on_text)
         try:
             args = self._create_args(wire, field, limit)
             streaming = self._aclient.chat.completions.with_streaming_response
@@ -284,128 +300,6 @@ class _Wire:
     messages: list[ChatCompletionMessageParam]
     tools: list[ChatCompletionFunctionToolParam]
     choice: ChatCompletionToolChoiceOptionParam | None
-
-
-def _cache_n(chunk: Mapping[str, Any]) -> int:
-    """Prompt tokens read from the cache as llama.cpp's server reports them when its usage
-    has no `prompt_tokens_details`: `timings.cache_n` on the same (last) chunk; else 0."""
-    timings = chunk.get("timings")
-    cache_n = timings.get("cache_n") if isinstance(timings, dict) else None
-    return cache_n if isinstance(cache_n, int) and cache_n > 0 else 0
-
-
-@dataclass
-class _PendingCall:
-    id: str = ""
-    name: str = ""
-    arguments: str = ""
-
-
-@dataclass
-class _TurnBuilder:
-    """Assembles an `AssistantTurn` from chunks. Only a tool call's first chunk carries its
-    id and name; its arguments arrive in pieces; the usage chunk has no choices."""
-
-    model: str
-    on_text: TextSink | None = None
-    text: list[str] = field(default_factory=list)
-    calls: list[_PendingCall] = field(default_factory=list)
-    by_index: dict[int, _PendingCall] = field(default_factory=dict)
-    finish_reason: str | None = None
-    usage: Usage = field(default_factory=Usage)
-
-    def feed(self, chunk: object) -> None:
-        """Take one chunk, as decoded JSON. Raises `ValueError` for a chunk not of a chunk's
-        shape; fields it does not know are ignored."""
-        take_event(self._take, chunk, self.on_text)
-
-    def _take(self, chunk: Any) -> str | None:
-        """Apply `chunk`; returns the text it adds, if any."""
-        self.model = chunk.get("model") or self.model
-        usage = chunk.get("usage")
-        if usage is not None:
-            details = usage.get("prompt_tokens_details")
-            cached = (details.get("cached_tokens") or 0) if details is not None else _cache_n(chunk)
-            self.usage = Usage(
-                input_tokens=max((usage.get("prompt_tokens") or 0) - cached, 0),
-                output_tokens=usage.get("completion_tokens") or 0,
-                cache_read_tokens=cached,
-            )
-        text: str | None = None
-        for choice in chunk.get("choices") or ():
-            if choice.get("index", 0) != 0:
-                continue
-            delta = choice.get("delta") or {}
-            content = delta.get("content")
-            if content:
-                text = str(content)
-                self.text.append(text)
-            for piece in delta.get("tool_calls") or ():
-                piece_id = piece.get("id") or ""
-                call = self._call_for(piece.get("index"), piece_id)
-                call.id = call.id or piece_id
-                function = piece.get("function")
-                if function is not None:
-                    call.name = call.name or (function.get("name") or "")
-                    call.arguments += function.get("arguments") or ""
-            self.finish_reason = choice.get("finish_reason") or self.finish_reason
-        return text
-
-    def _call_for(self, index: int | None, call_id: str) -> _PendingCall:
-        """The call a fragment belongs to, whatever the server's chunking: a known id wins,
-        a new id starts a call (llama.cpp sends parallel calls all at index 0), an id-less
-        fragment goes to its index, or without one (some servers omit it) to the last call."""
-        known = next((c for c in self.calls if call_id and c.id == call_id), None)
-        if known is not None:
-            return known
-        at_index = self.by_index.get(index) if index is not None else None
-        if at_index is not None and not (call_id and at_index.id):
-            return at_index
-        if not call_id and index is None and self.calls:
-            return self.calls[-1]
-        call = _PendingCall()
-        self.calls.append(call)
-        if index is not None:
-            self.by_index[index] = call
-        return call
-
-    def finish(self) -> AssistantTurn:
-        """The complete turn. Raises `TransientModelError` if no finish reason arrived or a
-        finished tool call has arguments that are not a JSON object."""
-        if self.finish_reason is None:
-            raise TransientModelError(
-                "openai stream ended without a finish reason", provider=PROVIDER
-            )
-        stop = _FINISH_REASONS.get(self.finish_reason, "end")
-        turn = self._turn(stop, strict=stop != "max_tokens")
-        if turn.tool_calls and stop == "end":
-            return turn.model_copy(update={"stop_reason": "tool_use"})
-        return turn
-
-    def partial(self) -> AssistantTurn:
-        """What has arrived so far, as a cancelled turn without tool calls."""
-        return self._turn("cancelled", strict=False).model_copy(update={"tool_calls": ()})
-
-    def _turn(self, stop: StopReason, *, strict: bool) -> AssistantTurn:
-        calls: list[ToolCall] = []
-        for pending in self.calls:
-            arguments = parse_arguments(pending.arguments)
-            if arguments is None and strict:
-                raise TransientModelError(
-                    f"openai returned unparseable arguments for tool {pending.name!r}",
-                    provider=PROVIDER,
-                )
-            if arguments is not None and pending.name:
-                call_id = pending.id or f"call_{uuid.uuid4().hex[:24]}"
-                calls.append(ToolCall(id=call_id, name=pending.name, arguments=arguments))
-        return AssistantTurn(
-            text="".join(self.text),
-            tool_calls=tuple(calls),
-            usage=self.usage,
-            stop_reason=stop,
-            model=self.model,
-            cost_usd=cost_usd(self.model, self.usage),
-        )
 
 
 def classify_error(exc: Exception, secret: str | None) -> ModelError:

@@ -89,6 +89,32 @@ class AsyncModelProvider(Protocol):
         ...
 
 
+@runtime_checkable
+class PreparedModelProvider(Protocol):
+    """An `AsyncModelProvider` whose request can be rendered where the call is asked for
+    and sent as is elsewhere (the model gateway makes a call a worker prepared):
+    `send_async(prepare(...))` is `complete_async(...)` with the same arguments."""
+
+    def prepare(
+        self,
+        *,
+        system: SystemPrompt,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        max_tokens: int | None = None,
+        tool_choice: str | None = None,
+    ) -> str:
+        """The call's request as this provider's wire API takes it (text, for
+        `send_async`): never a credential, which the client adds when it sends. Raises
+        `ValueError` as `complete` does, before anything is sent."""
+        ...
+
+    async def send_async(self, prepared: str, *, on_text: TextSink | None = None) -> AssistantTurn:
+        """Send a request `prepare` rendered (by a provider of the same wire API, model and
+        temperature, in any process) as it is; otherwise `complete_async`."""
+        ...
+
+
 def system_blocks(system: SystemPrompt) -> list[SystemBlock]:
     """`system` as a list of blocks, checking that no stable block follows a volatile one.
 

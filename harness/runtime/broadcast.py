@@ -31,6 +31,14 @@ class Broadcast:
         with redis_errors("publish to a pub/sub channel"):
             self._redis.publish(channel, message)
 
+    def publish_all(self, messages: list[tuple[str, str]]) -> None:
+        """`publish` each (channel, message), in order, in one round trip."""
+        with redis_errors("publish to pub/sub channels"):
+            pipe = self._redis.pipeline(transaction=False)
+            for channel, message in messages:
+                pipe.publish(channel, message)
+            pipe.execute()
+
     def subscribe(self, channel: str) -> Subscription:
         """A subscription to `channel` that sees everything published after this returns
         (it waits up to 5 s for Redis to confirm, then goes on with a warning)."""

@@ -57,3 +57,28 @@ def test_live_text_coalesces_pieces_that_arrive_within_the_interval() -> None:
     live.end()
     # Then the first piece went out at once and the rest in one message at the end
     assert [m.text for m in published] == ["a", "abcd"]
+
+
+def test_deferred_live_text_passes_pieces_on_only_when_flushed() -> None:
+    # Given deferred live text (the model gateway's) drawing a draft
+    shown: list[str] = []
+
+    class Draft:
+        def show(self, text: str) -> None:
+            shown.append(text)
+
+    published: list[Progress] = []
+    live = LiveText("run-1", publish=published.append, sink=Draft(), interval=0.0, deferred=True)
+    on_text = live.begin(step=1, attempt=0)
+    # When many pieces stream in between two flushes, and a flush with nothing new
+    for piece in ["a", "b", "c"]:
+        on_text(piece)
+    assert shown == [] and published == [], "a deferred piece was passed on before a flush"
+    due = [live.flush(), live.flush()]
+    on_text("d")
+    live.end()
+    # Then the flush showed the text so far once and handed back its message to publish,
+    # the empty flush nothing, and the end passed on and published the rest
+    assert shown == ["abc", "abcd"], shown
+    assert [m.text if m else None for m in due] == ["abc", None]
+    assert [m.text for m in published] == ["abcd"], "the end should publish the rest itself"

@@ -196,17 +196,38 @@ def test_an_offloaded_calls_text_streams_to_the_draft(agent: AgentRig) -> None:
     platforms.install(drafts)  # type: ignore[arg-type]
     try:
         settings = _on_gateway(agent)
-        agent.model.script(Reply.answer("One two three four five six.", chunk=4))
+        # a model that writes slowly: the gateway passes the text on once per tick (50 ms)
+        agent.model.script(Reply.answer("One two three four five six.", chunk=4, pace=0.12))
         agent.runtime.call_servers.append(ModelGateway(agent.runtime, settings).serve_due)
         # When a message is answered
         agent.say("count")
     finally:
         platforms.install(before)
-    # Then the draft grew piece by piece while the gateway streamed the answer
+    # Then the draft grew tick by tick while the gateway streamed the answer
     answer = "One two three four five six."
     assert drafts.shown[-1] == answer and agent.replies() == [answer]
     partial = [text for text in drafts.shown if text != answer]
     assert partial and all(answer.startswith(text) for text in partial), drafts.shown
+
+
+def test_an_offloaded_calls_pieces_are_passed_on_per_tick_not_per_piece(agent: AgentRig) -> None:
+    # Given a chat platform that draws drafts, and a model that streams its answer one
+    # character a piece, as fast as it can
+    drafts = _Drafts()
+    before = platforms.installed()
+    platforms.install(drafts)  # type: ignore[arg-type]
+    answer = "One two three four five six."
+    try:
+        settings = _on_gateway(agent)
+        agent.model.script(Reply.answer(answer, chunk=1))
+        agent.runtime.call_servers.append(ModelGateway(agent.runtime, settings).serve_due)
+        # When a message is answered
+        agent.say("count")
+    finally:
+        platforms.install(before)
+    # Then the draft was updated once per gateway tick, far fewer times than pieces came
+    assert drafts.shown[-1] == answer and agent.replies() == [answer]
+    assert len(drafts.shown) < len(answer) // 2, f"{len(drafts.shown)} draft updates"
 
 
 def test_a_model_that_never_answers_is_bounded_by_the_model_timeout(

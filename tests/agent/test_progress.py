@@ -7,7 +7,7 @@ import logging
 import pytest
 import redis
 
-from harness.agent.progress import WRITING, Progress, report, subscribe
+from harness.agent.progress import WRITING, Progress, publish_all, report, subscribe
 from harness.runtime import Runtime
 from harness.runtime.functions import FunctionRegistry
 from harness.runtime.kicker import RecordingKicker
@@ -117,3 +117,24 @@ def test_progress_travels_over_a_real_redis(redis_client: redis.Redis) -> None:
         # Then it is received, because subscribe waited for Redis to confirm
         received = progress.get(timeout=10)
     assert received == Progress(run_id="r1", state="running", detail="bash")
+
+
+def test_messages_published_together_reach_each_session_in_order(runtime: Runtime) -> None:
+    # Given two sessions watched
+    first = Progress(run_id="r1", state=WRITING, text="a", step=1)
+    second = Progress(run_id="r1", state=WRITING, text="ab", step=1)
+    other = Progress(run_id="r2", state=WRITING, text="x", step=1)
+    with subscribe(runtime, "chat-1") as one, subscribe(runtime, "chat-2") as two:
+        # When the gateway's tick publishes their messages in one round trip
+        publish_all(runtime, [("chat-1", first), ("chat-2", other), ("chat-1", second)])
+        # Then each session got its own, in order
+        assert list(one.messages(timeout=0)) == [first, second]
+        assert list(two.messages(timeout=0)) == [other]
+
+
+def test_publishing_together_without_redis_logs_and_does_not_raise(
+    unreachable_runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="harness.agent.progress")
+    publish_all(unreachable_runtime, [("chat-1", Progress(run_id="r1", state=WRITING))])
+    assert "progress of 1 runs not published: BusUnavailableError" in caplog.text
