@@ -13,6 +13,7 @@ from openai.types.chat import ChatCompletionFunctionToolParam
 
 from tests.fakes.model_match import opened_with
 from tests.fakes.model_server import ModelServer, Reply
+from tests.waiting import wait_until
 
 CLAUDE = "claude-sonnet-5-5"
 TOOL: ToolParam = {"name": "f", "description": "d", "input_schema": {"type": "object"}}
@@ -260,7 +261,9 @@ def test_model_server_notes_each_answers_own_time_at_the_wire(
         claude.messages.create(
             model=CLAUDE, max_tokens=10, messages=[{"role": "user", "content": text}]
         )
-    # Then each request's time is noted on its own, and together they are the busy time
+    # Then each request's time is noted on its own (by the server's thread once the last byte
+    # is written, which the client may have read a moment before), together the busy time
+    wait_until(lambda: len(model_server.answer_seconds) == 2, "both answers' times noted")
     times = model_server.answer_seconds
     assert len(times) == 2, times
     assert sum(times) == pytest.approx(model_server.busy_seconds), (
