@@ -14,8 +14,8 @@ runs get known durations and regenerating draws the same pictures:
   to load, two workers, a scheduler and a sidecar beating.
 
 The transcripts live in session files under a temporary state folder (the dashboard reads
-them there); their times come from the same clock (`harness.agent.session` is told the time
-by this module, as only a benchmark may).
+them there); their times come from the same clock (`harness.agent.session_lines`, where a
+line is stamped, is told the time by this module, as only a benchmark may).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 import fakeredis
 from pydantic import SecretStr
 
-import harness.agent.session as session_module
+import harness.agent.session_lines as session_module
 from channels.approvals import answer_approval, ask_approval
 from harness.addresses import CAN_ANSWER_META
 from harness.agent.deps import build_deps, set_agent_deps

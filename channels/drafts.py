@@ -20,8 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from channels.base import Channel
 from harness.events import Destination
-from harness.records.drafts import RedisDraftRecords
-from harness.records.stores import Records
+from harness.records.stores import Records, redis_drafts
 from harness.runtime import Runtime
 
 
@@ -87,11 +86,7 @@ class DraftLog:
         self._runtime = runtime
         # only the draft store: building every store (`redis_records`) registers their
         # scripts, a cost the model gateway paid for each call it streams
-        self._records = (
-            records.drafts
-            if records is not None
-            else RedisDraftRecords(runtime.redis, runtime.keys)
-        )
+        self._records = records.drafts if records is not None else redis_drafts(runtime)
         self._run_id = run_id
         self.key = f"draft:{run_id}"  # names the run's preview, the same at every retry
 

@@ -48,13 +48,19 @@ def redis_records(runtime: Runtime) -> Records:
         approvals=RedisApprovalStore(runtime),
         pairing=RedisAccessStore(runtime),
         deliveries=RedisDeliveryRecords(runtime.redis, runtime.keys),
-        drafts=RedisDraftRecords(runtime.redis, runtime.keys),
+        drafts=redis_drafts(runtime),
         undelivered=RedisUndeliveredReplies(runtime.redis, runtime.keys),
         cursors=RedisCursors(runtime.redis, runtime.keys),
         usage=usage_store(runtime),
         spend=spend_store(runtime),
         rates=rate_windows(runtime),
     )
+
+
+def redis_drafts(runtime: Runtime) -> DraftRecords:
+    """`redis_records(runtime).drafts` alone: for a caller that needs only the drafts (the
+    model gateway, per call it streams), without registering every store's scripts."""
+    return RedisDraftRecords(runtime.redis, runtime.keys)
 
 
 def memory_records(
