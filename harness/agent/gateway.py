@@ -262,14 +262,9 @@ class ModelGateway:
     async def _guarded(self, work: Awaitable[None]) -> None:
         try:
             await work
-        except BusUnavailableError as exc:  # Redis away: the calls wait there, or elsewhere
+        except Exception as exc:  # Redis away: the calls wait there, or for another gateway
             self.failed += 1
-            log.warning("the model gateway's round trip failed (%s); trying again in a second",
-                        exc)  # fmt: skip
-            await self._unless_stopped(asyncio.sleep(1.0))
-        except Exception:  # not Redis: a fault of ours, with its traceback
-            self.failed += 1
-            log.exception("the model gateway's round trip failed; trying again in a second")
+            _log_failure(exc, "the model gateway's round trip failed; trying again in a second")
             await self._unless_stopped(asyncio.sleep(1.0))
 
     async def _nothing_due(self, board: _Board) -> bool:
@@ -391,12 +386,8 @@ class ModelGateway:
             ok, kicks = await board.settle(
                 taken.call_id, taken.token, outcome, self.runtime.now_ms(), template
             )
-        except BusUnavailableError as exc:  # the lease runs out: the call is made once more
-            log.warning("the outcome of model call %s could not be recorded: %s",
-                        taken.call_id, exc)  # fmt: skip
-            return
-        except Exception:  # the same, for a fault of ours (with its traceback)
-            log.exception("the outcome of model call %s could not be recorded", taken.call_id)
+        except Exception as exc:  # the lease runs out and the call is made again: at most once more
+            _log_failure(exc, f"the outcome of model call {taken.call_id} could not be recorded")
             return
         if not ok:
             log.info("model call %s was answered elsewhere; this answer is dropped", taken.call_id)
@@ -429,3 +420,13 @@ class ModelGateway:
                 raise TypeError(f"the {request.provider} provider cannot be called from a loop")
             found = self._providers[key] = built
         return found
+
+
+def _log_failure(exc: Exception, what: str) -> None:
+    """Log a failed round trip: Redis away (`BusUnavailableError`, the operator's known
+    condition) as one warning with its reason; anything else, a fault of ours, as an error
+    with its traceback."""
+    if isinstance(exc, BusUnavailableError):
+        log.warning("%s (%s)", what, exc)
+    else:
+        log.error("%s", what, exc_info=exc)
