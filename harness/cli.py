@@ -152,7 +152,7 @@ def up(
     only: Annotated[
         str | None,
         typer.Option(
-            help="Run only these, comma-separated: web, worker, scheduler, sidecar, "
+            help="Run only these, comma-separated: web, worker, scheduler, gateway, sidecar, "
             "<channel>-listener, redis (the embedded one; without it, the Redis of REDIS_URL "
             "or of this workspace's running fleet)."
         ),
@@ -217,6 +217,14 @@ def worker(
             "process (what `harness up` does on one host): one process fewer.",
         ),
     ] = False,
+    gateway: Annotated[
+        bool,
+        typer.Option(
+            "--gateway/--no-gateway",
+            help="Make the model calls that runs park on here (MODEL_CALLS=gateway); "
+            "--no-gateway: a `harness gateway` process does (what `harness up` runs).",
+        ),
+    ] = True,
 ) -> None:
     """Run a worker that advances runs of the loaded functions."""
     from harness.composition import run_worker
@@ -241,6 +249,7 @@ def worker(
             concurrency or settings.worker_concurrency,
             [q for q in queues.split(",") if q],
             tuple(companions),
+            gateway=gateway,
         )
 
 

@@ -122,15 +122,19 @@ def run_worker(
     concurrency: int,
     queues: list[str],
     companions: tuple[Companion, ...] = (),
+    *,
+    gateway: bool = True,
 ) -> None:
     """`harness.runtime.worker.run_worker` as a fleet worker: the channels are plugged in when
-    it starts, as in `celery_app`'s workers; its `companions` run on threads beside it.
-    Blocks."""
+    it starts, as in `celery_app`'s workers; its `companions` run on threads beside it; with
+    `gateway` (and `MODEL_CALLS=gateway`) a model gateway too (`start_model_gateway`), else
+    the host runs one in a process of its own (`run_model_gateway`). Blocks."""
     from harness.runtime import worker
 
     use_fleet()
+    prepare = _prepare_worker if gateway else plug_in_channels
     worker.run_worker(
-        settings, modules, concurrency, queues, prepare=_prepare_worker, companions=companions
+        settings, modules, concurrency, queues, prepare=prepare, companions=companions
     )
 
 
@@ -152,29 +156,71 @@ def _stop_gateway(gateway: ModelGateway) -> None:
     gateway.stop()
 
 
-def start_model_gateway(settings: Settings) -> ModelGateway | None:
-    """With `MODEL_CALLS=gateway`, start this worker process's model gateway
+def start_model_gateway(
+    settings: Settings, *, on_worker_shutdown: bool = True
+) -> ModelGateway | None:
+    """With `MODEL_CALLS=gateway`, start this process's model gateway
     (`harness.agent.gateway`): an event loop thread making the model calls runs park on, at
-    most `MODEL_GATEWAY_CONCURRENCY` at once; None otherwise. One per process, beside its
-    worker threads: the process already has the settings, the providers' credentials and
-    the chat platforms its drafts are drawn on, and gateways grow with the workers. From
-    then on the worker is alive (`harness health --process worker`) only while its gateway's
-    thread runs: a worker whose gateway died answers no offloaded call, so it is restarted."""
+    most `MODEL_GATEWAY_CONCURRENCY` at once; None otherwise. In a worker (by default) it runs
+    beside the worker threads: the process already has the settings, the providers'
+    credentials and the chat platforms its drafts are drawn on, and gateways grow with the
+    workers; it stops when the worker does (`on_worker_shutdown`). `harness up` runs it in a
+    process of its own instead (`run_model_gateway`): its streams and the model SDKs then
+    take nothing from the worker's interpreter. From then on the process is alive (`harness
+    health`) only while the gateway's thread runs: one whose gateway died answers no
+    offloaded call, so it is restarted."""
     if settings.model_calls != "gateway":
         return None
-    from celery.signals import worker_shutdown
-
     from harness.agent.gateway import ModelGateway  # the SDKs load only where calls are made
 
     concurrency = settings.model_gateway_concurrency
     gateway = ModelGateway(get_runtime(), settings, concurrency=concurrency)
     gateway.start()
     require_alive(MODEL_GATEWAY, gateway.alive)
-    # a stopping worker hands its calls in flight back, as it hands back its runs; a gateway
-    # stopped on purpose is no reason to call the worker dead
-    worker_shutdown.connect(lambda **_: _stop_gateway(gateway), weak=False)
+    if on_worker_shutdown:
+        from celery.signals import worker_shutdown
+
+        # a stopping worker hands its calls in flight back, as it hands back its runs; a
+        # gateway stopped on purpose is no reason to call the worker dead
+        worker_shutdown.connect(lambda **_: _stop_gateway(gateway), weak=False)
     log.info("model gateway started: at most %d model calls at once", concurrency)
     return gateway
+
+
+def run_model_gateway(settings: Settings) -> None:
+    """Run this host's model gateway in this process (`harness gateway`) until SIGINT or
+    SIGTERM, then hand its calls in flight back: the same gateway a worker runs on a thread
+    (`start_model_gateway`), with the channels plugged in for its drafts. Blocks.
+
+    Raises `ConfigurationError` with `MODEL_CALLS=inline` (no call is offloaded) and
+    `ProcessDiedError` when the gateway's thread stops on its own (a process that serves no
+    call should exit, to be restarted)."""
+    import signal
+    import threading
+
+    from harness.errors import ConfigurationError, ProcessDiedError
+
+    if settings.model_calls != "gateway":
+        raise ConfigurationError("MODEL_CALLS=inline: the workers make the model calls, no "
+                                 "gateway is needed")  # fmt: skip
+    from harness.runtime.banner import say_up
+    from harness.runtime.kicker import build_deferred
+
+    use_fleet()
+    plug_in_channels()
+    build_deferred(get_runtime().kicker)  # a settled call kicks its run on the broker
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    gateway = start_model_gateway(settings, on_worker_shutdown=False)
+    assert gateway is not None  # MODEL_CALLS=gateway, checked above
+    say_up(log, "model gateway ready: %d calls at once", settings.model_gateway_concurrency)
+    try:
+        while not stop.wait(1.0):
+            if not gateway.alive():
+                raise ProcessDiedError("the model gateway's thread stopped; see the log above")
+    finally:
+        _stop_gateway(gateway)
 
 
 def celery_app() -> Celery:

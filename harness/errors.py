@@ -84,6 +84,11 @@ class NoFleetFoundError(ConfigurationError, BusUnavailableError):
     Several fleets and no way to pick one is a plain `ConfigurationError`."""
 
 
+class ProcessDiedError(HarnessError):
+    """A process's essential thread stopped on its own (the model gateway's, in `harness
+    gateway`): the process exits, to be restarted."""
+
+
 class InvalidSettingsError(ConfigurationError):
     """The environment or `.env` holds values the settings refuse. `problems` has one line
     per variable, naming it in its environment form (`PORT`), saying what is wrong and giving

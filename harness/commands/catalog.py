@@ -31,6 +31,13 @@ LAZY = (
         "(SIDECAR_ENABLED=false: idle).",
     ),
     LazyCommand(
+        "gateway",
+        "harness.commands.gateway:gateway",
+        FLEET,
+        "Make the model calls that runs park on (MODEL_CALLS=gateway), in a process of its "
+        "own, until Ctrl-C; run workers beside it with `--no-gateway`.",
+    ),
+    LazyCommand(
         "health",
         "harness.commands.health:health",
         FLEET,

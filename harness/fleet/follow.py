@@ -27,7 +27,9 @@ from harness.fleet.fleets import FleetRecord
 from harness.settings import get_settings
 from harness.settings_errors import read_dotenv_in
 
-SERVES_THIS_FOLDER = frozenset({"up", "worker", "scheduler", "web", "sidecar", "poll", "init"})
+SERVES_THIS_FOLDER = frozenset(
+    {"up", "worker", "scheduler", "gateway", "web", "sidecar", "poll", "init"}
+)
 OWN_REDIS = frozenset({"REDIS_URL", "REDIS_SENTINELS"})
 """Settings that, named in this folder's `.env`, tie it to a fleet of its own."""
 

@@ -1,15 +1,16 @@
 """Liveness files: how an exec probe (`harness health --process NAME`) tells that a worker,
-scheduler or sidecar process is alive, without Redis and without an HTTP port.
+scheduler, sidecar or model gateway process is alive, without Redis and without an HTTP port.
 
 Each of those processes runs a `LivenessFile` thread that touches `<HEALTH_DIR>/<name>.alive`
 every few seconds while its check passes: the scheduler's check is that its loop made a pass
-lately (`Pulse`), so a wedged loop stops the touches; the worker's and sidecar's is that the
-process runs. A process is alive only while the threads it cannot work without run too
-(`require_alive`: a worker's model gateway with `MODEL_CALLS=gateway`, whose death would leave
-every offloaded model call waiting while the worker looks healthy). `is_alive` is fresh when
-the file was touched within `HEALTH_MAX_AGE`. A Redis outage touches nothing here, so it never
-restarts a pod: readiness is `/healthz`'s business. Processes of one kind sharing a folder
-share the file (any live one keeps it fresh); in a container each process has its own.
+lately (`Pulse`), so a wedged loop stops the touches; the others' is that the process runs.
+A process is alive only while the threads it cannot work without run too (`require_alive`:
+the model gateway's thread with `MODEL_CALLS=gateway`, in a worker or in a process of its
+own, whose death would leave every offloaded model call waiting while the process looks
+healthy). `is_alive` is fresh when the file was touched within `HEALTH_MAX_AGE`. A Redis
+outage touches nothing here, so it never restarts a pod: readiness is `/healthz`'s business.
+Processes of one kind sharing a folder share the file (any live one keeps it fresh); in a
+container each process has its own.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from harness.state_dir import state_dir
 
 log = logging.getLogger(__name__)
 
-PROCESSES = ("worker", "scheduler", "sidecar")
+PROCESSES = ("worker", "scheduler", "sidecar", "gateway")
 
 _required_lock = threading.Lock()
 _required: dict[str, Callable[[], bool]] = {}

@@ -2,7 +2,7 @@
 
     chosen = only(default_processes(), "web,worker")   # Selection(processes, embedded_redis=False)
 
-The names are the fleet's own (`web`, `worker`, `scheduler`, `sidecar`, a channel's
+The names are the fleet's own (`web`, `worker`, `scheduler`, `gateway`, `sidecar`, a channel's
 `<channel>-listener`) and `redis`, the embedded Redis. Without `redis` the processes use the
 Redis that `REDIS_URL` names or that a running `harness up` of the same workspace published
 (`harness.runtime.connection.resolve_redis_url`), so one terminal can run
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 REDIS = "redis"
-KNOWN = ("web", "worker", "scheduler", "sidecar", REDIS)
+KNOWN = ("web", "worker", "scheduler", "gateway", "sidecar", REDIS)
 
 
 class UnknownProcessError(ValueError):

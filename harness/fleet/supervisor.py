@@ -9,8 +9,9 @@ when it is not.
 Restart policy: `harness.fleet.process_manager` runs the processes and, when one exits, on Ctrl-C /
 SIGTERM, or when our output's reader goes away, stops the others (each with everything it
 started; a second Ctrl-C kills at once); the embedded Redis is stopped last, and its death
-stops the fleet too. So web, worker and scheduler are essential (on one host the scheduler and
-the sidecar run on threads of the worker, `beside_the_worker`). Channel listeners (`harness
+stops the fleet too. So web, worker, scheduler and the model gateway are essential (on one
+host the scheduler and the sidecar run on threads of the worker, and the gateway in a process
+of its own beside it: `beside_the_worker`). Channel listeners (`harness
 poll <channel> --restart`) never exit on a platform failure: they restart themselves
 in-process with backoff (`harness.fleet.restarts`), so a bad token or an unreachable platform leaves
 the fleet serving. Once `/readyz` answers 200 from our own web process (it echoes this
@@ -58,14 +59,18 @@ _WATCH_INTERVAL_S = 0.5
 
 
 def default_processes() -> dict[str, str]:
-    """`web`, `worker`, `scheduler` and (unless `SIDECAR_ENABLED=false`) `sidecar`, each
-    `exec <this python> -m harness.cli <name>`, plus a listener for each channel that receives
-    messages without webhooks (Telegram polling, Slack Socket Mode)."""
+    """`web`, `worker`, `scheduler`, (with `MODEL_CALLS=gateway`, the default) `gateway` and
+    (unless `SIDECAR_ENABLED=false`) `sidecar`, each `exec <this python> -m harness.cli
+    <name>`, plus a listener for each channel that receives messages without webhooks
+    (Telegram polling, Slack Socket Mode)."""
     from harness.commands.setup import extra_processes
     from harness.settings import get_settings
 
+    settings = get_settings()
     processes = {name: _own_command(name) for name in FLEET}
-    if get_settings().sidecar_enabled:  # the agent's own functions (see harness/sidecar)
+    if settings.model_calls == "gateway":  # the model calls runs park on (harness.agent.gateway)
+        processes["gateway"] = _own_command("gateway")
+    if settings.sidecar_enabled:  # the agent's own functions (see harness/sidecar)
         processes["sidecar"] = _own_command("sidecar")
     return {**processes, **extra_processes()}
 
@@ -96,15 +101,21 @@ def beside_the_worker(processes: dict[str, str]) -> dict[str, str]:
     """`processes` with the `scheduler` and the `sidecar` run on threads of the `worker`
     (`harness worker --with-scheduler --with-sidecar`) when each is the fleet's own command
     (`default_processes`), like the worker: one interpreter, about 60 MB, and one start fewer
-    for each. A Procfile's commands, or a worker chosen without them (`--only`), are left as
-    they are; so is either one chosen without the worker."""
+    for each. The model `gateway`, when it runs as the fleet's own command, stays a process of
+    its own, and the worker runs none (`--no-gateway`): the calls' streams and the model SDKs
+    then take nothing from the worker's interpreter, and run on the other core. A Procfile's
+    commands, or a worker chosen without them (`--only`), are left as they are; so is any of
+    them chosen without the worker."""
     if processes.get("worker") != _own_command("worker"):
         return processes
     beside = [n for n in BESIDE_THE_WORKER if processes.get(n) == _own_command(n)]
-    if not beside:
+    flags = [BESIDE_THE_WORKER[n] for n in beside]
+    if processes.get("gateway") == _own_command("gateway"):
+        flags.append("--no-gateway")
+    if not flags:
         return processes
     folded = {name: command for name, command in processes.items() if name not in beside}
-    folded["worker"] = " ".join([processes["worker"], *(BESIDE_THE_WORKER[n] for n in beside)])
+    folded["worker"] = " ".join([processes["worker"], *flags])
     return folded
 
 
