@@ -86,14 +86,15 @@ class Settings(EngineSettings, ModelSettings, SidecarSettings):
     model_calls: Literal["inline", "gateway"] = Field(
         default="gateway",
         description="Where a turn's model calls are made: inline (the worker thread waits on "
-        "the model) or gateway (the run parks and each worker process's model gateway makes "
-        "the call on the async SDK clients, so a waiting call holds no worker thread).",
+        "the model) or gateway (the run parks and a model gateway makes the call on the async "
+        "SDK clients, so a waiting call holds no worker thread: `harness gateway`, as `harness "
+        "up` runs it, or a thread of each worker started without `--no-gateway`).",
     )
     model_gateway_concurrency: int = Field(
         default=256,
         ge=1,
-        description="Model calls one worker process's gateway makes at once (MODEL_CALLS="
-        "gateway); more wait in Redis for a free slot, never fail.",
+        description="Model calls one model gateway makes at once (MODEL_CALLS=gateway); more "
+        "wait in Redis for a free slot, never fail.",
     )
     dm_policy: DmPolicy = Field(
         default="pairing",

@@ -149,8 +149,9 @@ def test_run_fleet_with_a_shared_root_and_no_redis_is_refused_before_starting(
 
 def test_default_processes_run_this_python_on_the_cli_in_place_of_their_shell() -> None:
     processes = default_processes()
-    assert list(processes) == ["web", "worker", "scheduler", "sidecar"]
+    assert list(processes) == ["web", "worker", "scheduler", "gateway", "sidecar"]
     assert processes["worker"] == f"exec {shlex.quote(sys.executable)} -m harness.cli worker"
+    assert processes["gateway"] == f"exec {shlex.quote(sys.executable)} -m harness.cli gateway"
 
 
 def test_the_fleets_own_scheduler_and_sidecar_run_on_its_worker_other_commands_as_written() -> None:
@@ -158,20 +159,44 @@ def test_the_fleets_own_scheduler_and_sidecar_run_on_its_worker_other_commands_a
     processes = default_processes()
     # When the scheduler and the sidecar are put beside the worker
     folded = beside_the_worker(processes)
-    # Then neither is a process of its own: the worker runs both on threads
-    assert list(folded) == ["web", "worker"]
-    assert folded["worker"] == f"{processes['worker']} --with-scheduler --with-sidecar"
+    # Then neither is a process of its own: the worker runs both on threads, and leaves the
+    # model calls to the gateway, which stays a process of its own
+    assert list(folded) == ["web", "worker", "gateway"]
+    worker = processes["worker"]
+    assert folded["worker"] == f"{worker} --with-scheduler --with-sidecar --no-gateway"
+    assert folded["gateway"] == processes["gateway"]
     # And a worker chosen with one of them runs that one only
-    some = {"worker": processes["worker"], "sidecar": processes["sidecar"]}
-    assert beside_the_worker(some) == {"worker": f"{processes['worker']} --with-sidecar"}
-    # And a worker chosen alone (`--only worker`), either one without the worker, or a
-    # Procfile's commands, stay as written
+    some = {"worker": worker, "sidecar": processes["sidecar"]}
+    assert beside_the_worker(some) == {"worker": f"{worker} --with-sidecar"}
+    assert beside_the_worker({"worker": worker, "gateway": processes["gateway"]}) == {
+        "worker": f"{worker} --no-gateway",
+        "gateway": processes["gateway"],
+    }
+    # And a worker chosen alone (`--only worker`: it makes its own model calls), any of them
+    # without the worker, or a Procfile's commands, stay as written
     for kept in (
-        {"worker": processes["worker"]},
+        {"worker": worker},
         {"scheduler": processes["scheduler"], "sidecar": processes["sidecar"]},
+        {"gateway": processes["gateway"]},
         {"worker": "harness worker", "scheduler": "harness scheduler"},
     ):
         assert beside_the_worker(kept) == kept
+
+
+def test_default_processes_have_no_gateway_when_workers_make_the_model_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given MODEL_CALLS=inline
+    monkeypatch.setenv("MODEL_CALLS", "inline")
+    get_settings.cache_clear()
+    try:
+        # When the fleet's processes are listed and folded
+        processes = beside_the_worker(default_processes())
+    finally:
+        get_settings.cache_clear()
+    # Then there is no gateway, and the worker is not told to leave the calls to one
+    assert "gateway" not in processes, processes
+    assert "--no-gateway" not in processes["worker"]
 
 
 def test_default_processes_leave_out_the_sidecar_when_it_is_disabled(

@@ -122,3 +122,33 @@ def test_a_worker_shutting_down_stops_its_gateway_without_calling_itself_dead(
         assert "not alive" not in caplog.text, caplog.text
     finally:
         keeper.stop()
+
+
+def test_a_gateway_process_with_inline_model_calls_says_why_in_one_line(
+    health_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given MODEL_CALLS=inline (the workers make the model calls)
+    monkeypatch.setenv("MODEL_CALLS", "inline")
+    get_settings.cache_clear()
+    try:
+        # When `harness gateway` is started
+        result = CliRunner().invoke(app, ["gateway"])
+    finally:
+        get_settings.cache_clear()
+    # Then it says in one line why it does not run, and exits
+    assert result.exit_code != 0, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "MODEL_CALLS=inline" in lines[0], result.output
+    assert "Traceback" not in result.output
+
+
+def test_the_gateway_process_has_a_liveness_probe(health_dir: Path) -> None:
+    # Given a gateway process keeping its liveness file
+    keeper = LivenessFile(health_file(get_settings(), "gateway"), interval=3600)
+    # When it is kept, Then `harness health --process gateway` passes; before, it fails
+    assert CliRunner().invoke(app, ["health", "--process", "gateway"]).exit_code == 1
+    keeper.start()
+    try:
+        assert CliRunner().invoke(app, ["health", "--process", "gateway"]).exit_code == 0
+    finally:
+        keeper.stop()

@@ -34,7 +34,7 @@ LONG_ID = "a-function-whose-id-is-far-too-long-for-a-column-of-an-eighty-wide-ta
 # `init` (it writes .env), a stream that is JSON already, a script, and `eval`, whose `--json`
 # names the report file.
 NO_JSON = {
-    "up", "worker", "scheduler", "web", "sidecar", "poll", "chat", "init", "events tail",
+    "up", "worker", "scheduler", "gateway", "web", "sidecar", "poll", "chat", "init", "events tail",
     "completion", "eval",
 }  # fmt: skip
 

@@ -1,18 +1,24 @@
 """A model call holds no worker thread (MODEL_CALLS=gateway): with one worker thread, a
 second chat's model call is made while the first chat's is still being answered (real
-Redis, a Celery worker subprocess and its model gateway)."""
+Redis, a Celery worker subprocess and its model gateway, on a thread of the worker or in a
+process of its own as `harness up` runs it); a gateway process killed mid-stream leaves its
+call to another after the lease, and the chat is answered once."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from harness.agent.model_calls import MODEL_SERVICE
 from harness.events import MESSAGE_RECEIVED, REPLY_READY
 from harness.runtime import Runtime, publish
+from harness.runtime.call_health import calls_waiting
 from harness.runtime.keys import Keys
 from tests.fakes.model_server import ModelServer, Reply
 from tests.integration.conftest import FLEET_WAIT_S, Fleet, runtime_for, wait_until
@@ -53,18 +59,32 @@ def _replies(runtime: Runtime) -> list[str]:
     ]
 
 
+def _start(fleet: Fleet, runtime: Runtime, *, own_process: bool) -> None:
+    """A scheduler and one worker with one thread; the model gateway on a thread of the
+    worker, or (`own_process`) in a `harness gateway` process beside a `--no-gateway` one."""
+    fleet.start("scheduler", "scheduler")
+    if own_process:
+        fleet.start("worker0", "worker", "--concurrency", "1", "--no-gateway")
+        fleet.start("gateway0", "gateway")
+    else:
+        fleet.start("worker0", "worker", "--concurrency", "1")
+    wait_until(
+        lambda: (
+            runtime.redis.hexists(Keys(fleet.prefix).functions, "agent-handle-message")
+            and calls_waiting(runtime, MODEL_SERVICE).gateways == 1
+        ),
+        timeout=FLEET_WAIT_S,
+        what=f"the worker to register its functions and one gateway to beat\n{fleet.logs()}",
+    )
+
+
+@pytest.mark.parametrize("own_process", [False, True], ids=["in-the-worker", "own-process"])
 def test_a_slow_model_call_does_not_hold_the_only_worker_thread(
-    gateway_fleet: Fleet, model_server: ModelServer
+    gateway_fleet: Fleet, model_server: ModelServer, own_process: bool
 ) -> None:
     # Given one worker with one thread, and a model slow to answer the first chat
     runtime = runtime_for(gateway_fleet)
-    gateway_fleet.start("scheduler", "scheduler")
-    gateway_fleet.start("worker0", "worker", "--concurrency", "1")
-    wait_until(
-        lambda: runtime.redis.hexists(Keys(gateway_fleet.prefix).functions, "agent-handle-message"),
-        timeout=FLEET_WAIT_S,
-        what=f"the worker to register its functions\n{gateway_fleet.logs()}",
-    )
+    _start(gateway_fleet, runtime, own_process=own_process)
     model_server.script(Reply.answer("Slow answer.", delay=8), Reply.answer("Quick answer."))
     # When two chats write, the second while the first's model call is still being answered
     _say(runtime, "first", "chat-a")
@@ -82,3 +102,33 @@ def test_a_slow_model_call_does_not_hold_the_only_worker_thread(
         what=f"both answers\n{gateway_fleet.logs()}",
     )
     assert len(model_server.requests) == 2
+
+
+def test_a_gateway_process_killed_mid_stream_leaves_its_call_to_another(
+    gateway_fleet: Fleet, model_server: ModelServer
+) -> None:
+    # Given a gateway process beside a worker that makes no call, streaming a slow answer
+    runtime = runtime_for(gateway_fleet)
+    _start(gateway_fleet, runtime, own_process=True)
+    model_server.script(Reply.answer("Lost answer.", delay=30), Reply.answer("Kept answer."))
+    _say(runtime, "hello", "chat-a")
+    assert model_server.wait_until_stalled(FLEET_WAIT_S), gateway_fleet.logs()
+    # When that process is killed outright and another gateway process starts
+    _kill_group(gateway_fleet, "gateway0")
+    gateway_fleet.start("gateway1", "gateway")
+    # Then, once the dead one's lease ran out, the other makes the call again, and the chat
+    # is answered once, with the second call's answer
+    wait_until(
+        lambda: _replies(runtime) == ["Kept answer."],
+        timeout=FLEET_WAIT_S,
+        what=f"the answer\n{gateway_fleet.logs()}",
+    )
+    assert len(model_server.requests) == 2, "the call was made other than once per lease"
+    assert _replies(runtime) == ["Kept answer."]
+
+
+def _kill_group(fleet: Fleet, name: str) -> None:
+    """SIGKILL the process `name` and what it started, as a crash would, and reap it."""
+    proc = fleet.procs[name]
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
