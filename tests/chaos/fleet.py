@@ -31,8 +31,10 @@ import httpx2
 import pytest
 import redis
 
+from harness.agent.model_calls import MODEL_SERVICE
 from harness.fleet.embedded_redis import EmbeddedRedis, free_port
 from harness.runtime import Runtime
+from harness.runtime.call_health import calls_waiting
 from harness.runtime.keys import Keys
 from harness.runtime.presence import live_members
 from tests.channels.conftest import TELEGRAM_SECRET
@@ -169,6 +171,8 @@ class ChaosFleet:
     killed_pids: set[int] = field(default_factory=set)
     kill_times: list[float] = field(default_factory=list)
     worker_count: int = 0
+    gateway_count: int = 0
+    own_gateways: bool = False
     tool_results: ToolResultsSeen = field(default_factory=ToolResultsSeen)
 
     @property
@@ -207,8 +211,34 @@ class ChaosFleet:
         if name is None:
             name = f"worker{self.worker_count}"
             self.worker_count += 1
-        self.fleet.start(name, "worker", "--concurrency", "4")
+        gateway = ("--no-gateway",) if self.own_gateways else ()
+        self.fleet.start(name, "worker", "--concurrency", "4", *gateway)
         return name
+
+    def start_gateway(self) -> str:
+        """Start a model gateway process (`harness gateway`) and return its name."""
+        name = f"gateway{self.gateway_count}"
+        self.gateway_count += 1
+        self.fleet.start(name, "gateway")
+        return name
+
+    def gateways(self) -> list[str]:
+        """Names of the gateway processes still running."""
+        return [
+            name
+            for name, proc in self.fleet.procs.items()
+            if name.startswith("gateway") and proc.poll() is None
+        ]
+
+    def wait_gateways_ready(self, count: int) -> None:
+        """Until `count` model gateways beat (`harness.runtime.call_health`)."""
+        rt = self.runtime()
+        wait_explained(
+            lambda: calls_waiting(rt, MODEL_SERVICE).gateways >= count,
+            f"{count} model gateways to be up",
+            self.fleet.logs,
+            START_TIMEOUT_S,
+        )
 
     def workers(self) -> list[str]:
         """Names of the worker processes still running."""
@@ -347,9 +377,11 @@ def fleet_env(telegram: FakeTelegramApi, model: ModelServer, port: int) -> dict[
 
 @contextmanager
 def chaos_fleet(
-    tmp: Path, workers: int, faults: ModelFaults | None = None, **env: str
+    tmp: Path, workers: int, faults: ModelFaults | None = None, gateways: int = 0, **env: str
 ) -> Iterator[ChaosFleet]:
-    """A started fleet: its own Redis (append-only), web, `workers` workers and a scheduler."""
+    """A started fleet: its own Redis (append-only), web, `workers` workers and a scheduler;
+    with `gateways`, that many model gateway processes and workers started `--no-gateway`
+    (as `harness up` runs them), else a gateway on a thread of each worker."""
     faults = faults or ModelFaults()
     server = EmbeddedRedis(tmp / "redis", persist=True).start()
     telegram = FakeTelegramApi().start()
@@ -363,15 +395,20 @@ def chaos_fleet(
         extra_env={**fleet_env(telegram, model, port), **env},
     )  # fmt: skip
     (tmp / "workspace").mkdir()
-    chaos = ChaosFleet(server, fleet, telegram, model, faults, port, tool_results=seen)
+    chaos = ChaosFleet(
+        server, fleet, telegram, model, faults, port, own_gateways=gateways > 0, tool_results=seen
+    )
     try:
         # every process starts at once: each spends seconds importing, on cores of its own
         chaos.start_web(wait=False)
         for _ in range(workers):
             chaos.start_worker()
+        for _ in range(gateways):
+            chaos.start_gateway()
         fleet.start("scheduler", "scheduler")
         chaos.wait_web_ready()
         chaos.wait_workers_ready(workers)
+        chaos.wait_gateways_ready(gateways)
         yield chaos
     finally:
         # the scenario has made its checks: no graceful stop to wait for (SIGTERM is a

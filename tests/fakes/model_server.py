@@ -166,6 +166,7 @@ class ModelServer:
         self._keyed: list[tuple[Match, deque[Reply]]] = []
         self._requests: list[RecordedRequest] = []
         self._stalled = 0
+        self._stalling = 0
         self.rejections: list[str] = []
         self.transcript = "Remind me to buy milk on the way home."
         self.synonyms: dict[str, str] = {}  # word -> word it embeds as
@@ -227,6 +228,11 @@ class ModelServer:
         with self._lock:
             return self._lock.wait_for(lambda: self._stalled > 0, timeout)
 
+    def stalling(self) -> int:
+        """Replies stalling now, inside their `delay`: the model calls in flight."""
+        with self._lock:
+            return self._stalling
+
     def start(self) -> ModelServer:
         """Start serving in a background thread."""
         self._thread.start()
@@ -281,8 +287,13 @@ class ModelServer:
     def stall(self, seconds: float) -> None:
         with self._lock:
             self._stalled += 1
+            self._stalling += 1
             self._lock.notify_all()
-        self.stopping.wait(seconds)
+        try:
+            self.stopping.wait(seconds)
+        finally:
+            with self._lock:
+                self._stalling -= 1
 
     def new_id(self, prefix: str) -> str:
         with self._lock:
