@@ -20,7 +20,7 @@ from tests.processes import interrupt
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(360)]
 
-PROCESSES = ("web", "worker", "scheduler", "sidecar")
+PROCESSES = ("web", "worker", "scheduler", "gateway", "sidecar")
 _LINE = re.compile(r"^\d\d:\d\d:\d\d (\S+)\s*\| (.*)$")  # honcho's `12:00:00 name | text`
 
 
