@@ -12,7 +12,7 @@ pydantic model per event, which cost most of a long answer's CPU (see docs/bench
 The SDK (about 45 MB a process) is imported when a call is made or an error classified, not
 with this module or a provider: building a provider and rendering its requests (`prepare`,
 all a worker does on the model gateway's path) load no SDK. The blocking client is built by
-the first `complete` (`LazyClient`), the async one by the first async call.
+the first `complete` (`harness.lazy_value.Lazy`), the async one by the first async call.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
+from harness.lazy_value import Lazy
 from harness.llm.anthropic_wire import PROVIDER, request_body
 from harness.llm.errors import (
     ContextOverflowError,
@@ -34,7 +35,6 @@ from harness.llm.errors import (
     retry_after_seconds,
 )
 from harness.llm.guard import check_base_url
-from harness.llm.lazy_client import LazyClient
 from harness.llm.pricing import cost_usd
 from harness.llm.provider import SystemPrompt, TextSink, system_blocks
 from harness.llm.request_log import quiet_requests_to
@@ -100,7 +100,7 @@ class AnthropicProvider:
         self._client_args: dict[str, Any] = {
             "api_key": api_key or _NO_KEY, "base_url": url, "max_retries": 0, "timeout": timeout,
         }  # fmt: skip
-        self._client = LazyClient(self._sync_client)
+        self._client: Lazy[anthropic.Anthropic] = Lazy(self._sync_client)  # built by `complete`
         self._aclient: anthropic.AsyncAnthropic | None = None  # made by the first async call
 
     @property
@@ -247,7 +247,9 @@ class AnthropicProvider:
 
     def close(self) -> None:
         """Release the blocking client's HTTP connections, if it was built. Idempotent."""
-        self._client.close()
+        client = self._client.take()
+        if client is not None:
+            client.close()
 
     async def aclose(self) -> None:
         """Release the async client's connections, on the loop that used them. Idempotent."""

@@ -13,7 +13,7 @@ at `[DONE]` and raises an in-stream error object as `APIError`, but builds no py
 The SDK (about 25 MB a process) is imported when a call is made or an error classified, not
 with this module or a provider: building a provider and rendering its requests (`prepare`,
 all a worker does on the model gateway's path) load no SDK. The blocking client is built by
-the first `complete` (`LazyClient`), the async one by the first async call.
+the first `complete` (`harness.lazy_value.Lazy`), the async one by the first async call.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
+from harness.lazy_value import Lazy
 from harness.llm.errors import (
     ContextOverflowError,
     ModelCancelledError,
@@ -36,7 +37,6 @@ from harness.llm.errors import (
     retry_after_seconds,
 )
 from harness.llm.guard import check_base_url
-from harness.llm.lazy_client import LazyClient
 from harness.llm.openai_turn import PROVIDER, TurnBuilder
 from harness.llm.openai_wire import (
     append_volatile,
@@ -101,7 +101,7 @@ class OpenAIProvider:
         self._client_args: dict[str, Any] = {
             "api_key": api_key or _NO_KEY, "base_url": url, "max_retries": 0, "timeout": timeout,
         }  # fmt: skip
-        self._client = LazyClient(self._sync_client)
+        self._client: Lazy[openai.OpenAI] = Lazy(self._sync_client)  # built by `complete`
         self._aclient: openai.AsyncOpenAI | None = None  # made by the first async call
 
     @property
@@ -307,7 +307,9 @@ class OpenAIProvider:
 
     def close(self) -> None:
         """Release the blocking client's HTTP connections, if it was built. Idempotent."""
-        self._client.close()
+        client = self._client.take()
+        if client is not None:
+            client.close()
 
     async def aclose(self) -> None:
         """Release the async client's connections, on the loop that used them. Idempotent."""
