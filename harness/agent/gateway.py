@@ -300,7 +300,7 @@ class ModelGateway:
         for provider in providers:  # their async clients belong to this loop
             with contextlib.suppress(Exception):
                 await provider.aclose()
-            if isinstance(provider, ModelProvider):  # and the sync client `build_named` opened
+            if isinstance(provider, ModelProvider):  # and a blocking client, if one was built
                 with contextlib.suppress(Exception):
                     provider.close()
         with contextlib.suppress(Exception):

@@ -62,8 +62,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # The factory imports both SDKs (about a second); load it only when asked for, so that
-    # importing the types (session store, journal) stays cheap.
+    # The factory is loaded only when asked for, so that importing the types (session store,
+    # journal) stays as cheap as it can; no SDK is imported before a call in any case.
     if name in ("build_provider", "build_fallback_provider"):
         from harness.llm import factory
 

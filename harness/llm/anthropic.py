@@ -8,18 +8,22 @@ does. The request body, with its cache breakpoints, is rendered by
 The stream is read as plain dicts (`Stream[object]`): the SDK still sends the request, decodes
 the SSE, skips pings and raises an in-stream `error` event as `APIStatusError`, but builds no
 pydantic model per event, which cost most of a long answer's CPU (see docs/benchmarks.md).
+
+The SDK (about 45 MB a process) is imported when a call is made or an error classified, not
+with this module or a provider: building a provider and rendering its requests (`prepare`,
+all a worker does on the model gateway's path) load no SDK. The blocking client is built by
+the first `complete` (`harness.lazy_value.Lazy`), the async one by the first async call.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import httpx2
-from anthropic.types import Message as WireMessageModel
 
+from harness.lazy_value import Lazy
 from harness.llm.anthropic_wire import PROVIDER, request_body
 from harness.llm.errors import (
     ContextOverflowError,
@@ -46,6 +50,9 @@ from harness.llm.types import (
     ToolSpec,
     Usage,
 )
+
+if TYPE_CHECKING:
+    import anthropic
 
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 DEFAULT_BASE_URL = DEFAULT_BASE_URLS[PROVIDER]
@@ -84,6 +91,7 @@ class AnthropicProvider:
     ) -> None:
         url = base_url or DEFAULT_BASE_URL
         check_base_url(url)
+        httpx2.URL(url)  # a malformed URL fails here, as when the SDK's client was built here
         quiet_requests_to(url)
         self._model = model
         self._max_tokens = max_tokens
@@ -92,7 +100,7 @@ class AnthropicProvider:
         self._client_args: dict[str, Any] = {
             "api_key": api_key or _NO_KEY, "base_url": url, "max_retries": 0, "timeout": timeout,
         }  # fmt: skip
-        self._client = anthropic.Anthropic(**self._client_args)
+        self._client: Lazy[anthropic.Anthropic] = Lazy(self._sync_client)  # built by `complete`
         self._aclient: anthropic.AsyncAnthropic | None = None  # made by the first async call
 
     @property
@@ -117,14 +125,16 @@ class AnthropicProvider:
         tool_choice: str | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
+        import anthropic
+
         body = self._body(system, messages, tools, max_tokens, tool_choice)
 
         def open_stream() -> anthropic.Stream[object]:
             # The body is rendered here, not by `messages.create`: the SDK would copy and encode
             # the whole history again on every call.
-            return self._client.post(
+            return self._client.get().post(
                 "/v1/messages",
-                cast_to=WireMessageModel,
+                cast_to=anthropic.types.Message,
                 content=body,
                 stream=True,
                 stream_cls=anthropic.Stream[object],  # events as dicts
@@ -173,13 +183,15 @@ class AnthropicProvider:
         return await self._send_async(prepared.encode(), on_text)
 
     async def _send_async(self, body: bytes, on_text: TextSink | None) -> AssistantTurn:
+        import anthropic
+
         if self._aclient is None:
             self._aclient = anthropic.AsyncAnthropic(**self._client_args)
         builder = _TurnBuilder(self._model, on_text)
         try:
             stream = await self._aclient.post(
                 "/v1/messages",
-                cast_to=WireMessageModel,
+                cast_to=anthropic.types.Message,
                 content=body,
                 stream=True,
                 stream_cls=anthropic.AsyncStream[object],  # events as dicts
@@ -192,6 +204,11 @@ class AnthropicProvider:
         except (anthropic.APIError, httpx2.HTTPError, ValueError) as exc:
             raise self._failure(exc) from exc
         return builder.finish()
+
+    def _sync_client(self) -> anthropic.Anthropic:
+        import anthropic
+
+        return anthropic.Anthropic(**self._client_args)
 
     def _failure(self, exc: Exception) -> ModelError:
         if isinstance(exc, ValueError):  # an event that is not JSON or not of its type's shape
@@ -229,8 +246,10 @@ class AnthropicProvider:
         return self._temperature
 
     def close(self) -> None:
-        """Release the HTTP connections. Idempotent."""
-        self._client.close()
+        """Release the blocking client's HTTP connections, if it was built. Idempotent."""
+        client = self._client.take()
+        if client is not None:
+            client.close()
 
     async def aclose(self) -> None:
         """Release the async client's connections, on the loop that used them. Idempotent."""
@@ -364,6 +383,8 @@ def classify_error(exc: Exception, secret: str | None) -> ModelError:
     4xx are permanent; network failures and timeouts are transient. The message names the
     status, error type and request id, never the API key.
     """
+    import anthropic  # for its exception types; the call that failed has loaded it
+
     if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
         return TransientModelError("anthropic request timed out", provider=PROVIDER)
     if not isinstance(exc, anthropic.APIStatusError):

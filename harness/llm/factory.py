@@ -1,8 +1,9 @@
 """Building the configured `ModelProvider` from settings.
 
-Each provider's module (and so its SDK, most of a second to import) is imported when a
-provider of that kind is built, not with this module: commands that only read settings or
-show the default model load no SDK."""
+Each provider's module is imported when a provider of that kind is built, not with this
+module, and its SDK (most of a second to import, tens of MB) only when the provider makes a
+call: commands that only read settings or show the default model, and a worker that only
+renders requests for the model gateway, load no SDK."""
 
 from __future__ import annotations
 
@@ -137,7 +138,8 @@ def _build(
     choice = _choose(settings, name, model)
     if choice is None:
         return None
-    # Imported here: each SDK costs most of a second, and only the chosen one is needed.
+    # Imported here: only the chosen provider's module is needed (each loads httpx2; its SDK
+    # waits for the first call).
     if choice.provider == "anthropic":
         from harness.llm import anthropic as anthropic_provider
 

@@ -9,6 +9,11 @@ The stream is read as plain dicts: the SDK's streaming response (`with_streaming
 parsed as `Stream[object]` still sends the request, raises HTTP errors, decodes the SSE, stops
 at `[DONE]` and raises an in-stream error object as `APIError`, but builds no pydantic
 `ChatCompletionChunk` per chunk, which cost most of a long answer's CPU (docs/benchmarks.md).
+
+The SDK (about 25 MB a process) is imported when a call is made or an error classified, not
+with this module or a provider: building a provider and rendering its requests (`prepare`,
+all a worker does on the model gateway's path) load no SDK. The blocking client is built by
+the first `complete` (`harness.lazy_value.Lazy`), the async one by the first async call.
 """
 
 from __future__ import annotations
@@ -17,16 +22,11 @@ import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
-import openai
-from openai.types.chat import (
-    ChatCompletionFunctionToolParam,
-    ChatCompletionMessageParam,
-    ChatCompletionToolChoiceOptionParam,
-)
 
+from harness.lazy_value import Lazy
 from harness.llm.errors import (
     ContextOverflowError,
     ModelCancelledError,
@@ -56,6 +56,14 @@ from harness.llm.types import (
     ToolSpec,
 )
 
+if TYPE_CHECKING:
+    import openai
+    from openai.types.chat import (
+        ChatCompletionFunctionToolParam,
+        ChatCompletionMessageParam,
+        ChatCompletionToolChoiceOptionParam,
+    )
+
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 DEFAULT_BASE_URL = DEFAULT_BASE_URLS[PROVIDER]
 DEFAULT_MODEL = DEFAULT_MODELS[PROVIDER]
@@ -83,6 +91,7 @@ class OpenAIProvider:
     ) -> None:
         url = base_url or DEFAULT_BASE_URL
         check_base_url(url)
+        httpx2.URL(url)  # a malformed URL fails here, as when the SDK's client was built here
         quiet_requests_to(url)
         self._model = model
         self._max_tokens = max_tokens
@@ -92,7 +101,7 @@ class OpenAIProvider:
         self._client_args: dict[str, Any] = {
             "api_key": api_key or _NO_KEY, "base_url": url, "max_retries": 0, "timeout": timeout,
         }  # fmt: skip
-        self._client = openai.OpenAI(**self._client_args)
+        self._client: Lazy[openai.OpenAI] = Lazy(self._sync_client)  # built by `complete`
         self._aclient: openai.AsyncOpenAI | None = None  # made by the first async call
 
     @property
@@ -117,6 +126,8 @@ class OpenAIProvider:
         tool_choice: str | None = None,
     ) -> AssistantTurn:
         """See `ModelProvider.complete`."""
+        import openai
+
         wire = self._wire(system, messages, tools, tool_choice)
         limit = max_tokens or self._max_tokens
         sent = self._token_field.current()
@@ -168,6 +179,8 @@ class OpenAIProvider:
         return await self._send_async(wire, int(found["limit"]), on_text)
 
     async def _send_async(self, wire: _Wire, limit: int, on_text: TextSink | None) -> AssistantTurn:
+        import openai
+
         sent = self._token_field.current()
         try:
             return (await self._stream_async(wire, sent, limit, on_text)).finish()
@@ -201,6 +214,8 @@ class OpenAIProvider:
             raise classify_error(exc, self._secret) from exc
 
     def _create_args(self, wire: _Wire, field: MaxTokensField, limit: int) -> dict[str, Any]:
+        import openai
+
         return {
             "model": self._model,
             "messages": wire.messages,
@@ -223,9 +238,10 @@ class OpenAIProvider:
     ) -> TurnBuilder:
         """Read one streamed completion; lets `openai.BadRequestError` through for the
         caller's field fallback and classifies every other failure."""
+        import openai
 
         def open_stream() -> openai.Stream[object]:
-            manager = self._client.chat.completions.with_streaming_response.create(
+            manager = self._client.get().chat.completions.with_streaming_response.create(
                 **self._create_args(wire, field, limit)
             )
             # Closing the stream closes this response, which is all leaving `manager` does.
@@ -248,6 +264,8 @@ class OpenAIProvider:
         self, wire: _Wire, field: MaxTokensField, limit: int, on_text: TextSink | None
     ) -> TurnBuilder:
         """`_stream` on the async client."""
+        import openai
+
         if self._aclient is None:
             self._aclient = openai.AsyncOpenAI(**self._client_args)
         builder = TurnBuilder(self._model, on_text)
@@ -267,6 +285,11 @@ class OpenAIProvider:
             raise self._failure(exc) from exc
         return builder
 
+    def _sync_client(self) -> openai.OpenAI:
+        import openai
+
+        return openai.OpenAI(**self._client_args)
+
     def _failure(self, exc: Exception) -> ModelError:
         if isinstance(exc, ValueError):  # a chunk that is not JSON or not of a chunk's shape
             return TransientModelError(f"openai sent a malformed stream: {exc}", provider=PROVIDER)
@@ -283,8 +306,10 @@ class OpenAIProvider:
         return self._temperature
 
     def close(self) -> None:
-        """Release the HTTP connections. Idempotent."""
-        self._client.close()
+        """Release the blocking client's HTTP connections, if it was built. Idempotent."""
+        client = self._client.take()
+        if client is not None:
+            client.close()
 
     async def aclose(self) -> None:
         """Release the async client's connections, on the loop that used them. Idempotent."""
@@ -310,6 +335,8 @@ def classify_error(exc: Exception, secret: str | None) -> ModelError:
     failures and timeouts are transient; other 4xx are permanent. The message never contains
     the API key.
     """
+    import openai  # for its exception types; the call that failed has loaded it
+
     if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
         return TransientModelError("openai request timed out", provider=PROVIDER)
     if isinstance(exc, openai.APIConnectionError) or not isinstance(exc, openai.APIError):

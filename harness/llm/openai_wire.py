@@ -1,20 +1,23 @@
 """The Chat Completions wire format: our neutral messages, tools and tool choice as the
-`openai` SDK's request types (`harness.llm.openai` sends them)."""
+`openai` SDK's request types (`harness.llm.openai` sends them). Pure: no network, and the
+SDK only for its types, which the checker reads and nothing imports at run time."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-
-from openai.types.chat import (
-    ChatCompletionContentPartParam,
-    ChatCompletionFunctionToolParam,
-    ChatCompletionMessageParam,
-    ChatCompletionMessageToolCallParam,
-    ChatCompletionToolChoiceOptionParam,
-)
+from typing import TYPE_CHECKING
 
 from harness.llm.types import Message, SystemBlock, ToolSpec
+
+if TYPE_CHECKING:
+    from openai.types.chat import (
+        ChatCompletionContentPartParam,
+        ChatCompletionFunctionToolParam,
+        ChatCompletionMessageParam,
+        ChatCompletionMessageToolCallParam,
+        ChatCompletionToolChoiceOptionParam,
+    )
 
 _WIRE_CHOICES: dict[str, ChatCompletionToolChoiceOptionParam] = {
     "auto": "auto",

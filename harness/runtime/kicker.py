@@ -9,10 +9,11 @@ matters: a claim refuses a run that is already leased.
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import NamedTuple, Protocol
+
+from harness.lazy_value import Lazy
 
 KICK_TASK = "harness.kick"
 
@@ -84,24 +85,16 @@ class DeferredKicker:
     it raised). Kicks, templates and backlogs are the built kicker's, unchanged."""
 
     def __init__(self, build: Callable[[], Kicker]) -> None:
-        self._build = build
-        self._kicker: Kicker | None = None
-        self._lock = threading.Lock()
+        self._kicker = Lazy(build)
 
     def resolve(self) -> Kicker:
         """The kicker, built now if it was not yet. Raises what `build` raises."""
-        kicker = self._kicker
-        if kicker is None:
-            with self._lock:
-                if self._kicker is None:
-                    self._kicker = self._build()
-                kicker = self._kicker
-        return kicker
+        return self._kicker.get()
 
     @property
     def built(self) -> bool:
         """Whether a kick, template or backlog has built the kicker."""
-        return self._kicker is not None
+        return self._kicker.built() is not None
 
     def kick(self, kick: Kick) -> None:
         """The built kicker's `kick`."""
@@ -121,7 +114,7 @@ class DeferredKicker:
 
     async def aclose(self) -> None:
         """Close the built kicker's clients, if it was built and has any. Idempotent."""
-        closer = getattr(self._kicker, "aclose", None)
+        closer = getattr(self._kicker.built(), "aclose", None)
         if closer is not None:
             await closer()
 

@@ -24,7 +24,8 @@ from tests.waiting import wait_until
 def test_a_stopped_gateway_closes_its_providers_sync_clients_too(
     runtime: Runtime, model_server: ModelServer, tmp_path: Path
 ) -> None:
-    # Given a gateway that built a provider for a call (which opens a sync client too)
+    # Given a gateway that built a provider for a call, whose sync client was built too (a
+    # provider builds it on its first blocking call)
     settings = make_settings(tmp_path / "workspace", model_server, model_calls="gateway")
     gateway = ModelGateway(runtime, settings)
     request = ModelCallRequest(
@@ -32,10 +33,11 @@ def test_a_stopped_gateway_closes_its_providers_sync_clients_too(
     )
     provider = gateway._provider(request)
     assert isinstance(provider, AnthropicProvider)
+    sync_client = provider._client.get()
     # When the gateway serves until idle, and so winds down
     gateway.serve_due()
     # Then the provider's sync client is closed as well as its async one
-    assert provider._client.is_closed(), "the sync SDK client was left open"
+    assert sync_client.is_closed(), "the sync SDK client was left open"
 
 
 def test_a_gateway_serving_until_idle_rides_out_a_redis_that_does_not_answer(
