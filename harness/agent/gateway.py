@@ -34,22 +34,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import importlib
 import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
+from harness.agent.gateway_board import BlockingBoard, GatewayBoard
 from harness.agent.gateway_texts import StreamedTexts
 from harness.agent.model_calls import MODEL_SERVICE, CallHead, ModelCallRequest, outcome_of
 from harness.errors import BusUnavailableError
-from harness.llm.factory import build_named
+from harness.llm.factory import build_named, sdk_modules
 from harness.llm.provider import AsyncModelProvider, ModelProvider, PreparedModelProvider
 from harness.llm.types import AssistantTurn
-from harness.runtime.calls import GATEWAY_BEAT_S, KEEP, AsyncCallBoard, CallBoard, TakenCall
+from harness.runtime.calls import GATEWAY_BEAT_S, KEEP, AsyncCallBoard, TakenCall
 from harness.runtime.instance import Runtime
-from harness.runtime.kicker import Kick, kick_all
+from harness.runtime.kicker import kick_all
 from harness.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -60,65 +61,6 @@ POLL_S = 0.05
 IDLE_S = 1.0
 """With nothing in flight: how often a gateway that no wake token woke looks for calls due
 again (a dead gateway's after its lease), in seconds."""
-
-
-class _Board(Protocol):
-    """The calls as a gateway sees them: `AsyncCallBoard`, or `_BlockingBoard` without one."""
-
-    async def wait(self, service: str, timeout_s: float) -> bool: ...
-    async def take(
-        self, service: str, owner: str, now_ms: int, lease_ms: int, limit: int
-    ) -> list[TakenCall]: ...
-    async def keep(
-        self, service: str, now_ms: int, lease_ms: int, held: list[tuple[str, str]]
-    ) -> list[int]: ...
-    async def settle(
-        self, call_id: str, token: str, outcome: dict[str, Any], now_ms: int, template: str = ""
-    ) -> tuple[bool, tuple[Kick, ...]]: ...
-    async def due(self, service: str, now_ms: int) -> int: ...
-    async def beat(self, service: str, gateway: str, now_ms: int) -> None: ...
-    async def leave(self, service: str, gateway: str) -> None: ...
-    async def aclose(self) -> None: ...
-
-
-@dataclass
-class _BlockingBoard:
-    """`CallBoard` behind the async face, for a runtime with no async client: each call blocks
-    the loop (short scripts), and `wait` is a pause of at most `poll_s` (a poll)."""
-
-    calls: CallBoard
-    poll_s: float
-
-    async def wait(self, service: str, timeout_s: float) -> bool:
-        await asyncio.sleep(min(timeout_s, self.poll_s))
-        return False
-
-    async def take(
-        self, service: str, owner: str, now_ms: int, lease_ms: int, limit: int
-    ) -> list[TakenCall]:
-        return self.calls.take(service, owner, now_ms, lease_ms, limit)
-
-    async def keep(
-        self, service: str, now_ms: int, lease_ms: int, held: list[tuple[str, str]]
-    ) -> list[int]:
-        return self.calls.keep(service, now_ms, lease_ms, held)
-
-    async def settle(
-        self, call_id: str, token: str, outcome: dict[str, Any], now_ms: int, template: str = ""
-    ) -> tuple[bool, tuple[Kick, ...]]:
-        return self.calls.settle(call_id, token, outcome, now_ms, template)
-
-    async def due(self, service: str, now_ms: int) -> int:
-        return self.calls.due(service, now_ms)
-
-    async def beat(self, service: str, gateway: str, now_ms: int) -> None:
-        self.calls.beat(service, gateway, now_ms)
-
-    async def leave(self, service: str, gateway: str) -> None:
-        self.calls.leave(service, gateway)
-
-    async def aclose(self) -> None:
-        return None
 
 
 @dataclass
@@ -172,13 +114,22 @@ class ModelGateway:
         return min(self.poll_s, self.runtime.lease_ttl / 2)
 
     def start(self) -> None:
-        """Serve on a daemon thread of its own until `stop`. Idempotent."""
+        """Serve on a daemon thread of its own until `stop`, having loaded the SDKs of the
+        providers configured here (`sdk_modules`) on that thread first: imported by a first
+        call instead, an SDK (seconds on a busy machine) would hold the loop, and every
+        stream and lease renewal with it. Idempotent."""
         if self._thread is not None:
             return
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(self.serve()), name="model-gateway", daemon=True
-        )
+        self._thread = threading.Thread(target=self._run, name="model-gateway", daemon=True)
         self._thread.start()
+
+    def _run(self) -> None:
+        for name in sdk_modules(self.settings):
+            try:
+                importlib.import_module(name)
+            except ImportError as exc:  # the first call says so, as the call's failure
+                log.warning("the model gateway could not load %s: %s", name, exc)
+        asyncio.run(self.serve())
 
     def alive(self) -> bool:
         """True while the thread `start` began runs and no `stop` was asked for: what a
@@ -253,10 +204,10 @@ class ModelGateway:
 
         return serve
 
-    def _board(self) -> _Board:
+    def _board(self) -> GatewayBoard:
         factory = self.runtime.aredis_factory
         if factory is None:
-            return _BlockingBoard(self.runtime.calls, self.poll_s)
+            return BlockingBoard(self.runtime.calls, self.poll_s)
         return AsyncCallBoard(factory(), self.runtime.keys)
 
     async def _guarded(self, work: Awaitable[None]) -> None:
@@ -267,7 +218,7 @@ class ModelGateway:
             _log_failure(exc, "the model gateway's round trip failed; trying again in a second")
             await self._unless_stopped(asyncio.sleep(1.0))
 
-    async def _nothing_due(self, board: _Board) -> bool:
+    async def _nothing_due(self, board: GatewayBoard) -> bool:
         """`serve(until_idle=True)` with nothing in flight: True when no call is due. False
         when Redis did not answer (logged, after a pause: `serve` goes round again)."""
         due: list[int] = []
@@ -278,7 +229,7 @@ class ModelGateway:
         await self._guarded(count())
         return due == [0]
 
-    async def _beat(self, board: _Board) -> None:
+    async def _beat(self, board: GatewayBoard) -> None:
         """Say this gateway is alive, every `GATEWAY_BEAT_S` (`CallBoard.beat`): calls that
         wait while none beats are reported (`harness.runtime.call_health`)."""
         if self._beat_at is None or time.monotonic() < self._beat_at:
@@ -286,7 +237,7 @@ class ModelGateway:
         self._beat_at = time.monotonic() + GATEWAY_BEAT_S
         await board.beat(MODEL_SERVICE, self.owner, self.runtime.now_ms())
 
-    async def _wind_down(self, board: _Board) -> None:
+    async def _wind_down(self, board: GatewayBoard) -> None:
         if not self._killed and self._beat_at is not None:
             await board.leave(MODEL_SERVICE, self.owner)
         if not self._killed and self._inflight:  # hand the calls back: due at once
@@ -311,7 +262,7 @@ class ModelGateway:
         free = self.concurrency - len(self._inflight)
         return free if self._room is None else min(free, self._room)
 
-    async def _tick(self, board: _Board) -> None:
+    async def _tick(self, board: GatewayBoard) -> None:
         self._texts.pass_on()  # what the calls streamed since the last tick
         if self._inflight and time.monotonic() >= self._renew_at:
             self._renew_at = time.monotonic() + self.renew_s
@@ -323,6 +274,13 @@ class ModelGateway:
                     flight.task.cancel()
         now = self.runtime.now_ms()
         for taken in await board.take(MODEL_SERVICE, self.owner, now, self.lease_ms, self._free()):
+            mine = self._inflight.get(taken.call_id)
+            if mine is not None and not mine.task.done() and not mine.task.cancelling():
+                # our own call, whose lease ran out while this loop was held up (renewed just
+                # before a long stall, taken again after): its stream goes on under the new
+                # lease, rather than the model being asked twice and one answer dropped
+                mine.token = taken.token
+                continue
             if self._room is not None:
                 self._room -= 1
             task = asyncio.create_task(self._make(taken, board))
@@ -330,7 +288,7 @@ class ModelGateway:
             self.peak = max(self.peak, len(self._inflight))
             task.add_done_callback(functools.partial(self._forget, taken.call_id))
 
-    async def _wait(self, board: _Board) -> None:
+    async def _wait(self, board: GatewayBoard) -> None:
         """Until the next tick: a wake token (with room for a call), a call ending (with
         none), the renewal of the calls in flight, `idle_s` with none, or `stop`."""
         timeout = self.idle_s
@@ -363,12 +321,14 @@ class ModelGateway:
         if not task.cancelled() and (failed := task.exception()) is not None:
             raise failed
 
-    def _forget(self, call_id: str, _: asyncio.Task[None]) -> None:
-        self._inflight.pop(call_id, None)
+    def _forget(self, call_id: str, task: asyncio.Task[None]) -> None:
+        held = self._inflight.get(call_id)
+        if held is not None and held.task is task:  # not a later take's flight of the call
+            del self._inflight[call_id]
         if self._freed is not None:
             self._freed.set()
 
-    async def _make(self, taken: TakenCall, board: _Board) -> None:
+    async def _make(self, taken: TakenCall, board: GatewayBoard) -> None:
         """Make one call and record its outcome (not when aborted or killed)."""
         self.made += 1
         result: AssistantTurn | BaseException
@@ -382,9 +342,11 @@ class ModelGateway:
             return
         template = self.runtime.kicker.script_template()
         outcome = outcome_of(result)
+        mine = self._inflight.get(taken.call_id)  # its token is the latest lease's
+        token = mine.token if mine is not None else taken.token
         try:
             ok, kicks = await board.settle(
-                taken.call_id, taken.token, outcome, self.runtime.now_ms(), template
+                taken.call_id, token, outcome, self.runtime.now_ms(), template
             )
         except Exception as exc:  # the lease runs out and the call is made again: at most once more
             _log_failure(exc, f"the outcome of model call {taken.call_id} could not be recorded")

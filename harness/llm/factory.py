@@ -27,6 +27,7 @@ __all__ = [
     "build_fallback_provider",
     "build_provider",
     "model_choice",
+    "sdk_modules",
 ]
 
 
@@ -104,6 +105,20 @@ def model_choice(settings: ModelSettingsLike) -> ModelChoice | None:
     (`harness doctor --offline`). None, `ConfigurationError` and `PermanentModelError` exactly
     as `build_provider`."""
     return _choose(settings, settings.llm_provider, settings.agent_model)
+
+
+def sdk_modules(settings: ModelSettingsLike) -> list[str]:
+    """The SDK modules of the providers `settings` can reach (an API key or a base URL set),
+    for a process that will make calls to load up front (the model gateway). Imports
+    nothing; never raises."""
+    found = []
+    for name, key, url in (
+        ("anthropic", settings.anthropic_api_key, settings.anthropic_base_url),
+        ("openai", settings.openai_api_key, settings.openai_base_url),
+    ):
+        if _secret(key) is not None or _text(url) is not None:
+            found.append(name)
+    return found
 
 
 def _choose(settings: ModelSettingsLike, name: str, model: str | None) -> ModelChoice | None:

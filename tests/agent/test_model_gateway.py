@@ -443,3 +443,32 @@ def test_a_resumed_think_builds_no_prompt_again(
     assert _status(agent.runtime, run_id) == "completed"
     assert agent.replies() == ["Built once."]
     assert len(built) == 1, f"the resumed execution rebuilt the prompt: {len(built)} builds"
+
+
+def test_a_gateway_that_takes_its_own_call_again_keeps_its_stream_and_asks_once(
+    agent: AgentRig, gateways: list[ModelGateway]
+) -> None:
+    # Given a gateway streaming a slow answer, that renews its leases rarely (so a take,
+    # woken by a token, comes before a renewal)
+    settings = _on_gateway(agent)
+    agent.model.script(Reply.answer("The one answer.", delay=1.5))
+    run_id = agent.say("hi")
+    gateway = ModelGateway(agent.runtime, settings, poll_s=60, idle_s=60)
+    gateways.append(gateway)
+    gateway.start()
+    assert agent.model.wait_until_stalled(), "the call should have started streaming"
+    # When its lease runs out while it still streams (its loop held up past the lease) and
+    # it is woken to take calls: it takes its own call again, under a new token
+    client, keys = agent.runtime.redis, agent.runtime.keys
+    (call_id,) = client.zrange(keys.call_leases(MODEL_SERVICE), 0, -1)
+    client.zadd(keys.call_leases(MODEL_SERVICE), {call_id: 0})
+    client.lpush(f"{keys.calls(MODEL_SERVICE)}:wake", "1")
+    token = f"{keys.prefix}:call:{call_id}"
+    wait_until(lambda: int(client.hget(token, "token") or 0) == 2, "the call taken again")
+    # Then the stream goes on under the new lease: the model is asked once (a second ask
+    # would find no scripted reply), and its answer is recorded, not refused, and given
+    wait_until(lambda: gateway.made >= 1 and not gateway._inflight, "the call to be recorded")
+    drain(agent.runtime)
+    assert len(agent.model.requests) == 1, "the model was asked again for a call in flight"
+    assert _status(agent.runtime, run_id) == "completed"
+    assert agent.replies() == ["The one answer."]

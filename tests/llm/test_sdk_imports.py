@@ -41,3 +41,37 @@ def test_building_preparing_and_closing_a_provider_imports_no_sdk(
     loaded = loaded_after(BUILD_AND_PREPARE.format(provider=provider), SDKS, tmp_path)
     # Then neither SDK was imported: only a call loads one
     assert loaded == [], f"building and preparing the {provider} provider imported {loaded}"
+
+
+GATEWAY_START = """
+import time
+import fakeredis
+from harness.agent.gateway import ModelGateway
+from harness.runtime import Runtime
+from harness.runtime.functions import FunctionRegistry
+from harness.runtime.kicker import RecordingKicker
+from harness.settings import Settings
+
+settings = Settings(
+    _env_file=None, anthropic_api_key="test-key", anthropic_base_url="http://127.0.0.1:9"
+)
+runtime = Runtime(
+    redis=fakeredis.FakeRedis(decode_responses=True), registry=FunctionRegistry(),
+    kicker=RecordingKicker(),
+)
+gateway = ModelGateway(runtime, settings, idle_s=0.05)
+gateway.start()
+deadline = time.monotonic() + 60
+while gateway._loop is None and time.monotonic() < deadline:
+    time.sleep(0.01)
+assert gateway._loop is not None, "the gateway never served"
+gateway.stop()
+"""
+
+
+def test_a_gateway_loads_the_configured_sdk_before_it_serves(tmp_path: Path) -> None:
+    # Given settings that reach Anthropic only, When a gateway starts serving (no call yet)
+    loaded = loaded_after(GATEWAY_START, SDKS, tmp_path)
+    # Then that SDK was loaded up front (a first call importing it would hold the loop and
+    # every lease renewal for seconds), and the other one not
+    assert loaded == ["anthropic"], loaded
