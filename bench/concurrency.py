@@ -15,12 +15,14 @@ to one fleet, and the model takes a fixed time to answer each.
   also measures the web process's limits on open streams. All N are sent together from one
   asyncio loop; a warm-up chat is answered first, outside the figures.
 - **Measured:** time from the first send to the last answer; each chat's latency (its send to
-  its `reply`), p50 and p95; the fleet's RSS, summed over `harness up` and every process it
-  started (`/proc/<pid>/status` VmRSS, sampled every 0.2 s), idle before the sends and at its
-  peak; the CPU time each fleet process spent from the first send to the last answer
-  (`/proc/<pid>/stat`), per turn, which a busy machine slows but does not inflate; the Bot
-  API calls per turn by method, and the TCP connections the fake Bot API accepted per turn
-  (it keeps connections alive, as api.telegram.org does).
+  its `reply`), p50 and p95; when the model received the wave's last request (`last_call_s`,
+  from the first send: how long the fleet took to have every chat's call made); the fleet's
+  RSS, summed over `harness up` and every process it started (`/proc/<pid>/status` VmRSS,
+  sampled every 0.2 s), idle before the sends and at its peak; the CPU time each fleet process
+  spent from the first send to the last answer (`/proc/<pid>/stat`), per turn, which a busy
+  machine slows but does not inflate; the Bot API calls per turn by method, and the TCP
+  connections the fake Bot API accepted per turn (it keeps connections alive, as
+  api.telegram.org does).
   **Floor:** the model's delay as the fake measured its own answers in the same run (median
   per request, from its first byte read to its last byte written).
 
@@ -86,6 +88,7 @@ class SizeResult:
     rss_peak_by_process: dict[str, float] = field(default_factory=dict)
     bot_api_calls_per_turn: dict[str, float] = field(default_factory=dict)
     bot_api_connections_per_turn: float = float("nan")
+    last_call_s: float = float("nan")
 
 
 def measure(
@@ -105,7 +108,13 @@ def measure(
         FakeTelegramApi(keep_alive=True) as telegram,
         tempfile.TemporaryDirectory(prefix="bench-conc-") as tmp,
     ):
-        model.respond_with(lambda api, body: Reply.answer("ok", delay=delay))
+        asked: list[float] = []  # when each model request came (monotonic)
+
+        def answer(api: str, body: object) -> Reply:
+            asked.append(time.monotonic())
+            return Reply.answer("ok", delay=delay)
+
+        model.respond_with(answer)
         env = (telegram_env(telegram) if via == "telegram" else {}) | extra_env
 
         def wave(chats: range) -> Wave:
@@ -122,12 +131,14 @@ def measure(
             before = len(model.answer_seconds)
             cpu_before = fleet_cpu_by_process(*fleet.pids)
             calls_before, connections_before = len(telegram.calls), telegram.connections
+            asked_before, sent_at = len(asked), time.monotonic()
             with RssSampler(*fleet.pids) as rss:
                 result = wave(range(FIRST_CHAT, FIRST_CHAT + count))
             cpu = _cpu_ms_per_turn(cpu_before, fleet_cpu_by_process(*fleet.pids), count)
             methods = Counter(call.method for call in telegram.calls[calls_before:])
             connections = telegram.connections - connections_before
             answers = model.answer_seconds[before:]
+            last_call = max(asked[asked_before:], default=float("nan")) - sent_at
     last, outcomes = result.last_answer_s, result.outcomes
     done = [o.latency for o in outcomes if o.latency is not None]
     failures = Counter(o.failure for o in outcomes if o.latency is None)
@@ -153,6 +164,7 @@ def measure(
         cpu_ms_per_turn_by_process=cpu,
         bot_api_calls_per_turn={m: round(n / count, 2) for m, n in methods.most_common()},
         bot_api_connections_per_turn=round(connections / count, 2),
+        last_call_s=round(last_call, 3),
     )
 
 

@@ -22,7 +22,7 @@ SIZE_FIELDS = {
     "floor_s", "ratio", "rss_idle_mb", "rss_peak_mb", "pss_idle_mb", "rss_idle_by_process",
     "model_requests", "load_before", "load_after", "cpu_ms_per_turn",
     "cpu_ms_per_turn_by_process", "rss_peak_by_process", "bot_api_calls_per_turn",
-    "bot_api_connections_per_turn",
+    "bot_api_connections_per_turn", "last_call_s",
 }  # fmt: skip
 
 
@@ -83,6 +83,7 @@ def test_a_small_run_answers_every_chat_and_writes_json_and_svg(tmp_path: Path) 
     assert set(size) == SIZE_FIELDS, sorted(set(size) ^ SIZE_FIELDS)
     assert (size["chats"], size["answered"], size["failures"]) == (4, 4, {}), size
     assert size["model_requests"] >= 4, "expected one model call per chat at least"
+    assert 0 < size["last_call_s"] < size["last_answer_s"], "the last call comes before its answer"
     # And the Bot API's calls are counted per turn: each chat's answer is one sendMessage
     assert size["bot_api_calls_per_turn"]["sendMessage"] >= 1, size["bot_api_calls_per_turn"]
     assert size["bot_api_connections_per_turn"] >= 0, size
