@@ -9,7 +9,7 @@ any folder. Before starting anything it checks that the web port is free, and sa
 Two halves: `plan_fleet` does all of that here, with the settings, redis-py and the channel
 plug-ins loaded; `harness.fleet.supervision.supervise` runs the plan with none of them. `harness
 up` (`exec_fleet`) then replaces its process with `python -m harness.fleet.up`, which only
-supervises (same pid; about 20 MB for the fleet's whole life instead of 74); `run_fleet` does
+supervises (same pid; about 16 MB for the fleet's whole life instead of 74); `run_fleet` does
 both in this process.
 
 Restart policy: `harness.fleet.process_manager` runs the processes and, when one exits, on
@@ -195,7 +195,7 @@ def exec_fleet(
     quiet: bool = False,
 ) -> NoReturn:
     """`run_fleet` for `harness up`: plan the fleet here (`plan_fleet`), then replace this
-    process with a slim supervisor (`harness.fleet.up`: same pid, about 20 MB instead of this
+    process with a slim supervisor (`harness.fleet.up`: same pid, about 16 MB instead of this
     process's 74) that runs it to the end and exits with `run_fleet`'s code. Raises as
     `run_fleet` does before anything starts; when the exec fails (`OSError`), what was started
     is stopped first. Without `sys.executable` the fleet runs in this process, and this

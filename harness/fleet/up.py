@@ -6,7 +6,7 @@ workspace (about 74 MB), which the supervisor would hold for the fleet's whole l
 nothing. So the CLI plans (`harness.fleet.supervisor.exec_fleet`: the checks, the embedded
 Redis, the fleet record), then `hand_over` replaces its process with this module (`os.execv`:
 the same pid, so the fleet record, the signals people send and the terminal's job control
-stay right; the embedded Redis stays its child), which holds about 20 MB.
+stay right; the embedded Redis stays its child), which holds about 16 MB.
 
 The plan crosses the exec in a file without a name (`tempfile.TemporaryFile`) whose descriptor
 `PLAN_FD_ENV` names: it holds the Redis URL with its password, so it must not be on a command
