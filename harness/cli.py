@@ -171,7 +171,7 @@ def up(
     REDIS_URL is unset."""
     from harness.fleet.selection import UnknownProcessError
     from harness.fleet.selection import only as select
-    from harness.fleet.supervisor import default_processes, run_fleet
+    from harness.fleet.supervisor import default_processes, exec_fleet
 
     _use_port(port)
     _setup_logging()
@@ -182,8 +182,8 @@ def up(
         except UnknownProcessError as exc:
             raise typer.BadParameter(str(exc), param_hint="--only") from exc
         processes, embedded = chosen.processes, chosen.embedded_redis
-    code = run_fleet(get_settings(), processes, embedded_redis=embedded, quiet=not verbose)
-    raise typer.Exit(code=code)
+    # this process becomes the fleet's slim supervisor, which exits with the fleet's code
+    exec_fleet(get_settings(), processes, embedded_redis=embedded, quiet=not verbose)
 
 
 @app.command(rich_help_panel=FLEET)

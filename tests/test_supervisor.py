@@ -19,11 +19,11 @@ from redis.retry import Retry
 
 from harness.errors import ConfigurationError
 from harness.fleet.embedded_redis import free_port
+from harness.fleet.readiness import ready_line
 from harness.fleet.supervisor import (
     beside_the_worker,
     default_processes,
     procfile_processes,
-    ready_line,
     run_fleet,
 )
 from harness.settings import Settings, get_settings

@@ -178,6 +178,13 @@ class EmbeddedRedis:
         Carries the password: log `redact_url(url)` instead."""
         return _url(self.port, self.password)
 
+    @property
+    def pid(self) -> int:
+        """The server's process id. Raises `RuntimeError` before `start()` and after `stop()`."""
+        if self._process is None:
+            raise RuntimeError("EmbeddedRedis is not running")
+        return self._process.pid
+
     def running(self) -> bool:
         """True while the server process started by `start()` has not exited."""
         return self._process is not None and self._process.poll() is None

@@ -3,8 +3,9 @@
 `harness up` writes one record per workspace to
 `$XDG_STATE_HOME/harness/fleets/<hash of the resolved workspace>.json` (default
 `~/.local/state/harness/fleets/`, mode 0600: it holds the Redis URL with its password) and
-removes it on exit. A record whose process is gone (after a crash or kill -9) is stale:
-readers ignore it and delete it.
+removes it on exit (`harness.fleet.supervision`, which reads its `pid` without the model). A
+record whose process is gone (after a crash or kill -9) is stale: readers ignore it and
+delete it.
 """
 
 from __future__ import annotations
@@ -17,12 +18,6 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from harness.state_dir import write_private
-
-FLEET_ID_ENV = "HARNESS_FLEET_ID"
-"""Set by `harness up` for its processes: a random id per start."""
-FLEET_ID_HEADER = "X-Harness-Fleet"
-"""The header in which `/readyz` echoes `FLEET_ID_ENV`, so `harness up` can tell its own web
-process from another fleet's on the same port."""
 
 
 class FleetRecord(BaseModel):
@@ -56,16 +51,6 @@ def publish(record: FleetRecord) -> Path:
     path = record_path(Path(record.workspace))
     write_private(path, record.model_dump_json() + "\n")
     return path
-
-
-def withdraw(workspace: Path, pid: int | None = None) -> None:
-    """Remove the record for `workspace`, only if written by `pid` when given. Never raises."""
-    path = record_path(workspace)
-    record = _read(path)
-    if record is not None and pid is not None and record.pid != pid:
-        return
-    with contextlib.suppress(OSError):
-        path.unlink(missing_ok=True)
 
 
 def find(workspace: Path) -> FleetRecord | None:

@@ -6,7 +6,7 @@ processes. `/healthz` is the readiness probe a load balancer should check: webho
 on the bus while Redis answers, even with no worker up, so the web server stays in rotation.
 `/readyz` is for whoever wants to know that messages will be answered now (`harness up`
 prints "ready" on it, once the answer echoes the id it gave this start:
-`harness.fleet.fleets.FLEET_ID_HEADER`).
+`harness.fleet.readiness.FLEET_ID_HEADER`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from fastapi import APIRouter, Depends, status
 from fastapi.responses import JSONResponse
 
 from harness.errors import BusUnavailableError
-from harness.fleet.fleets import FLEET_ID_ENV, FLEET_ID_HEADER
+from harness.fleet.readiness import FLEET_ID_ENV, FLEET_ID_HEADER
 from harness.runtime.presence import live_members_async
 from harness.web.deps import WebContext, web_context
 

@@ -64,7 +64,7 @@ def fleet_folder(tmp_path: Path) -> Iterator[Path]:
     )
     fleets.publish(record)
     yield folder
-    fleets.withdraw(folder / "workspace")
+    fleets.record_path(folder / "workspace").unlink(missing_ok=True)
 
 
 @pytest.fixture
