@@ -191,3 +191,21 @@ def test_process_manager_honours_sigterm_while_stopping_after_a_worker_died_at_s
     assert text.count("sending SIGKILL to sidecar") == 1, text
     assert text.count(f"started elsewhere: pid {stray_pid}") == 1, text
     assert text.count("sidecar stopped") == 1 and text.count("worker stopped") == 1, text
+
+
+def test_process_manager_says_which_signal_ended_a_process_and_which_code_another(
+    tmp_path: Path,
+) -> None:
+    # Given two processes: one a SIGTERM ends (as a server that re-raises it), one that
+    # exits with a code of its own once the fleet stops
+    output = io.StringIO()
+    manager = ProcessManager(Printer(output), grace_s=30.0)
+    manager.add("web", f"{PYTHON} -c 'import time; time.sleep(300)'")
+    manager.add("quits", f"{PYTHON} -c 'import sys; sys.exit(3)'")
+    # When the second exits, which stops the fleet
+    code = manager.loop()
+    # Then each stop line says how that process ended: a signal by its name, not `rc=-15`
+    text = output.getvalue()
+    assert code == 3, text
+    assert "quits stopped (rc=3)" in text, text
+    assert "web stopped (on SIGTERM)" in text and "rc=-15" not in text, text

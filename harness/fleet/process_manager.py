@@ -20,6 +20,7 @@ stopping, and left its processes running when writing its output failed.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import queue
@@ -210,7 +211,7 @@ class ProcessManager:
         if child.eof.is_set() or now - child.exited_at >= DRAIN_S:
             self._print_pending(timeout=0)
             child.reported = True
-            self._system(f"{child.name} stopped (rc={child.code})")
+            self._system(f"{child.name} stopped ({_exit_status(child.code)})")
 
     def _terminate(self, now: float) -> None:
         self._note(now, force=True)  # before the signal orphans them
@@ -301,3 +302,13 @@ class ProcessManager:
             log.debug("fleet output failed (%s); stopping the fleet", exc)
             self._code(128 + signal.SIGPIPE)
             self._stop_asked.set()
+
+
+def _exit_status(code: int | None) -> str:
+    """How a process ended, as its stop line says it: `rc=N`, or the signal that ended it
+    (`on SIGTERM`: a server that re-raises the SIGTERM it was stopped with, as uvicorn does,
+    stopped as asked, and an `rc=-15` read like a failure)."""
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"on {signal.Signals(-code).name}"
+    return f"rc={code}"
