@@ -262,6 +262,16 @@ class ChaosFleet:
             START_TIMEOUT_S,
         )
 
+    def wait_for_kill(self, k: int, kills: int, total: int, rng: random.Random) -> None:
+        """Until the `k`-th of `kills` kill points, each at a random place of its share of the
+        `total` replies, has been reached."""
+        threshold = int(total * (k + rng.random()) / (kills + 1))
+        wait_until(
+            lambda: len(self.telegram.messages) >= threshold,
+            timeout=600,
+            what=f"{threshold} replies before kill {k}",
+        )
+
     def signal_worker(self, name: str, sig: signal.Signals) -> int:
         """Send `sig` to the worker's process group; its pid."""
         proc = self.fleet.procs[name]

@@ -13,7 +13,6 @@ from tests.chaos.fleet import ModelFaults, chaos_fleet
 from tests.chaos.invariants import assert_invariants
 from tests.chaos.load import Plan, Sender
 from tests.chaos.scale import Scale
-from tests.waiting import wait_until
 
 
 def test_gateway_processes_killed_at_random_moments_lose_and_double_nothing(
@@ -30,12 +29,7 @@ def test_gateway_processes_killed_at_random_moments_lose_and_double_nothing(
         in_flight_at_kill = []
         # When a random gateway process is killed outright at random points, and replaced
         for k in range(scale.kills):
-            threshold = int(total * (k + rng.random()) / (scale.kills + 1))
-            wait_until(
-                lambda t=threshold: len(chaos.telegram.messages) >= t,
-                timeout=600,
-                what=f"{threshold} replies before kill {k}",
-            )
+            chaos.wait_for_kill(k, scale.kills, total, rng)
             in_flight_at_kill.append(chaos.model.stalling())
             chaos.signal_worker(rng.choice(chaos.gateways()), signal.SIGKILL)
             chaos.start_gateway()

@@ -26,12 +26,7 @@ def test_workers_killed_at_random_moments_lose_and_double_nothing(
         recoveries = []
         # When a random worker is killed outright at random points of the load, and replaced
         for k in range(scale.kills):
-            threshold = int(total * (k + rng.random()) / (scale.kills + 1))
-            wait_until(
-                lambda t=threshold: len(chaos.telegram.messages) >= t,
-                timeout=600,
-                what=f"{threshold} replies before kill {k}",
-            )
+            chaos.wait_for_kill(k, scale.kills, total, rng)
             victim = rng.choice(chaos.workers())
             pid = chaos.fleet.procs[victim].pid
             held = chaos.runs_held_by(pid)
