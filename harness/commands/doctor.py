@@ -110,7 +110,10 @@ def check_gateway(settings: Settings, waiting: CallsWaiting) -> list[Check]:
     """A model gateway is alive to make the model calls runs park on: a failure when calls
     wait and none is (they wait for ever), a warning when none is and `MODEL_CALLS=gateway`,
     nothing with inline calls and nothing waiting."""
-    fix = "start workers with MODEL_CALLS=gateway (`harness up`); if they run, see their logs"
+    fix = (
+        "start `harness gateway`, or workers with MODEL_CALLS=gateway and without "
+        "--no-gateway (`harness up` runs both); if they run, see their logs"
+    )
     if waiting.gateways:
         busy = f"{waiting.due} model call(s) waiting, {waiting.in_flight} in flight"
         return [Check("model gateway", "ok", f"{waiting.gateways} alive, {busy}")]

@@ -259,6 +259,9 @@ def test_doctor_fails_when_model_calls_wait_and_no_gateway_is_alive() -> None:
     # Then it fails, saying the calls wait for ever and how old the oldest is
     assert check.status == "fail", check
     assert check.detail == "none alive: 2 model call(s) wait for ever (oldest 90 s)"
+    # And the fix names both ways to run one
+    assert "harness gateway" in check.fix, check
+    assert "--no-gateway" in check.fix, check
 
 
 def test_doctor_counts_a_live_gateway() -> None:
