@@ -6,6 +6,7 @@ model SDKs live in this interpreter and the worker's is left to the runs
 
 from __future__ import annotations
 
+from harness.errors import ConfigurationError
 from harness.fleet.liveness import liveness_for
 from harness.observe.json_logs import configure_logging
 from harness.runtime.banner import hold_start_up_lines
@@ -18,6 +19,10 @@ def gateway() -> None:
     from harness.composition import run_model_gateway
 
     settings = get_settings()
+    if settings.model_calls != "gateway":
+        raise ConfigurationError(
+            "MODEL_CALLS=inline: the workers make the model calls, no gateway is needed"
+        )
     configure_logging(settings.log_level, settings.log_format)
     hold_start_up_lines()  # under a quiet `harness up`: one line once it serves
     keeper = liveness_for(settings, "gateway")  # `harness health --process gateway`

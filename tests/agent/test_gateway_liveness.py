@@ -130,11 +130,15 @@ def test_a_gateway_process_with_inline_model_calls_says_why_in_one_line(
     # Given MODEL_CALLS=inline (the workers make the model calls)
     monkeypatch.setenv("MODEL_CALLS", "inline")
     get_settings.cache_clear()
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
     try:
         # When `harness gateway` is started
         result = CliRunner().invoke(app, ["gateway"])
     finally:
         get_settings.cache_clear()
+        # a command sets the root logger up on the runner's stream, closed once it returns
+        root.handlers[:], root.level = handlers, level
     # Then it says in one line why it does not run, and exits
     assert result.exit_code != 0, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
