@@ -187,6 +187,17 @@ def start_model_gateway(
     return gateway
 
 
+def require_offloaded_calls(settings: Settings) -> None:
+    """Raise `ConfigurationError` unless `MODEL_CALLS=gateway`: with `inline` the workers make
+    the model calls and a gateway process has nothing to do."""
+    from harness.errors import ConfigurationError
+
+    if settings.model_calls != "gateway":
+        raise ConfigurationError(
+            "MODEL_CALLS=inline: the workers make the model calls, no gateway is needed"
+        )
+
+
 def run_model_gateway(settings: Settings) -> None:
     """Run this host's model gateway in this process (`harness gateway`) until SIGINT or
     SIGTERM, then hand its calls in flight back: the same gateway a worker runs on a thread
@@ -198,11 +209,9 @@ def run_model_gateway(settings: Settings) -> None:
     import signal
     import threading
 
-    from harness.errors import ConfigurationError, ProcessDiedError
+    from harness.errors import ProcessDiedError
 
-    if settings.model_calls != "gateway":
-        raise ConfigurationError("MODEL_CALLS=inline: the workers make the model calls, no "
-                                 "gateway is needed")  # fmt: skip
+    require_offloaded_calls(settings)
     from harness.runtime.banner import say_up
     from harness.runtime.kicker import build_deferred
 

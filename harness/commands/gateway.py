@@ -6,7 +6,6 @@ model SDKs live in this interpreter and the worker's is left to the runs
 
 from __future__ import annotations
 
-from harness.errors import ConfigurationError
 from harness.fleet.liveness import liveness_for
 from harness.observe.json_logs import configure_logging
 from harness.runtime.banner import hold_start_up_lines
@@ -16,13 +15,10 @@ from harness.settings import get_settings
 def gateway() -> None:
     """Make the model calls that runs park on (MODEL_CALLS=gateway), in a process of its own,
     until Ctrl-C; run workers beside it with `--no-gateway`."""
-    from harness.composition import run_model_gateway
+    from harness.composition import require_offloaded_calls, run_model_gateway
 
     settings = get_settings()
-    if settings.model_calls != "gateway":
-        raise ConfigurationError(
-            "MODEL_CALLS=inline: the workers make the model calls, no gateway is needed"
-        )
+    require_offloaded_calls(settings)  # before logging is set up: one line, nothing else
     configure_logging(settings.log_level, settings.log_format)
     hold_start_up_lines()  # under a quiet `harness up`: one line once it serves
     keeper = liveness_for(settings, "gateway")  # `harness health --process gateway`
