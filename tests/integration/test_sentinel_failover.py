@@ -6,6 +6,9 @@ as Telegram would: a 503 or a refused connection is retried. After a third of th
 master is killed; the Sentinels promote the replica, and every message accepted after the
 kill must be answered. Messages accepted before the kill whose writes had not reached the
 replica yet can be lost (asynchronous replication): the test reports how many.
+
+It takes about 50 s, so it runs with the chaos suite (`-m chaos`, a stage of `.ci/run`), not in
+the default one.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from tests.integration.sentinel_cluster import MASTER_NAME, SentinelCluster
 from tests.processes import stop_groups
 from tests.waiting import wait_until
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.chaos]
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "failover-secret"
