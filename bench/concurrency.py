@@ -45,6 +45,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from redis import Redis
+
 from bench.concurrency_plot import Guide, Series, concurrency_svg
 from bench.concurrent_chats import Wave, api_wave, telegram_env, telegram_wave
 from bench.fleet_up import (
@@ -89,6 +91,7 @@ class SizeResult:
     bot_api_calls_per_turn: dict[str, float] = field(default_factory=dict)
     bot_api_connections_per_turn: float = float("nan")
     last_call_s: float = float("nan")
+    redis_commands_per_turn: dict[str, float] = field(default_factory=dict)
 
 
 def measure(
@@ -131,6 +134,8 @@ def measure(
             before = len(model.answer_seconds)
             cpu_before = fleet_cpu_by_process(*fleet.pids)
             calls_before, connections_before = len(telegram.calls), telegram.connections
+            redis = Redis.from_url(fleet.redis_url())
+            commands_before = _command_calls(redis)
             asked_before, sent_at = len(asked), time.monotonic()
             with RssSampler(*fleet.pids) as rss:
                 result = wave(range(FIRST_CHAT, FIRST_CHAT + count))
@@ -139,6 +144,7 @@ def measure(
             connections = telegram.connections - connections_before
             answers = model.answer_seconds[before:]
             last_call = max(asked[asked_before:], default=float("nan")) - sent_at
+            commands = _command_calls(redis) - commands_before
     last, outcomes = result.last_answer_s, result.outcomes
     done = [o.latency for o in outcomes if o.latency is not None]
     failures = Counter(o.failure for o in outcomes if o.latency is None)
@@ -165,7 +171,20 @@ def measure(
         bot_api_calls_per_turn={m: round(n / count, 2) for m, n in methods.most_common()},
         bot_api_connections_per_turn=round(connections / count, 2),
         last_call_s=round(last_call, 3),
+        redis_commands_per_turn=_per_turn(commands, count),
     )
+
+
+def _command_calls(redis: Redis) -> Counter[str]:
+    """How many times Redis has run each command (INFO commandstats), by command."""
+    stats = redis.info("commandstats")
+    return Counter({name.removeprefix("cmdstat_"): row["calls"] for name, row in stats.items()})
+
+
+def _per_turn(commands: Counter[str], turns: int) -> dict[str, float]:
+    """`commands` a turn, the most frequent first, with their sum under "all"."""
+    rows = {name: round(n / turns, 1) for name, n in commands.most_common() if n >= turns / 10}
+    return {"all": round(sum(commands.values()) / turns, 1), **rows}
 
 
 def _cpu_ms_per_turn(

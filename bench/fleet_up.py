@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx2
 
 from bench.stats import cpu_seconds
+from harness.fleet import fleets
 from harness.fleet.embedded_redis import free_port
 from harness.fleet.process_tree import descendants
 from tests.fakes.model_server import ModelServer
@@ -136,6 +137,13 @@ class RunningFleet:
     api_key: str
     log: Path
     extra: tuple[subprocess.Popen[bytes], ...] = ()
+
+    def redis_url(self) -> str:
+        """The Redis URL of the fleet (from its fleet record; it carries the password)."""
+        for record in fleets.running():
+            if record.pid == self.process.pid:
+                return record.redis_url
+        raise RuntimeError("the fleet published no record")
 
     @property
     def pids(self) -> tuple[int, ...]:

@@ -14,8 +14,12 @@ by one gateway per token; a gateway whose slots are full waits for one of its ca
 instead. With nothing in flight a gateway makes one round trip per `idle_s` (1 s): the wait
 that times out, then a take, which finds calls due again without a token (a dead gateway's,
 once its lease ran out). With calls in flight it looks every `poll_s` (50 ms): one round trip
-renews their leases and says which runs stopped waiting (cancelled, ended); those streams are
-aborted at once, as a worker's cancel watcher aborts an inline call. A steering message does
+reads the counter of runs that stopped waiting on a call other than by its outcome
+(`Keys.call_stops`, bumped by the run scripts); when it moved, and every third of a lease
+anyway, one round trip renews the leases of the calls in flight and says which runs stopped
+waiting (cancelled, ended): those streams are aborted at once, as a worker's cancel watcher
+aborts an inline call. (Renewing every call every tick cost Redis three commands per call
+each 50 ms: two thirds of its commands at 200 calls in flight.) A steering message does
 not abort a call, inline or here: it is taken before the next think. A gateway that dies stops
 renewing; after its lease another gateway makes the call again, and the dead one's answer,
 should it come, is refused. A gateway that stops hands its calls back, which wakes another.
@@ -56,8 +60,9 @@ from harness.settings import Settings
 log = logging.getLogger(__name__)
 
 POLL_S = 0.05
-"""With calls in flight: how often a gateway renews their leases and learns of cancelled runs
-(how soon a cancelled run's stream is aborted), in seconds."""
+"""With calls in flight: how often a gateway looks whether a run stopped waiting on a call
+(one counter read; how soon a cancelled run's stream is aborted) and takes calls offered
+meanwhile, in seconds."""
 IDLE_S = 1.0
 """With nothing in flight: how often a gateway that no wake token woke looks for calls due
 again (a dead gateway's after its lease), in seconds."""
@@ -96,6 +101,7 @@ class ModelGateway:
     _stopping: asyncio.Event | None = None  # set by `stop`, from any thread
     _freed: asyncio.Event | None = None  # set when a call ends
     _renew_at: float = 0.0  # monotonic time of the next renewal of the calls in flight
+    _stops_seen: int | None = None  # `board.stops()` at the last renewal
     _beat_at: float | None = None  # monotonic time of the next beat (None: no beats, a drain)
 
     def __post_init__(self) -> None:
@@ -109,9 +115,9 @@ class ModelGateway:
 
     @property
     def renew_s(self) -> float:
-        """How often the calls in flight are renewed and checked: `poll_s`, and at least
-        twice per lease."""
-        return min(self.poll_s, self.runtime.lease_ttl / 2)
+        """How often the calls in flight are renewed even when no run stopped waiting: three
+        times per lease, so one late renewal does not lose them."""
+        return self.runtime.lease_ttl / 3
 
     def start(self) -> None:
         """Serve on a daemon thread of its own until `stop`, having loaded the SDKs of the
@@ -264,8 +270,7 @@ class ModelGateway:
 
     async def _tick(self, board: GatewayBoard) -> None:
         self._texts.pass_on()  # what the calls streamed since the last tick
-        if self._inflight and time.monotonic() >= self._renew_at:
-            self._renew_at = time.monotonic() + self.renew_s
+        if self._inflight and await self._renewal_due(board):
             held = [(call_id, flight.token) for call_id, flight in self._inflight.items()]
             codes = await board.keep(MODEL_SERVICE, self.runtime.now_ms(), self.lease_ms, held)
             for (call_id, _), code in zip(held, codes, strict=True):
@@ -288,12 +293,23 @@ class ModelGateway:
             self.peak = max(self.peak, len(self._inflight))
             task.add_done_callback(functools.partial(self._forget, taken.call_id))
 
+    async def _renewal_due(self, board: GatewayBoard) -> bool:
+        """Whether to renew the calls in flight now: a third of a lease since the last
+        renewal, or a run stopped waiting on a call since (it may be one of ours). Moves the
+        next renewal on when it says so."""
+        stops = await board.stops()
+        now = time.monotonic()
+        if now < self._renew_at and stops == self._stops_seen:
+            return False
+        self._renew_at, self._stops_seen = now + self.renew_s, stops
+        return True
+
     async def _wait(self, board: GatewayBoard) -> None:
         """Until the next tick: a wake token (with room for a call), a call ending (with
         none), the renewal of the calls in flight, `idle_s` with none, or `stop`."""
         timeout = self.idle_s
         if self._inflight:
-            timeout = min(self._renew_at - time.monotonic(), self.renew_s)
+            timeout = min(self._renew_at - time.monotonic(), self.poll_s)
             if timeout <= 0:  # the renewal is due: tick now
                 return
         assert self._freed is not None

@@ -23,6 +23,7 @@ class GatewayBoard(Protocol):
     async def keep(
         self, service: str, now_ms: int, lease_ms: int, held: list[tuple[str, str]]
     ) -> list[int]: ...
+    async def stops(self) -> int: ...
     async def settle(
         self, call_id: str, token: str, outcome: dict[str, Any], now_ms: int, template: str = ""
     ) -> tuple[bool, tuple[Kick, ...]]: ...
@@ -54,6 +55,9 @@ class BlockingBoard:
         self, service: str, now_ms: int, lease_ms: int, held: list[tuple[str, str]]
     ) -> list[int]:
         return self.calls.keep(service, now_ms, lease_ms, held)
+
+    async def stops(self) -> int:
+        return self.calls.stops()
 
     async def settle(
         self, call_id: str, token: str, outcome: dict[str, Any], now_ms: int, template: str = ""

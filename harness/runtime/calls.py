@@ -132,6 +132,12 @@ class CallBoard:
             )
         )
 
+    @on_bus("read the calls' stops")
+    def stops(self) -> int:
+        """How many runs have stopped waiting on a call other than by its outcome (see
+        `Keys.call_stops`): when it moves, a gateway's calls may need aborting."""
+        return int(self.redis.get(self.keys.call_stops) or 0)
+
     @on_bus("read the call's outcome")
     def outcome(self, call_id: str) -> dict[str, Any] | None:
         """The call's recorded outcome, or None when it has none (yet)."""
@@ -204,6 +210,11 @@ class AsyncCallBoard:
         with redis_errors("renew offloaded calls"):
             out = await self._keep(args=_keep_args(self.keys, service, now_ms, lease_ms, held))
         return _codes(out)
+
+    async def stops(self) -> int:
+        """`CallBoard.stops`."""
+        with redis_errors("read the calls' stops"):
+            return int(await self.redis.get(self.keys.call_stops) or 0)
 
     async def settle(
         self, call_id: str, token: str, outcome: dict[str, Any], now_ms: int, template: str = ""

@@ -43,6 +43,13 @@ class Keys:
         none while nothing is offered; a gateway waits on it (`AsyncCallBoard.wait`)."""
         return f"{self.prefix}:calls:{service}:wake"
 
+    @property
+    def call_stops(self) -> str:
+        """Counter: runs that stopped waiting on an offloaded call other than by its outcome
+        (cancelled, timed out), bumped by the run scripts (`index_status` in `prelude.lua`);
+        a gateway checks its calls when it moves (`ModelGateway._tick`)."""
+        return f"{self.prefix}:call-stops"
+
     def call_gateways(self, service: str) -> str:
         """Sorted set: the gateways serving `service`, by their last beat (ms); one that has
         not beaten within `calls.GATEWAY_TTL_S` is gone (`CallBoard.beat`)."""

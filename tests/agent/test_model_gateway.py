@@ -124,10 +124,12 @@ def test_a_stopping_gateway_hands_its_calls_back_at_once(
 def test_cancelling_a_run_aborts_its_offloaded_call(
     agent: AgentRig, gateways: list[ModelGateway]
 ) -> None:
-    # Given a call in flight at the gateway
+    # Given a call in flight at a gateway whose lease is so long that it renews no call
+    # during the test: the run's cancel alone must reach it (`Keys.call_stops`)
     settings = _on_gateway(agent)
     agent.model.script(Reply.answer("Never finished.", delay=30))
     run_id = agent.say("hi")
+    agent.runtime.lease_ttl = 600.0
     gateway = _started(agent, settings, gateways)
     assert agent.model.wait_until_stalled()
     # When the run is cancelled

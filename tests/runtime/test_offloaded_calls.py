@@ -154,6 +154,35 @@ def test_keep_renews_held_calls_and_says_to_abort_a_cancelled_runs(
     assert _status(runtime, run_id) == "cancelled"
 
 
+def test_a_run_that_stops_waiting_on_its_call_moves_the_stops_counter_and_a_settle_does_not(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given two runs waiting on their calls
+    _asker(registry, [])
+    runtime.register_functions()
+    first, second = (
+        publish({"name": "app/ask", "data": {"q": q}}, runtime=runtime).run_ids[0]
+        for q in ("a", "b")
+    )
+    drain(runtime)
+    before = runtime.calls.stops()
+    taken = {json.loads(c.request)["q"]: c for c in runtime.calls.take("echo", "gw", 0, 10**12, 10)}
+    # When one call is answered and the run resumes
+    ok, kicks = runtime.calls.settle(taken["a"].call_id, taken["a"].token, {"v": "a"}, 1)
+    assert ok
+    for kick in kicks:
+        runtime.kicker.kick(kick)
+    drain(runtime)
+    # Then the counter stays: the gateway that settled it knows
+    assert _status(runtime, first) == "completed"
+    assert runtime.calls.stops() == before
+    # When the other run is cancelled while its call is made
+    ok, _ = runtime.ledger.request_cancel(second, "stop", runtime.now_ms())
+    assert ok
+    # Then the counter moves, so the gateways renew their calls and learn to abort it
+    assert runtime.calls.stops() == before + 1
+
+
 def test_a_retry_makes_a_new_call_even_after_a_step_run_inside_the_step(
     runtime: Runtime, registry: FunctionRegistry, clock: ManualClock
 ) -> None:

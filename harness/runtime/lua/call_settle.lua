@@ -15,6 +15,7 @@ redis.call('ZREM', P .. ':calls:' .. c[4] .. ':leases', call)
 local id = c[1]
 local run = redis.call('HMGET', rk(id), 'status', 'wake_call')
 if run[1] == 'waiting' and run[2] == call then
+  SETTLED_CALL = call  -- its run leaving the wait is no news to the gateways (CALL_STOPS)
   make_ready(id, now)
   kick(id, now)
 end

@@ -25,6 +25,12 @@ local METRICS_RUNS = P .. ':metrics:runs'
 local METRICS_REAPER = P .. ':metrics:reaper'
 local FINISHED = {completed = true, failed = true, cancelled = true}
 local KICK_CHECK_MS, KICK_BACKOFF_CAP_MS = 3000, 60000
+-- Counts the runs that stopped waiting on an offloaded call other than by its outcome
+-- (cancelled, timed out): gateways read it every tick and renew their calls, learning which
+-- to abort, only when it moved (`ModelGateway._tick`). CALL_SETTLE names the call it
+-- settles in SETTLED_CALL, whose run leaving its wait is no news to a gateway.
+local CALL_STOPS = P .. ':call-stops'
+local SETTLED_CALL = nil
 local kicks = {}
 
 -- how long to wait before looking again at a kick sent `tries` times over
@@ -143,6 +149,10 @@ local function index_status(id, new)
   local created = redis.call('HGET', r, 'created_at')
   if not created then return end
   if old then redis.call('ZREM', P .. ':runs:status:' .. old, id) end
+  if old == 'waiting' and redis.call('HGET', r, 'wake_kind') == 'call'
+      and redis.call('HGET', r, 'wake_call') ~= SETTLED_CALL then
+    redis.call('INCR', CALL_STOPS)
+  end
   redis.call('ZADD', P .. ':runs:status:' .. new, created, id)
   if FINISHED[new] then
     local fn = redis.call('HGET', r, 'function_id') or ''
