@@ -10,9 +10,10 @@ not a broker error, and the worker stopped ("Unrecoverable error") instead of re
 
 These transports close every channel, a channel closes even when its last read fails, and a
 channel whose transport is gone raises redis-py's `ConnectionError`, one of the transport's
-connection errors: Celery ignores it, as it does the dead socket's, and reconnects. Kicks
-left unacknowledged stay in kombu's unacked index, which a consumer restores after kombu's
-visibility timeout, and the scheduler re-kicks any run whose kick is lost before that.
+connection errors: Celery ignores it, as it does the dead socket's, and reconnects. A kick
+read but not yet acknowledged (acks come as a kick starts) is put back on its queue when its
+channel closes, if Redis takes it; the scheduler re-kicks any run whose kick is lost. (kombu's
+acknowledgement emulation, its unacked index, is off: `celery_app.configure`.)
 
 `install()` makes kombu use them for `redis://`, `rediss://` and `sentinel://` URLs in this
 process (under those schemes, so URLs and log lines read as before); the Celery seam calls it.

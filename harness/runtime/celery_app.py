@@ -89,14 +89,18 @@ def configure(
 
     A consuming process also passes `runtime_provider`, the runtime its kick task advances
     runs in (`harness.runtime.assembly` passes `get_runtime`); senders need none.
-    `transport_options` are kombu's (Sentinel's `master_name`); None clears them. `use_ssl`
+    `transport_options` are kombu's (Sentinel's `master_name`); None clears them. kombu's
+    acknowledgement emulation is always off: it writes each kick to an unacked hash and index
+    when it is read and deletes it when it is acked, two more round trips per kick, to restore
+    it after an hour (its visibility timeout). Kicks are acked as they start, and the
+    scheduler re-kicks a lost one within seconds (module docstring). `use_ssl`
     is Celery's `broker_use_ssl` (the `ssl_*` options of TLS to a Sentinel-named master);
     None turns it off (a `rediss://` URL carries its own).
     """
     global _runtime_provider, _redis_url
     _redis_url = broker_url
     app.conf.broker_url = kombu_url(broker_url)
-    app.conf.broker_transport_options = transport_options or {}
+    app.conf.broker_transport_options = {"ack_emulation": False, **(transport_options or {})}
     app.conf.broker_use_ssl = use_ssl or False
     if runtime_provider is not None:
         _runtime_provider = runtime_provider

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from kombu import Connection
 from kombu.common import ignore_errors
 
 from harness.fleet.embedded_redis import EmbeddedRedis
-from harness.runtime import broker_transport, celery_app  # noqa: F401  (installs the transports)
+from harness.runtime import broker_transport, celery_app  # celery_app installs the transports
 
 
 def _stranded(url: str, server: EmbeddedRedis) -> tuple[Connection, list[Any]]:
@@ -82,4 +83,26 @@ def test_a_channel_whose_transport_dropped_its_client_fails_as_a_lost_connection
     finally:
         conn.transport.client = conn
         ignore_errors(conn, conn.close)
+        server.stop()
+
+
+def test_a_kick_read_by_the_fleets_app_leaves_no_unacked_record_in_redis(tmp_path: Path) -> None:
+    # Given the app pointed at a Redis, as a worker's is
+    server = EmbeddedRedis(tmp_path, persist=False)
+    server.start()
+    saved = dict(celery_app.app.conf.broker_transport_options or {}), celery_app.app.conf.broker_url
+    try:
+        celery_app.configure(server.url)
+        with celery_app.app.connection_for_read() as conn:
+            kicks = conn.SimpleQueue("kicks")
+            kicks.put({"kick": 1})
+            # When a kick is read and not yet acknowledged
+            message = kicks.get(timeout=2)
+            client = redis.Redis.from_url(server.url)
+            # Then kombu wrote no acknowledgement bookkeeping for it (two round trips a kick)
+            assert client.exists("unacked", "unacked_index") == 0
+            message.ack()
+            kicks.close()
+    finally:
+        celery_app.app.conf.broker_transport_options, celery_app.app.conf.broker_url = saved
         server.stop()
