@@ -104,7 +104,7 @@ def request_for(
     step: Step,
     run_id: str,
     provider: ModelProvider,
-    call: tuple[Sequence[SystemBlock] | str, Sequence[Message], Sequence[ToolSpec], str | None],
+    call: ModelCall,
     draft: DraftTarget | None,
 ) -> AssistantTurn:
     """Have the gateway make `provider`'s call (`call`: system, messages, tools, tool choice)
@@ -133,6 +133,29 @@ def request_for(
         wire=wire,
     )
     return answer_of(step.offload(MODEL_SERVICE, request.model_dump_json()))
+
+
+ModelCall = tuple[Sequence[SystemBlock] | str, Sequence[Message], Sequence[ToolSpec], str | None]
+"""One model call's system prompt, messages, tools and tool choice."""
+
+
+def call_model(
+    ctx: Context, provider: ModelProvider, offload: bool, call: ModelCall
+) -> AssistantTurn:
+    """`provider`'s `call`, inside a `run` step's function, streaming nowhere: with `offload`
+    (`MODEL_CALLS=gateway`) made by the model gateway while the run parks (`request_for`),
+    so no worker thread waits and the worker loads no model SDK; else made here, and
+    cancelled with the run. Raises the model layer's errors either way."""
+    if offload:
+        return request_for(ctx.step, ctx.run_id, provider, call, None)
+    system, messages, tools, choice = call
+    return provider.complete(
+        system=system if isinstance(system, str) else list(system),
+        messages=messages,
+        tools=tools,
+        cancel=ctx.cancelled,
+        tool_choice=choice,
+    )
 
 
 @contextmanager

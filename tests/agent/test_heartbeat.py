@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from harness.agent.deps import build_deps, set_agent_deps
+from harness.agent.gateway import ModelGateway
 from harness.agent.memory.distill import DISTILL_EVENT, PendingLogs, Thresholds, load_state
 from harness.agent.memory.heartbeat import (
     DistillPlan,
@@ -288,3 +289,30 @@ def test_heartbeat_distils_each_chat_memory_on_its_own(rig: AgentRig, clock: Man
     assert "Porto" in (chat / "MEMORY.md").read_text()
     assert "Porto" not in (rig.workspace / "MEMORY.md").read_text()
     assert len(rig.model.requests) == 1 and "Bo likes tea" in _request_text(rig)
+
+
+def test_on_the_gateway_path_the_distillation_parks_until_the_gateway_answers(
+    rig: AgentRig, clock: ManualClock
+) -> None:
+    # Given offloaded model calls, no gateway yet, and enough new notes to distil
+    settings = make_settings(rig.workspace, rig.model, model_calls="gateway")
+    set_agent_deps(build_deps(settings))
+    rig.runtime.call_servers.clear()
+    for i in range(40):
+        append_note(rig.workspace, f"Note {i}: " + "Ana plans a trip to Lisbon. " * 4, _now(clock))
+    updated = MEMORY + "\n## Plans\n- A trip to Lisbon.\n"
+    rig.model.script(Reply.answer(updated))
+    # When the heartbeat runs
+    run_id = publish({"name": DISTILL_EVENT, "data": {}}, runtime=rig.runtime).run_ids[0]
+    drain(rig.runtime)
+    # Then it waits on its model call, which nobody has made yet
+    record = rig.runtime.ledger.run(run_id)
+    assert record is not None and record.status == "waiting", record
+    assert rig.model.requests == []
+    # When a gateway makes the call
+    assert ModelGateway(rig.runtime, settings).serve_due() == 1
+    drain(rig.runtime)
+    # Then the distillation completes with the gateway's answer
+    record = rig.runtime.ledger.run(run_id)
+    assert record is not None and record.status == "completed", record
+    assert (rig.workspace / "MEMORY.md").read_text() == updated

@@ -45,6 +45,7 @@ from harness.agent.memory.distill import (
 )
 from harness.agent.memory.history import MemoryChangedError, MemoryHistory, text_sha
 from harness.agent.memory.scope import all_roots, root_label
+from harness.agent.model_calls import call_model
 from harness.agent.roster.spec import DEFAULT_AGENT
 from harness.errors import ConfigurationError
 from harness.llm.errors import ModelCancelledError, TransientModelError
@@ -160,14 +161,13 @@ def _local_now(ctx: Context, settings: Settings) -> datetime:
 
 
 def _think(ctx: Context, deps: AgentDeps, request: str) -> dict[str, Any]:
-    """One distillation call; the agent's think step's rules for retries and fallback."""
+    """One distillation call; the agent's think step's rules for retries and fallback. With
+    `MODEL_CALLS=gateway` the model gateway makes it and the run parks meanwhile, as a turn's
+    think does: no worker thread waits, and the worker loads no model SDK for it."""
+    offload = deps.settings.model_calls == "gateway"
+    call = (DISTILL_PROMPT, [Message.user(request)], (), None)
     try:
-        turn = deps.provider_for(ctx.attempt).complete(
-            system=DISTILL_PROMPT,
-            messages=[Message.user(request)],
-            tools=(),
-            cancel=ctx.cancelled,
-        )
+        turn = call_model(ctx, deps.provider_for(ctx.attempt), offload, call)
     except ModelCancelledError:
         ctx.check_stop()
         raise

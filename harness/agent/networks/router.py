@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from harness.agent.budget_gate import BudgetGate, budget_gate, turn_scopes
+from harness.agent.model_calls import call_model
 from harness.agent.networks.code_routers import find_router
 from harness.agent.networks.decisions import AgentResult, Decision, by_rules, by_sequence
 from harness.agent.networks.function_router import route_by_function
@@ -156,8 +158,10 @@ class _Decider:
         provider = self._provider(model)
         if provider is None:
             return Decision(next=None, reason="no model is configured", by="agent")
+        offload = self.deps.settings.model_calls == "gateway"
+        complete = partial(call_model, self.ctx, provider, offload)
         decision, self.call = ask_routing_agent(
-            provider, self.spec, self.descriptions, self.task, state, results, self.ctx.cancelled
+            complete, self.spec, self.descriptions, self.task, state, results
         )
         return decision
 

@@ -9,13 +9,12 @@ is not one of the network's agents stops it too, with the reason saying so.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from harness.agent.model_calls import ModelCall
 from harness.agent.networks.decisions import AgentResult, Decision
 from harness.agent.networks.spec import STOP, NetworkSpec
-from harness.llm.provider import ModelProvider
 from harness.llm.types import AssistantTurn, Message, ToolSpec
 
 ROUTE_TOOL = "route"
@@ -47,25 +46,20 @@ def route_spec(agents: Sequence[str]) -> ToolSpec:
 
 
 def ask_routing_agent(
-    provider: ModelProvider,
+    complete: Callable[[ModelCall], AssistantTurn],
     spec: NetworkSpec,
     descriptions: Mapping[str, str],
     task: str,
     state: Mapping[str, Any],
     results: Sequence[AgentResult],
-    cancel: threading.Event | None = None,
 ) -> tuple[Decision, AssistantTurn]:
     """The routing agent's decision, and the model's turn it came from (its usage, for the
-    budget). Raises the model layer's errors (the caller's step retries the transient ones)."""
+    budget), its call made by `complete` (`model_calls.call_model`, bound to the step and
+    provider). Raises the model layer's errors (the caller's step retries the transient
+    ones)."""
     system = f"{GUIDE}\n\n{spec.instructions}".strip()
     prompt = routing_prompt(spec, descriptions, task, state, results)
-    turn = provider.complete(
-        system=system,
-        messages=[Message.user(prompt)],
-        tools=[route_spec(spec.agents)],
-        cancel=cancel,
-        tool_choice=ROUTE_TOOL,
-    )
+    turn = complete((system, [Message.user(prompt)], [route_spec(spec.agents)], ROUTE_TOOL))
     return _decision(spec, turn), turn
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from harness.agent.deps import build_deps, set_agent_deps
+from harness.agent.gateway import ModelGateway
 from harness.agent.networks.code_routers import router
 from harness.agent.networks.decisions import AgentResult
 from harness.records.spend import spend_store
 from harness.records.usage import utc_day
+from harness.runtime.testing import drain
 from tests.agent.conftest import make_settings
 from tests.agent.networks.conftest import NetworkRig
 from tests.fakes.model_server import Reply
@@ -297,3 +299,27 @@ def test_routing_agent_calls_count_toward_the_budget_and_a_used_up_one_stops_the
     assert "agent essay (1,000 tokens) is used up" in str(network.record(run_id).result), (
         network.record(run_id).result
     )
+
+
+def test_on_the_gateway_path_the_routing_agent_parks_the_network_until_the_gateway_answers(
+    network: NetworkRig,
+) -> None:
+    # Given offloaded model calls, no gateway yet, and a routed network
+    settings = make_settings(network.agent.workspace, network.agent.model, model_calls="gateway")
+    set_agent_deps(build_deps(settings))
+    network.agent.runtime.call_servers.clear()
+    _trio(network)
+    network.declare_network("essay", f"---\ndescription: x\n{TRIO}router: {{kind: agent}}\n---\n")
+    network.agent.model.script(Reply.tool("route", {"next": "stop", "reason": "nothing to do"}))
+    # When it runs
+    run_id = network.start("essay", "Anything")
+    # Then it waits on the routing agent's call, which nobody has made yet
+    assert network.record(run_id).status == "waiting"
+    assert network.agent.model.requests == []
+    # When a gateway makes it
+    assert ModelGateway(network.agent.runtime, settings).serve_due() == 1
+    drain(network.agent.runtime)
+    # Then the network ends as the routing agent decided
+    assert network.record(run_id).status == "completed"
+    [decision] = network.steps(run_id, "route")
+    assert (decision["next"], decision["reason"]) == (None, "nothing to do"), decision
