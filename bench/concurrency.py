@@ -22,7 +22,10 @@ to one fleet, and the model takes a fixed time to answer each.
   spent from the first send to the last answer (`/proc/<pid>/stat`), per turn, which a busy
   machine slows but does not inflate; the Bot API calls per turn by method, and the TCP
   connections the fake Bot API accepted per turn (it keeps connections alive, as
-  api.telegram.org does).
+  api.telegram.org does); Redis's commands per turn (`INFO commandstats` before and after,
+  commands run inside scripts included); and this process's own CPU per turn (the chats, the
+  fake Bot API and the scripted model: `driver_cpu_ms_per_turn`), which shares the machine's
+  cores with the fleet.
   **Floor:** the model's delay as the fake measured its own answers in the same run (median
   per request, from its first byte read to its last byte written).
 
@@ -92,6 +95,7 @@ class SizeResult:
     bot_api_connections_per_turn: float = float("nan")
     last_call_s: float = float("nan")
     redis_commands_per_turn: dict[str, float] = field(default_factory=dict)
+    driver_cpu_ms_per_turn: float = float("nan")
 
 
 def measure(
@@ -137,6 +141,7 @@ def measure(
             redis = Redis.from_url(fleet.redis_url())
             commands_before = _command_calls(redis)
             asked_before, sent_at = len(asked), time.monotonic()
+            driver_before = time.process_time()
             with RssSampler(*fleet.pids) as rss:
                 result = wave(range(FIRST_CHAT, FIRST_CHAT + count))
             cpu = _cpu_ms_per_turn(cpu_before, fleet_cpu_by_process(*fleet.pids), count)
@@ -145,6 +150,7 @@ def measure(
             answers = model.answer_seconds[before:]
             last_call = max(asked[asked_before:], default=float("nan")) - sent_at
             commands = _command_calls(redis) - commands_before
+            driver = time.process_time() - driver_before
     last, outcomes = result.last_answer_s, result.outcomes
     done = [o.latency for o in outcomes if o.latency is not None]
     failures = Counter(o.failure for o in outcomes if o.latency is None)
@@ -172,6 +178,7 @@ def measure(
         bot_api_connections_per_turn=round(connections / count, 2),
         last_call_s=round(last_call, 3),
         redis_commands_per_turn=_per_turn(commands, count),
+        driver_cpu_ms_per_turn=round(driver * 1000 / count, 1),
     )
 
 
