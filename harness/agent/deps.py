@@ -12,6 +12,7 @@ import functools
 import logging
 import stat
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from harness.settings import Settings, get_settings
 from harness.sidecar.tool_check import check_function_writes
 from harness.state_dir import state_dir
 from harness.tools import describe_sandbox
-from harness.tools.base import ToolRegistry
+from harness.tools.base import Tool, ToolRegistry
 from harness.workspace_files import UnsafePathError, lstat
 
 logger = logging.getLogger(__name__)
@@ -73,11 +74,26 @@ class AgentDeps:
         return default_profile(self).provider_for(attempt)
 
     def tool_specs(self, registry: ToolRegistry) -> list[ToolSpec]:
-        """The registry's tools in the model layer's shape."""
-        return [
-            ToolSpec(name=s.name, description=s.description, parameters=s.parameters)
-            for s in registry.specs()
-        ]
+        """The registry's tools in the model layer's shape: each tool's built once (its
+        schema copied and validated again at every think was about 5 % of a worker's CPU in a
+        wave of chats), and again when its name or description changes. The specs are shared:
+        never change their `parameters`."""
+        return [_model_spec(tool) for tool in registry.offered()]
+
+
+_SPECS: weakref.WeakKeyDictionary[Tool[Any], ToolSpec] = weakref.WeakKeyDictionary()
+_SPECS_LOCK = threading.Lock()
+
+
+def _model_spec(tool: Tool[Any]) -> ToolSpec:
+    with _SPECS_LOCK:
+        spec = _SPECS.get(tool)
+    if spec is not None and (spec.name, spec.description) == (tool.name, tool.description):
+        return spec
+    spec = ToolSpec(name=tool.name, description=tool.description, parameters=tool.json_schema())
+    with _SPECS_LOCK:
+        _SPECS[tool] = spec
+    return spec
 
 
 def build_deps(settings: Settings) -> AgentDeps:

@@ -165,6 +165,10 @@ class ToolRegistry:
         """Offer `source`'s tools too, asked afresh at every `specs()` and `execute()`."""
         self._sources.append(source)
 
+    def offered(self) -> list[Tool[Any]]:
+        """Every tool offered now, the registered ones first (`specs`' order)."""
+        return list(self._all().values())
+
     def _all(self) -> dict[str, Tool[Any]]:
         tools = dict(self._tools)
         for source in self._sources:
