@@ -27,7 +27,7 @@ from tests.fakes.model_server import ModelServer
 from tests.processes import stop_groups
 
 ROOT = Path(__file__).resolve().parents[1]
-KEPT_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH")
+KEPT_ENV = ("PATH", "HOME", "XDG_STATE_HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH")
 """The only variables of ours the fleet inherits: anything else could change its settings."""
 START_TIMEOUT_S = 180.0
 SAMPLE_S = 0.2

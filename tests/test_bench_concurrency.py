@@ -22,7 +22,8 @@ SIZE_FIELDS = {
     "floor_s", "ratio", "rss_idle_mb", "rss_peak_mb", "pss_idle_mb", "rss_idle_by_process",
     "model_requests", "load_before", "load_after", "cpu_ms_per_turn",
     "cpu_ms_per_turn_by_process", "rss_peak_by_process", "bot_api_calls_per_turn",
-    "bot_api_connections_per_turn", "last_call_s",
+    "bot_api_connections_per_turn", "last_call_s", "redis_commands_per_turn",
+    "driver_cpu_ms_per_turn",
 }  # fmt: skip
 
 
@@ -97,5 +98,9 @@ def test_a_small_run_answers_every_chat_and_writes_json_and_svg(tmp_path: Path) 
     # And the fleet's CPU per turn is counted, by process
     assert size["cpu_ms_per_turn"] > 0, size
     assert any("worker" in name for name in size["cpu_ms_per_turn_by_process"]), size
+    # And Redis's commands and the driver's own CPU are counted per turn
+    commands = size["redis_commands_per_turn"]
+    assert commands["all"] >= commands["evalsha"] > 0, commands
+    assert size["driver_cpu_ms_per_turn"] > 0, size
     # And the plot is an SVG document
     assert ET.parse(svg).getroot().tag == f"{SVG}svg"
