@@ -64,6 +64,7 @@ def test_fleet_rss_by_process_counts_a_process_and_its_children() -> None:
 
 
 @pytest.mark.integration
+@pytest.mark.bench
 @pytest.mark.timeout(600)
 def test_a_small_run_answers_every_chat_and_writes_json_and_svg(tmp_path: Path) -> None:
     # Given a run of 4 Telegram chats at once against a model that answers after 0.2 s, with

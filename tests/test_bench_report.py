@@ -40,6 +40,7 @@ def test_write_section_appends_when_the_page_has_no_markers_yet(tmp_path: Path) 
 
 
 @pytest.mark.integration
+@pytest.mark.bench
 @pytest.mark.timeout(600)
 def test_quick_report_writes_its_figures_and_section(tmp_path: Path) -> None:
     # Given a page with a hand-written section and no report yet

@@ -62,6 +62,7 @@ def test_the_budget_of_an_aim_is_the_cpu_a_turn_may_cost_to_meet_it_exactly() ->
 
 
 @pytest.mark.integration
+@pytest.mark.bench
 @pytest.mark.timeout(300)
 def test_a_tiny_run_measures_every_part_and_writes_the_floor(tmp_path: Path) -> None:
     # Given a tiny run without Harness's own wave

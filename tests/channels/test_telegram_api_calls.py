@@ -54,10 +54,13 @@ def test_telegram_api_a_second_burst_from_many_threads_opens_no_connection(
         opened = kept_alive.connections
         # When the same threads call again
         burst(api, THREADS, 5)
-        # Then every call went over a connection kept from the first burst
-        assert kept_alive.connections == opened, (
-            f"the second burst opened {kept_alive.connections - opened} new connection(s) "
-            f"after the first opened {opened}"
+        # Then the calls went over kept connections: never more than one per thread in all
+        # (the second burst may find more threads in flight at once than the first did, and
+        # open the few more it needs; a pool that closed what it could not keep idle opened
+        # a connection for most calls)
+        assert kept_alive.connections <= THREADS, (
+            f"{kept_alive.connections} connections for {THREADS} threads "
+            f"({opened} after the first burst)"
         )
     finally:
         api.close()
