@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 import pytest
 from typer.testing import CliRunner
 
+from harness.agent.deps import agent_deps
+from harness.agent.gateway import ModelGateway
 from harness.agent.memory.heartbeat import heartbeat
 from harness.agent.memory.history import MemoryHistory
 from harness.agent.memory.notes import append_note
@@ -37,6 +39,9 @@ def cli(agent: AgentRig, clock: ManualClock, monkeypatch: pytest.MonkeyPatch) ->
         redis=agent.runtime.redis, kicker=kicker, registry=agent.runtime.registry, clock=clock
     )
     kicker.runtime = runtime
+    # on the gateway path the distillation parks on its model call: a gateway makes it in
+    # the drain, as the `runtime` fixture's has (tests/agent/conftest.py, `model_gateway`)
+    runtime.call_servers.append(ModelGateway.drained(runtime, lambda: agent_deps().settings))
     runtime.registry.register(heartbeat)
     runtime.register_functions()
     set_runtime(runtime)
