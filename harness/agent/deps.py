@@ -86,14 +86,23 @@ _SPECS_LOCK = threading.Lock()
 
 
 def _model_spec(tool: Tool[Any]) -> ToolSpec:
-    with _SPECS_LOCK:
-        spec = _SPECS.get(tool)
-    if spec is not None and (spec.name, spec.description) == (tool.name, tool.description):
-        return spec
-    spec = ToolSpec(name=tool.name, description=tool.description, parameters=tool.json_schema())
-    with _SPECS_LOCK:
-        _SPECS[tool] = spec
+    """`tool` in the model layer's shape, from `_SPECS` when its name and description are
+    those it was built with. A tool that cannot be a weak key (a plug-in's dataclass that
+    compares by value is unhashable) is built afresh each time, as before the cache."""
+    try:
+        with _SPECS_LOCK:
+            spec = _SPECS.get(tool)
+    except TypeError:
+        return _built_spec(tool)
+    if spec is None or (spec.name, spec.description) != (tool.name, tool.description):
+        spec = _built_spec(tool)
+        with _SPECS_LOCK:
+            _SPECS[tool] = spec
     return spec
+
+
+def _built_spec(tool: Tool[Any]) -> ToolSpec:
+    return ToolSpec(name=tool.name, description=tool.description, parameters=tool.json_schema())
 
 
 def build_deps(settings: Settings) -> AgentDeps:

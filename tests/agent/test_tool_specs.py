@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from harness.agent.deps import agent_deps
 from harness.tools import Tool, ToolContext, ToolParams, ToolRegistry
 from tests.agent.conftest import AgentRig
@@ -51,3 +53,20 @@ def test_a_tools_spec_is_built_once_and_again_when_the_tool_changes(agent: Agent
     # Then the new tool is offered and the changed one is built again
     assert [s.name for s in third] == ["note", "late_note"]
     assert third[0] is not first[0] and third[0].description == "Writes a short note."
+
+
+@dataclass(eq=True)
+class ValueTool(NoteTool):
+    """A plug-in's tool written as a dataclass that compares by value: unhashable."""
+
+    label: str = "v"
+
+
+def test_an_unhashable_tool_is_still_offered(agent: AgentRig) -> None:
+    # Given a registry with a tool that cannot be a dictionary key
+    registry = ToolRegistry([ValueTool()])
+    # When its specs are asked for, twice
+    first, second = agent_deps().tool_specs(registry), agent_deps().tool_specs(registry)
+    # Then it is offered each time, with its schema
+    assert [s.name for s in first] == [s.name for s in second] == ["note"]
+    assert "text" in first[0].parameters["properties"], first[0].parameters
