@@ -6,7 +6,9 @@ thread shows the latest text there, refreshing it every `PREVIEW_REFRESH_S` whil
 comes (a Telegram preview fades after about 30 s); else it posts the draft once (or, after a
 retry or a restart, finds the one the run already posted in its `DraftLog`) and edits it.
 Either way at most once per `draft_interval` seconds, skipping the texts that came in
-between. A 429 pushes the next write back by its `retry_after`; any other platform error
+between, and the first time one interval after the first text: an answer (or a tool's status
+line) that is whole within that second is never drawn, only delivered, so a short reply costs
+no platform call, no record read and no flash of a draft the reply replaces at once. A 429 pushes the next write back by its `retry_after`; any other platform error
 stops the drafting for this turn (the final reply is still delivered by `send-reply`).
 
     writer = DraftWriter(channel, destination, meta, DraftLog(runtime, run_id))
@@ -75,6 +77,7 @@ class DraftWriter:
             if self._closing:
                 return
             if self._thread.ident is None:
+                self._not_before = time.monotonic() + self._every  # the first draw waits
                 self._thread.start()
             self._cond.notify_all()
 
@@ -108,6 +111,10 @@ class DraftWriter:
 
     # -- the thread --------------------------------------------------------------------
     def _run(self) -> None:
+        with self._cond:
+            self._wait_turn()
+            if self._closing:  # whole within the first interval: delivered, never drawn
+                return
         try:
             self._message_id = self._drafts.message_id()
         except BusUnavailableError:
@@ -120,13 +127,17 @@ class DraftWriter:
                     lambda: self._closing or self._latest != self._shown,
                     timeout=PREVIEW_REFRESH_S if self._previewing and self._shown else None,
                 )
-                while not self._closing and (wait := self._not_before - time.monotonic()) > 0:
-                    self._cond.wait(wait)
+                self._wait_turn()
                 if self._closing:
                     return
                 text = self._latest if changed else self._shown
             if not self._write(text):
                 return
+
+    def _wait_turn(self) -> None:
+        """Wait, holding `_cond`, until the platform takes the next write or the draft closes."""
+        while not self._closing and (wait := self._not_before - time.monotonic()) > 0:
+            self._cond.wait(wait)
 
     def _write(self, text: str) -> bool:
         """Preview, post or edit the draft to `text`; False when drafting should stop."""

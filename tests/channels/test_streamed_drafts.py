@@ -4,6 +4,7 @@ with the exact final text by `send-reply`."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -415,6 +416,25 @@ def test_a_private_chat_sees_previews_then_one_message_with_the_exact_reply(
     assert telegram_api.drafts == {}
 
 
+def test_an_answer_whole_within_the_first_interval_is_delivered_without_a_draft(
+    preview_fleet: TestClient,
+    runtime: Runtime,
+    model_server: ModelServer,
+    telegram_api: FakeTelegramApi,
+) -> None:
+    # Given a model that streams a short answer at once
+    model_server.script(Reply.answer(PARAGRAPH, chunk=8))
+    # When a private message arrives and the turn and the delivery run
+    _say(preview_fleet)
+    drain(runtime)
+    # Then the reply is one message, and no draft was drawn for an answer complete before the
+    # draft's first interval was up: no preview, no draft message
+    (message,) = telegram_api.messages
+    assert message["raw_text"] == to_chunks(PARAGRAPH.strip())[0].html
+    assert telegram_api.calls_to("sendMessageDraft") == []
+    assert telegram_api.calls_to("editMessageText") == []
+
+
 def test_a_bot_api_without_previews_falls_back_to_edits_and_remembers(
     runtime: Runtime, previewing: TelegramChannel, telegram_api: FakeTelegramApi
 ) -> None:
@@ -469,9 +489,11 @@ def test_a_running_tool_shows_what_it_does_in_the_draft_then_the_answer_replaces
     model_server: ModelServer,
     telegram_api: FakeTelegramApi,
 ) -> None:
-    # Given a model that first reads a file, then answers
+    # Given a model that first reads a file, then answers after a while: the status line is
+    # up for longer than the draft's first interval
     model_server.script(
-        Reply.tool("read", {"path": "notes/plan.md"}), Reply.answer(PARAGRAPH, chunk=8)
+        Reply.tool("read", {"path": "notes/plan.md"}),
+        Reply.answer(PARAGRAPH, chunk=8, delay=3 * EDIT_EVERY),
     )
     # When a private message arrives and the turn runs
     _say(preview_fleet)
@@ -524,7 +546,8 @@ def test_a_new_message_cancels_a_turn_mid_stream_and_leaves_no_half_answer(
     assert texts == [RECONSIDER_TEXT, "Tea it is, then."], texts
     if telegram_api.calls_to("editMessageText"):
         drafted = telegram_api.calls_to("sendMessage")[0].params["text"]
-        assert PARAGRAPH.startswith(drafted[:8]), drafted
+        shown = re.sub(r"<[^>]+>", "", drafted)  # the draft's text, as the person read it
+        assert PARAGRAPH.replace("**", "").startswith(shown[:20]), drafted
     else:
         assert telegram_api.calls_to("sendMessageDraft"), "the first answer was never shown"
     # And no preview is left showing
