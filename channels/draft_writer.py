@@ -7,9 +7,10 @@ comes (a Telegram preview fades after about 30 s); else it posts the draft once 
 retry or a restart, finds the one the run already posted in its `DraftLog`) and edits it.
 Either way at most once per `draft_interval` seconds, skipping the texts that came in
 between, and the first time one interval after the first text: an answer (or a tool's status
-line) that is whole within that second is never drawn, only delivered, so a short reply costs
-no platform call, no record read and no flash of a draft the reply replaces at once. A 429 pushes the next write back by its `retry_after`; any other platform error
-stops the drafting for this turn (the final reply is still delivered by `send-reply`).
+line) that is whole within that interval is never drawn, only delivered, so a short reply
+costs no platform call, no record read and no flash of a draft the reply replaces at once.
+A 429 pushes the next write back by its `retry_after`; any other platform error stops the
+drafting for this turn (the final reply is still delivered by `send-reply`).
 
     writer = DraftWriter(channel, destination, meta, DraftLog(runtime, run_id))
     writer.show("Hello, wor")

@@ -2,12 +2,20 @@
 
 `advance(runtime, run_id)` is what a kick does. It is safe to call any number of times, from
 any number of workers, for the same run: only the claimant of the current epoch executes.
+
+When an execution ends right after an event it sent started runs on its own queue (a turn's
+last step publishes its reply, whose delivery is a run of its own), `advance` goes on with
+those runs on the same thread (at most `MAX_CONTINUED`), instead of a kick through the
+broker and a wait in its queue: their kicks were held, not pushed (`RunState.hold_kicks`).
+They stay tracked as outstanding until claimed, so if this worker dies first the reaper
+sends them as it sends any lost kick.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections import deque
 
 from harness.envelope import (
     FUNCTION_CANCELLED,
@@ -17,9 +25,15 @@ from harness.envelope import (
     FunctionCancelled,
     FunctionFailed,
 )
-from harness.errors import FunctionNotFoundError, NonRetriableError, StepError
+from harness.errors import (
+    BusUnavailableError,
+    FunctionNotFoundError,
+    NonRetriableError,
+    StepError,
+)
 from harness.redaction import redact
 from harness.runtime.bus import publish
+from harness.runtime.bus_errors import redis_errors
 from harness.runtime.functions import EventTrigger, Function, FunctionSpec
 from harness.runtime.instance import Runtime
 from harness.runtime.journals import Journal
@@ -38,6 +52,9 @@ MISSING_FUNCTION_RETRIES = 30
 MISSING_FUNCTION_DELAY_MS = 2_000
 MAX_CHILDREN = 1_000
 """How many of a cancelled run's children (the newest) are asked to stop with it."""
+MAX_CONTINUED = 8
+"""How many runs one `advance` goes on with after its own (see the module); the rest of a
+longer chain is kicked through the broker, so one thread is not held by it."""
 
 
 def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
@@ -47,10 +64,40 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
     `kick_seq` is the sequence number of the kick that asked for this (0 for none).
 
     Never raises for anything a handler does; Redis errors propagate (the kick is retried
-    by the scheduler's reaper).
+    by the scheduler's reaper). Then advances the runs whose kicks the execution held (see
+    the module), whose outcomes are not returned.
     """
+    outcome, held = _advance(runtime, run_id, kick_seq)
+    if held:
+        _go_on(runtime, deque(held))
+    return outcome
+
+
+def _go_on(runtime: Runtime, held: deque[Kick]) -> None:
+    """Advance the held kicks' runs here, and the runs those hold in turn, up to
+    `MAX_CONTINUED`; kick the rest through the broker (all of them when this worker is
+    stopping, or Redis failed: the broker, or else the reaper, gets them to a worker)."""
+    for _ in range(MAX_CONTINUED):
+        if not held or runtime.stopping.is_set():
+            break
+        kick = held.popleft()
+        try:
+            with redis_errors("advance the run"):
+                _outcome, more = _advance(runtime, kick.run_id, 0)  # 0: not the broker's
+        except BusUnavailableError as exc:
+            log.warning(
+                "run %s: Redis failed while advancing it (%s); the reaper kicks it again",
+                kick.run_id, type(exc.__cause__ or exc).__name__,
+            )  # fmt: skip
+            break
+        held.extend(more)
+    kick_all(runtime.kicker, held)
+
+
+def _advance(runtime: Runtime, run_id: str, kick_seq: int) -> tuple[str, list[Kick]]:
+    """`advance` of one run: its outcome, and the kicks its execution held at its end."""
     if runtime.stopping.is_set():
-        return _pass_on(runtime, run_id, kick_seq)
+        return _pass_on(runtime, run_id, kick_seq), []
     now, ttl_ms = runtime.now_ms(), int(runtime.lease_ttl * 1000)
     claim = runtime.ledger.claim(
         run_id,
@@ -64,11 +111,11 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
     )
     kick_all(runtime.kicker, claim.kicks)
     if claim.state != "ok":
-        return claim.state
+        return claim.state, []
     fn = runtime.registry.get(claim.function_id)
     assert claim.event is not None
     if fn is None:
-        return _function_missing(runtime, run_id, claim)
+        return _function_missing(runtime, run_id, claim), []
     state = RunState(
         runtime=runtime,
         spec=fn.spec,
@@ -92,7 +139,7 @@ def advance(runtime: Runtime, run_id: str, kick_seq: int = 0) -> str:
             outcome = _execute(fn, state)
     finally:
         state.span.finish(outcome)
-    return outcome
+    return outcome, state.held_kicks
 
 
 def _pass_on(runtime: Runtime, run_id: str, kick_seq: int) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from harness.errors import NonDeterminismError
 from harness.observe.tracing import NO_RUN, RunSpan
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.instance import Runtime
+from harness.runtime.kicker import Kick, kick_all
 
 
 class Interrupt(BaseException):
@@ -70,6 +71,27 @@ class RunState:
     lease_until_ms: int = 0
     # when the run was first claimed (ms), the same for every attempt; 0 when unknown
     started_ms: int = 0
+    # kicks of runs this execution's events started on its own queue, since its last step
+    # boundary (`hold_kicks`)
+    held_kicks: list[Kick] = field(default_factory=list)
+
+    def hold_kicks(self, kicks: Iterable[Kick]) -> None:
+        """Take the kicks of the runs an event of this execution started (`Step.send_event`):
+        those on this run's own queue are held, the others sent now. Held kicks are sent at
+        the next step boundary (`check_stop`); when the execution ends first, the executor
+        advances their runs on this thread instead (`executor.advance`), so a run's last
+        event (a turn's reply) is handled without a round trip through the broker."""
+        for kick in kicks:
+            if kick.queue == self.spec.queue and not kick.front:
+                self.held_kicks.append(kick)
+            else:
+                self.runtime.kicker.kick(kick)
+
+    def send_held_kicks(self) -> None:
+        """Send the held kicks through the runtime's kicker."""
+        if self.held_kicks:
+            kicks, self.held_kicks = self.held_kicks, []
+            kick_all(self.runtime.kicker, kicks)
 
     def request_stop(self, *, cancel: str = "", lost: bool = False) -> None:
         """Note a cancel request or a lost lease and wake anything watching `abort`."""
@@ -85,7 +107,9 @@ class RunState:
         is left (the renewer is late: it renews after a third), renews it first, under the
         fence, so no step starts on a lease another worker may have taken; raises
         `LeaseLost` when the renewal is refused, and `BusUnavailableError` when Redis
-        fails."""
+        fails. Sends the kicks held since the last boundary first (`hold_kicks`): the run
+        goes on, so the runs its events started must not wait for it."""
+        self.send_held_kicks()
         if not self.lease_lost:
             self._confirm_lease()
         if self.lease_lost:

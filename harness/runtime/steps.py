@@ -75,7 +75,7 @@ class Step(RunSteps):
         started = self._s.runtime.now_ms()
         span = self._s.span.step(key, "send", 1)
         try:
-            result = publish(raw, runtime=self._s.runtime)
+            result = publish(raw, runtime=self._s.runtime, kicks=self._s.hold_kicks)
             stamps = self._s.stamps(started)
             self._s.commit(
                 key, "{" + stamps + ',"k":"send","v":' + json.dumps(result.event_id) + "}"
