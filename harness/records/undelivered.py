@@ -6,7 +6,8 @@ person writes next, or `harness runs redeliver`): a reply is never silently gone
 
 from __future__ import annotations
 
-from typing import Protocol
+import weakref
+from typing import Any, Protocol
 
 import redis
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -74,24 +75,29 @@ class UndeliveredReplies(Protocol):
 
 
 class RedisUndeliveredReplies:
-    """`UndeliveredReplies` as a Redis hash, original reply id -> `UndeliveredReply` as JSON;
-    entries stay until they are discarded after a redelivery was published. Methods raise
-    `BusUnavailableError` when Redis fails."""
+    """`UndeliveredReplies` as a Redis hash, original reply id -> `UndeliveredReply` as JSON,
+    indexed by chat (a set of reply ids per chat), so a chat's turn reads its own replies, not
+    every chat's: entries stay until they are discarded after a redelivery was published.
+    Replies kept before the index existed are indexed by the first `for_chat` of each process
+    that finds the index unmarked. Methods raise `BusUnavailableError` when Redis fails."""
 
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self._redis = client
+        self._keys = keys
         self._key = keys.undelivered()
 
     def record(self, reply: UndeliveredReply) -> None:
         """Keep `reply` (replacing an earlier give-up of the same reply). Idempotent."""
         with redis_errors("record an undelivered reply"):
-            self._redis.hset(self._key, reply.reply_id, _ADAPTER.dump_json(reply).decode())
+            pipe = self._redis.pipeline()
+            pipe.hset(self._key, reply.reply_id, _ADAPTER.dump_json(reply).decode())
+            pipe.sadd(self._keys.undelivered_of(reply.channel, reply.chat_id), reply.reply_id)
+            pipe.execute()
 
     def get(self, reply_id: str) -> UndeliveredReply | None:
         """The undelivered reply with this original id, or None."""
         with redis_errors("read the undelivered replies"):
-            raw = self._redis.hget(self._key, reply_id)
-        return _parse(raw)
+            return _parse(self._redis.hget(self._key, reply_id))
 
     def all(self) -> list[UndeliveredReply]:
         """Every undelivered reply, oldest first."""
@@ -101,13 +107,48 @@ class RedisUndeliveredReplies:
         return sorted(found, key=lambda reply: reply.at_ms)
 
     def for_chat(self, channel: str, chat_id: str) -> list[UndeliveredReply]:
-        """The undelivered replies of one chat, oldest first."""
-        return _of_chat(self.all(), channel, chat_id)
+        """The undelivered replies of one chat, oldest first: one read of its index when it
+        has none (every turn asks)."""
+        self._index_once()
+        with redis_errors("read the undelivered replies"):
+            ids = sorted(self._redis.smembers(self._keys.undelivered_of(channel, chat_id)))
+            raw = self._redis.hmget(self._key, ids) if ids else []
+        return _of_chat(
+            sorted(filter(None, map(_parse, raw)), key=lambda r: r.at_ms), channel, chat_id
+        )
 
     def discard(self, reply_id: str) -> None:
         """Forget a reply (its redelivery was published). Unknown ids are ignored."""
         with redis_errors("update the undelivered replies"):
-            self._redis.hdel(self._key, reply_id)
+            reply = _parse(self._redis.hget(self._key, reply_id))
+            pipe = self._redis.pipeline()
+            pipe.hdel(self._key, reply_id)
+            if reply is not None:
+                pipe.srem(self._keys.undelivered_of(reply.channel, reply.chat_id), reply_id)
+            pipe.execute()
+
+    def _index_once(self) -> None:
+        """Index by chat the replies kept before the index existed, once per Redis (then
+        marked), looked at once per process."""
+        indexed = _INDEXED.setdefault(self._redis.connection_pool, set())
+        if self._key in indexed:
+            return
+        marker = self._keys.undelivered_indexed()
+        with redis_errors("index the undelivered replies"):
+            if not self._redis.exists(marker):
+                pipe = self._redis.pipeline()
+                for reply in self.all():
+                    pipe.sadd(
+                        self._keys.undelivered_of(reply.channel, reply.chat_id), reply.reply_id
+                    )
+                pipe.set(marker, 1)
+                pipe.execute()
+        indexed.add(self._key)
+
+
+_INDEXED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+"""The undelivered hashes (by key) this process found indexed by chat, per Redis (its
+client's connection pool)."""
 
 
 def _parse(raw: object) -> UndeliveredReply | None:

@@ -214,6 +214,15 @@ class Keys:
         """Hash: original reply id -> an undelivered reply (JSON), until it is redelivered."""
         return f"{self.prefix}:undelivered"
 
+    def undelivered_of(self, channel: str, chat_id: str) -> str:
+        """Set: the ids of one chat's undelivered replies (an index of `undelivered`)."""
+        return f"{self.prefix}:undelivered:chat:{channel}:{chat_id}"
+
+    def undelivered_indexed(self) -> str:
+        """String, set once every undelivered reply kept before `undelivered_of` existed has
+        been indexed by chat."""
+        return f"{self.prefix}:undelivered:indexed"
+
     def listener_cursor(self, name: str) -> str:
         """String: where a listener (a polling channel) resumes, e.g. Telegram's update offset."""
         return f"{self.prefix}:{name}:offset"
