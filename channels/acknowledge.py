@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from channels.base import Channel, RefreshingChannel
+from channels.base import Channel, refreshing
 from channels.keeper import AcknowledgementKeeper
 from harness.events import APPROVAL_ANSWERED, ReplyTarget
 from harness.runtime import Context, Runtime, event, function
@@ -45,7 +45,7 @@ def acknowledge(
     (one repeat per run in this process, however often it is asked). Never raises."""
     meta = reply.channel_meta.platform
     every = lasts = None
-    if isinstance(channel, RefreshingChannel):
+    if refreshing(channel):
         every, lasts = channel.acknowledge_every, channel.acknowledge_lasts
     keeper.keep(
         run_id,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from channels.acknowledge import acknowledge
 from channels.base import Channel, FileChannel
 from channels.draft_writer import DraftWriter
-from channels.drafts import DraftingChannel, DraftLog, streams_replies
+from channels.drafts import DraftLog, drafting, streams_replies
 from channels.errors import FileTooLarge, PlatformError, TransientPlatformError
 from channels.keeper import AcknowledgementKeeper, process_keeper
 from harness.agent.platforms import Fetched, FileRefused
@@ -47,7 +47,7 @@ class ChannelPlatforms:
     ) -> DraftWriter | None:
         """A `DraftWriter` for the reply's channel when it streams replies, else None."""
         channel = self._lookup(reply.channel)
-        if not isinstance(channel, DraftingChannel) or not streams_replies(channel, stream_default):
+        if not drafting(channel) or not streams_replies(channel, stream_default):
             return None
         drafts = DraftLog(runtime, run_id)
         return DraftWriter(channel, reply.destination, reply.channel_meta.platform, drafts)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, TypeGuard, runtime_checkable
 
 from harness.events import Attachment, Destination, Event
+from harness.protocol_checks import conforms
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,16 @@ class RecoveringChannel(Channel, Protocol):
         """Chunk index -> platform message id of the chunks of reply `reply_key` already in
         `destination` (looking at its recent messages only). Raises a `PlatformError`."""
         ...
+
+
+def refreshing(channel: Channel) -> TypeGuard[RefreshingChannel]:
+    """Whether `channel` is a `RefreshingChannel` (`conforms`: decided once per class)."""
+    return conforms(channel, RefreshingChannel)
+
+
+def recovering(channel: Channel) -> TypeGuard[RecoveringChannel]:
+    """Whether `channel` is a `RecoveringChannel` (`conforms`: decided once per class)."""
+    return conforms(channel, RecoveringChannel)
 
 
 @dataclass(frozen=True)

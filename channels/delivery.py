@@ -21,8 +21,8 @@ import logging
 import time
 from typing import Any
 
-from channels.base import Channel, RecoveringChannel
-from channels.drafts import DraftingChannel, DraftLog
+from channels.base import Channel, recovering
+from channels.drafts import DraftLog, drafting
 from channels.errors import PlatformError
 from channels.media.outbox import post_file
 from channels.registry import channel_or_none
@@ -208,7 +208,7 @@ def _recover(channel: Channel, data: ReplyReady, delivery: DeliveryLog) -> None:
     """An earlier attempt may have posted chunks and died before recording them: where the
     platform can tell (`RecoveringChannel`), record those it already holds so they are not
     posted again."""
-    if not isinstance(channel, RecoveringChannel):
+    if not recovering(channel):
         return
     try:
         found = channel.find_posted(
@@ -233,7 +233,7 @@ def _finish_draft(
 ) -> None:
     """When the run that wrote this reply streamed a draft, the reply's first chunk is that
     message, edited to the final text, instead of a new one. Idempotent across retries."""
-    if not data.run_id or not data.response.strip() or not isinstance(channel, DraftingChannel):
+    if not data.run_id or not data.response.strip() or not drafting(channel):
         return
     if 0 in delivery.posted():
         return

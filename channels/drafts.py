@@ -16,10 +16,11 @@ the final delivery finds it from any worker.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from channels.base import Channel
 from harness.events import Destination
+from harness.protocol_checks import conforms
 from harness.records.stores import Records, redis_drafts
 from harness.runtime import Runtime
 
@@ -109,10 +110,15 @@ class DraftLog:
         return max(0.0, (until - self._runtime.now_ms()) / 1000)
 
 
+def drafting(channel: Channel | None) -> TypeGuard[DraftingChannel]:
+    """Whether `channel` is a `DraftingChannel` (`conforms`: decided once per class)."""
+    return conforms(channel, DraftingChannel)
+
+
 def streams_replies(channel: Channel, deployment_default: bool) -> bool:
     """True when replies on `channel` should be streamed as drafts: a `DraftingChannel` whose
     own setting, or else the deployment's STREAM_REPLIES, says so."""
-    if not isinstance(channel, DraftingChannel):
+    if not drafting(channel):
         return False
     own = channel.stream_replies
     return deployment_default if own is None else own

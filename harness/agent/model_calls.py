@@ -33,7 +33,7 @@ from harness.llm.errors import (
     PermanentModelError,
     TransientModelError,
 )
-from harness.llm.provider import ModelProvider, PreparedModelProvider, TextSink
+from harness.llm.provider import ModelProvider, TextSink, prepared
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolSpec
 from harness.runtime.steps import Context, Step
 
@@ -114,7 +114,7 @@ def request_for(
     blocks = [SystemBlock(text=system)] if isinstance(system, str) else list(system)
     blocks = [b for b in blocks if b.text.strip()]
     wire = None
-    if isinstance(provider, PreparedModelProvider):
+    if prepared(provider):
         with suppress(ValueError):  # the gateway fails the call, as it did before
             wire = provider.prepare(
                 system=blocks, messages=messages, tools=tools, tool_choice=choice

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 from harness.llm.types import AssistantTurn, Message, SystemBlock, ToolSpec
+from harness.protocol_checks import conforms
 
 SystemPrompt = Sequence[SystemBlock] | str
 TextSink = Callable[[str], None]
@@ -113,6 +114,12 @@ class PreparedModelProvider(Protocol):
         """Send a request `prepare` rendered (by a provider of the same wire API, model and
         temperature, in any process) as it is; otherwise `complete_async`."""
         ...
+
+
+def prepared(provider: object) -> TypeGuard[PreparedModelProvider]:
+    """Whether `provider` is a `PreparedModelProvider` (`harness.protocol_checks.conforms`:
+    decided once per class)."""
+    return conforms(provider, PreparedModelProvider)
 
 
 def system_blocks(system: SystemPrompt) -> list[SystemBlock]:
