@@ -4,9 +4,11 @@
 any number of workers, for the same run: only the claimant of the current epoch executes.
 
 When an execution ends right after an event it sent started runs on its own queue (a turn's
-last step publishes its reply, whose delivery is a run of its own), `advance` goes on with
-those runs on the same thread (at most `MAX_CONTINUED`), instead of a kick through the
-broker and a wait in its queue: their kicks were held, not pushed (`RunState.hold_kicks`).
+last step publishes its reply, whose delivery is a run of its own; a parent invokes a child
+and parks), or its end made runs on its queue ready (the parent it wakes, the next run of
+its singleton), `advance` goes on with those runs on the same thread (at most
+`MAX_CONTINUED`), instead of a kick through the broker and a wait in its queue: their kicks
+were held, not pushed (`RunState.hold_kicks`).
 They stay tracked as outstanding until claimed, so if this worker dies first the reaper
 sends them as it sends any lost kick.
 """
@@ -182,7 +184,9 @@ def _function_missing(runtime: Runtime, run_id: str, claim: Claim) -> str:
     stand_in = FunctionSpec(id=claim.function_id, triggers=(EventTrigger(name="*"),), retries=0)
     state = RunState(runtime, stand_in, run_id, claim.epoch, claim.event, {})
     message = f"function {claim.function_id!r} is not loaded in any worker that claimed the run"
-    return _fail(state, FunctionNotFoundError(message), claim.function_id)
+    outcome = _fail(state, FunctionNotFoundError(message), claim.function_id)
+    state.send_held_kicks()  # a stand-in's queue may not be the run's: no going on here
+    return outcome
 
 
 def _execute(fn: Function, state: RunState) -> str:
@@ -258,16 +262,18 @@ def _cancel_children(state: RunState) -> None:
 
 def _notify(state: RunState, name: str, event_id: str, data: EventData) -> None:
     # Published before the run is finished: if we crash in between, the retry publishes
-    # the same event id again, which the bus ignores.
+    # the same event id again, which the bus ignores. Its runs' kicks are held ahead of the
+    # ones the finish makes ready, so the runs go on in that order: a cancelled turn's
+    # "reconsidering" notice before the chat's next turn.
     event = Event(name=name, id=event_id, data=data.model_dump(mode="json"))
-    publish(event, runtime=state.runtime)
+    publish(event, runtime=state.runtime, kicks=state.hold_kicks)
 
 
 def _finish(state: RunState, status: str, *, result_json: str = "null", error: str = "") -> str:
     rt = state.runtime
     ok, kicks = rt.ledger.finish(
         state.run_id, state.epoch, rt.now_ms(), status=status, result_json=result_json,
-        error=error, retention_s=rt.retention_s, kick_template=rt.kicker.script_template(),
+        error=error, retention_s=rt.retention_s,
     )  # fmt: skip
-    kick_all(rt.kicker, kicks)
+    state.hold_kicks(kicks)  # a parent woken, the chat's next run: gone on with here
     return status if ok else "lease-lost"

@@ -76,7 +76,8 @@ class RunState:
     held_kicks: list[Kick] = field(default_factory=list)
 
     def hold_kicks(self, kicks: Iterable[Kick]) -> None:
-        """Take the kicks of the runs an event of this execution started (`Step.send_event`):
+        """Take the kicks of the runs this execution started (`Step.send_event`, `invoke`,
+        `start`) or made ready as it ended (its parent woken, its singleton's next run):
         those on this run's own queue are held, the others sent now. Held kicks are sent at
         the next step boundary (`check_stop`); when the execution ends first, the executor
         advances their runs on this thread instead (`executor.advance`), so a run's last

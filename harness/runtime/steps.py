@@ -193,7 +193,10 @@ class Step(RunSteps):
             self._s.check_stop()
             s = self._s
             child = Event(name=INVOKE_EVENT, id=f"{s.run_id}:{key}", data=data or {})
-            publish(child, runtime=s.runtime, target=function_id, parent=(s.run_id, key))
+            publish(
+                child, runtime=s.runtime, target=function_id, parent=(s.run_id, key),
+                kicks=s.hold_kicks,
+            )  # fmt: skip
             wake = (
                 None
                 if timeout is None
@@ -221,8 +224,9 @@ class Step(RunSteps):
         child = Event(name=INVOKE_EVENT, id=f"{s.run_id}:{key}", data=data or {})
         started = s.runtime.now_ms()
         result = publish(
-            child, runtime=s.runtime, target=function_id, parent=(s.run_id, key), detached=True
-        )
+            child, runtime=s.runtime, target=function_id, parent=(s.run_id, key), detached=True,
+            kicks=s.hold_kicks,
+        )  # fmt: skip
         run_id = result.run_ids[0] if result.run_ids else run_id_for(function_id, child.id)
         s.commit(key, "{" + s.stamps(started) + ',"k":"send","v":' + json.dumps(run_id) + "}")
         return run_id

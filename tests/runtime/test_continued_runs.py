@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.runtime import Context, Runtime, event, function, publish
+from harness.runtime import Context, Runtime, Singleton, event, function, publish
 from harness.runtime.bus import run_id_for
 from harness.runtime.executor import MAX_CONTINUED, advance
 from harness.runtime.functions import FunctionRegistry
@@ -149,3 +149,57 @@ def test_a_chain_longer_than_the_limit_or_a_stopping_worker_kicks_the_rest(
     runtime.stopping.clear()
     drain(runtime)
     assert ran == list(range(length + 1))
+
+
+def test_a_parent_that_invokes_a_child_and_parks_is_resumed_on_the_same_thread(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a parent that invokes a child and waits for its result
+    @function(id="parent", trigger=event("app/ask"), registry=registry)
+    def parent(ctx: Context) -> str:
+        return "child said " + str(ctx.step.invoke("ask", "child", {"q": "?"}))
+
+    @function(id="child", trigger=event("app/never"), registry=registry)
+    def child(ctx: Context) -> str:
+        return "yes"
+
+    runtime.register_functions()
+    parent_id = publish({"name": "app/ask"}, runtime=runtime).run_ids[0]
+    first = _kicker(runtime).pending.popleft()
+    # When one worker thread takes the parent's kick
+    advance(runtime, first.run_id, first.seq)
+    # Then the child ran and the parent resumed with its answer on that call, with no kick
+    # through the broker
+    record = runtime.ledger.run(parent_id)
+    assert record is not None and record.status == "completed", record
+    assert record.result == "child said yes"
+    assert not _kicker(runtime).pending, list(_kicker(runtime).pending)
+
+
+def test_the_next_run_of_a_singleton_queue_goes_on_when_the_first_ends(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given two messages of one chat, queued one after the other
+    ran: list[str] = []
+
+    @function(
+        id="chat-turn",
+        trigger=event("app/said"),
+        registry=registry,
+        singleton=Singleton(key="event.data.chat", mode="queue"),
+    )
+    def chat_turn(ctx: Context) -> str:
+        ran.append(str(ctx.event.data["text"]))
+        return "ok"
+
+    runtime.register_functions()
+    for text in ("one", "two"):
+        publish({"name": "app/said", "data": {"chat": "c1", "text": text}}, runtime=runtime)
+    (first,) = _kicker(runtime).pending  # the second waits for the first to end
+    _kicker(runtime).pending.clear()
+    # When a worker thread runs the first
+    advance(runtime, first.run_id, first.seq)
+    # Then the second ran right after it on that call, in order, with no kick through the
+    # broker
+    assert ran == ["one", "two"]
+    assert not _kicker(runtime).pending, list(_kicker(runtime).pending)

@@ -171,11 +171,14 @@ def test_functions_registered_after_a_publish_receive_the_next_event(
     assert runtime.ledger.run(result.run_ids[0]).function_id == "pinged"  # type: ignore[union-attr]
 
 
-def test_finish_pushes_the_next_runs_kick_onto_the_broker_itself(
+def test_a_stopping_worker_sends_the_next_runs_kick_onto_the_broker(
     redis_url: str, counting: CountingRedis, registry: FunctionRegistry
 ) -> None:
     # Given two runs of one chat (a singleton), the second queued behind the first, on a
-    # runtime whose scripts push kicks onto the broker (this Redis)
+    # runtime whose kicks go to the broker (this Redis), and a worker told to stop while it
+    # runs the first (so it does not go on with the second itself)
+    runtime = Runtime(redis=counting, kicker=CeleryKicker(in_script=True), registry=registry)
+
     @function(
         id="chat-turn",
         trigger=event("app/said"),
@@ -183,18 +186,17 @@ def test_finish_pushes_the_next_runs_kick_onto_the_broker_itself(
         registry=registry,
     )
     def turn(ctx: Context) -> None:
-        return None
+        runtime.stopping.set()
 
-    runtime = Runtime(redis=counting, kicker=CeleryKicker(in_script=True), registry=registry)
     runtime.register_functions()
     first = publish({"name": "app/said", "data": {"chat": "c1"}}, runtime=runtime).run_ids[0]
     second = publish({"name": "app/said", "data": {"chat": "c1"}}, runtime=runtime).run_ids[0]
     counting.delete("harness")  # the kicks of the publishes
 
-    # When a worker runs the first to its end
+    # When the worker runs the first to its end
     assert advance(runtime, first) == "completed"
 
-    # Then the finish script itself queued the second run's kick, a message kombu decodes
+    # Then the second run's kick is on the broker, a message kombu decodes
     seq = int(counting.hget(runtime.keys.run(second), "kick_seq") or 0)
     with Connection(redis_url) as conn:
         queue = conn.SimpleQueue("harness", no_ack=True)
