@@ -5,9 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from redis.asyncio import Redis as AsyncRedis
@@ -18,7 +16,7 @@ from harness.runtime import waiters
 from harness.runtime.bus_errors import redis_errors
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.instance import Runtime
-from harness.runtime.kicker import Kick, kick_all, kick_all_async
+from harness.runtime.kicker import KickHold, kick_all, kick_all_async
 from harness.runtime.ledger import Acceptance, EventPlan, RunSeed
 from harness.runtime.replication import acknowledge
 from harness.runtime.sessions import session_of
@@ -63,7 +61,7 @@ def publish(
     target: str | None = None,
     parent: tuple[str, str] | None = None,
     detached: bool = False,
-    kicks: Callable[[Iterable[Kick]], None] | None = None,
+    hold: KickHold | None = None,
 ) -> PublishResult:
     """Publish an event: idempotent by event id for 24 hours.
 
@@ -71,14 +69,14 @@ def publish(
     it to the events stream, creates one run per matching function and kicks them, and
     resumes runs waiting for it. `target` runs exactly that function instead of fanning out
     (used for invocations); `parent` is (run_id, step_key) of the run waiting for the result,
-    or, `detached`, of the run that started it without waiting (`Step.start`). `kicks` takes
-    the kicks of the runs it starts, to send them itself (`RunState.hold_kicks`); by default
-    the publish script pushes them onto the broker.
+    or, `detached`, of the run that started it without waiting (`Step.start`). `hold` takes
+    the kicks of the runs it starts on its queue, to send them itself (`RunState.kick_hold`);
+    the publish script pushes the others onto the broker, and by default all of them.
     Raises `BusUnavailableError` when Redis fails; the event may or may not have been
     accepted, and publishing it again is safe.
     """
     with redis_errors("publish the event"):
-        return _publish(event, runtime, target, parent, detached, kicks)
+        return _publish(event, runtime, target, parent, detached, hold)
 
 
 def _publish(
@@ -87,14 +85,17 @@ def _publish(
     target: str | None,
     parent: tuple[str, str] | None,
     detached: bool = False,
-    kicks: Callable[[Iterable[Kick]], None] | None = None,
+    hold: KickHold | None = None,
 ) -> PublishResult:
     ev = runtime.check_event(event if isinstance(event, Event) else read_event(event))
-    planner = _Planner(runtime, ev, target, parent, detached, pushed=kicks is None)
+    planner = _Planner(runtime, ev, target, parent, detached, keep_queue=hold.queue if hold else "")
     for _ in range(MAX_PLANS):
         outcome = runtime.ledger.accept_event(planner.plan())
         if outcome.state == "accepted":
-            (kicks or partial(kick_all, runtime.kicker))(outcome.kicks)
+            if hold is None:
+                kick_all(runtime.kicker, outcome.kicks)
+            else:
+                hold.take(outcome.kicks)
             return planner.result()
         if outcome.state == "duplicate":
             return _duplicate(ev)
@@ -177,11 +178,11 @@ class _Planner:
         parent: tuple[str, str] | None,
         detached: bool = False,
         *,
-        pushed: bool = True,
+        keep_queue: str = "",
     ) -> None:
         self.runtime, self.ev, self.target, self.parent = runtime, ev, target, parent
         self.detached = detached
-        self.pushed = pushed  # the script pushes the kicks onto the broker (else returns them)
+        self.keep_queue = keep_queue  # the script returns the kicks on it, pushes the others
         self.as_dict = ev.model_dump(mode="json")
         self.event_json = json.dumps(self.as_dict, separators=(",", ":"))
         self.legacy: dict[str, str] | None = None
@@ -204,8 +205,9 @@ class _Planner:
             waiter_buckets=waiters.buckets_for(paths, self.as_dict), functions_version=version,
             waiter_paths=paths, dedupe_ttl_s=runtime.dedupe_ttl_s,
             stream_maxlen=runtime.events_maxlen,
-            kick_template=runtime.kicker.script_template() if self.pushed else "",
+            kick_template=runtime.kicker.script_template(),
             legacy_waiters=tuple(legacy), legacy_checked=self.legacy is not None,
+            keep_queue=self.keep_queue,
         )  # fmt: skip
 
     def learn(self, outcome: Acceptance) -> None:

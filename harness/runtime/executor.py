@@ -266,14 +266,15 @@ def _notify(state: RunState, name: str, event_id: str, data: EventData) -> None:
     # ones the finish makes ready, so the runs go on in that order: a cancelled turn's
     # "reconsidering" notice before the chat's next turn.
     event = Event(name=name, id=event_id, data=data.model_dump(mode="json"))
-    publish(event, runtime=state.runtime, kicks=state.hold_kicks)
+    publish(event, runtime=state.runtime, hold=state.kick_hold)
 
 
 def _finish(state: RunState, status: str, *, result_json: str = "null", error: str = "") -> str:
     rt = state.runtime
     ok, kicks = rt.ledger.finish(
         state.run_id, state.epoch, rt.now_ms(), status=status, result_json=result_json,
-        error=error, retention_s=rt.retention_s,
+        error=error, retention_s=rt.retention_s, kick_template=rt.kicker.script_template(),
+        keep_queue=state.spec.queue,
     )  # fmt: skip
     state.hold_kicks(kicks)  # a parent woken, the chat's next run: gone on with here
     return status if ok else "lease-lost"

@@ -29,6 +29,15 @@ class Kick(NamedTuple):
     front: bool = False
 
 
+class KickHold(NamedTuple):
+    """Where a publish or a run's end hands the kicks of the runs on `queue` instead of
+    sending them: `take` gets them (`RunState.hold_kicks`). Kicks on other queues are sent
+    as usual (by the script itself when the kicker has a `script_template`)."""
+
+    queue: str
+    take: Callable[[Iterable[Kick]], None]
+
+
 class Kicker(Protocol):
     """Sends kicks. Implementations must not raise for a run they cannot kick right now:
     the scheduler will kick it again."""

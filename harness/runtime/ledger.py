@@ -136,7 +136,8 @@ class EventPlan:
     (from the trigger table at `functions_version`, "" for none) and the waiter buckets it
     falls in (among waiters using `waiter_paths`). `legacy_waiters` are the runs it wakes among
     waiters recorded before waiters were indexed, when `legacy_checked`. `kick_template` is
-    the kicker's `script_template()` ("" to have the kicks returned)."""
+    the kicker's `script_template()` ("" to have the kicks returned); with it, the kicks on
+    `keep_queue` are returned all the same, not pushed (`KickHold`)."""
 
     event_id: str
     event_json: str
@@ -151,6 +152,7 @@ class EventPlan:
     kick_template: str = ""
     legacy_waiters: tuple[str, ...] = ()
     legacy_checked: bool = False
+    keep_queue: str = ""
 
 
 AcceptState = Literal["accepted", "duplicate", "stale_functions", "stale_paths", "legacy_waiters"]
@@ -242,7 +244,7 @@ class Ledger:
             plan.stream_maxlen, plan.event_name, json.dumps(seeds),
             json.dumps(plan.waiter_buckets), json.dumps(list(plan.legacy_waiters)),
             plan.functions_version, json.dumps(list(plan.waiter_paths)), plan.kick_template,
-            "1" if plan.legacy_checked else "0",
+            "1" if plan.legacy_checked else "0", plan.keep_queue,
         ]  # fmt: skip
 
     @on_bus("claim the run")
@@ -356,16 +358,14 @@ class Ledger:
         error: str = "",
         retention_s: int,
         kick_template: str = "",
+        keep_queue: str = "",
     ) -> tuple[bool, tuple[Kick, ...]]:
         """End the run, wake its parent, pass on its singleton lock. Returns (ok, kicks); with
         a `kick_template` (the kicker's `script_template()`) the script pushes the kicks onto
-        the broker itself, in the same round trip, and none are returned."""
-        out = self._finish(
-            args=[
-                self.keys.prefix, run_id, epoch, now_ms, status, result_json, error, retention_s,
-                kick_template,
-            ]
-        )  # fmt: skip
+        the broker itself, in the same round trip, and returns only those on `keep_queue`."""
+        fence: list[str | int] = [self.keys.prefix, run_id, epoch, now_ms]
+        args = [*fence, status, result_json, error, retention_s, kick_template, keep_queue]
+        out = self._finish(args=args)
         return bool(out[0]), _kicks(out[1:])
 
     @on_bus("hand the run back")

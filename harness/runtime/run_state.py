@@ -23,7 +23,7 @@ from harness.errors import NonDeterminismError
 from harness.observe.tracing import NO_RUN, RunSpan
 from harness.runtime.functions import FunctionSpec
 from harness.runtime.instance import Runtime
-from harness.runtime.kicker import Kick, kick_all
+from harness.runtime.kicker import Kick, KickHold, kick_all
 
 
 class Interrupt(BaseException):
@@ -87,6 +87,12 @@ class RunState:
                 self.held_kicks.append(kick)
             else:
                 self.runtime.kicker.kick(kick)
+
+    @property
+    def kick_hold(self) -> KickHold:
+        """`hold_kicks` for this run's queue, for a publish or the run's end to hand the kicks
+        on it to (those on other queues the script pushes itself)."""
+        return KickHold(self.spec.queue, self.hold_kicks)
 
     def send_held_kicks(self) -> None:
         """Send the held kicks through the runtime's kicker."""

@@ -75,7 +75,7 @@ class Step(RunSteps):
         started = self._s.runtime.now_ms()
         span = self._s.span.step(key, "send", 1)
         try:
-            result = publish(raw, runtime=self._s.runtime, kicks=self._s.hold_kicks)
+            result = publish(raw, runtime=self._s.runtime, hold=self._s.kick_hold)
             stamps = self._s.stamps(started)
             self._s.commit(
                 key, "{" + stamps + ',"k":"send","v":' + json.dumps(result.event_id) + "}"
@@ -195,7 +195,7 @@ class Step(RunSteps):
             child = Event(name=INVOKE_EVENT, id=f"{s.run_id}:{key}", data=data or {})
             publish(
                 child, runtime=s.runtime, target=function_id, parent=(s.run_id, key),
-                kicks=s.hold_kicks,
+                hold=s.kick_hold,
             )  # fmt: skip
             wake = (
                 None
@@ -225,7 +225,7 @@ class Step(RunSteps):
         started = s.runtime.now_ms()
         result = publish(
             child, runtime=s.runtime, target=function_id, parent=(s.run_id, key), detached=True,
-            kicks=s.hold_kicks,
+            hold=s.kick_hold,
         )  # fmt: skip
         run_id = result.run_ids[0] if result.run_ids else run_id_for(function_id, child.id)
         s.commit(key, "{" + s.stamps(started) + ',"k":"send","v":' + json.dumps(run_id) + "}")

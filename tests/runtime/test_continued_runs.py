@@ -10,7 +10,7 @@ from harness.runtime import Context, Runtime, Singleton, event, function, publis
 from harness.runtime.bus import run_id_for
 from harness.runtime.executor import MAX_CONTINUED, advance
 from harness.runtime.functions import FunctionRegistry
-from harness.runtime.kicker import RecordingKicker
+from harness.runtime.kicker import KickHold, RecordingKicker
 from harness.runtime.scheduler import reap_once
 from harness.runtime.testing import drain
 from tests.runtime_fixtures import ManualClock
@@ -104,9 +104,9 @@ def test_a_held_kick_whose_worker_died_is_sent_again_by_the_scheduler(
     # (the publish's kicks taken and dropped)
     _register_reply_chain(registry, runtime)
     dropped: list[object] = []
-    deliver_id = publish(
-        {"name": "app/reply", "data": {"text": "hi"}}, runtime=runtime, kicks=dropped.extend
-    ).run_ids[0]
+    reply = {"name": "app/reply", "data": {"text": "hi"}}
+    hold = KickHold("harness", dropped.extend)
+    deliver_id = publish(reply, runtime=runtime, hold=hold).run_ids[0]
     assert len(dropped) == 1 and not _kicker(runtime).pending
     # When the scheduler reaps for a few seconds
     for _ in range(4):

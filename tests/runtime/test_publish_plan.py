@@ -14,12 +14,12 @@ import redis
 from kombu import Connection
 
 from harness.runtime import Context, Runtime, event, function, publish
-from harness.runtime.bus import publish_async
+from harness.runtime.bus import publish_async, run_id_for
 from harness.runtime.celery_app import CeleryKicker, configure, kick_message
 from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry, Singleton
 from harness.runtime.keys import Keys
-from harness.runtime.kicker import Kick
+from harness.runtime.kicker import Kick, KickHold
 from harness.runtime.testing import drain
 
 
@@ -205,3 +205,86 @@ def test_a_stopping_worker_sends_the_next_runs_kick_onto_the_broker(
         assert message.payload[0] == [second, seq], message.payload
         queue.close()
     assert seq > 0
+
+
+class WatchedKicker(CeleryKicker):
+    """A kicker whose kicks the scripts push (this Redis is the broker) and which notes every
+    kick it is asked to send itself."""
+
+    def __init__(self) -> None:
+        super().__init__(in_script=True)
+        self.sent: list[Kick] = []
+
+    def kick(self, kick: Kick) -> None:
+        self.sent.append(kick)
+        super().kick(kick)
+
+
+def _kick_on(redis_url: str, queue: str) -> list[object]:
+    """The run id and kick number of the one kick message on `queue`, as kombu reads it."""
+    with Connection(redis_url) as conn:
+        simple = conn.SimpleQueue(queue, no_ack=True)
+        message = simple.get(timeout=5)
+        simple.close()
+    assert message.headers["task"] == "harness.kick"
+    return list(message.payload[0])
+
+
+def test_a_held_publish_returns_the_kicks_on_its_queue_and_the_script_pushes_the_others(
+    redis_url: str, counting: CountingRedis, registry: FunctionRegistry
+) -> None:
+    # Given an event that starts a run on the publisher's queue and one on another queue
+    for fid, queue in (("here", "harness"), ("there", "elsewhere")):
+
+        @function(id=fid, trigger=event("app/fan"), queue=queue, registry=registry)
+        def handler(ctx: Context) -> None:
+            return None
+
+    kicker = WatchedKicker()
+    runtime = Runtime(redis=counting, kicker=kicker, registry=registry)
+    runtime.register_functions()
+    publish({"name": "app/fan", "id": "warm-up"}, runtime=runtime)  # learns the table
+    counting.delete("harness", "elsewhere")
+    counting.sent.clear()
+
+    # When a run publishes it holding the kicks on its own queue
+    held: list[Kick] = []
+    result = publish({"name": "app/fan"}, runtime=runtime, hold=KickHold("harness", held.extend))
+
+    # Then, in one command, the kick on the other queue went onto the broker and the one on
+    # the publisher's queue came back to be held, and nothing was sent through the kicker
+    here, there = (run_id_for(f, result.event_id) for f in ("here", "there"))
+    assert counting.sent == ["EVALSHA"], counting.sent
+    assert [(k.run_id, k.queue) for k in held] == [(here, "harness")]
+    assert counting.llen("harness") == 0 and kicker.sent == []
+    seq = int(counting.hget(runtime.keys.run(there), "kick_seq") or 0)
+    assert _kick_on(redis_url, "elsewhere") == [there, seq] and seq > 0
+
+
+def test_a_finish_pushes_the_kick_of_a_parent_on_another_queue_itself(
+    redis_url: str, counting: CountingRedis, registry: FunctionRegistry
+) -> None:
+    # Given a parent on another queue waiting for a child on the worker's queue
+    @function(id="parent", trigger=event("app/parent"), queue="elsewhere", registry=registry)
+    def parent(ctx: Context) -> object:
+        return ctx.step.invoke("child", "child")
+
+    @function(id="child", trigger=event("app/never"), registry=registry)
+    def child(ctx: Context) -> str:
+        return "done"
+
+    kicker = WatchedKicker()
+    runtime = Runtime(redis=counting, kicker=kicker, registry=registry)
+    runtime.register_functions()
+    parent_id = publish({"name": "app/parent"}, runtime=runtime).run_ids[0]
+    assert advance(runtime, parent_id) == "suspended"
+    (child_id,) = counting.zrange(runtime.keys.runs_of_parent(parent_id), 0, -1)
+    counting.delete("harness", "elsewhere")
+
+    # When a worker runs the child to its end
+    assert advance(runtime, child_id) == "completed"
+
+    # Then the finish script put the parent's kick onto its queue: the kicker sent nothing
+    seq = int(counting.hget(runtime.keys.run(parent_id), "kick_seq") or 0)
+    assert _kick_on(redis_url, "elsewhere") == [parent_id, seq]
+    assert kicker.sent == []

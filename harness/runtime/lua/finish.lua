@@ -2,7 +2,8 @@
 -- it (not a detached child's parent), wake the runs watching it (`wait_for_run`), and pass its
 -- singleton lock on (`Ledger.finish`).
 -- ARGV: prefix, run_id, epoch, now_ms, status, result_json, error, retention_s,
---       kick_template ("" to return the kicks; else they are pushed onto the broker here)
+--       kick_template ("" to return the kicks; else they are pushed onto the broker here),
+--       keep_queue (with a kick_template: the kicks on it are returned, not pushed)
 -- Returns {1, kicks...} finished, {0} fenced out.
 -- #include prelude.lua
 local id, now, status, result, err = ARGV[2], tonumber(ARGV[4]), ARGV[5], ARGV[6], ARGV[7]
@@ -52,7 +53,6 @@ release_singleton(id, now)
 local keep = tonumber(ARGV[8])
 redis.call('EXPIRE', r, keep); redis.call('EXPIRE', jk(id), keep)
 if (ARGV[9] or '') ~= '' then
-  push_kicks(ARGV[9])
-  return {1}
+  return {1, unpack(push_kicks(ARGV[9], ARGV[10]))}
 end
 return {1, unpack(kicks)}

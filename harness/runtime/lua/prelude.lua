@@ -61,21 +61,28 @@ end
 -- Redis), instead of returning them for the caller to send. `template` is the JSON list of
 -- the broker's message for a kick split at its blanks: literal text, then a blank's name
 -- (ID, a message id; RUN; SEQ; QUEUE, JSON-escaped), and so on (see
--- `harness.runtime.kicker.Kicker.script_template`).
-local function push_kicks(template)
+-- `harness.runtime.kicker.Kicker.script_template`). Kicks on queue `keep` (nil or '' for
+-- none) are not pushed but returned, as the kicks list is, for the caller to hold.
+local function push_kicks(template, keep)
   local parts = cjson.decode(template)
+  local kept = {}
   for i = 1, #kicks, 3 do
     local id, q, seq = kicks[i], kicks[i + 1], tostring(kicks[i + 2])
-    local fill = {
-      ID = string.sub(cjson.encode(P .. ':' .. id .. ':' .. q .. ':' .. seq), 2, -2),
-      RUN = id, SEQ = seq, QUEUE = string.sub(cjson.encode(q), 2, -2),
-    }
-    local msg = {}
-    for j, part in ipairs(parts) do
-      if j % 2 == 1 then msg[j] = part else msg[j] = fill[part] end
+    if keep and keep ~= '' and q == keep then
+      table.insert(kept, id); table.insert(kept, q); table.insert(kept, kicks[i + 2])
+    else
+      local fill = {
+        ID = string.sub(cjson.encode(P .. ':' .. id .. ':' .. q .. ':' .. seq), 2, -2),
+        RUN = id, SEQ = seq, QUEUE = string.sub(cjson.encode(q), 2, -2),
+      }
+      local msg = {}
+      for j, part in ipairs(parts) do
+        if j % 2 == 1 then msg[j] = part else msg[j] = fill[part] end
+      end
+      redis.call('LPUSH', q, table.concat(msg))
     end
-    redis.call('LPUSH', q, table.concat(msg))
   end
+  return kept
 end
 
 -- '"s":<ms>,"t":<ms>,': when a suspended step of run `id` began (its wake_since) and ended

@@ -3,7 +3,8 @@
 -- ARGV: prefix, event_id, event_json, now_ms, dedupe_ttl_s, stream_maxlen, event_name,
 --       runs_json [{id, function_id, queue, singleton, mode, slots, parent, session}],
 --       buckets_json [waiter buckets the event falls in], legacy_waiters_json [run ids],
---       functions_version, waiter_paths_json, kick_template, legacy_checked ('1')
+--       functions_version, waiter_paths_json, kick_template, legacy_checked ('1'),
+--       keep_queue (with a kick_template: the kicks on it are returned, not pushed)
 -- Returns {1, kicks...} accepted, {0} duplicate, {2, version} stale trigger table,
 -- {3, paths_json} stale waiter paths, {4} unindexed waiters to match first.
 -- #include prelude.lua
@@ -60,7 +61,6 @@ for _, id in ipairs(cjson.decode(ARGV[10])) do
   if redis.call('HDEL', P .. ':waiters:' .. name, id) == 1 then wake(id) end
 end
 if ARGV[13] ~= '' then
-  push_kicks(ARGV[13])
-  return {1}
+  return {1, unpack(push_kicks(ARGV[13], ARGV[15]))}
 end
 return {1, unpack(kicks)}
