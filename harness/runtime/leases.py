@@ -1,9 +1,12 @@
 """Leases held by this process: renewed while their runs execute, handed back on shutdown.
 
 A worker's `LeaseKeeper` renews the lease of each run it executes. When the worker is told to
-stop (SIGTERM), `hand_back` releases every lease it holds at once: each run is queued and
-kicked again, so another worker resumes it within about a second instead of after the lease
+stop (SIGTERM), `hand_back` releases every lease it holds: each run is queued and kicked
+again, so another worker resumes it within about a second instead of after the lease
 expires, and the stopping worker's execution is told to stop and can write nothing more.
+A run whose step is in flight (a reply being posted) is given `HAND_BACK_GRACE` to finish
+that step and record it under its lease first: released at once, its step would be done
+again by the next worker while this one still did it (the reply posted twice).
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from harness.runtime.run_state import RunState
 
 log = logging.getLogger("harness.run")
 
+HAND_BACK_GRACE = 2.0
+"""Seconds a stopping worker waits for its runs' steps in flight to end and be recorded
+before it releases their leases anyway (telling the steps to stop, as a cancel does)."""
 _held: dict[int, RunState] = {}
 _held_lock = threading.Lock()
 
@@ -107,14 +113,20 @@ def _renew(s: RunState) -> bool:
 _RENEWER = _Renewer()
 
 
-def hand_back(runtime: Runtime) -> int:
+def hand_back(runtime: Runtime, grace: float = HAND_BACK_GRACE) -> int:
     """Release every lease this process holds on `runtime`: queue and kick each run again, and
-    tell its execution to stop (its writes are refused from now on). From then on the runtime
-    is `stopping`: kicks it still receives are passed on, not run. Returns how many runs were
-    handed back. Never raises: a lease it cannot release expires as usual."""
+    tell its execution to stop (its writes are refused from now on). Each execution is first
+    told to stop at its next step boundary, and its step in flight, if any, is given up to
+    `grace` seconds to end and be recorded. From the start the runtime is `stopping`: kicks
+    it still receives are passed on, not run. Returns how many runs were handed back (a run
+    that finished or parked meanwhile is not). Never raises: a lease it cannot release
+    expires as usual."""
     runtime.stopping.set()
     with _held_lock:
         states = [s for s in _held.values() if s.runtime is runtime]
+    for state in states:
+        state.handing_back = True
+    _await_steps(states, time.monotonic() + grace)
     handed = 0
     for state in states:
         state.request_stop(lost=True)
@@ -128,3 +140,13 @@ def hand_back(runtime: Runtime) -> int:
     if handed:
         log.info("handed %d run(s) back for another worker to resume", handed)
     return handed
+
+
+def _await_steps(states: list[RunState], deadline: float) -> None:
+    """Wait until none of `states` is executing a step (`RunState.running`), or `deadline`."""
+    while time.monotonic() < deadline:
+        with _held_lock:
+            live = {id(s) for s in _held.values()}
+        if not any(id(s) in live and s.running[0] for s in states):
+            return
+        time.sleep(0.01)

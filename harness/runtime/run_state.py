@@ -60,6 +60,9 @@ class RunState:
     run_attempt: int = 0
     cancel_reason: str = ""
     lease_lost: bool = False
+    # the worker is handing its runs back (`leases.hand_back`): stop at the next step boundary,
+    # but a step in flight may still record what it did under the lease
+    handing_back: bool = False
     abort: threading.Event = field(default_factory=threading.Event)
     counters: dict[str, int] = field(default_factory=dict)
     span: RunSpan = NO_RUN
@@ -109,14 +112,17 @@ class RunState:
         self.abort.set()
 
     def check_stop(self) -> None:
-        """Raise `LeaseLost` or `Cancelled` if this execution was told to stop; the step
-        boundary every step passes before it does anything. When less than half the lease
-        is left (the renewer is late: it renews after a third), renews it first, under the
-        fence, so no step starts on a lease another worker may have taken; raises
-        `LeaseLost` when the renewal is refused, and `BusUnavailableError` when Redis
-        fails. Sends the kicks held since the last boundary first (`hold_kicks`): the run
-        goes on, so the runs its events started must not wait for it."""
+        """Raise `LeaseLost` or `Cancelled` if this execution was told to stop (`LeaseLost`
+        too when its worker is handing it back); the step boundary every step passes before
+        it does anything. When less than half the lease is left (the renewer is late: it
+        renews after a third), renews it first, under the fence, so no step starts on a
+        lease another worker may have taken; raises `LeaseLost` when the renewal is refused,
+        and `BusUnavailableError` when Redis fails. Sends the kicks held since the last
+        boundary first (`hold_kicks`): the run goes on, so the runs its events started must
+        not wait for it."""
         self.send_held_kicks()
+        if self.handing_back:
+            raise LeaseLost()
         if not self.lease_lost:
             self._confirm_lease()
         if self.lease_lost:

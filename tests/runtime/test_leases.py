@@ -11,7 +11,7 @@ import pytest
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.executor import advance
 from harness.runtime.functions import FunctionRegistry
-from harness.runtime.kicker import RecordingKicker
+from harness.runtime.kicker import Kick, RecordingKicker
 from harness.runtime.leases import hand_back
 from harness.runtime.testing import drain
 from tests.runtime_fixtures import ManualClock
@@ -37,14 +37,9 @@ def test_handing_back_lets_another_worker_resume_the_run_without_waiting_for_the
         first = ctx.step.run("first", lambda: "one")
         return [first, ctx.step.run("second", slow, ctx)]
 
-    runtime.register_functions()
     kicker = runtime.kicker
     assert isinstance(kicker, RecordingKicker)
-    run_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
-    kick = kicker.pending.popleft()
-    outcome: list[str] = []
-    worker = threading.Thread(target=lambda: outcome.append(advance(runtime, run_id, kick.seq)))
-    worker.start()
+    run_id, worker, outcome = _advance_in_thread(runtime, "app/go")
     assert started.wait(10), "the slow step never started"
     # When the worker hands its runs back (clock unchanged: the lease is far from expiring)
     assert hand_back(runtime) == 1
@@ -58,11 +53,7 @@ def test_handing_back_lets_another_worker_resume_the_run_without_waiting_for_the
     assert advance(runtime, run_id, kicker.pending[0].seq) == "passed-on"
     assert len(kicker.pending) == 2
     # And another worker resumes it at once, without redoing the completed step
-    other = Runtime(redis=runtime.redis, kicker=RecordingKicker(), registry=registry)
-    other.kicker.pending.append(kicker.pending.pop())  # type: ignore[attr-defined]
-    assert drain(other)[-1] == (run_id, "completed")
-    record = runtime.ledger.run(run_id)
-    assert record is not None and record.result == ["one", "done"]
+    assert _resumed_elsewhere(runtime, registry, kicker.pending.pop()) == ["one", "done"]
     assert calls == ["slow", "slow"], "the interrupted step runs again, the completed one not"
 
 
@@ -213,14 +204,9 @@ def test_a_step_that_ends_because_its_run_was_handed_back_is_not_recorded(
         return release(*args, **kwargs)
 
     monkeypatch.setattr(runtime.ledger, "release", late_release)
-    runtime.register_functions()
     kicker = runtime.kicker
     assert isinstance(kicker, RecordingKicker)
-    run_id = publish({"name": "app/go"}, runtime=runtime).run_ids[0]
-    kick = kicker.pending.popleft()
-    outcome: list[str] = []
-    worker = threading.Thread(target=lambda: outcome.append(advance(runtime, run_id, kick.seq)))
-    worker.start()
+    run_id, worker, outcome = _advance_in_thread(runtime, "app/go")
     assert started.wait(10), "the slow step never started"
     # When the worker hands its runs back
     assert hand_back(runtime) == 1
@@ -228,8 +214,64 @@ def test_a_step_that_ends_because_its_run_was_handed_back_is_not_recorded(
     # Then the stopped execution recorded nothing of its step, and the next one runs it
     assert outcome == ["lease-lost"]
     assert "second:0" not in runtime.ledger.journal(run_id)
+    assert _resumed_elsewhere(runtime, registry, kicker.pending.pop()) == ["one", "done"]
+
+
+def test_a_step_in_flight_when_the_worker_hands_back_is_recorded_not_done_again(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a run whose first step is in flight on this worker: a platform call that does not
+    # watch for a stop (a reply being posted), ending shortly after the hand-back begins
+    posting, go_on = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def post() -> str:
+        calls.append("post")
+        posting.set()
+        go_on.wait(10)
+        return "posted"
+
+    @function(id="deliver", trigger=event("app/reply"), registry=registry)
+    def handler(ctx: Context) -> list[str]:
+        first = ctx.step.run("post", post)
+        return [first, ctx.step.run("complete", lambda: "completed")]
+
+    kicker = runtime.kicker
+    assert isinstance(kicker, RecordingKicker)
+    run_id, worker, outcome = _advance_in_thread(runtime, "app/reply")
+    assert posting.wait(10), "the post never started"
+    # When the worker hands its runs back, and the post ends during the hand-back's grace
+    threading.Timer(0.2, go_on.set).start()
+    assert hand_back(runtime, grace=10) == 1
+    worker.join(10)
+    # Then the post was recorded under the lease, and the execution stopped before the next
+    assert outcome == ["lease-lost"]
+    assert "post:0" in runtime.ledger.journal(run_id)
+    assert "complete:0" not in runtime.ledger.journal(run_id)
+    # And another worker resumes the run without posting again
+    assert _resumed_elsewhere(runtime, registry, kicker.pending.pop()) == ["posted", "completed"]
+    assert calls == ["post"], "the post in flight at the hand-back was made twice"
+
+
+def _advance_in_thread(runtime: Runtime, name: str) -> tuple[str, threading.Thread, list[str]]:
+    """Register the functions, publish an event `name` and advance its run on a thread of its
+    own: the run's id, the thread, and the list its outcome is appended to when it ends."""
+    runtime.register_functions()
+    kicker = runtime.kicker
+    assert isinstance(kicker, RecordingKicker)
+    run_id = publish({"name": name}, runtime=runtime).run_ids[0]
+    kick = kicker.pending.popleft()
+    outcome: list[str] = []
+    worker = threading.Thread(target=lambda: outcome.append(advance(runtime, run_id, kick.seq)))
+    worker.start()
+    return run_id, worker, outcome
+
+
+def _resumed_elsewhere(runtime: Runtime, registry: FunctionRegistry, kick: Kick) -> Any:
+    """The result of the run `kick` names, run to completion by another worker."""
     other = Runtime(redis=runtime.redis, kicker=RecordingKicker(), registry=registry)
-    other.kicker.pending.append(kicker.pending.pop())  # type: ignore[attr-defined]
-    assert drain(other)[-1] == (run_id, "completed")
-    record = runtime.ledger.run(run_id)
-    assert record is not None and record.result == ["one", "done"]
+    other.kicker.pending.append(kick)  # type: ignore[attr-defined]
+    assert drain(other)[-1] == (kick.run_id, "completed")
+    record = runtime.ledger.run(kick.run_id)
+    assert record is not None
+    return record.result
