@@ -64,13 +64,14 @@ end
 -- `harness.runtime.kicker.Kicker.script_template`). Kicks on queue `keep` (nil or '' for
 -- none) are not pushed but returned, as the kicks list is, for the caller to hold.
 local function push_kicks(template, keep)
-  local parts = cjson.decode(template)
+  local parts  -- the template decoded, once a kick is pushed (none when all are kept)
   local kept = {}
   for i = 1, #kicks, 3 do
     local id, q, seq = kicks[i], kicks[i + 1], tostring(kicks[i + 2])
     if keep and keep ~= '' and q == keep then
       table.insert(kept, id); table.insert(kept, q); table.insert(kept, kicks[i + 2])
     else
+      parts = parts or cjson.decode(template)
       local fill = {
         ID = string.sub(cjson.encode(P .. ':' .. id .. ':' .. q .. ':' .. seq), 2, -2),
         RUN = id, SEQ = seq, QUEUE = string.sub(cjson.encode(q), 2, -2),
