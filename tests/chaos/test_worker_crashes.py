@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import random
 import signal
-import time
 from pathlib import Path
 
-from tests.chaos.fleet import ChaosFleet, ModelFaults, chaos_fleet
+from tests.chaos.fleet import ModelFaults, chaos_fleet
 from tests.chaos.invariants import assert_invariants
 from tests.chaos.load import Plan, Sender
 from tests.chaos.scale import Scale
@@ -60,7 +59,11 @@ def test_rolling_sigterm_restart_hands_runs_over_without_losing_or_doubling(
                 what="replies before the next restart",
             )
             pid = chaos.fleet.procs[old].pid
-            held = _while_it_holds_a_run(chaos, pid)
+            # a turn parks on its model call, so a worker holds runs only between calls: a
+            # stop that finds it holding none would test no hand-over
+            held = wait_until(
+                lambda pid=pid: chaos.runs_held_by(pid), "the worker to hold a run", interval=0.005
+            )
             chaos.signal_worker(old, signal.SIGTERM)
             chaos.start_worker()
             # leases last 60 s: a run taken over sooner was handed back
@@ -73,13 +76,3 @@ def test_rolling_sigterm_restart_hands_runs_over_without_losing_or_doubling(
           f"them over per worker: {[(n, round(s, 1)) for n, s in handovers]}")  # fmt: skip
     assert sum(n for n, _ in handovers) > 0, "no worker held a run when it was stopped"
     assert report.tool_reruns_after_kill == 0
-
-
-def _while_it_holds_a_run(chaos: ChaosFleet, pid: int, timeout: float = 10) -> list[str]:
-    """The runs the worker `pid` holds, looked at until it holds one (or `timeout`): a turn
-    parks on its model call, so a worker holds runs only between calls, and a stop that
-    finds it holding none tests no hand-over."""
-    deadline = time.monotonic() + timeout
-    while not (held := chaos.runs_held_by(pid)) and time.monotonic() < deadline:
-        time.sleep(0.005)
-    return held
