@@ -4,11 +4,15 @@ agent's main calls by thread CPU and each thread's CPU over a window of the wave
 
 Each row is a label's CPU in the window (ms), its calls, the ms a call, and the ms a turn
 (the window's total over the turns it saw: the `agent-handle-message` executions over two,
-as a turn with an offloaded model call runs twice, before and after the call). Thread rows
+as a turn with an offloaded model call runs twice, before and after the call). A call made
+during an execution has " (first)" or " (replay)" after its label: whether the execution
+began with steps in its run's journal (the turn resumed after its model call, a delivery
+retried). The window starts `--start` s after the worker and must end before the wave's
+fleet stops (it writes nothing otherwise). Thread rows
 say which thread spent it: the pool's (steps, records, Celery's tracing of each kick), the
 Celery consumer's (`MainThread`), the model gateway's loop, the keeper's senders.
 
-Usage: python -m bench.worker_cpu [--chats 400] [--delay 0.01] [--start 4] [--seconds 16]
+Usage: python -m bench.worker_cpu [--chats 400] [--delay 0.01] [--start 2] [--seconds 6]
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chats", type=int, default=400)
     parser.add_argument("--delay", type=float, default=0.01, help="the model's seconds")
-    parser.add_argument("--start", type=float, default=4.0, help="seconds after the worker")
-    parser.add_argument("--seconds", type=float, default=16.0, help="the window")
+    parser.add_argument("--start", type=float, default=2.0, help="seconds after the worker")
+    parser.add_argument("--seconds", type=float, default=6.0, help="the window")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "worker_cpu.json"
@@ -42,7 +46,9 @@ def main() -> None:
         subprocess.run(command, cwd=ROOT, env=env, check=True)
         found = json.loads(out.read_text())
     calls = found["calls"]
-    turns = calls.get("an execution of agent-handle-message", {}).get("calls", 0) / 2 or 1
+    executions = [calls.get(f"an execution of agent-handle-message ({phase})", {}) for phase in (
+        "first", "replay")]  # fmt: skip
+    turns = sum(e.get("calls", 0) for e in executions) / 2 or 1
     print(f"window {found['seconds']} s, about {turns:.0f} turns")
     print("| label | ms | calls | ms a call | ms a turn |\n|---|---|---|---|---|")
     for label, row in sorted(calls.items(), key=lambda kv: -kv[1]["ms"]):

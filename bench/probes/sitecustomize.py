@@ -79,11 +79,18 @@ class _Probe:
 
         def timed(*args: Any, **kwargs: Any) -> Any:
             started = time.thread_time()
+            outer = getattr(_phase, "name", "")
+            if path == "Function.__call__":  # a replay when its journal holds steps already
+                state = getattr(getattr(args[1], "step", None), "_s", None)
+                journal = getattr(state, "journal", {})
+                _phase.name = " (replay)" if journal else " (first)"
             try:
                 return original(*args, **kwargs)
             finally:
+                phase = getattr(_phase, "name", "")
+                _phase.name = outer
                 fn = getattr(args[0], "id", "?") if args else "?"
-                shown = label.format(arg1=_arg(args, 1), arg2=_arg(args, 2), fn=fn)
+                shown = label.format(arg1=_arg(args, 1), arg2=_arg(args, 2), fn=fn) + phase
                 with self._lock:
                     entry = self.spent[shown]
                     entry[0] += time.thread_time() - started
@@ -113,6 +120,11 @@ class _Probe:
         with open(out, "w") as sink:
             json.dump({"seconds": seconds, "calls": calls, "threads_ms": {
                 k: round(v * 1000) for k, v in threads.items()}}, sink, indent=1)  # fmt: skip
+
+
+_phase = threading.local()
+"""Per thread: " (first)" or " (replay)" while an execution runs (whether its run's journal
+held steps when it began), added to the label of every call made in it."""
 
 
 def _arg(args: tuple[Any, ...], index: int) -> str:
