@@ -40,7 +40,7 @@ from harness.runtime.functions import EventTrigger, Function, FunctionSpec
 from harness.runtime.instance import Runtime
 from harness.runtime.journals import Journal
 from harness.runtime.kicker import Kick, kick_all
-from harness.runtime.leases import LeaseKeeper
+from harness.runtime.leases import LeaseKeeper, release_run
 from harness.runtime.ledger import Claim
 from harness.runtime.log_context import enter_run
 from harness.runtime.retries import backoff_seconds
@@ -196,7 +196,12 @@ def _execute(fn: Function, state: RunState) -> str:
     except Suspended:
         return "suspended"
     except LeaseLost:
-        log.warning("run %s: lease lost to another worker; stopping without writing", state.run_id)
+        if state.handing_back:  # this worker stops: the run goes to another (if not gone yet)
+            state.handed_back = release_run(state)
+        else:
+            log.warning(
+                "run %s: lease lost to another worker; stopping without writing", state.run_id
+            )
         return "lease-lost"
     except Cancelled as exc:
         return _cancel(state, exc.reason)

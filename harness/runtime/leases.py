@@ -1,12 +1,17 @@
 """Leases held by this process: renewed while their runs execute, handed back on shutdown.
 
 A worker's `LeaseKeeper` renews the lease of each run it executes. When the worker is told to
-stop (SIGTERM), `hand_back` releases every lease it holds: each run is queued and kicked
+stop (SIGTERM), `hand_back` hands back every run it executes: each is queued and kicked
 again, so another worker resumes it within about a second instead of after the lease
 expires, and the stopping worker's execution is told to stop and can write nothing more.
-A run whose step is in flight (a reply being posted) is given `HAND_BACK_GRACE` to finish
-that step and record it under its lease first: released at once, its step would be done
-again by the next worker while this one still did it (the reply posted twice).
+Each run is released by its own execution, at its next step boundary (`release_run`): a
+step in flight (a reply being posted) is given `HAND_BACK_GRACE` to end and be recorded
+under the lease first, since a run released at once would have its step done again by the
+next worker while this one still did it (the reply posted twice). A step still running
+after the grace is told to stop (its result is then not recorded), and its run is released
+only once the step has ended; its lease is renewed meanwhile, so no other worker starts the
+step while this one still runs it (a batch of steps, `run_all`, counts as a step in flight).
+A worker killed before that leaves the lease to expire, as a crash does.
 """
 
 from __future__ import annotations
@@ -114,39 +119,68 @@ _RENEWER = _Renewer()
 
 
 def hand_back(runtime: Runtime, grace: float = HAND_BACK_GRACE) -> int:
-    """Release every lease this process holds on `runtime`: queue and kick each run again, and
-    tell its execution to stop (its writes are refused from now on). Each execution is first
-    told to stop at its next step boundary, and its step in flight, if any, is given up to
-    `grace` seconds to end and be recorded. From the start the runtime is `stopping`: kicks
-    it still receives are passed on, not run. Returns how many runs were handed back (a run
-    that finished or parked meanwhile is not). Never raises: a lease it cannot release
-    expires as usual."""
+    """Hand every run this process executes on `runtime` back for another worker to resume
+    now. Each execution is told to stop at its next step boundary, where it releases its
+    lease (`release_run`, from the executor): the run is queued and kicked again. A step in
+    flight is given up to `grace` seconds to end and be recorded under the lease; one still
+    running then is told to stop too (its result is not recorded), and its run is released
+    only once it has ended, so the step never runs on two workers at once. From the start the
+    runtime is `stopping`: kicks it still receives are passed on, not run. Returns how many
+    runs were handed back or will be as their executions unwind (a run that finished or
+    parked meanwhile is not counted). Never raises: a lease that cannot be released expires
+    as usual."""
     runtime.stopping.set()
     with _held_lock:
         states = [s for s in _held.values() if s.runtime is runtime]
     for state in states:
         state.handing_back = True
     _await_steps(states, time.monotonic() + grace)
-    handed = 0
+    handing = 0
     for state in states:
-        state.request_stop(lost=True)
-        try:
-            released, kicks = runtime.ledger.release(state.run_id, state.epoch, runtime.now_ms())
-        except BusUnavailableError as exc:
-            log.warning("could not hand run %s back (%s); its lease will expire", state.run_id, exc)
-            continue
-        kick_all(runtime.kicker, kicks)
-        handed += int(released)
-    if handed:
-        log.info("handed %d run(s) back for another worker to resume", handed)
-    return handed
+        if _held_here(state):
+            if _in_step(state):
+                log.warning(
+                    "run %s: a step still runs after %.0f s; it is told to stop, and the run "
+                    "is handed back when it ends", state.run_id, grace,
+                )  # fmt: skip
+            state.request_stop(lost=True)
+            handing += 1
+        elif state.handed_back:
+            handing += 1
+    if handing:
+        log.info("handing %d run(s) back for other workers to resume", handing)
+    return handing
+
+
+def release_run(state: RunState) -> bool:
+    """Give up `state`'s lease for another worker to resume the run now: queued and kicked
+    again. Fenced by the execution's epoch, so a run another worker (or an earlier release)
+    already took is left alone: False then, and when Redis fails (the lease expires as
+    usual, one warning line). Never raises."""
+    runtime = state.runtime
+    try:
+        released, kicks = runtime.ledger.release(state.run_id, state.epoch, runtime.now_ms())
+    except BusUnavailableError as exc:
+        log.warning("could not hand run %s back (%s); its lease will expire", state.run_id, exc)
+        return False
+    kick_all(runtime.kicker, kicks)
+    return released
 
 
 def _await_steps(states: list[RunState], deadline: float) -> None:
-    """Wait until none of `states` is executing a step (`RunState.running`), or `deadline`."""
+    """Wait until none of `states` is executing a step (`_in_step`), or `deadline`."""
     while time.monotonic() < deadline:
-        with _held_lock:
-            live = {id(s) for s in _held.values()}
-        if not any(id(s) in live and s.running[0] for s in states):
+        if not any(_in_step(s) for s in states):
             return
         time.sleep(0.01)
+
+
+def _held_here(state: RunState) -> bool:
+    """Whether `state`'s execution still runs here (inside its `LeaseKeeper`)."""
+    with _held_lock:
+        return any(s is state for s in _held.values())
+
+
+def _in_step(state: RunState) -> bool:
+    """Whether `state`'s execution still runs here and is running a step or a batch."""
+    return _held_here(state) and bool(state.running[0] or state.batches)

@@ -63,12 +63,16 @@ class RunState:
     # the worker is handing its runs back (`leases.hand_back`): stop at the next step boundary,
     # but a step in flight may still record what it did under the lease
     handing_back: bool = False
+    # and this execution released the run as it stopped (`leases.release_run`)
+    handed_back: bool = False
     abort: threading.Event = field(default_factory=threading.Event)
     counters: dict[str, int] = field(default_factory=dict)
     span: RunSpan = NO_RUN
     # the `step.run` whose function runs now: its key ("" outside one) and its try (failures
     # so far), kept apart from `attempt`, which a step run inside it changes
     running: tuple[str, int] = ("", 0)
+    # how many batches of steps (`step.run_all`) run now: steps in flight as `running` is
+    batches: int = 0
     # when the lease runs out as far as this execution knows (ms by the runtime's clock: its
     # claim's or last renewal's time plus the TTL); 0 when unknown, then never checked
     lease_until_ms: int = 0

@@ -119,10 +119,14 @@ class RunSteps:
                 results[index] = _as_failure(step_id, exc)
             span.end()
 
+        self._s.batches += 1
         try:
             jobs = [functools.partial(_keyed, keys[i], fn, calls[i]) for i in order]
             now_ms = self._s.runtime.now_ms
-            run_concurrently(jobs, workers=workers, now_ms=now_ms, done=done)
+            try:
+                run_concurrently(jobs, workers=workers, now_ms=now_ms, done=done)
+            finally:
+                self._s.batches -= 1
             for index, error, started in sorted(retry, key=lambda item: item[0]):
                 try:  # parks the run (raises `Suspended`), unless the failure is final now
                     self._failed(keys[index], step_id, error, todo[index], started, spans[index])

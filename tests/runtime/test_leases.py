@@ -253,6 +253,81 @@ def test_a_step_in_flight_when_the_worker_hands_back_is_recorded_not_done_again(
     assert calls == ["post"], "the post in flight at the hand-back was made twice"
 
 
+def test_a_step_still_running_after_the_grace_keeps_its_run_until_it_ends(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a run whose step outlasts the hand-back's grace and does not watch for a stop
+    # (a tool waiting on the network)
+    running, go_on = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def fetch() -> str:
+        calls.append("fetch")
+        if len(calls) == 1:
+            running.set()
+            go_on.wait(10)
+        return "fetched"
+
+    @function(id="fetcher", trigger=event("app/fetch"), registry=registry)
+    def handler(ctx: Context) -> str:
+        return str(ctx.step.run("fetch", fetch))
+
+    kicker = runtime.kicker
+    assert isinstance(kicker, RecordingKicker)
+    run_id, worker, outcome = _advance_in_thread(runtime, "app/fetch")
+    assert running.wait(10), "the step never started"
+    # When the worker hands its runs back and the grace passes with the step still running
+    assert hand_back(runtime, grace=0.2) == 1
+    # Then the run stays this worker's while its step runs: no other worker may start it
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.status == "running", record
+    assert not kicker.pending, "the run was kicked while its step still ran here"
+    # And once the step ends (its result, told to stop, is not recorded) the run is released
+    go_on.set()
+    worker.join(10)
+    assert outcome == ["lease-lost"]
+    assert "fetch:0" not in runtime.ledger.journal(run_id)
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.status == "queued"
+    # And another worker does the step again, after this one ended it, never beside it
+    assert _resumed_elsewhere(runtime, registry, kicker.pending.pop()) == "fetched"
+    assert calls == ["fetch", "fetch"]
+
+
+def test_a_batch_of_steps_in_flight_is_waited_for_like_a_step(
+    runtime: Runtime, registry: FunctionRegistry
+) -> None:
+    # Given a run whose batch of steps (`run_all`) is in flight when the worker hands back
+    started, go_on = threading.Event(), threading.Event()
+    calls: list[int] = []
+
+    def post(n: int) -> int:
+        calls.append(n)
+        started.set()
+        go_on.wait(10)
+        return n
+
+    @function(id="batch", trigger=event("app/batch"), registry=registry)
+    def handler(ctx: Context) -> list[Any]:
+        posted = ctx.step.run_all("post", post, [(1,), (2,)], workers=2)
+        return [*posted, ctx.step.run("after", lambda: "after")]
+
+    kicker = runtime.kicker
+    assert isinstance(kicker, RecordingKicker)
+    run_id, worker, outcome = _advance_in_thread(runtime, "app/batch")
+    assert started.wait(10), "the batch never started"
+    # When the worker hands back, and the batch ends during the grace
+    threading.Timer(0.2, go_on.set).start()
+    assert hand_back(runtime, grace=10) == 1
+    worker.join(10)
+    # Then both steps were recorded under the lease, and the next worker does neither again
+    assert outcome == ["lease-lost"]
+    journal = runtime.ledger.journal(run_id)
+    assert {"post:0", "post:1"} <= set(journal) and "after:0" not in journal
+    assert _resumed_elsewhere(runtime, registry, kicker.pending.pop()) == [1, 2, "after"]
+    assert sorted(calls) == [1, 2], "a step of the batch in flight was done twice"
+
+
 def _advance_in_thread(runtime: Runtime, name: str) -> tuple[str, threading.Thread, list[str]]:
     """Register the functions, publish an event `name` and advance its run on a thread of its
     own: the run's id, the thread, and the list its outcome is appended to when it ends."""
