@@ -73,6 +73,9 @@ class RunState:
     running: tuple[str, int] = ("", 0)
     # how many batches of steps (`step.run_all`) run now: steps in flight as `running` is
     batches: int = 0
+    # the offloaded call `Step.offload_outcome` last found unsettled, so that the `offload`
+    # that follows in the same step need not read its outcome again ("" when none)
+    unsettled_call: str = ""
     # when the lease runs out as far as this execution knows (ms by the runtime's clock: its
     # claim's or last renewal's time plus the TTL); 0 when unknown, then never checked
     lease_until_ms: int = 0

@@ -240,7 +240,10 @@ class Step(RunSteps):
         all the gateway needs), parks the run and raises `Suspended`."""
         s = self._s
         call_id = self._call_id()
-        found = s.runtime.calls.outcome(call_id)
+        # not read again when `offload_outcome` just found none for this call: the park
+        # below notices an outcome recorded since (and returns it)
+        found = None if s.unsettled_call == call_id else s.runtime.calls.outcome(call_id)
+        s.unsettled_call = ""
         if found is not None:
             return found
         s.check_stop()
@@ -262,7 +265,10 @@ class Step(RunSteps):
         """The outcome of this try's offloaded call when it has one (what `offload` would
         return), else None: the replay that resumes after the call needs neither to announce
         it again nor to build its request."""
-        return self._s.runtime.calls.outcome(self._call_id())
+        call_id = self._call_id()
+        found = self._s.runtime.calls.outcome(call_id)
+        self._s.unsettled_call = "" if found is not None else call_id
+        return found
 
     def _call_id(self) -> str:
         key, tries = self._s.running

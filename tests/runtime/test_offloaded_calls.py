@@ -8,6 +8,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from harness.runtime import Context, Runtime, event, function, publish
 from harness.runtime.calls import ABORT, KEEP, LOST, AsyncCallBoard
 from harness.runtime.functions import FunctionRegistry
@@ -267,3 +269,39 @@ def test_wake_tokens_stand_for_calls_left_to_take(
     runtime.calls.keep("echo", runtime.now_ms(), 0, [(c.call_id, c.token) for c in held])
     assert _woken(runtime) is True
     assert len(runtime.calls.take("echo", "gw-2", runtime.now_ms(), LEASE_MS, 5)) == 2
+
+
+def test_a_step_that_checked_for_its_outcome_does_not_read_it_again_to_park(
+    runtime: Runtime, registry: FunctionRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a step that looks for its call's outcome first (as a turn's think does) and
+    # offloads the call when there is none, and a count of the outcome's reads
+    reads: list[str] = []
+    outcome = runtime.calls.outcome
+
+    def counted(call_id: str) -> Any:
+        reads.append(call_id)
+        return outcome(call_id)
+
+    monkeypatch.setattr(runtime.calls, "outcome", counted)
+
+    @function(id="checker", trigger=event("app/check"), registry=registry)
+    def checker(ctx: Context) -> Any:
+        def ask() -> Any:
+            found = ctx.step.offload_outcome()
+            return (found or ctx.step.offload("echo", json.dumps({"q": "hi"})))["v"]
+
+        return ctx.step.run("ask", ask)
+
+    runtime.register_functions()
+    run_id = publish({"name": "app/check"}, runtime=runtime).run_ids[0]
+    # When it runs up to its call, and again once a gateway answered
+    drain(runtime)
+    parked_after = len(reads)
+    assert _answer_all(runtime, lambda request: {"v": "answer to " + request["q"]}) == 1
+    drain(runtime)
+    # Then the first execution read the outcome once, the resumed one once, and it completed
+    assert parked_after == 1, reads
+    assert len(reads) == 2, reads
+    record = runtime.ledger.run(run_id)
+    assert record is not None and record.result == "answer to hi"
