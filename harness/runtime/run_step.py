@@ -119,20 +119,18 @@ class RunSteps:
                 results[index] = _as_failure(step_id, exc)
             span.end()
 
-        self._s.batches += 1
+        self._s.batches += 1  # in flight until its last record (`leases.hand_back` waits)
         try:
             jobs = [functools.partial(_keyed, keys[i], fn, calls[i]) for i in order]
             now_ms = self._s.runtime.now_ms
-            try:
-                run_concurrently(jobs, workers=workers, now_ms=now_ms, done=done)
-            finally:
-                self._s.batches -= 1
+            run_concurrently(jobs, workers=workers, now_ms=now_ms, done=done)
             for index, error, started in sorted(retry, key=lambda item: item[0]):
                 try:  # parks the run (raises `Suspended`), unless the failure is final now
                     self._failed(keys[index], step_id, error, todo[index], started, spans[index])
                 except StepFailedError as exc:
                     results[index] = exc
         finally:
+            self._s.batches -= 1
             for span in spans.values():
                 span.end()
         return [results[i] for i in range(len(calls))]
