@@ -29,7 +29,8 @@ log = logging.getLogger("harness.run")
 
 HAND_BACK_GRACE = 2.0
 """Seconds a stopping worker waits for its runs' steps in flight to end and be recorded
-before it releases their leases anyway (telling the steps to stop, as a cancel does)."""
+before it tells those still running to stop, as a cancel does (their runs are released once
+they have ended, never before)."""
 _held: dict[int, RunState] = {}
 _held_lock = threading.Lock()
 
