@@ -25,7 +25,13 @@ to one fleet, and the model takes a fixed time to answer each.
   api.telegram.org does); Redis's commands per turn (`INFO commandstats` before and after,
   commands run inside scripts included); and this process's own CPU per turn (the chats, the
   fake Bot API and the scripted model: `driver_cpu_ms_per_turn`), which shares the machine's
-  cores with the fleet.
+  cores with the fleet. The whole machine's cores (`/proc/stat`, every 0.05 s,
+  `bench.machine_busy`): the share of them busy from the first send to the last call, and
+  from the first answer (the first call plus the model's time) to the last; the busy
+  core-milliseconds per turn (`machine_cpu_ms_per_turn`: fleet, driver and anything else); and
+  the **CPU floor** (`cpu_floor`): the earliest the last answer could have come had that CPU
+  been spread evenly over all cores. `last answer / CPU floor` says how much of the wave's
+  time is not the machine's capacity but how the work was spread over it.
   **Floor:** the model's delay as the fake measured its own answers in the same run (median
   per request, from its first byte read to its last byte written).
 
@@ -59,6 +65,7 @@ from bench.fleet_up import (
     fleet_rss_by_process,
     harness_up,
 )
+from bench.machine_busy import MachineBusy
 from bench.stats import percentile
 from tests.fakes.model_server import ModelServer, Reply
 from tests.fakes.telegram_api import FakeTelegramApi
@@ -96,6 +103,10 @@ class SizeResult:
     last_call_s: float = float("nan")
     redis_commands_per_turn: dict[str, float] = field(default_factory=dict)
     driver_cpu_ms_per_turn: float = float("nan")
+    busy_until_last_call: float = float("nan")
+    busy_answering: float = float("nan")
+    machine_cpu_ms_per_turn: float = float("nan")
+    cpu_floor_s: float = float("nan")
 
 
 def measure(
@@ -142,19 +153,22 @@ def measure(
             commands_before = _command_calls(redis)
             asked_before, sent_at = len(asked), time.monotonic()
             driver_before = time.process_time()
-            with RssSampler(*fleet.pids) as rss:
+            with RssSampler(*fleet.pids) as rss, MachineBusy() as machine:
                 result = wave(range(FIRST_CHAT, FIRST_CHAT + count))
             cpu = _cpu_ms_per_turn(cpu_before, fleet_cpu_by_process(*fleet.pids), count)
             methods = Counter(call.method for call in telegram.calls[calls_before:])
             connections = telegram.connections - connections_before
             answers = model.answer_seconds[before:]
             last_call = max(asked[asked_before:], default=float("nan")) - sent_at
+            first_call = min(asked[asked_before:], default=float("nan")) - sent_at
             commands = _command_calls(redis) - commands_before
             driver = time.process_time() - driver_before
     last, outcomes = result.last_answer_s, result.outcomes
     done = [o.latency for o in outcomes if o.latency is not None]
     failures = Counter(o.failure for o in outcomes if o.latency is None)
     floor = statistics.median(answers) if answers else float("nan")
+    called, answering, ended = sent_at + last_call, sent_at + first_call + floor, sent_at + last
+    spent = machine.cpu_s(sent_at, ended)
     return SizeResult(
         chats=count,
         answered=len(done),
@@ -179,7 +193,24 @@ def measure(
         last_call_s=round(last_call, 3),
         redis_commands_per_turn=_per_turn(commands, count),
         driver_cpu_ms_per_turn=round(driver * 1000 / count, 1),
+        busy_until_last_call=round(machine.busy(sent_at, called), 2),
+        busy_answering=round(machine.busy(answering, ended), 2),
+        machine_cpu_ms_per_turn=round(spent * 1000 / count, 1),
+        cpu_floor_s=round(cpu_floor(floor, last_call, machine.cpu_s(sent_at, called), spent), 3),
     )
+
+
+def cpu_floor(model_s: float, last_call_s: float, cpu_before_s: float, cpu_s: float) -> float:
+    """The earliest the wave's last answer could have come had the CPU it took (`cpu_s`
+    core-seconds, the whole machine's) been spread evenly over all cores: not before all of
+    it was done, and (when every call was made before the first answer could come, so the
+    CPU until the last call, `cpu_before_s`, was spent on making calls) not before that CPU
+    was done and the last call then took the model's time."""
+    cores = os.cpu_count() or 1
+    spread = cpu_s / cores
+    if last_call_s < model_s:
+        return max(spread, cpu_before_s / cores + model_s)
+    return spread
 
 
 def _command_calls(redis: Redis) -> Counter[str]:
@@ -229,14 +260,16 @@ def report(results: list[SizeResult], delay: float) -> str:
     """The Markdown table of `results`."""
     lines = [
         f"| chats at once | answered | last answer | ratio to the {delay:g} s floor | p50 | p95 "
-        "| RSS idle | RSS peak | PSS idle | CPU per turn | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| RSS idle | RSS peak | PSS idle | CPU per turn | cores busy | CPU floor | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r.chats} | {r.answered} | {r.last_answer_s:.1f} s | {r.ratio:.1f}x "
             f"| {r.latency_p50_s:.1f} s | {r.latency_p95_s:.1f} s | {r.rss_idle_mb:.0f} MB "
             f"| {r.rss_peak_mb:.0f} MB | {r.pss_idle_mb:.0f} MB | {r.cpu_ms_per_turn:.0f} ms "
+            f"| {r.busy_until_last_call:.0%} / {r.busy_answering:.0%} "
+            f"| {r.cpu_floor_s:.1f} s ({r.last_answer_s / r.cpu_floor_s:.2f}x) "
             f"| {r.load_before:.0f} → {r.load_after:.0f} |"
         )
     return "\n".join(lines)

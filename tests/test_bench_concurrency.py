@@ -7,13 +7,16 @@ import json
 import os
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
+from bench.concurrency import cpu_floor
 from bench.concurrency_plot import Guide, Series, concurrency_svg
 from bench.fleet_up import fleet_rss_by_process
+from bench.machine_busy import MachineBusy
 
 ROOT = Path(__file__).resolve().parents[1]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -23,8 +26,35 @@ SIZE_FIELDS = {
     "model_requests", "load_before", "load_after", "cpu_ms_per_turn",
     "cpu_ms_per_turn_by_process", "rss_peak_by_process", "bot_api_calls_per_turn",
     "bot_api_connections_per_turn", "last_call_s", "redis_commands_per_turn",
-    "driver_cpu_ms_per_turn",
+    "driver_cpu_ms_per_turn", "busy_until_last_call", "busy_answering",
+    "machine_cpu_ms_per_turn", "cpu_floor_s",
 }  # fmt: skip
+
+
+def test_the_cpu_floor_is_the_later_of_all_the_cpu_spread_and_the_calls_cpu_then_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given two cores
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    # When every call was made before the model's 3 s: its CPU on both cores, then the model
+    assert cpu_floor(3.0, 1.5, cpu_before_s=2.0, cpu_s=4.0) == 4.0
+    # And a wave whose CPU alone outlasts that is bounded by all its CPU spread
+    assert cpu_floor(3.0, 1.5, cpu_before_s=0.5, cpu_s=9.0) == 4.5
+    # And when calls were still being made as the first answers came, only the spread counts
+    assert cpu_floor(3.0, 8.0, cpu_before_s=14.0, cpu_s=20.0) == 10.0
+
+
+def test_machine_busy_counts_a_busy_loop_on_one_core() -> None:
+    # Given the machine sampled while this process spins for half a second
+    with MachineBusy(every=0.02) as machine:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 0.5:
+            pass
+        t1 = time.monotonic()
+    cores = os.cpu_count() or 1
+    # Then at least most of one core's time was busy then (other processes may add theirs)
+    assert machine.cpu_s(t0, t1) >= 0.35, machine.cpu_s(t0, t1)
+    assert 0.7 / cores <= machine.busy(t0, t1) <= 1.0, machine.busy(t0, t1)
 
 
 def test_concurrency_svg_is_one_standalone_document_with_a_titled_point_per_value() -> None:
@@ -103,5 +133,9 @@ def test_a_small_run_answers_every_chat_and_writes_json_and_svg(tmp_path: Path) 
     commands = size["redis_commands_per_turn"]
     assert commands["all"] >= commands["evalsha"] > 0, commands
     assert size["driver_cpu_ms_per_turn"] > 0, size
+    # And the whole machine's CPU is counted, with a floor no later than the last answer
+    assert 0 < size["busy_until_last_call"] <= 1 and 0 <= size["busy_answering"] <= 1, size
+    assert size["machine_cpu_ms_per_turn"] > 0, size
+    assert 0 < size["cpu_floor_s"] <= size["last_answer_s"], size
     # And the plot is an SVG document
     assert ET.parse(svg).getroot().tag == f"{SVG}svg"

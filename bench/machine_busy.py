@@ -1,0 +1,79 @@
+"""How busy the whole machine's cores were over stretches of a measurement, from `/proc/stat`.
+
+A wave of chats runs on every core at once (the fleet's processes, Redis, and the bench's own
+driver and fakes); per-process CPU says who spent it, this says whether any core was left idle.
+`MachineBusy` samples the first line of `/proc/stat` every `every` seconds in a thread of its
+own; `busy(start, end)` is the share of all cores' time spent busy (not idle, not waiting for
+I/O) between two `time.monotonic()` instants, and `cpu_s(start, end)` the busy core-seconds.
+Both use the samples nearest each instant, so they are as precise as `every` (and the kernel's
+clock tick, 10 ms).
+
+    with MachineBusy() as machine:
+        t0 = time.monotonic(); work(); t1 = time.monotonic()
+    machine.busy(t0, t1)  # 0.0 .. 1.0
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+import time
+
+TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+
+
+def _busy_and_total() -> tuple[int, int]:
+    """All cores' busy and total clock ticks since boot (`/proc/stat`'s first line)."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = [int(n) for n in stat.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guests inside)
+    return total - idle, total
+
+
+class MachineBusy:
+    """Samples the machine's CPU ticks until the block ends (see the module)."""
+
+    def __init__(self, every: float = 0.05) -> None:
+        self.every = every
+        self._at: list[float] = []
+        self._ticks: list[tuple[int, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="machine-busy", daemon=True)
+
+    def _sample(self) -> None:
+        ticks = _busy_and_total()
+        self._at.append(time.monotonic())
+        self._ticks.append(ticks)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self.every)
+
+    def __enter__(self) -> MachineBusy:
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def _nearest(self, instant: float) -> tuple[int, int]:
+        i = bisect.bisect_left(self._at, instant)
+        if i == len(self._at) or (i and instant - self._at[i - 1] < self._at[i] - instant):
+            i -= 1
+        return self._ticks[max(i, 0)]
+
+    def cpu_s(self, start: float, end: float) -> float:
+        """Busy core-seconds between `start` and `end` (monotonic), all cores summed."""
+        return (self._nearest(end)[0] - self._nearest(start)[0]) / TICKS_PER_S
+
+    def busy(self, start: float, end: float) -> float:
+        """The share (0-1) of all cores' time spent busy between `start` and `end`; NaN when
+        no tick passed between the samples nearest them."""
+        (busy0, total0), (busy1, total1) = self._nearest(start), self._nearest(end)
+        return (busy1 - busy0) / (total1 - total0) if total1 > total0 else float("nan")
