@@ -32,6 +32,7 @@ from harness.records.stores import Records, redis_records
 from harness.records.undelivered import REDELIVERS, UndeliveredReply
 from harness.runtime import Context, Runtime, Singleton, event, function
 from harness.runtime.durations import parse_duration
+from harness.runtime.functions import DELIVERY_QUEUE
 from harness.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,7 @@ Chats of two platforms that share an id only wait for each other, which is harml
     trigger=(event(REPLY_READY), event(FILE_READY)),
     retries=DELIVERY_ATTEMPTS,
     singleton=DELIVERY_ORDER,
+    queue=DELIVERY_QUEUE,
 )
 def send_reply(ctx: Context) -> dict[str, Any]:
     """Post `agent.reply.ready` on its channel, then mark the turn complete (Slack: :eyes: ->

@@ -192,7 +192,9 @@ def worker(
         list[str] | None, typer.Option("--functions", "-f", help="Extra module(s) of functions.")
     ] = None,
     concurrency: Annotated[int | None, typer.Option(help="Runs at once (threads).")] = None,
-    queues: Annotated[str, typer.Option(help="Comma-separated queues to consume.")] = "harness",
+    queues: Annotated[
+        str, typer.Option(help="Comma-separated queues to consume: the runs' and the replies'.")
+    ] = "harness,harness-delivery",
     engine: Annotated[
         bool,
         typer.Option(

@@ -160,17 +160,18 @@ def test_the_fleets_own_scheduler_and_sidecar_run_on_its_worker_other_commands_a
     # When the scheduler and the sidecar are put beside the worker
     folded = beside_the_worker(processes)
     # Then neither is a process of its own: the worker runs both on threads, and leaves the
-    # model calls to the gateway, which stays a process of its own
+    # model calls and the replies' delivery to the gateway, which stays a process of its own
     assert list(folded) == ["web", "worker", "gateway"]
     worker = processes["worker"]
-    assert folded["worker"] == f"{worker} --with-scheduler --with-sidecar --no-gateway"
-    assert folded["gateway"] == processes["gateway"]
+    leaves = "--no-gateway --queues harness"
+    assert folded["worker"] == f"{worker} --with-scheduler --with-sidecar {leaves}"
+    assert folded["gateway"] == f"{processes['gateway']} --deliver"
     # And a worker chosen with one of them runs that one only
     some = {"worker": worker, "sidecar": processes["sidecar"]}
     assert beside_the_worker(some) == {"worker": f"{worker} --with-sidecar"}
     assert beside_the_worker({"worker": worker, "gateway": processes["gateway"]}) == {
-        "worker": f"{worker} --no-gateway",
-        "gateway": processes["gateway"],
+        "worker": f"{worker} {leaves}",
+        "gateway": f"{processes['gateway']} --deliver",
     }
     # And a worker chosen alone (`--only worker`: it makes its own model calls), any of them
     # without the worker, or a Procfile's commands, stay as written

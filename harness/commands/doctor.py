@@ -33,6 +33,7 @@ from harness.workspace_files import files_in
 
 if TYPE_CHECKING:
     from harness.runtime.call_health import CallsWaiting
+    from harness.runtime.presence import Member
 
 MIN_PYTHON = (3, 11)
 
@@ -93,7 +94,7 @@ def check_fleet() -> list[Check]:
         return [Check("redis", "fail", f"cannot reach {shown}: {exc}", fix)]
     checks = [Check("redis", "ok", shown)]
     if workers:
-        checks.append(Check("workers", "ok", f"{len(workers)} alive"))
+        checks.append(check_queues(workers))
     else:
         fix = "start them with `harness up` (or `harness worker`)"
         checks.append(Check("workers", "fail", "none alive: nothing will answer", fix))
@@ -104,6 +105,24 @@ def check_fleet() -> list[Check]:
         checks.append(Check("scheduler", "warn", "none alive: sleeps and retries stall", fix))
     checks.extend(check_gateway(settings, model_calls))
     return checks
+
+
+def check_queues(workers: list[Member]) -> Check:
+    """The live `workers` consume every queue a worker takes by default (`unconsumed`): a
+    warning naming a queue none consumes (its runs wait: workers started with `--queues`
+    that leave out the replies' delivery, and no `harness gateway --deliver`)."""
+    from harness.runtime.functions import DELIVERY_QUEUE
+    from harness.runtime.presence import unconsumed
+
+    alive = f"{len(workers)} alive"
+    missing = unconsumed(workers)
+    if not missing:
+        return Check("workers", "ok", alive)
+    fix = "start `harness worker` without --queues (it consumes both)"
+    if missing == [DELIVERY_QUEUE]:
+        fix += ", or `harness gateway --deliver`"
+    detail = f"{alive}, none consumes {', '.join(missing)}: its runs wait"
+    return Check("workers", "warn", detail, fix)
 
 
 def check_gateway(settings: Settings, waiting: CallsWaiting) -> list[Check]:

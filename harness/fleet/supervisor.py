@@ -53,6 +53,7 @@ from harness.fleet.supervision import (
 from harness.fleet.up import hand_over
 from harness.runtime.banner import GATE, QUIET_ENV, ROOT_WARNING
 from harness.runtime.connection import resolve_redis_url
+from harness.runtime.functions import DEFAULT_QUEUE
 from harness.settings import Settings
 from harness.state_dir import (
     migrate_legacy_redis,
@@ -111,18 +112,21 @@ def beside_the_worker(processes: dict[str, str]) -> dict[str, str]:
     (`default_processes`), like the worker: one interpreter, about 60 MB, and one start fewer
     for each. The model `gateway`, when it runs as the fleet's own command, stays a process of
     its own, and the worker runs none (`--no-gateway`): the calls' streams and the model SDKs
-    then take nothing from the worker's interpreter, and run on the other core. A Procfile's
-    commands, or a worker chosen without them (`--only`), are left as they are; so is any of
-    them chosen without the worker."""
+    then take nothing from the worker's interpreter, and run on the other core. That process
+    also posts the replies (`harness gateway --deliver`: the delivery queue, which the worker
+    then leaves alone, `--queues harness`), so a wave's answers are replayed on one core while
+    they are posted on the other. A Procfile's commands, or a worker chosen without them
+    (`--only`), are left as they are; so is any of them chosen without the worker."""
     if processes.get("worker") != _own_command("worker"):
         return processes
     beside = [n for n in BESIDE_THE_WORKER if processes.get(n) == _own_command(n)]
     flags = [BESIDE_THE_WORKER[n] for n in beside]
+    folded = {name: command for name, command in processes.items() if name not in beside}
     if processes.get("gateway") == _own_command("gateway"):
-        flags.append("--no-gateway")
+        flags += ["--no-gateway", "--queues", DEFAULT_QUEUE]
+        folded["gateway"] = f"{processes['gateway']} --deliver"
     if not flags:
         return processes
-    folded = {name: command for name, command in processes.items() if name not in beside}
     folded["worker"] = " ".join([processes["worker"], *flags])
     return folded
 

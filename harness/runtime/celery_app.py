@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from celery import Celery
 from celery.signals import worker_shutting_down
+from kombu.entity import Exchange, Queue
 from redis.asyncio import BlockingConnectionPool
 from redis.asyncio import Redis as AsyncRedis
 
@@ -30,12 +31,20 @@ from harness.errors import BusUnavailableError, ConfigurationError
 from harness.runtime import broker_transport
 from harness.runtime.bus_errors import redis_errors
 from harness.runtime.executor import advance
+from harness.runtime.functions import DEFAULT_QUEUE, WORKER_QUEUES
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import KICK_TASK, Kick
 from harness.runtime.leases import hand_back
 from harness.runtime.worker_pool import POOL
 
 log = logging.getLogger(__name__)
+
+
+def _queue(name: str) -> Queue:
+    """Queue `name` as Celery declares a queue it was not told of: a direct exchange of the
+    same name, routed by it (how the kicks' messages name their queue, `kick_template`)."""
+    return Queue(name, Exchange(name, "direct"), routing_key=name)  # type: ignore[no-untyped-call]
+
 
 broker_transport.install()
 app = Celery("harness")
@@ -52,7 +61,10 @@ app.conf.update(
     worker_disable_prefetch=True,
     broker_connection_retry_on_startup=True,
     worker_hijack_root_logger=False,
-    task_default_queue="harness",
+    task_default_queue=DEFAULT_QUEUE,
+    # What a worker told no queues (`-Q`) consumes: the runs' queue and the replies' delivery
+    # (`celery -A ... worker` too), each as Celery would make it (a direct exchange of its name)
+    task_queues=[_queue(name) for name in WORKER_QUEUES],
     # Celery's thread pool, waking the consumer when a task ends (see the module). Set here,
     # not on the command line, which names only Celery's own pools.
     worker_pool=POOL,

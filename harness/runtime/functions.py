@@ -37,6 +37,13 @@ Handler = Callable[["Context"], Any]
 CRON_EVENT = CRON_TICK
 INVOKE_EVENT = "harness/invoke"
 DEFAULT_QUEUE = "harness"
+DELIVERY_QUEUE = "harness-delivery"
+"""The queue of the runs that post replies to the chat platforms (`send-reply`). A worker
+consumes it beside `DEFAULT_QUEUE` unless told otherwise (`WORKER_QUEUES`); on one host
+`harness up` has its model gateway's process consume it instead (`harness gateway
+--deliver`), so that the turns' worker is left to the turns."""
+WORKER_QUEUES = (DEFAULT_QUEUE, DELIVERY_QUEUE)
+"""The queues a worker consumes when none are named (`harness worker`, `celery worker`)."""
 
 
 class EventTrigger(BaseModel, frozen=True):

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.runtime.bus_errors import on_bus, redis_errors
+from harness.runtime.functions import WORKER_QUEUES
 from harness.runtime.instance import Runtime
 
 log = logging.getLogger(__name__)
@@ -113,6 +115,14 @@ def _members(
         if role is None or member.role == role:
             members.append(member)
     return sorted(members, key=lambda m: m.id)
+
+
+def unconsumed(workers: Sequence[Member], queues: Sequence[str] = WORKER_QUEUES) -> list[str]:
+    """Those of `queues` (by default the ones a worker takes unless told otherwise) that none
+    of `workers` consumes: their runs wait. A worker that beat without naming its queues
+    counts as consuming the default ones."""
+    consumed = {queue for member in workers for queue in member.queues or WORKER_QUEUES}
+    return [queue for queue in queues if queue not in consumed]
 
 
 class Heartbeat:

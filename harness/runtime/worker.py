@@ -20,6 +20,7 @@ from harness.fleet.heap import freeze_startup_heap
 from harness.runtime.assembly import get_runtime
 from harness.runtime.banner import say_up, start_celery_worker
 from harness.runtime.celery_app import app
+from harness.runtime.functions import WORKER_QUEUES
 from harness.runtime.instance import Runtime
 from harness.runtime.kicker import build_deferred
 from harness.runtime.module_loader import load_function_modules
@@ -123,10 +124,13 @@ def _on_worker_init(sender: Any, **_: object) -> None:
     except Exception as exc:
         raise SystemExit(f"the worker cannot start: {exc}") from exc
     log.info("worker registered %d function(s) from %s", count, ", ".join(start.modules) or "-")
+    queues = start.queues or _consumed_queues(sender)
     _ready_line = f"worker ready: {count} functions"
+    if queues and set(queues) != set(WORKER_QUEUES):  # say which, when not the usual ones
+        _ready_line += f" on {', '.join(queues)}"
     if isinstance(note, str):
         _ready_line += f", {note}"
-    _heartbeat = Heartbeat(runtime, "worker", start.queues or _consumed_queues(sender))
+    _heartbeat = Heartbeat(runtime, "worker", queues)
     _heartbeat.start()
     for companion in start.companions:
         companion.start(runtime)

@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 
 from harness.errors import BusUnavailableError
 from harness.fleet.readiness import FLEET_ID_ENV, FLEET_ID_HEADER
-from harness.runtime.presence import live_members_async
+from harness.runtime.presence import live_members_async, unconsumed
 from harness.web.deps import WebContext, web_context
 
 log = logging.getLogger(__name__)
@@ -55,20 +55,24 @@ async def healthz(context: Annotated[WebContext, Depends(web_context)]) -> JSONR
 
 @router.get("/readyz")
 async def readyz(context: Annotated[WebContext, Depends(web_context)]) -> JSONResponse:
-    """200 `{"status": "ready", "workers": N}` when at least one worker is live; 503
-    `{"status": "waiting for a worker", "workers": 0}` before, and 503 with the error class as
-    `redis` when Redis does not answer. The 200 carries `X-Harness-Fleet` under `harness up`.
-    Never raises."""
+    """200 `{"status": "ready", "workers": N}` when live workers consume every queue a worker
+    takes by default (the runs' and the replies' delivery: `unconsumed`); 503 `{"status":
+    "waiting for a worker", "workers": 0}` before any is live, 503 `{"status": "waiting for a
+    worker of harness-delivery", "workers": N}` while one of those queues has none, and 503
+    with the error class as `redis` when Redis does not answer. The 200 carries
+    `X-Harness-Fleet` under `harness up`. Never raises."""
     try:
-        workers = len(await live_members_async(context.runtime_factory(), role="worker"))
+        workers = await live_members_async(context.runtime_factory(), role="worker")
     except Exception as exc:  # reported in the body, like /healthz
         return _unavailable(exc)
-    if workers == 0:
+    missing = unconsumed(workers)
+    if not workers or missing:
+        waiting = f" of {', '.join(missing)}" if workers else ""
         return JSONResponse(
-            {"status": "waiting for a worker", "workers": 0},
+            {"status": f"waiting for a worker{waiting}", "workers": len(workers)},
             status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
         )
-    return JSONResponse({"status": "ready", "workers": workers}, headers=_fleet_header())
+    return JSONResponse({"status": "ready", "workers": len(workers)}, headers=_fleet_header())
 
 
 def _fleet_header() -> dict[str, str]:

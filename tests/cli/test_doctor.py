@@ -98,6 +98,23 @@ def test_doctor_without_workers_fails(env: pytest.MonkeyPatch) -> None:
     assert "harness up" in result.output
 
 
+def test_doctor_warns_when_no_live_worker_consumes_the_replies_delivery(
+    env: pytest.MonkeyPatch,
+) -> None:
+    # Given one worker consuming only the runs' queue (an old `--queues harness` command)
+    runtime = get_runtime()
+    beat(runtime, "worker", ("harness",))
+    # When doctor runs offline
+    result = CliRunner().invoke(app, ["doctor", "--offline"])
+    # Then the workers check warns that the replies' queue waits, and says what consumes it
+    assert "! workers: 1 alive, none consumes harness-delivery" in result.output, result.output
+    assert "harness gateway --deliver" in result.output
+    # And once a gateway's process consumes it, the workers are fine
+    beat(runtime, "worker", ("harness-delivery",), member="gateway-host")
+    result = CliRunner().invoke(app, ["doctor", "--offline"])
+    assert "✔ workers: 2 alive" in result.output, result.output
+
+
 def test_doctor_without_a_telegram_webhook_secret_names_the_variable(
     env: pytest.MonkeyPatch,
 ) -> None:

@@ -147,13 +147,14 @@ def test_each_background_process_has_an_exec_probe_everywhere(process: str) -> N
 
 
 def test_keda_scales_on_the_queue_workers_consume() -> None:
-    # Given the worker command's default queue
+    # Given the worker command's default queues
     worker = typer.main.get_command(cli_app).commands["worker"]  # type: ignore[attr-defined]
-    queues = next(p for p in worker.params if p.name == "queues").default
-    # Then the autoscaler watches the Redis list of that queue
+    queues = next(p for p in worker.params if p.name == "queues").default.split(",")
+    # Then the autoscaler watches the Redis list of each of them
     scaled = [o for o in mentions.rendered_chart() if o["kind"] == "ScaledObject"]
     assert scaled, "example-render.yaml has no ScaledObject"
-    assert scaled[0]["spec"]["triggers"][0]["metadata"]["listName"] == queues
+    lists = [trigger["metadata"]["listName"] for trigger in scaled[0]["spec"]["triggers"]]
+    assert lists == queues == ["harness", "harness-delivery"]
 
 
 def test_workspace_and_state_lie_on_the_shared_volume_and_apart() -> None:

@@ -92,9 +92,9 @@ def test_celery_worker_runs_a_published_events_function_to_completion(
         what="the run to complete in the Celery worker", timeout=FLEET_WAIT_S,
     )  # fmt: skip
     assert client.lrange(f"it:order:{key}", 0, -1) == ["1"]
-    # And the worker is in the presence set, consuming the harness queue
+    # And the worker is in the presence set, consuming the runs' and the replies' queues
     infos = [json.loads(i) for i in client.hvals(Keys(prefix).presence_info)]
-    assert {"role": "worker", "queues": ["harness"]} in infos, infos
+    assert {"role": "worker", "queues": ["harness", "harness-delivery"]} in infos, infos
     # And it logged its start as JSON (LOG_FORMAT), Celery's own lines too
     lines = [json.loads(ln) for ln in log.read_text().splitlines() if ln.startswith("{")]
     loggers = {line["logger"] for line in lines}

@@ -4,6 +4,7 @@ one start of `harness worker` and `celery -A harness.celery worker`."""
 from __future__ import annotations
 
 import gc
+import inspect
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -88,6 +89,44 @@ def test_worker_start_turns_gossip_and_mingle_off_and_joins_the_presence_set(
     assert options == {"without_gossip": True, "without_mingle": True}
     assert members == [("worker", ("harness", "slow"))]
     assert live_members(runtime) == []
+
+
+def test_a_worker_told_no_queues_consumes_the_runs_and_the_replies_delivery(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a worker started without queues (`celery -A harness.celery worker` without -Q):
+    # its queues are then the ones Celery's app consumes by default
+    members: list[tuple[str, ...]] = []
+
+    def consuming() -> None:
+        members.extend(m.queues for m in live_members(runtime))
+
+    monkeypatch.setattr(celery_app, "Worker", initialising_worker({}, then=consuming))
+    # When it initialises
+    worker_module.run_worker(get_settings(), [], 1, [])
+    # Then it consumes the runs' queue and the one replies are posted from
+    assert members == [("harness", "harness-delivery")]
+    # And so does `harness worker` when told none
+    assert harness_worker_default_queues() == "harness,harness-delivery"
+
+
+def harness_worker_default_queues() -> str:
+    """The default of `harness worker --queues`, as its command line declares it."""
+    from harness.cli import worker
+
+    default = inspect.signature(worker).parameters["queues"].default
+    return str(default)
+
+
+def test_replies_are_posted_from_the_delivery_queue_and_turns_run_on_the_runs_queue() -> None:
+    # Given the fleet's functions as a worker registers them
+    from channels.delivery import send_reply
+    from harness.agent.handlers import handle_message
+
+    # Then the reply's delivery runs on its own queue, which `harness up` leaves to its
+    # gateway's process, and the turn on the runs' queue
+    assert send_reply.spec.queue == "harness-delivery"
+    assert handle_message.spec.queue == "harness"
 
 
 def test_a_worker_this_process_was_not_told_to_start_is_left_alone(runtime: Runtime) -> None:

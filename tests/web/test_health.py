@@ -68,6 +68,21 @@ def test_readyz_is_503_again_once_the_worker_stops_beating(
     assert client.get("/readyz").status_code == 503
 
 
+def test_readyz_waits_for_a_worker_of_each_default_queue(
+    client: TestClient, runtime: Runtime
+) -> None:
+    # Given a worker of the runs' queue alone (`harness up`'s, before its gateway's process)
+    beat(runtime, "worker", ("harness",))
+    # When readiness is asked
+    waiting = client.get("/readyz")
+    # Then the fleet waits for a worker that delivers the replies
+    assert waiting.status_code == 503, waiting.text
+    assert waiting.json() == {"status": "waiting for a worker of harness-delivery", "workers": 1}
+    # And once one consumes the delivery queue, it is ready
+    beat(replace(runtime, worker_id="gateway"), "worker", ("harness-delivery",))
+    assert client.get("/readyz").json() == {"status": "ready", "workers": 2}
+
+
 def test_readyz_does_not_count_a_scheduler_as_a_worker(
     client: TestClient, runtime: Runtime
 ) -> None:
