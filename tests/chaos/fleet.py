@@ -211,15 +211,17 @@ class ChaosFleet:
         if name is None:
             name = f"worker{self.worker_count}"
             self.worker_count += 1
-        gateway = ("--no-gateway",) if self.own_gateways else ()
+        # beside gateway processes, as `harness up` runs it: no gateway, and no replies to post
+        gateway = ("--no-gateway", "--queues", "harness") if self.own_gateways else ()
         self.fleet.start(name, "worker", "--concurrency", "4", *gateway)
         return name
 
     def start_gateway(self) -> str:
-        """Start a model gateway process (`harness gateway`) and return its name."""
+        """Start a model gateway process as `harness up` runs it (`harness gateway --deliver`:
+        it also posts the replies) and return its name."""
         name = f"gateway{self.gateway_count}"
         self.gateway_count += 1
-        self.fleet.start(name, "gateway")
+        self.fleet.start(name, "gateway", "--deliver")
         return name
 
     def gateways(self) -> list[str]:

@@ -1,7 +1,9 @@
-"""Model gateway processes die under load (`harness gateway`, as `harness up` runs it beside a
-worker started `--no-gateway`): SIGKILL at random moments, mid-stream. Every accepted message
-is answered once and in order; a killed gateway's calls are made again by another after their
-lease, and each model request is answered into one reply at most."""
+"""Model gateway processes die under load (`harness gateway --deliver`, as `harness up` runs it
+beside a worker started `--no-gateway --queues harness`: each gateway also posts the replies):
+SIGKILL at random moments, mid-stream or mid-post. Every accepted message is answered once
+and in order; a killed gateway's calls are made again by another after their lease, its
+replies posted by another (each chunk once), and each model request is answered into one
+reply at most."""
 
 from __future__ import annotations
 
