@@ -10,7 +10,6 @@ import os
 import secrets
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import httpx2
 
+from bench.periodic import PeriodicSampler
 from bench.stats import cpu_seconds
 from harness.fleet import fleets
 from harness.fleet.embedded_redis import free_port
@@ -95,36 +95,21 @@ def fleet_rss_mb(*pids: int) -> float:
     return sum(fleet_rss_by_process(*pids).values())
 
 
-class RssSampler:
+class RssSampler(PeriodicSampler):
     """Samples the fleet's RSS every `SAMPLE_S` in a thread of its own; `peak` is the largest
     sum so far and `peak_by_process` each process's share in that sample (MB)."""
 
     def __init__(self, *pids: int) -> None:
+        super().__init__(SAMPLE_S, "rss-sampler")
         self.pids = pids
         self.peak = 0.0
         self.peak_by_process: dict[str, float] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._sample()
-            self._stop.wait(SAMPLE_S)
-
-    def _sample(self) -> None:
+    def sample(self) -> None:
         by_process = fleet_rss_by_process(*self.pids)
         total = sum(by_process.values())
         if total > self.peak:
             self.peak, self.peak_by_process = total, by_process
-
-    def __enter__(self) -> RssSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import bisect
 import os
-import threading
 import time
+
+from bench.periodic import PeriodicSampler
 
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 
@@ -32,35 +33,18 @@ def _busy_and_total() -> tuple[int, int]:
     return total - idle, total
 
 
-class MachineBusy:
+class MachineBusy(PeriodicSampler):
     """Samples the machine's CPU ticks until the block ends (see the module)."""
 
     def __init__(self, every: float = 0.05) -> None:
-        self.every = every
+        super().__init__(every, "machine-busy")
         self._at: list[float] = []
         self._ticks: list[tuple[int, int]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="machine-busy", daemon=True)
 
-    def _sample(self) -> None:
+    def sample(self) -> None:
         ticks = _busy_and_total()
         self._at.append(time.monotonic())
         self._ticks.append(ticks)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._sample()
-            self._stop.wait(self.every)
-
-    def __enter__(self) -> MachineBusy:
-        self._sample()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._sample()
 
     def _nearest(self, instant: float) -> tuple[int, int]:
         i = bisect.bisect_left(self._at, instant)

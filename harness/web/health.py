@@ -65,8 +65,8 @@ async def readyz(context: Annotated[WebContext, Depends(web_context)]) -> JSONRe
         workers = await live_members_async(context.runtime_factory(), role="worker")
     except Exception as exc:  # reported in the body, like /healthz
         return _unavailable(exc)
-    missing = unconsumed(workers)
-    if not workers or missing:
+    missing = unconsumed(workers)  # with no worker, every queue
+    if missing:
         waiting = f" of {', '.join(missing)}" if workers else ""
         return JSONResponse(
             {"status": f"waiting for a worker{waiting}", "workers": len(workers)},
