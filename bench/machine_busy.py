@@ -5,8 +5,10 @@ driver and fakes); per-process CPU says who spent it, this says whether any core
 `MachineBusy` samples the first line of `/proc/stat` every `every` seconds in a thread of its
 own; `busy(start, end)` is the share of all cores' time spent busy (not idle, not waiting for
 I/O) between two `time.monotonic()` instants, and `cpu_s(start, end)` the busy core-seconds.
-Both use the samples nearest each instant, so they are as precise as `every` (and the kernel's
-clock tick, 10 ms).
+`cpu_s` uses the samples nearest each instant; `busy` the last sample at or before `start`
+and the first at or after `end`, a stretch at most `every` wider on each side, so that even a
+stretch shorter than `every` has ticks to share. Both are as precise as `every` (and the
+kernel's clock tick, 10 ms).
 
     with MachineBusy() as machine:
         t0 = time.monotonic(); work(); t1 = time.monotonic()
@@ -57,7 +59,10 @@ class MachineBusy(PeriodicSampler):
         return (self._nearest(end)[0] - self._nearest(start)[0]) / TICKS_PER_S
 
     def busy(self, start: float, end: float) -> float:
-        """The share (0-1) of all cores' time spent busy between `start` and `end`; NaN when
-        no tick passed between the samples nearest them."""
-        (busy0, total0), (busy1, total1) = self._nearest(start), self._nearest(end)
+        """The share (0-1) of all cores' time spent busy from the last sample at or before
+        `start` to the first at or after `end`; NaN when no tick passed between them (a
+        stretch outside the block)."""
+        first = max(bisect.bisect_right(self._at, start) - 1, 0)
+        last = min(bisect.bisect_left(self._at, end), len(self._at) - 1)
+        (busy0, total0), (busy1, total1) = self._ticks[first], self._ticks[last]
         return (busy1 - busy0) / (total1 - total0) if total1 > total0 else float("nan")

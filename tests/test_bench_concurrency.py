@@ -55,6 +55,8 @@ def test_machine_busy_counts_a_busy_loop_on_one_core() -> None:
     # Then at least most of one core's time was busy then (other processes may add theirs)
     assert machine.cpu_s(t0, t1) >= 0.35, machine.cpu_s(t0, t1)
     assert 0.7 / cores <= machine.busy(t0, t1) <= 1.0, machine.busy(t0, t1)
+    # And a stretch shorter than a sample's interval still has ticks to share
+    assert 0.0 <= machine.busy(t0 + 0.2, t0 + 0.201) <= 1.0, machine.busy(t0 + 0.2, t0 + 0.201)
 
 
 def test_concurrency_svg_is_one_standalone_document_with_a_titled_point_per_value() -> None:
